@@ -1,0 +1,64 @@
+"""What every command shares: the global options, the open ledger, and error handling.
+
+No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerError` becomes
+`Error: ...` and exit 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import click
+
+from ledger import Ledger, LedgerError
+from ledger.store import busy_error
+from ledger.timeutil import clock_from_env
+
+
+class LedgerGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except LedgerError as exc:
+            raise click.ClickException(str(exc)) from None
+        except sqlite3.OperationalError as exc:
+            raise click.ClickException(str(busy_error(exc))) from None
+        except sqlite3.DatabaseError as exc:
+            raise click.ClickException(f"the ledger file is not usable: {exc}") from None
+
+
+class State:
+    def __init__(self, db: str, registry: str | None):
+        self.db = db
+        self.registry = registry
+        self._ledger: Ledger | None = None
+
+    def ledger(self, create: bool = False) -> Ledger:
+        if self._ledger is None:
+            self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
+                                  create=create)
+        return self._ledger
+
+    def close(self) -> None:
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+def partition_options(func):
+    """--app/--user; a missing one is bad input (exit 1), not a usage error."""
+    func = click.option("--user", envvar="FACTLEDGER_USER",
+                        help="User of the partition (env FACTLEDGER_USER)")(func)
+    func = click.option("--app", envvar="FACTLEDGER_APP",
+                        help="App of the partition (env FACTLEDGER_APP)")(func)
+    return func
+
+
+def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
+    if not app or not app.strip() or not user or not user.strip():
+        raise LedgerError("a partition is required: --app and --user "
+                          "(or FACTLEDGER_APP and FACTLEDGER_USER)")
+    return app, user

@@ -1,0 +1,27 @@
+"""`factledger`: the command-line shell over `ledger.Ledger`."""
+
+from __future__ import annotations
+
+import click
+
+from . import core, demo
+from .context import LedgerGroup, State
+
+
+@click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--db", envvar="FACTLEDGER_DB", default="factledger.db", show_default=True,
+              help="Ledger file (env FACTLEDGER_DB)")
+@click.option("--registry", envvar="FACTLEDGER_REGISTRY", default=None,
+              help="Predicate registry TOML (env FACTLEDGER_REGISTRY; default: the packaged one)")
+@click.version_option(package_name="factledger")
+@click.pass_context
+def cli(ctx: click.Context, db: str, registry: str | None) -> None:
+    """An event-sourced, hash-chained ledger of facts about the users of AI agents."""
+    state = State(db, registry)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+for module in (core, demo):
+    for command in module.COMMANDS:
+        cli.add_command(command)

@@ -1,0 +1,97 @@
+"""Output in the sqlite-utils manner: --json (array), --nl, --csv, -t/--table; a table on a terminal.
+
+Commands hand rows (dicts) to `emit`; nothing else in the CLI decides how output looks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+
+import click
+import orjson
+
+FORMATS = ("json", "nl", "csv", "table")
+
+
+def output_options(func):
+    """The four output flags, folded into one `fmt` argument."""
+    func = click.option("-t", "--table", "fmt", flag_value="table", help="Output as a table")(func)
+    func = click.option("--csv", "fmt", flag_value="csv", help="Output as CSV")(func)
+    func = click.option("--nl", "fmt", flag_value="nl", help="Output newline-delimited JSON")(func)
+    func = click.option("--json", "fmt", flag_value="json", help="Output as JSON")(func)
+    return func
+
+
+def resolve_format(fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    return "table" if sys.stdout.isatty() else "json"
+
+
+def dumps(value, pretty: bool = True) -> str:
+    option = orjson.OPT_INDENT_2 if pretty else 0
+    return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def emit(rows: list[dict], fmt: str | None, columns: tuple[str, ...] | None = None) -> None:
+    """Print rows; `columns` picks what a table shows (JSON, NL and CSV always carry every field)."""
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        click.echo(dumps(rows))
+    elif fmt == "nl":
+        for row in rows:
+            click.echo(dumps(row, pretty=False))
+    elif fmt == "csv":
+        click.echo(to_csv(rows), nl=False)
+    else:
+        click.echo(to_table(rows, columns))
+
+
+def emit_one(obj: dict, fmt: str | None, render=None) -> None:
+    """Print a single object: JSON for machines, `render(obj)` (or key: value lines) for people."""
+    fmt = resolve_format(fmt)
+    if fmt in ("json", "nl"):
+        click.echo(dumps(obj, pretty=fmt == "json"))
+    elif fmt == "csv":
+        click.echo(to_csv([obj]), nl=False)
+    else:
+        click.echo(render(obj) if render else "\n".join(f"{k}: {cell(v)}" for k, v in obj.items()))
+
+
+def cell(value, width: int | None = None) -> str:
+    if value is None:
+        text = ""
+    elif isinstance(value, (list, dict)):
+        text = dumps(value, pretty=False)
+    elif isinstance(value, float):
+        text = f"{value:.3g}" if value < 1 else f"{value:g}"
+    else:
+        text = str(value)
+    text = text.replace("\n", "\\n")
+    if width and len(text) > width:
+        text = text[: width - 1] + "…"
+    return text
+
+
+def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: int = 40) -> str:
+    if not rows:
+        return "(no rows)"
+    columns = columns or tuple(rows[0].keys())
+    cells = [[cell(row.get(c), width) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def to_csv(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
+    return buffer.getvalue()

@@ -1,0 +1,103 @@
+"""The decision table (DESIGN section 6): what a validated candidate does to its key.
+
+`decide` is pure: it sees the candidate, the key's open facts and the predicate's spec, and
+returns a `Decision`.  It never reads the database and never writes events; the ledger turns the
+decision into events, and projections fold those events without ever calling `decide` again, so a
+replay reproduces what the ledger believed whatever this table says today.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .candidate import Candidate, value_key
+from .confidence import BASIS_RANK
+from .registry import PredicateSpec
+
+ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold")
+
+
+@dataclass(frozen=True)
+class OpenFact:
+    """What the table needs to know about a fact that is `current` or `disputed`."""
+
+    fact_id: str
+    value: str
+    basis: str
+    status: str
+    said_at: str
+    sessions: frozenset[str] = frozenset()
+    effective_date: str | None = None
+
+    @property
+    def reading_date(self) -> str:
+        return self.effective_date or self.said_at[:10]
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str
+    rule: str
+    reason: str = ""
+    target: OpenFact | None = None           # the existing fact the action is about
+    closes: tuple[OpenFact, ...] = ()        # open facts that close with this decision
+    settles: bool = False                    # a reinforcement that settles a dispute
+
+
+def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec) -> Decision:
+    rank = BASIS_RANK[candidate.basis]
+    wanted = value_key(candidate.value)
+    same = [f for f in open_facts if value_key(f.value) == wanted]
+
+    # Row 1: negation retracts an open fact of the same value, if the source has the authority.
+    if candidate.negated:
+        if spec.cardinality == "series" and candidate.effective_date:
+            same = [f for f in same if f.reading_date == candidate.effective_date[:10]]
+        if not same:
+            return Decision("reject", "negation", "nothing_to_retract")
+        target = max(same, key=lambda f: (f.said_at, f.fact_id))
+        if BASIS_RANK[target.basis] > rank:
+            return Decision("reject", "negation", "insufficient_authority", target)
+        if candidate.said_at < target.said_at:
+            return Decision("reject", "negation", "older_than_current", target)
+        return Decision("retract", "negation", "retracted", target)
+
+    # Row 2: a series keeps every dated reading; only value + unit + date is a duplicate.
+    if spec.cardinality == "series":
+        day = (candidate.effective_date or candidate.said_at)[:10]
+        for fact in same:
+            if fact.reading_date == day:
+                return _reinforce(candidate, fact, open_facts, "series_duplicate")
+        return Decision("insert", "series_reading", "new_reading")
+
+    # Row 3: the same value is already open: reinforce it (once per session).
+    if same:
+        fact = next((f for f in same if f.status == "current"), same[0])
+        return _reinforce(candidate, fact, open_facts, "same_value")
+
+    current = next((f for f in open_facts if f.status == "current"), None)
+
+    # Row 4: nothing open for the key (or values accumulate): a new fact.
+    if spec.cardinality == "many":
+        return Decision("insert", "many_accumulates", "new_value")
+    if current is None:
+        return Decision("insert", "new_key", "new_value")
+
+    # Row 5: `one` with a different current value.
+    if rank < BASIS_RANK[current.basis]:
+        return Decision("dispute", "lower_authority", "lower_authority_than_current", current)
+    if candidate.said_at < current.said_at:
+        return Decision("reject", "late_arrival", "older_than_current", current)
+    return Decision("supersede", "newer_value", "superseded", current, closes=tuple(open_facts))
+
+
+def _reinforce(candidate: Candidate, fact: OpenFact, open_facts: list[OpenFact], rule: str) -> Decision:
+    if candidate.session in fact.sessions:
+        return Decision("reject", rule, "already_counted", fact)
+    if fact.status == "disputed":
+        current = next((f for f in open_facts if f.status == "current"), None)
+        if current is None or BASIS_RANK[candidate.basis] >= BASIS_RANK[current.basis]:
+            losers = tuple(f for f in open_facts if f.fact_id != fact.fact_id)
+            return Decision("reinforce", rule + "_settles_dispute", "dispute_settled", fact,
+                            closes=losers, settles=True)
+    return Decision("reinforce", rule, "reinforced", fact)

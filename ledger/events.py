@@ -1,0 +1,190 @@
+"""The log's vocabulary: one pydantic model per event body, discriminated by `type`.
+
+Bodies are validated once, when they are written.  The fold reads them back as plain dicts
+(the bytes were validated on the way in), so replay pays for JSON parsing and nothing else.
+Every body carries its partition; every decision carries the rule that took it and the sha256
+of the registry it was taken under.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Author = Literal["user", "agent", "tool", "document"]
+Basis = Literal["inferred", "stated", "verified"]
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    app: str
+    user: str
+
+
+class Decided(Body):
+    fact_id: str
+    rule: str
+    registry_sha256: str = ""
+
+
+class Evidence(BaseModel):
+    """Where a statement came from: the provenance every observation carries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    said_at: str
+
+
+class FactObserved(Decided):
+    type: Literal["FactObserved"] = "FactObserved"
+    subject: str
+    predicate: str
+    value: str
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    basis_claimed: Basis | None = None
+    confidence: float
+    sensitivity: str
+    kind: str
+    cardinality: str
+    said_at: str
+    effective_date: str | None = None
+    hold_id: str | None = None
+    cause: int | None = None
+
+
+class FactReinforced(Decided):
+    type: Literal["FactReinforced"] = "FactReinforced"
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    confidence: float
+    said_at: str
+
+
+class FactSuperseded(Decided):
+    type: Literal["FactSuperseded"] = "FactSuperseded"
+    by_fact_id: str | None = None
+    reason: str
+    valid_to: str | None = None
+    cause: int | None = None
+
+
+class FactDisputed(Decided):
+    type: Literal["FactDisputed"] = "FactDisputed"
+    disputes: str
+
+
+class FactRetracted(Decided):
+    type: Literal["FactRetracted"] = "FactRetracted"
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    said_at: str
+    cause: int | None = None
+
+
+class DisputeResolved(Decided):
+    """A dispute settled: `winner_id` becomes current, every `loser_ids` fact closes as `loser_state`."""
+
+    type: Literal["DisputeResolved"] = "DisputeResolved"
+    outcome: Literal["accept", "reject"]
+    winner_id: str | None = None
+    loser_ids: list[str] = []
+    loser_state: Literal["superseded", "rejected"] = "superseded"
+    resolved_by: str
+    reason: str
+    valid_to: str | None = None
+
+
+class FactReinstated(Decided):
+    type: Literal["FactReinstated"] = "FactReinstated"
+    cause: int
+    reason: str = "redaction"
+
+
+class CandidateRejected(Body):
+    type: Literal["CandidateRejected"] = "CandidateRejected"
+    reason: str
+    rule: str
+    candidate: dict
+    fact_id: str | None = None
+    hold_id: str | None = None
+    registry_sha256: str = ""
+
+
+class CandidateHeld(Body):
+    type: Literal["CandidateHeld"] = "CandidateHeld"
+    hold_id: str
+    reason: str
+    candidate: dict
+    registry_sha256: str = ""
+
+
+class SessionIngested(Body):
+    type: Literal["SessionIngested"] = "SessionIngested"
+    session: str
+    watermark: str
+    watermark_at: str | None = None
+    events_read: int
+    counts: dict[str, int] = {}
+    extractor: str
+    model: str | None = None
+    prompt_sha256: str | None = None
+    digest: str | None = None
+    registry_sha256: str = ""
+
+
+class IngestFailed(Body):
+    type: Literal["IngestFailed"] = "IngestFailed"
+    session: str
+    error: str
+    extractor: str
+    model: str | None = None
+    source: str | None = None
+    attempts: int = 1
+
+
+class Redacted(Body):
+    """A right-to-forget or retention action.  No personal content: a scope hash, never the id."""
+
+    type: Literal["Redacted"] = "Redacted"
+    scope_kind: Literal["user", "session", "fact", "predicate", "sensitivity", "retention"]
+    scope_hash: str
+    reason: str
+    requester: str
+    target_seqs: list[int]
+    counts: dict[str, int] = {}
+
+
+EventBody = Annotated[
+    Union[
+        FactObserved, FactReinforced, FactSuperseded, FactDisputed, FactRetracted,
+        DisputeResolved, FactReinstated, CandidateRejected, CandidateHeld, SessionIngested,
+        IngestFailed, Redacted,
+    ],
+    Field(discriminator="type"),
+]
+EVENT_TYPES = (
+    "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted",
+    "DisputeResolved", "FactReinstated", "CandidateRejected", "CandidateHeld", "SessionIngested",
+    "IngestFailed", "Redacted",
+)
+event_adapter: TypeAdapter = TypeAdapter(EventBody)
+
+
+def parse_body(data: dict) -> Body:
+    """Validate a stored body against the catalogue (for import and verification, not replay)."""
+    return event_adapter.validate_python(data)

@@ -1,0 +1,76 @@
+"""Turns a decision into the events that record it.
+
+The decision table says *what* happens; this module says *which events* say so, with the rule,
+the registry hash and the provenance each one carries.  Kept apart from `decide` so the table
+stays a pure function of its inputs.
+"""
+
+from __future__ import annotations
+
+from .candidate import Candidate
+from .confidence import initial_confidence
+from .decide import Decision
+from .events import (Body, CandidateHeld, CandidateRejected, DisputeResolved, FactDisputed,
+                     FactObserved, FactReinforced, FactRetracted, FactSuperseded)
+from .ids import new_id
+from .registry import PredicateSpec
+
+
+def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, registry_sha: str,
+                basis_claimed: str | None = None, hold_id: str | None = None) -> FactObserved:
+    return FactObserved(
+        app=c.app, user=c.user, fact_id=fact_id, rule=rule, registry_sha256=registry_sha,
+        subject=c.subject, predicate=spec.name, value=c.value, session=c.session,
+        evidence_event=c.evidence_event, quote=c.quote, author=c.author, basis=c.basis,
+        basis_claimed=basis_claimed, confidence=initial_confidence(c.basis, c.confidence),
+        sensitivity=spec.sensitivity, kind=spec.kind, cardinality=spec.cardinality,
+        said_at=c.said_at,
+        effective_date=(c.effective_date or c.said_at[:10]) if spec.cardinality == "series" else c.effective_date,
+        hold_id=hold_id,
+    )
+
+
+def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
+               basis_claimed: str | None = None) -> tuple[list[Body], str | None]:
+    """The bodies to append, and the fact the decision is about (new or existing)."""
+    common = dict(app=c.app, user=c.user, registry_sha256=registry_sha)
+    target = decision.target.fact_id if decision.target else None
+    action = decision.action
+    if action == "reject":
+        return [CandidateRejected(reason=decision.reason, rule=decision.rule, candidate=c.record(),
+                                  fact_id=target, **common)], target
+    if action == "retract":
+        return [FactRetracted(fact_id=target, rule=decision.rule, session=c.session,
+                              evidence_event=c.evidence_event, quote=c.quote, author=c.author,
+                              basis=c.basis, said_at=c.said_at, **common)], target
+    if action == "reinforce":
+        bodies: list[Body] = [FactReinforced(
+            fact_id=target, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
+            quote=c.quote, author=c.author, basis=c.basis,
+            confidence=initial_confidence(c.basis, c.confidence), said_at=c.said_at, **common)]
+        if decision.settles:
+            bodies.append(DisputeResolved(
+                fact_id=target, rule=decision.rule, outcome="accept", winner_id=target,
+                loser_ids=[f.fact_id for f in decision.closes], loser_state="superseded",
+                resolved_by="ledger", reason="settled_by_authority",
+                valid_to=decision.target.said_at, **common))
+        return bodies, target
+    fact_id = new_id()
+    bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
+    if action == "dispute":
+        bodies.append(FactDisputed(fact_id=fact_id, rule=decision.rule, disputes=target, **common))
+    elif action == "supersede":
+        bodies += [FactSuperseded(fact_id=old.fact_id, rule=decision.rule, by_fact_id=fact_id,
+                                  reason=decision.reason, valid_to=c.said_at, **common)
+                   for old in decision.closes]
+    return bodies, fact_id
+
+
+def held(c: Candidate, reason: str, registry_sha: str) -> CandidateHeld:
+    return CandidateHeld(app=c.app, user=c.user, hold_id=new_id(), reason=reason,
+                         candidate=c.record(), registry_sha256=registry_sha)
+
+
+def rejected(c: Candidate, reason: str, rule: str, registry_sha: str) -> CandidateRejected:
+    return CandidateRejected(app=c.app, user=c.user, reason=reason, rule=rule,
+                             candidate=c.record(), registry_sha256=registry_sha)

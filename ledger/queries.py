@@ -1,0 +1,194 @@
+"""Read queries over the projections, returning rows with the field names of DESIGN section 12.
+
+Two paths, kept apart on purpose: the current-state path reads `facts_current`; the historical
+path (`--as-of`, `--valid-at`, `history`) reads `fact_history`, where every closed value is
+labelled with its state and dates, so a superseded value is never served as current.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+import orjson
+
+from .confidence import effective_confidence
+from .errors import LedgerError
+from .timeutil import normalise_time, parse_time
+
+FACT_FIELDS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
+               "confidence", "effective_confidence", "sensitivity", "said_at", "recorded_at",
+               "confirmed_at", "confirmed_by", "session", "evidence_event", "quote", "author",
+               "disputes", "effective_date")
+HISTORY_FIELDS = FACT_FIELDS + ("state", "valid_from", "valid_to", "recorded_from",
+                                "recorded_to", "ended_by", "reason")
+_STORED = [f for f in FACT_FIELDS if f not in ("effective_confidence", "status")]
+_TRUE_STATES = ("current", "disputed", "superseded", "retracted")
+
+
+def _fact(row: sqlite3.Row, now: datetime, status_column: str = "status") -> dict:
+    fact = {name: row[name] for name in _STORED}
+    fact["status"] = row[status_column]
+    fact["disputes"] = orjson.loads(row["disputes"])
+    fact["effective_confidence"] = effective_confidence(row["confidence"], row["confirmed_at"], now)
+    return {name: fact[name] for name in FACT_FIELDS}
+
+
+def _key_filter(subject: str | None, predicate: str | None, registry=None) -> tuple[str, list]:
+    sql, args = "", []
+    if subject:
+        sql += " AND subject = ?"
+        args.append(subject)
+    if predicate:
+        spec = registry.resolve(predicate) if registry else None
+        sql += " AND predicate = ?"
+        args.append(spec.name if spec else predicate)
+    return sql, args
+
+
+def facts(conn: sqlite3.Connection, app: str, user: str, *, now: datetime,
+          subject: str | None = None, predicate: str | None = None, as_of: str | None = None,
+          valid_at: str | None = None, include_sensitive: bool = False, registry=None) -> list[dict]:
+    """Open facts now; or, with `as_of` / `valid_at`, what was believed / true at that time."""
+    conn.row_factory = sqlite3.Row
+    try:
+        where, args = _key_filter(subject, predicate, registry)
+        if not include_sensitive:
+            where += " AND sensitivity != 'health'"
+        if as_of is None and valid_at is None:
+            rows = conn.execute(
+                "SELECT * FROM facts_current WHERE app = ? AND user = ?" + where +
+                " ORDER BY subject, predicate, said_at, fact_id", [app, user, *args]).fetchall()
+            return [_fact(r, now) for r in rows]
+        return _bitemporal(conn, app, user, where, args, as_of, valid_at)
+    finally:
+        conn.row_factory = None
+
+
+def _bitemporal(conn, app, user, where, args, as_of, valid_at) -> list[dict]:
+    sql = "SELECT * FROM fact_history WHERE app = ? AND user = ?" + where
+    params = [app, user, *args]
+    if as_of is not None:
+        at = normalise_time(as_of)
+        sql += " AND recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+        params += [at, at]
+    else:
+        sql += " AND recorded_to IS NULL"
+    if valid_at is not None:
+        at = normalise_time(valid_at)
+        states = _TRUE_STATES
+        sql += " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+        params += [at, at]
+    else:
+        states = ("current", "disputed")
+    sql += f" AND state IN ({', '.join('?' for _ in states)})"
+    params += list(states)
+    rows = conn.execute(sql + " ORDER BY subject, predicate, said_at, fact_id", params).fetchall()
+    moment = parse_time(as_of or valid_at)
+    result = [_history_row(r, moment) for r in rows]
+    return _latest_readings(result) if valid_at is not None else result
+
+
+def _latest_readings(rows: list[dict]) -> list[dict]:
+    """At a point in valid time a series key holds one reading: the latest one before it."""
+    latest: dict[tuple, dict] = {}
+    out = []
+    for row in rows:
+        if row.get("_cardinality") == "series":
+            key = (row["subject"], row["predicate"])
+            if key not in latest or (row["effective_date"] or "") >= (latest[key]["effective_date"] or ""):
+                latest[key] = row
+        else:
+            out.append(row)
+    out += latest.values()
+    for row in out:
+        row.pop("_cardinality", None)
+    return sorted(out, key=lambda r: (r["subject"], r["predicate"], r["said_at"], r["fact_id"]))
+
+
+def _history_row(row: sqlite3.Row, now: datetime) -> dict:
+    out = _fact(row, now, status_column="state")
+    for name in HISTORY_FIELDS[len(FACT_FIELDS):]:
+        out[name] = row[name]
+    out["_cardinality"] = row["cardinality"]
+    return out
+
+
+def history(conn: sqlite3.Connection, app: str, user: str, *, subject: str | None = None,
+            predicate: str | None = None, registry=None, now: datetime | None = None) -> list[dict]:
+    """Every interval of every fact of the partition: the audit view, closed values labelled."""
+    conn.row_factory = sqlite3.Row
+    try:
+        where, args = _key_filter(subject, predicate, registry)
+        rows = conn.execute(
+            "SELECT * FROM fact_history WHERE app = ? AND user = ?" + where +
+            " ORDER BY subject, predicate, said_at, fact_id, from_seq", [app, user, *args]).fetchall()
+        result = [_history_row(r, now or parse_time(r["recorded_from"])) for r in rows]
+    finally:
+        conn.row_factory = None
+    for row in result:
+        row.pop("_cardinality")
+    return result
+
+
+def why(conn: sqlite3.Connection, fact_id: str, *, now: datetime) -> dict:
+    """A fact's whole provenance: what said it, and every event that touched it, in order."""
+    conn.row_factory = sqlite3.Row
+    try:
+        row = conn.execute("SELECT * FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL",
+                           (fact_id,)).fetchone()
+        if row is None:
+            raise LedgerError(f"no fact {fact_id!r} in this ledger")
+        fact = _fact(row, now, status_column="state")
+        fact["valid_from"], fact["valid_to"] = row["valid_from"], row["valid_to"]
+        events = conn.execute(
+            "SELECT e.seq, e.event_id, e.type, e.recorded_at, e.body, fe.role FROM fact_events fe"
+            " JOIN events e ON e.seq = fe.seq WHERE fe.fact_id = ? ORDER BY e.seq", (fact_id,)).fetchall()
+    finally:
+        conn.row_factory = None
+    return {"fact": fact, "events": [
+        {"seq": e["seq"], "event_id": e["event_id"], "type": e["type"], "role": e["role"],
+         "recorded_at": e["recorded_at"], "body": orjson.loads(e["body"]) if e["body"] else None}
+        for e in events]}
+
+
+def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = None,
+        type: str | None = None, after: int = 0, limit: int | None = None) -> list[dict]:
+    sql = ("SELECT seq, event_id, type, app, user, recorded_at, body, commitment, prev_hash, hash,"
+           " redacted_by FROM events WHERE seq > ?")
+    args: list = [after]
+    for column, value in (("app", app), ("user", user), ("type", type)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    sql += " ORDER BY seq"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    keys = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "commitment",
+            "prev_hash", "hash", "redacted_by")
+    out = []
+    for row in conn.execute(sql, args):
+        item = dict(zip(keys, row))
+        item["body"] = orjson.loads(item["body"]) if item["body"] else None
+        out.append(item)
+    return out
+
+
+def stats(conn: sqlite3.Connection) -> dict:
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    facts_total = one("SELECT COUNT(DISTINCT fact_id) FROM fact_history")
+    fact_events = one("SELECT COUNT(DISTINCT seq) FROM fact_events")
+    by_type = dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type"))
+    return {
+        "events": one("SELECT COUNT(*) FROM events"),
+        "facts": facts_total,
+        "open_facts": one("SELECT COUNT(*) FROM facts_current"),
+        "current_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'current'"),
+        "disputed_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'disputed'"),
+        "held_candidates": one("SELECT COUNT(*) FROM review_queue WHERE status = 'open'"),
+        "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events)"),
+        "redacted_events": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL"),
+        "events_per_fact": round(fact_events / facts_total, 3) if facts_total else 0.0,
+        "events_by_type": by_type,
+    }

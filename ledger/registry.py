@@ -1,0 +1,195 @@
+"""The predicate registry: which keys exist, how they behave, and how drifted names map onto them.
+
+A checked-in TOML file is the single source of truth for predicates: unknown predicates are held
+for review, never invented.  The file's sha256 travels in every decision event, so an auditor can
+tell which registry a decision was taken under.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .errors import LedgerError
+
+CARDINALITIES = ("one", "many", "series")
+SENSITIVITIES = ("normal", "personal", "health")
+SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
+KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
+NORMALISERS = ("none", "lower", "title")
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One offline-extractor rule: a regular expression with a `value` group, or a fixed value."""
+
+    regex: re.Pattern
+    value: str | None = None
+    subject: str = "user"
+    negated: bool = False
+    basis: str = "stated"
+    authors: tuple[str, ...] = ("user",)
+
+
+@dataclass(frozen=True)
+class PredicateSpec:
+    name: str
+    cardinality: str
+    sensitivity: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    retention_days: int | None = None
+    normalise: str = "none"
+    patterns: tuple[Pattern, ...] = field(default=(), compare=False)
+
+    def normalise_value(self, value: str) -> str:
+        if self.normalise == "lower":
+            return value.lower()
+        if self.normalise == "title":
+            return value.title()
+        return value
+
+
+@dataclass(frozen=True)
+class Registry:
+    predicates: dict[str, PredicateSpec]
+    aliases: dict[str, str]
+    sha256: str
+    source: str
+
+    def resolve(self, name: str) -> PredicateSpec | None:
+        """The spec for a predicate or one of its aliases (case and separators forgiven)."""
+        key = _fold_name(name)
+        canonical = self.aliases.get(key, key)
+        return self.predicates.get(canonical)
+
+    def __len__(self) -> int:
+        return len(self.predicates)
+
+
+def _fold_name(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+
+
+def default_registry_path() -> Path:
+    return Path(str(resources.files("ledger") / "data" / "default_registry.toml"))
+
+
+def load_registry(path: str | os.PathLike | None = None) -> Registry:
+    """Load the registry named by `path`, else FACTLEDGER_REGISTRY, else the packaged default."""
+    chosen = path or os.environ.get("FACTLEDGER_REGISTRY") or default_registry_path()
+    source = str(chosen)
+    try:
+        raw = Path(chosen).read_bytes()
+    except OSError as exc:
+        raise LedgerError(f"registry {source}: cannot read ({exc.strerror})") from None
+    return parse_registry(raw, source)
+
+
+def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise LedgerError(f"registry {source}: not valid TOML ({exc})") from None
+    table = data.get("predicates")
+    if not isinstance(table, dict) or not table:
+        raise LedgerError(f"registry {source}: needs a [predicates.NAME] table for each predicate")
+    predicates: dict[str, PredicateSpec] = {}
+    aliases: dict[str, str] = {}
+    for name, body in table.items():
+        spec = _parse_predicate(source, name, body)
+        predicates[name] = spec
+    for spec in predicates.values():
+        for alias in spec.aliases:
+            key = _fold_name(alias)
+            if key in predicates or aliases.get(key, spec.name) != spec.name:
+                raise LedgerError(
+                    f"registry {source}: predicate {spec.name}: field aliases: "
+                    f"{alias!r} already names another predicate"
+                )
+            aliases[key] = spec.name
+    return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source)
+
+
+def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
+    def fail(fieldname: str, why: str) -> LedgerError:
+        return LedgerError(f"registry {source}: predicate {name}: field {fieldname}: {why}")
+
+    if not NAME_RE.match(name):
+        raise fail("name", "use lower-case words joined by _ or .")
+    if not isinstance(body, dict):
+        raise fail("(table)", "must be a table")
+    known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
+             "normalise", "patterns"}
+    for key in body:
+        if key not in known:
+            raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
+
+    def choice(fieldname: str, options: tuple[str, ...], default: str | None = None) -> str:
+        value = body.get(fieldname, default)
+        if value is None:
+            raise fail(fieldname, "is required")
+        if value not in options:
+            raise fail(fieldname, f"{value!r} is not one of {', '.join(options)}")
+        return value
+
+    aliases = body.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise fail("aliases", "must be a list of names")
+    retention = body.get("retention_days")
+    if retention is not None and (isinstance(retention, bool) or not isinstance(retention, int)
+                                  or retention <= 0):
+        raise fail("retention_days", "must be a positive whole number of days")
+    description = body.get("description", "")
+    if not isinstance(description, str):
+        raise fail("description", "must be text")
+    patterns = body.get("patterns", [])
+    if not isinstance(patterns, list):
+        raise fail("patterns", "must be a list")
+    return PredicateSpec(
+        name=name,
+        cardinality=choice("cardinality", CARDINALITIES),
+        sensitivity=choice("sensitivity", SENSITIVITIES, "normal"),
+        kind=choice("kind", KINDS, "fact"),
+        aliases=tuple(aliases),
+        description=description,
+        retention_days=retention,
+        normalise=choice("normalise", NORMALISERS, "none"),
+        patterns=tuple(_parse_pattern(fail, i, p) for i, p in enumerate(patterns)),
+    )
+
+
+def _parse_pattern(fail, index: int, entry) -> Pattern:
+    where = f"patterns[{index}]"
+    if isinstance(entry, str):
+        entry = {"regex": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
+        raise fail(where, "must be a regex string or a table with a regex")
+    try:
+        regex = re.compile(entry["regex"], re.IGNORECASE)
+    except re.error as exc:
+        raise fail(where, f"bad regular expression ({exc})") from None
+    value = entry.get("value")
+    if value is None and "value" not in regex.groupindex:
+        raise fail(where, "needs a (?P<value>...) group or a fixed value")
+    authors = entry.get("authors", ["user"])
+    if not isinstance(authors, list) or not set(authors) <= {"user", "agent", "tool", "document"}:
+        raise fail(where, "authors must list user, agent, tool or document")
+    basis = entry.get("basis", "stated")
+    if basis not in ("stated", "inferred", "verified"):
+        raise fail(where, f"basis {basis!r} is not stated, inferred or verified")
+    return Pattern(
+        regex=regex,
+        value=None if value is None else str(value),
+        subject=str(entry.get("subject", "user")),
+        negated=bool(entry.get("negated", False)),
+        basis=basis,
+        authors=tuple(authors),
+    )

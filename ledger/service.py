@@ -1,0 +1,156 @@
+"""`Ledger`: the one object a library user opens.
+
+It wires the store, the registry, the decision table and the projections together, and owns the
+transaction boundary: one logical operation, its events, the projection rows they change and the
+projections' position commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import orjson
+
+from projections.current import open_facts
+from projections.runner import Projector
+
+from . import queries
+from .candidate import Candidate
+from .decide import OpenFact, decide
+from .errors import LedgerError
+from .plan import events_for, held, rejected
+from .registry import Registry, load_registry
+from .store import EventStore, connect
+from .timeutil import Clock, system_clock
+from .validate import check
+
+
+@dataclass
+class Outcome:
+    """What happened to one candidate: the decision and the seqs of the events that record it."""
+
+    decision: str
+    fact_id: str | None
+    reason: str
+    rule: str
+    seqs: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
+                "rule": self.rule, "seqs": self.seqs}
+
+
+class Ledger:
+    def __init__(self, path: str | os.PathLike = "factledger.db",
+                 registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
+        self.path = Path(path)
+        if not create and str(path) != ":memory:" and not self.path.exists():
+            raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+        self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
+        self.clock = clock or system_clock
+        self.conn = connect(path, busy_timeout, synchronous)
+        self.store = EventStore(self.conn, self.clock)
+        self.projector = Projector()
+        self.store.on_append(lambda event: self.projector.apply(self.conn, event))
+        self._ensure_schema()
+
+    def _ensure_schema(self) -> None:
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'projection_positions'").fetchone()
+        if not exists:
+            self.conn.executescript(
+                "BEGIN IMMEDIATE;" + self.store.schema + self.projector.schema + "COMMIT;")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[EventStore]:
+        with self.store.transaction() as tx:
+            yield tx
+            if self.store.last_seq:
+                self.projector.set_position(self.conn, self.store.last_seq)
+
+    # --- writing -------------------------------------------------------------------------
+
+    def observe(self, candidate: Candidate) -> Outcome:
+        return self.observe_many([candidate])[0]
+
+    def observe_many(self, candidates: Iterable[Candidate]) -> list[Outcome]:
+        """Decide and append a batch in one transaction; each candidate sees the ones before it."""
+        with self.transaction():
+            return [self.append_candidate(c) for c in candidates]
+
+    def append_candidate(self, candidate: Candidate) -> Outcome:
+        """Validate, decide and append one candidate; call inside `with ledger.transaction():`."""
+        sha = self.registry.sha256
+        verdict = check(candidate, self.registry)
+        if verdict.action == "hold":
+            event = self.store.append(held(candidate, verdict.reason, sha))
+            return Outcome("hold", None, verdict.reason, "validator", [event.seq])
+        if verdict.action == "reject":
+            event = self.store.append(rejected(candidate, verdict.reason, "validator", sha))
+            return Outcome("reject", None, verdict.reason, "validator", [event.seq])
+        c, spec = verdict.candidate, verdict.spec
+        facts = [OpenFact(fid, value, basis, status, said_at, frozenset(orjson.loads(sessions)), eff)
+                 for fid, value, basis, status, said_at, sessions, eff
+                 in open_facts(self.conn, c.app, c.user, c.subject, spec.name)]
+        decision = decide(c, facts, spec)
+        bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
+        seqs = [self.store.append(body).seq for body in bodies]
+        return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
+        """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
+        from .resolve import resolution
+
+        with self.transaction():
+            body = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
+            event = self.store.append(body)
+        return Outcome("resolve", fact_id, body.outcome, body.rule, [event.seq])
+
+    # --- reading -------------------------------------------------------------------------
+
+    def facts(self, app: str, user: str, **filters) -> list[dict]:
+        return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
+
+    def history(self, app: str, user: str, **filters) -> list[dict]:
+        return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
+
+    def why(self, fact_id: str) -> dict:
+        return queries.why(self.conn, fact_id, now=self.clock())
+
+    def log(self, **filters) -> list[dict]:
+        return queries.log(self.conn, **filters)
+
+    def stats(self) -> dict:
+        return queries.stats(self.conn)
+
+    def head(self) -> tuple[int, str]:
+        return self.store.head()
+
+    # --- checking ------------------------------------------------------------------------
+
+    def verify(self, expect_head: str | None = None) -> dict:
+        from .verify import verify
+
+        return verify(self.conn, expect_head)
+
+    def replay(self, progress=None) -> int:
+        """Throw the projections away and refold them from the log."""
+        with self.transaction():
+            return self.projector.rebuild(self.conn, progress=progress)
+
+    def replay_differences(self) -> list[str]:
+        return self.projector.differences(self.conn)

@@ -1,0 +1,189 @@
+"""The append-only event store: schema, connection discipline and the one way to append.
+
+Writers take `BEGIN IMMEDIATE` so two processes never interleave inside a batch; the tail of the
+chain is read once per transaction, under that lock, so appends cost the same at a million events
+as at a thousand.  Triggers make the table refuse DELETE and every UPDATE except the redaction
+shape, so even a buggy caller cannot rewrite history without dropping them first (which `verify`
+then catches).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import chain
+from .errors import LedgerError
+from .events import Body
+from .ids import new_id
+from .timeutil import Clock, iso
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id TEXT NOT NULL UNIQUE,
+    type TEXT NOT NULL,
+    app TEXT NOT NULL,
+    user TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    body TEXT,
+    salt BLOB,
+    commitment TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    redacted_by INTEGER
+);
+CREATE INDEX IF NOT EXISTS events_partition ON events (app, user, seq);
+CREATE TRIGGER IF NOT EXISTS events_refuse_delete BEFORE DELETE ON events
+BEGIN
+    SELECT RAISE(ABORT, 'factledger: the event log is append-only');
+END;
+CREATE TRIGGER IF NOT EXISTS events_refuse_update BEFORE UPDATE ON events
+WHEN NOT (
+    NEW.seq IS OLD.seq AND NEW.event_id IS OLD.event_id AND NEW.type IS OLD.type
+    AND NEW.app IS OLD.app AND NEW.recorded_at IS OLD.recorded_at
+    AND NEW.commitment IS OLD.commitment AND NEW.prev_hash IS OLD.prev_hash
+    AND NEW.hash IS OLD.hash
+    AND NEW.body IS NULL AND NEW.salt IS NULL AND NEW.redacted_by IS NOT NULL
+    AND (OLD.redacted_by IS NULL OR NEW.redacted_by IS OLD.redacted_by)
+    AND (NEW.user IS OLD.user OR NEW.user LIKE 'erased:%')
+)
+BEGIN
+    SELECT RAISE(ABORT, 'factledger: events may only be redacted, never rewritten');
+END;
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event as the fold sees it: envelope plus the decoded body (None once redacted)."""
+
+    seq: int
+    event_id: str
+    type: str
+    app: str
+    user: str
+    recorded_at: str
+    body: dict | None
+
+
+def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FULL") -> sqlite3.Connection:
+    """Open the ledger with the pragmas every writer must share."""
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout,
+                               check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        conn.execute("PRAGMA secure_delete = ON")
+    except sqlite3.DatabaseError as exc:
+        raise LedgerError(f"cannot open ledger {path}: {exc}") from None
+    return conn
+
+
+class EventStore:
+    def __init__(self, conn: sqlite3.Connection, clock: Clock):
+        self.conn = conn
+        self.clock = clock
+        self._tail: tuple[int, str, str] | None = None
+        self._now = ""                      # one recorded_at for every event of a transaction
+        self._on_append: list[Callable[[Event], None]] = []
+
+    schema = SCHEMA
+
+    def on_append(self, callback: Callable[[Event], None]) -> None:
+        """Projections subscribe here; they run inside the appending transaction."""
+        self._on_append.append(callback)
+
+    @contextmanager
+    def transaction(self) -> Iterator["EventStore"]:
+        """One logical operation: its events and the projection updates commit together or not at all."""
+        if self.conn.in_transaction:
+            raise LedgerError("internal: nested ledger transaction")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise busy_error(exc) from None
+        try:
+            row = self.conn.execute(
+                "SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            self._tail = row if row else (0, chain.GENESIS, "")
+            self._now = max(iso(self.clock()), self._tail[2])
+            yield self
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise busy_error(exc) from None
+            raise
+        finally:
+            self._tail = None
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the last event appended in the open transaction (0 outside one)."""
+        return self._tail[0] if self._tail else 0
+
+    def append(self, body: Body) -> Event:
+        if self._tail is None:
+            raise LedgerError("internal: append outside a transaction")
+        last_seq, last_hash, last_at = self._tail
+        data = body.model_dump(mode="json", exclude_none=True)
+        raw = chain.canonical(data)
+        salt = chain.new_salt()
+        commit = chain.commitment(salt, raw)
+        seq = last_seq + 1
+        event_id = new_id()
+        recorded_at = max(self._now, last_at)
+        link = chain.link(last_hash, seq, event_id, data["type"], recorded_at, commit)
+        self.conn.execute(
+            "INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
+            " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (seq, event_id, data["type"], body.app, body.user, recorded_at, raw.decode(), salt,
+             commit, last_hash, link),
+        )
+        self._tail = (seq, link, recorded_at)
+        event = Event(seq, event_id, data["type"], body.app, body.user, recorded_at, data)
+        for callback in self._on_append:
+            callback(event)
+        return event
+
+    def head(self) -> tuple[int, str]:
+        row = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, chain.GENESIS)
+
+
+def busy_error(exc: sqlite3.OperationalError) -> LedgerError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return LedgerError("the ledger is busy: another writer held it past the busy timeout; try again")
+    if "readonly" in text or "read-only" in text:
+        return LedgerError("the ledger file is read-only")
+    if "full" in text:
+        return LedgerError("the disk (or the ledger's page limit) is full; nothing was written")
+    return LedgerError(f"database error: {text}")
+
+
+def iter_events(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
+                after: int = 0) -> Iterator[Event]:
+    """Stream the log in seq order without loading it whole (rebuilds of a million events)."""
+    import orjson
+
+    sql = "SELECT seq, event_id, type, app, user, recorded_at, body FROM events WHERE seq > ?"
+    args: list = [after]
+    if app is not None:
+        sql += " AND app = ?"
+        args.append(app)
+    if user is not None:
+        sql += " AND user = ?"
+        args.append(user)
+    cursor = conn.execute(sql + " ORDER BY seq", args)
+    loads = orjson.loads
+    for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
+        yield Event(seq, event_id, type_, app_, user_, recorded_at,
+                    loads(body) if body is not None else None)

@@ -1,0 +1,73 @@
+"""Time in one place: the injectable clock and the one ISO 8601 form the ledger writes.
+
+Tests and fixture replays need fixed time, so nothing in the ledger calls
+`datetime.now()` directly; it asks a `Clock`.  Every timestamp the ledger stores or
+prints is UTC with microseconds and a `Z`, so that text order is time order.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import date, datetime, timezone
+from typing import Callable
+
+from .errors import LedgerError
+
+Clock = Callable[[], datetime]
+
+
+def system_clock() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def fixed_clock(at: str | datetime) -> Clock:
+    moment = parse_time(at) if isinstance(at, str) else at
+
+    def clock() -> datetime:
+        return moment
+
+    return clock
+
+
+def clock_from_env() -> Clock:
+    """FACTLEDGER_NOW pins the clock: fixture replays and demos need repeatable times."""
+    pinned = os.environ.get("FACTLEDGER_NOW")
+    return fixed_clock(pinned) if pinned else system_clock
+
+
+def iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> datetime:
+    """Accept ISO 8601 (a date alone is midnight UTC; no zone means UTC)."""
+    if not isinstance(text, str) or not text.strip():
+        raise LedgerError(f"timestamp {text!r} is empty")
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            day = date.fromisoformat(raw)
+            return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(raw.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        raise LedgerError(f"timestamp {text!r} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def normalise_time(text: str) -> str:
+    return iso(parse_time(text))
+
+
+def from_epoch(seconds: float) -> str:
+    try:
+        return iso(datetime.fromtimestamp(float(seconds), tz=timezone.utc))
+    except (OverflowError, OSError, ValueError):
+        raise LedgerError(f"timestamp {seconds!r} is out of range") from None
+
+
+def days_between(earlier: str, later: datetime) -> float:
+    return (later - parse_time(earlier)).total_seconds() / 86400.0

@@ -1,0 +1,22 @@
+"""The facts projection: runs the fold and writes its result to `fact_history` and `facts_current`."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ledger.store import Event
+
+from . import current, history
+from .factstate import transition
+
+
+class FactsProjection:
+    name = "facts"
+    tables = ("facts_current", "fact_history")
+    schema = current.SCHEMA + history.SCHEMA
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None:
+        changes = transition(event, history.lookup(conn))
+        if changes:
+            history.record(conn, event.seq, event.recorded_at, changes)
+            current.record(conn, changes)

@@ -1,0 +1,174 @@
+"""The fold for facts: how one event changes the state of the facts it touches.
+
+This is the only place that knows what an event means for a fact.  `transition` takes an event
+and a way to look up a fact's latest snapshot, and returns the new snapshots; `fact_history`
+records each one as a new interval and `facts_current` keeps the open ones.  It never consults
+the decision table: decisions are read from the log, not recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import orjson
+
+from ledger.candidate import value_key
+from ledger.confidence import BASIS_RANK, reinforced_confidence
+from ledger.store import Event
+
+OPEN_STATES = ("current", "disputed")
+Snapshot = dict
+Lookup = Callable[[str], Snapshot | None]
+
+SNAPSHOT_COLUMNS = (
+    "fact_id", "app", "user", "subject", "predicate", "value", "value_key", "status", "basis",
+    "base_confidence", "reinforcements", "confidence", "sensitivity", "kind", "cardinality",
+    "said_at", "recorded_at", "effective_date", "confirmed_at", "confirmed_by", "session",
+    "evidence_event", "quote", "author", "disputes", "sessions", "observed_seq", "valid_to",
+)
+_DISPUTES = SNAPSHOT_COLUMNS.index("disputes")
+_SESSIONS = SNAPSHOT_COLUMNS.index("sessions")
+
+
+def encode(snap: Snapshot) -> list:
+    """A snapshot as a row in SNAPSHOT_COLUMNS order, lists as JSON text (plain, browsable columns)."""
+    row = [snap[c] for c in SNAPSHOT_COLUMNS]
+    row[_DISPUTES] = orjson.dumps(snap["disputes"]).decode()
+    row[_SESSIONS] = orjson.dumps(snap["sessions"]).decode()
+    return row
+
+
+def transition(event: Event, lookup: Lookup) -> list[tuple[Snapshot, str]]:
+    """New snapshots, each with the reason the fact's previous interval ended."""
+    body = event.body
+    if body is None:
+        return []
+    handler = _HANDLERS.get(event.type)
+    return handler(event, body, _Changes(lookup)) if handler else []
+
+
+class _Changes:
+    """Snapshots touched by one event, so several edits to one fact become one interval."""
+
+    def __init__(self, lookup: Lookup):
+        self._lookup = lookup
+        self._touched: dict[str, tuple[Snapshot, str]] = {}
+
+    def get(self, fact_id: str) -> Snapshot | None:
+        if fact_id in self._touched:
+            return self._touched[fact_id][0]
+        found = self._lookup(fact_id)
+        return dict(found) if found is not None else None
+
+    def put(self, snap: Snapshot, reason: str) -> None:
+        previous = self._touched.get(snap["fact_id"])
+        self._touched[snap["fact_id"]] = (snap, previous[1] if previous else reason)
+
+    def close(self, fact_id: str, status: str, valid_to: str | None, reason: str) -> None:
+        snap = self.get(fact_id)
+        if snap is None or snap["status"] not in OPEN_STATES:
+            return
+        for other in snap["disputes"]:
+            self.unlink(other, fact_id, reason)
+        snap.update(status=status, valid_to=valid_to, disputes=[])
+        self.put(snap, reason)
+
+    def unlink(self, fact_id: str, gone: str, reason: str) -> None:
+        snap = self.get(fact_id)
+        if snap is not None and gone in snap["disputes"]:
+            snap["disputes"] = [d for d in snap["disputes"] if d != gone]
+            self.put(snap, reason)
+
+    def result(self) -> list[tuple[Snapshot, str]]:
+        return list(self._touched.values())
+
+
+def _observed(event: Event, body: dict, changes: _Changes):
+    snap = {
+        "fact_id": body["fact_id"], "app": body["app"], "user": body["user"],
+        "subject": body["subject"], "predicate": body["predicate"], "value": body["value"],
+        "value_key": value_key(body["value"]), "status": "current", "basis": body["basis"],
+        "base_confidence": body["confidence"], "reinforcements": 0,
+        "confidence": body["confidence"], "sensitivity": body["sensitivity"],
+        "kind": body["kind"], "cardinality": body["cardinality"], "said_at": body["said_at"],
+        "recorded_at": event.recorded_at, "effective_date": body.get("effective_date"),
+        "confirmed_at": body["said_at"], "confirmed_by": body["session"],
+        "session": body["session"], "evidence_event": body["evidence_event"],
+        "quote": body["quote"], "author": body["author"], "disputes": [],
+        "sessions": [body["session"]], "observed_seq": event.seq, "valid_to": None,
+    }
+    changes.put(snap, "observed")
+    return changes.result()
+
+
+def _reinforced(event: Event, body: dict, changes: _Changes):
+    snap = changes.get(body["fact_id"])
+    if snap is None:
+        return []
+    if BASIS_RANK[body["basis"]] > BASIS_RANK[snap["basis"]]:
+        snap["basis"] = body["basis"]
+    snap["base_confidence"] = max(snap["base_confidence"], body["confidence"])
+    snap["reinforcements"] += 1
+    snap["confidence"] = round(reinforced_confidence(snap["base_confidence"], snap["reinforcements"]), 6)
+    snap["sessions"] = snap["sessions"] + [body["session"]]
+    if body["said_at"] >= snap["confirmed_at"]:
+        snap["confirmed_at"] = body["said_at"]
+        snap["confirmed_by"] = body["session"]
+    changes.put(snap, "reinforced")
+    return changes.result()
+
+
+def _disputed(event: Event, body: dict, changes: _Changes):
+    challenger, incumbent = changes.get(body["fact_id"]), changes.get(body["disputes"])
+    if challenger is None:
+        return []
+    challenger["status"] = "disputed"
+    if incumbent is not None:
+        challenger["disputes"] = sorted(set(challenger["disputes"]) | {incumbent["fact_id"]})
+        incumbent["disputes"] = sorted(set(incumbent["disputes"]) | {challenger["fact_id"]})
+        changes.put(incumbent, "disputed")
+    changes.put(challenger, "disputed")
+    return changes.result()
+
+
+def _superseded(event: Event, body: dict, changes: _Changes):
+    changes.close(body["fact_id"], "superseded", body.get("valid_to"), "superseded")
+    return changes.result()
+
+
+def _retracted(event: Event, body: dict, changes: _Changes):
+    changes.close(body["fact_id"], "retracted", body["said_at"], "retracted")
+    return changes.result()
+
+
+def _resolved(event: Event, body: dict, changes: _Changes):
+    for loser in body.get("loser_ids", []):
+        snap = changes.get(loser)
+        valid_to = body.get("valid_to") if body.get("loser_state") != "rejected" else (
+            snap["said_at"] if snap else None)
+        changes.close(loser, body.get("loser_state", "superseded"), valid_to, "dispute_resolved")
+    winner = changes.get(body["winner_id"]) if body.get("winner_id") else None
+    if winner is not None:
+        winner["status"] = "current"
+        changes.put(winner, "dispute_resolved")
+    return changes.result()
+
+
+def _reinstated(event: Event, body: dict, changes: _Changes):
+    snap = changes.get(body["fact_id"])
+    if snap is None:
+        return []
+    snap.update(status="current", valid_to=None, disputes=[])
+    changes.put(snap, "reinstated")
+    return changes.result()
+
+
+_HANDLERS = {
+    "FactObserved": _observed,
+    "FactReinforced": _reinforced,
+    "FactDisputed": _disputed,
+    "FactSuperseded": _superseded,
+    "FactRetracted": _retracted,
+    "DisputeResolved": _resolved,
+    "FactReinstated": _reinstated,
+}
