@@ -1,0 +1,53 @@
+"""Shared fixtures: a real SQLite ledger file per test, with a fixed, movable clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ledger import Ledger, make_candidate
+from ledger.timeutil import parse_time
+
+
+class MovableClock:
+    """A clock tests can set and advance, so transaction times are repeatable."""
+
+    def __init__(self, start: str = "2026-11-01T00:00:00Z"):
+        self.now = parse_time(start)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def set(self, when: str) -> None:
+        self.now = parse_time(when)
+
+    def tick(self, seconds: float = 1.0) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> MovableClock:
+    return MovableClock()
+
+
+@pytest.fixture
+def ledger(tmp_path, clock):
+    with Ledger(tmp_path / "ledger.db", clock=clock) as opened:
+        yield opened
+
+
+def cand(app="app", user="u1", predicate="diet", value="vegetarian", *, session="s1",
+         event="e1", said_at="2026-08-30T10:00:00Z", quote=None, **extra):
+    """A candidate with sensible defaults; the quote defaults to the value."""
+    return make_candidate(app=app, user=user, predicate=predicate, value=value,
+                          quote=quote or f"I said {value}", session=session, evidence_event=event,
+                          said_at=said_at, **extra)
+
+
+def values(ledger: Ledger, app="app", user="u1", **filters) -> dict:
+    """{(subject, predicate): sorted [(value, status, basis)]} of the open facts."""
+    out: dict = {}
+    for f in ledger.facts(app, user, include_sensitive=True, **filters):
+        out.setdefault((f["subject"], f["predicate"]), []).append((f["value"], f["status"], f["basis"]))
+    return {k: sorted(v) for k, v in out.items()}

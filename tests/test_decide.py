@@ -1,0 +1,224 @@
+"""The decision table, row by row (DESIGN section 6), plus properties over generated inputs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from ledger.confidence import BASIS_RANK
+from ledger.decide import OpenFact, decide
+from ledger.registry import PredicateSpec
+
+from .conftest import cand
+
+ONE = PredicateSpec("diet", "one", "normal", "preference")
+MANY = PredicateSpec("allergy", "many", "health", "fact")
+SERIES = PredicateSpec("blood_pressure", "series", "health", "measurement")
+
+
+def fact(value, basis="stated", status="current", said_at="2026-08-01T00:00:00.000000Z",
+         sessions=("s0",), fid=None, effective_date=None):
+    return OpenFact(fid or f"f-{value}-{status}", value, basis, status, said_at,
+                    frozenset(sessions), effective_date)
+
+
+# Row 1: negation -----------------------------------------------------------------------
+
+def test_negation_retracts_open_fact_of_same_value():
+    d = decide(cand(value="vegetarian", negated=True), [fact("vegetarian")], ONE)
+    assert (d.action, d.reason, d.target.fact_id) == ("retract", "retracted", "f-vegetarian-current")
+
+
+def test_negation_with_nothing_to_retract_is_rejected():
+    d = decide(cand(value="vegan", negated=True), [fact("vegetarian")], ONE)
+    assert (d.action, d.reason) == ("reject", "nothing_to_retract")
+
+
+def test_negation_from_lower_authority_is_rejected():
+    d = decide(cand(value="vegetarian", negated=True, basis="stated"),
+               [fact("vegetarian", basis="verified")], ONE)
+    assert (d.action, d.reason) == ("reject", "insufficient_authority")
+
+
+def test_negation_said_before_the_fact_is_rejected():
+    d = decide(cand(value="vegetarian", negated=True, said_at="2026-07-01"),
+               [fact("vegetarian")], ONE)
+    assert (d.action, d.reason) == ("reject", "older_than_current")
+
+
+def test_negation_matches_values_whatever_their_case():
+    d = decide(cand(value="Vegetarian", negated=True), [fact("vegetarian")], ONE)
+    assert d.action == "retract"
+
+
+# Row 2: series ----------------------------------------------------------------------------
+
+def test_series_same_value_same_date_reinforces():
+    reading = fact("148/92 mmHg", effective_date="2026-08-30")
+    d = decide(cand(predicate="bp", value="148/92 mmHg", said_at="2026-08-30T18:00:00Z"), [reading], SERIES)
+    assert (d.action, d.rule) == ("reinforce", "series_duplicate")
+
+
+def test_series_same_value_new_date_is_a_new_reading():
+    reading = fact("148/92 mmHg", effective_date="2026-08-01")
+    d = decide(cand(value="148/92 mmHg", said_at="2026-08-30"), [reading], SERIES)
+    assert (d.action, d.rule) == ("insert", "series_reading")
+
+
+def test_series_explicit_effective_date_decides_duplicate():
+    reading = fact("148/92 mmHg", effective_date="2026-08-01")
+    d = decide(cand(value="148/92 mmHg", said_at="2026-08-30", effective_date="2026-08-01"),
+               [reading], SERIES)
+    assert d.action == "reinforce"
+
+
+def test_series_duplicate_in_same_session_is_already_counted():
+    reading = fact("148/92 mmHg", effective_date="2026-08-30", sessions=("s1",))
+    d = decide(cand(value="148/92 mmHg", said_at="2026-08-30", session="s1"), [reading], SERIES)
+    assert (d.action, d.reason) == ("reject", "already_counted")
+
+
+def test_series_different_value_is_a_new_reading_never_a_supersession():
+    reading = fact("148/92 mmHg", effective_date="2026-08-30")
+    d = decide(cand(value="130/85 mmHg", said_at="2026-08-30"), [reading], SERIES)
+    assert d.action == "insert" and not d.closes
+
+
+# Row 3: same value ---------------------------------------------------------------------------
+
+def test_same_value_from_new_session_reinforces():
+    d = decide(cand(value="vegetarian", session="s2"), [fact("vegetarian")], ONE)
+    assert (d.action, d.rule, d.target.fact_id) == ("reinforce", "same_value", "f-vegetarian-current")
+
+
+def test_same_value_from_same_session_is_already_counted():
+    d = decide(cand(value="vegetarian", session="s0"), [fact("vegetarian")], ONE)
+    assert (d.action, d.reason) == ("reject", "already_counted")
+
+
+def test_same_value_as_disputed_fact_with_enough_authority_settles_dispute():
+    incumbent = fact("25 mg", basis="verified", sessions=("d",))
+    challenger = fact("50 mg", basis="stated", status="disputed", sessions=("c",))
+    d = decide(cand(value="50 mg", basis="verified", author="document", session="o2"),
+               [incumbent, challenger], ONE)
+    assert d.action == "reinforce" and d.settles
+    assert d.target is challenger and [f.fact_id for f in d.closes] == [incumbent.fact_id]
+
+
+def test_same_value_as_disputed_fact_without_authority_only_reinforces():
+    incumbent = fact("25 mg", basis="verified", sessions=("d",))
+    challenger = fact("50 mg", basis="stated", status="disputed", sessions=("c",))
+    d = decide(cand(value="50 mg", basis="stated", session="c2"), [incumbent, challenger], ONE)
+    assert d.action == "reinforce" and not d.settles and d.target is challenger
+
+
+# Row 4: insert -------------------------------------------------------------------------------
+
+def test_no_open_fact_inserts():
+    d = decide(cand(value="vegetarian"), [], ONE)
+    assert (d.action, d.rule) == ("insert", "new_key")
+
+
+def test_many_accumulates_values():
+    d = decide(cand(predicate="allergy", value="peanuts"), [fact("shellfish")], MANY)
+    assert (d.action, d.rule) == ("insert", "many_accumulates") and not d.closes
+
+
+def test_many_same_value_reinforces():
+    d = decide(cand(value="peanuts", session="s9"), [fact("peanuts")], MANY)
+    assert d.action == "reinforce"
+
+
+# Row 5: one with a different current value ------------------------------------------------
+
+def test_lower_authority_disputes_never_overwrites():
+    d = decide(cand(value="50 mg", basis="stated"), [fact("25 mg", basis="verified")], ONE)
+    assert (d.action, d.reason) == ("dispute", "lower_authority_than_current")
+    assert d.target.value == "25 mg" and not d.closes
+
+
+def test_inferred_disputes_stated():
+    d = decide(cand(value="vegan", basis="inferred", author="agent"), [fact("vegetarian")], ONE)
+    assert d.action == "dispute"
+
+
+def test_late_arrival_is_rejected_never_rolled_back():
+    d = decide(cand(value="Pune", said_at="2026-07-01"), [fact("Bengaluru", said_at="2026-09-30T00:00:00Z")], ONE)
+    assert (d.action, d.reason) == ("reject", "older_than_current")
+
+
+def test_newer_equal_authority_supersedes():
+    d = decide(cand(value="Bengaluru", said_at="2026-09-30"), [fact("Pune")], ONE)
+    assert (d.action, d.rule) == ("supersede", "newer_value") and d.target.value == "Pune"
+
+
+def test_higher_authority_supersedes_even_when_not_newer_than_a_dispute():
+    d = decide(cand(value="75 mg", basis="verified", author="document", said_at="2026-08-05"),
+               [fact("25 mg", basis="stated")], ONE)
+    assert d.action == "supersede"
+
+
+def test_supersession_closes_every_open_dispute_on_the_key():
+    incumbent = fact("25 mg", basis="stated")
+    challenger = fact("50 mg", basis="inferred", status="disputed")
+    d = decide(cand(value="75 mg", said_at="2026-09-01"), [incumbent, challenger], ONE)
+    assert d.action == "supersede"
+    assert {f.fact_id for f in d.closes} == {incumbent.fact_id, challenger.fact_id}
+
+
+def test_simultaneous_statement_supersedes():
+    d = decide(cand(value="vegan", said_at="2026-08-01"), [fact("vegetarian")], ONE)
+    assert d.action == "supersede"
+
+
+# Properties ------------------------------------------------------------------------------------
+
+BASES = ["inferred", "stated", "verified"]
+AUTHORS = {"inferred": "agent", "stated": "user", "verified": "document"}
+VALUES = ["a", "b", "c"]
+
+
+@st.composite
+def candidate_and_key(draw):
+    spec = draw(st.sampled_from([ONE, MANY, SERIES]))
+    basis = draw(st.sampled_from(BASES))
+    current_basis = draw(st.sampled_from(BASES))
+    facts = []
+    if draw(st.booleans()):
+        facts.append(fact(draw(st.sampled_from(VALUES)), basis=current_basis,
+                          said_at=f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:00.000000Z",
+                          effective_date=f"2026-08-{draw(st.integers(1, 3)):02d}"))
+    c = cand(value=draw(st.sampled_from(VALUES)), basis=basis, author=AUTHORS[basis],
+             negated=draw(st.booleans()), session=draw(st.sampled_from(["s0", "s1"])),
+             said_at=f"2026-08-{draw(st.integers(1, 28)):02d}",
+             effective_date=draw(st.sampled_from([None, "2026-08-01", "2026-08-02"])))
+    return c, facts, spec
+
+
+@settings(max_examples=400, deadline=None)
+@given(candidate_and_key())
+def test_decide_is_total_and_consistent(case):
+    c, facts, spec = case
+    d = decide(c, facts, spec)
+    assert d.action in ("insert", "reinforce", "supersede", "dispute", "retract", "reject")
+    if d.action in ("reinforce", "retract", "supersede", "dispute"):
+        assert d.target in facts
+    if d.action == "supersede":
+        # no decision lowers authority: a replacement is at least as authoritative
+        assert BASIS_RANK[c.basis] >= BASIS_RANK[d.target.basis]
+        assert spec.cardinality == "one"
+    if d.action == "retract":
+        assert c.negated and BASIS_RANK[d.target.basis] <= BASIS_RANK[c.basis]
+    if c.negated:
+        assert d.action in ("retract", "reject")
+    if spec.cardinality != "one":
+        assert d.action not in ("supersede", "dispute")
+    assert decide(c, facts, spec) == d   # pure: same inputs, same decision
+
+
+@pytest.mark.parametrize("spec", [ONE, MANY, SERIES])
+def test_decide_never_touches_its_inputs(spec):
+    facts = [fact("a")]
+    before = list(facts)
+    decide(cand(value="b"), facts, spec)
+    assert facts == before
