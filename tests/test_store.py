@@ -1,0 +1,133 @@
+"""The event store: schema, pragmas, triggers, the hash chain, time."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+import pytest
+
+from ledger import chain
+from ledger.events import EVENT_TYPES, parse_body
+
+from .conftest import cand
+
+
+def test_pragmas_are_set(ledger):
+    conn = ledger.conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2          # FULL
+    assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+
+
+def test_delete_is_refused(ledger):
+    ledger.observe(cand())
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        ledger.conn.execute("DELETE FROM events")
+
+
+@pytest.mark.parametrize("assignment", [
+    "body = '{}'", "type = 'FactRetracted'", "hash = 'x'", "prev_hash = 'x'", "commitment = 'x'",
+    "recorded_at = '2000-01-01'", "app = 'other'", "user = 'other'", "event_id = 'x'",
+    "body = NULL", "body = NULL, salt = NULL",
+])
+def test_update_other_than_redaction_is_refused(ledger, assignment):
+    ledger.observe(cand())
+    with pytest.raises(sqlite3.DatabaseError, match="redacted"):
+        ledger.conn.execute(f"UPDATE events SET {assignment} WHERE seq = 1")
+
+
+def test_redaction_shape_is_allowed(ledger):
+    ledger.observe(cand())
+    ledger.conn.execute("UPDATE events SET body = NULL, salt = NULL, redacted_by = 1,"
+                        " user = 'erased:abc' WHERE seq = 1")
+    assert ledger.conn.execute("SELECT body, user FROM events").fetchone() == (None, "erased:abc")
+
+
+def test_chain_links_every_event(ledger):
+    for i in range(5):
+        ledger.observe(cand(value=f"v{i}", predicate="allergy", session=f"s{i}"))
+    rows = ledger.conn.execute("SELECT seq, event_id, type, recorded_at, body, salt, commitment,"
+                               " prev_hash, hash FROM events ORDER BY seq").fetchall()
+    prev = chain.GENESIS
+    for seq, event_id, type_, at, body, salt, commit, prev_hash, digest in rows:
+        assert prev_hash == prev
+        assert commit == chain.commitment(salt, body.encode())
+        assert digest == chain.link(prev, seq, event_id, type_, at, commit)
+        assert len(salt) == 16
+        prev = digest
+    assert ledger.head() == (5, prev)
+
+
+def test_bodies_are_canonical_json_readable_by_sqlite(ledger):
+    ledger.observe(cand(value="vegan"))
+    body, value = ledger.conn.execute(
+        "SELECT body, json_extract(body, '$.value') FROM events").fetchone()
+    assert value == "vegan"
+    assert body == orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS).decode()
+    assert parse_body(orjson.loads(body)).type == "FactObserved"
+
+
+def test_recorded_at_comes_from_the_injected_clock(ledger, clock):
+    clock.set("2026-07-03T12:34:56.789Z")
+    ledger.observe(cand())
+    assert ledger.conn.execute("SELECT recorded_at FROM events").fetchone()[0] == \
+        "2026-07-03T12:34:56.789000Z"
+
+
+def test_recorded_at_never_goes_backwards(ledger, clock):
+    clock.set("2026-07-03T00:00:00Z")
+    ledger.observe(cand(value="a"))
+    clock.set("2026-07-01T00:00:00Z")
+    ledger.observe(cand(value="b", said_at="2026-09-01"))
+    times = [r[0] for r in ledger.conn.execute("SELECT recorded_at FROM events ORDER BY seq")]
+    assert times == sorted(times)
+
+
+def test_one_transaction_shares_one_recorded_at(ledger, clock):
+    ledger.observe(cand(value="Pune", predicate="home_city"))
+    clock.tick()
+    ledger.observe(cand(value="Bengaluru", predicate="home_city", said_at="2026-09-30", session="s2"))
+    rows = ledger.conn.execute("SELECT seq, recorded_at FROM events ORDER BY seq").fetchall()
+    assert rows[1][1] == rows[2][1] != rows[0][1]
+
+
+def test_a_failed_batch_writes_nothing(ledger):
+    good = cand(value="vegan")
+
+    class Boom(Exception):
+        pass
+
+    def exploding():
+        yield good
+        raise Boom()
+
+    with pytest.raises(Boom):
+        ledger.observe_many(exploding())
+    assert ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert ledger.conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0] == 0
+
+
+def test_every_event_type_has_a_model():
+    assert len(EVENT_TYPES) == 12
+    from ledger import events
+
+    for name in EVENT_TYPES:
+        assert getattr(events, name).model_fields["type"].default == name
+
+
+def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
+    from ledger import Ledger, LedgerError
+
+    path = tmp_path / "busy.db"
+    first = Ledger(path, clock=clock)
+    second = Ledger(path, clock=clock, busy_timeout=0.2)
+    first.conn.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(LedgerError, match="busy"):
+            second.observe(cand())
+    finally:
+        first.conn.execute("ROLLBACK")
+    second.observe(cand())
+    assert second.stats()["events"] == 1
