@@ -1,0 +1,85 @@
+"""Tampering with the raw file (triggers dropped) is caught by `factledger verify`, naming the seq."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ledger import Ledger
+
+from .conftest import cand
+
+FACTLEDGER = [str(Path(sys.executable).with_name("factledger"))]
+
+
+@pytest.fixture
+def db(tmp_path, clock):
+    path = tmp_path / "ledger.db"
+    with Ledger(path, clock=clock) as ledger:
+        for i in range(6):
+            clock.tick()
+            ledger.observe(cand(predicate="home_city", value=f"City{i}", session=f"s{i}",
+                                said_at=f"2026-08-{i + 1:02d}"))
+    return path
+
+
+def raw(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TRIGGER events_refuse_delete")
+    conn.execute("DROP TRIGGER events_refuse_update")
+    for sql in statements:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def verify(path: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(FACTLEDGER + ["--db", str(path), "verify", *extra],
+                          capture_output=True, text=True)
+
+
+def test_untouched_ledger_verifies(db):
+    result = verify(db)
+    assert result.returncode == 0, result.stderr
+    assert '"ok": true' in result.stdout
+
+
+@pytest.mark.parametrize("statement,bad_seq", [
+    ("UPDATE events SET body = replace(body, 'City3', 'Paris') WHERE seq = 6", 6),
+    ("UPDATE events SET hash = '" + "ab" * 32 + "' WHERE seq = 4", 4),
+    ("UPDATE events SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE seq = 2", 2),
+    ("UPDATE events SET type = 'FactRetracted' WHERE seq = 3", 3),
+    ("DELETE FROM events WHERE seq = 5", 5),
+    ("UPDATE events SET user = 'mallory' WHERE seq = 7", 7),
+])
+def test_tampering_is_caught_with_the_first_bad_seq(db, statement, bad_seq):
+    raw(db, statement)
+    result = verify(db)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ") and f"seq {bad_seq}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_scrub_without_a_redacted_event_is_caught(db):
+    raw(db, "UPDATE events SET body = NULL, salt = NULL WHERE seq = 3")
+    result = verify(db)
+    assert result.returncode == 1 and "seq 3" in result.stderr
+
+
+def test_expect_head_detects_a_truncated_tail(db):
+    head = subprocess.run(FACTLEDGER + ["--db", str(db), "head"], capture_output=True,
+                          text=True).stdout.strip()
+    assert verify(db, "--expect-head", head).returncode == 0
+    seq = int(head.split(":")[0])
+    raw(db, f"DELETE FROM events WHERE seq = {seq}")
+    result = verify(db, "--expect-head", head)
+    assert result.returncode == 1 and f"seq {seq}" in result.stderr
+
+
+def test_malformed_expect_head_is_an_error(db):
+    result = verify(db, "--expect-head", "nonsense")
+    assert result.returncode == 1 and result.stderr.startswith("Error: ")
