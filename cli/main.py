@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo
+from . import core, demo, recall
 from .context import LedgerGroup, State
 
 
@@ -22,6 +22,6 @@ def cli(ctx: click.Context, db: str, registry: str | None) -> None:
     ctx.call_on_close(state.close)
 
 
-for module in (core, demo):
+for module in (core, demo, recall):
     for command in module.COMMANDS:
         cli.add_command(command)

@@ -92,15 +92,25 @@ class Ledger:
         with self.transaction():
             return [self.append_candidate(c) for c in candidates]
 
-    def append_candidate(self, candidate: Candidate) -> Outcome:
-        """Validate, decide and append one candidate; call inside `with ledger.transaction():`."""
+    def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
+        """Validate, decide and append one candidate; call inside `with ledger.transaction():`.
+
+        `hold_id` names the review-queue item a reviewer's decision closes (issue 3): it is set
+        on the events that record the decision, and a candidate that would be held again is
+        refused instead.
+        """
         sha = self.registry.sha256
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
+            if hold_id is not None:
+                raise LedgerError(f"{candidate.predicate!r} is not a predicate of the registry")
             event = self.store.append(held(candidate, verdict.reason, sha))
             return Outcome("hold", None, verdict.reason, "validator", [event.seq])
         if verdict.action == "reject":
-            event = self.store.append(rejected(candidate, verdict.reason, "validator", sha))
+            body = rejected(candidate, verdict.reason, "validator", sha)
+            if hold_id is not None:
+                body = body.model_copy(update={"hold_id": hold_id})
+            event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = [OpenFact(fid, value, basis, status, said_at, frozenset(orjson.loads(sessions)), eff)
@@ -108,6 +118,9 @@ class Ledger:
                  in open_facts(self.conn, c.app, c.user, c.subject, spec.name)]
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
+        if hold_id is not None:
+            bodies = [b.model_copy(update={"hold_id": hold_id}) if "hold_id" in type(b).model_fields
+                      else b for b in bodies]
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 
@@ -139,6 +152,70 @@ class Ledger:
 
     def head(self) -> tuple[int, str]:
         return self.store.head()
+
+    # --- recall (issue 5: ledger/recall.py, ledger/render.py) ---------------------------
+
+    def recall(self, app: str, user: str, query: str | None = "", *, explain: bool = False,
+               **options):
+        """The few current facts that belong in the next prompt, rendered and explained.
+
+        Options (see `ledger.recall.RecallOptions.build`): clearance, min_confidence, max_age,
+        recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
+        `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
+        """
+        from .recall import RecallOptions, recall
+
+        opts = options.pop("options", None) or RecallOptions.build(**options)
+        return recall(self.conn, app, user, query, now=self.clock(), options=opts,
+                      registry=self.registry, explain=explain)
+
+    # --- end recall ----------------------------------------------------------------------
+
+    # --- ingestion (issue 3: ledger/ingest/, projections/sessions.py) --------------------
+
+    def ingest_session(self, session, app: str | None = None, user: str | None = None,
+                       extractor=None, **options):
+        """Ingest what is new in one session (an ADK session dict, camelCase or snake_case, or a
+        parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
+        `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
+        Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
+        from .ingest.pipeline import ingest_session
+
+        return ingest_session(self, session, app, user, extractor, **options)
+
+    def session_state(self, app: str, user: str, session: str) -> dict | None:
+        from projections.sessions import session_state
+
+        return session_state(self.conn, app, user, session)
+
+    def sessions(self, app: str, user: str) -> list[dict]:
+        from projections.sessions import list_sessions
+
+        return list_sessions(self.conn, app, user)
+
+    def ingest_queue(self, app: str | None = None, user: str | None = None,
+                     status: str | None = "open") -> list[dict]:
+        from projections.sessions import queue
+
+        return queue(self.conn, app, user, status)
+
+    def held(self, app: str | None = None, user: str | None = None,
+             status: str | None = "open") -> list[dict]:
+        from .ingest.review import held_rows
+
+        return held_rows(self.conn, app, user, status)
+
+    def review_accept(self, hold_id: str, predicate: str) -> Outcome:
+        from .ingest.review import accept
+
+        return accept(self, hold_id, predicate)
+
+    def review_reject(self, hold_id: str, reason: str) -> Outcome:
+        from .ingest.review import reject
+
+        return reject(self, hold_id, reason)
+
+    # --- end ingestion -------------------------------------------------------------------
 
     # --- checking ------------------------------------------------------------------------
 

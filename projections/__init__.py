@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from .facts import FactsProjection
 from .provenance import ProvenanceProjection
+from .recall import RecallProjection
 from .review import ReviewProjection
+from .sessions import SessionsProjection
 
-ALL = (FactsProjection(), ProvenanceProjection(), ReviewProjection())
+# RecallProjection reads facts_current, so it must come after FactsProjection.
+ALL = (FactsProjection(), ProvenanceProjection(), ReviewProjection(), RecallProjection(),
+       SessionsProjection())

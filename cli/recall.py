@@ -1,0 +1,73 @@
+"""`factledger recall QUERY`: what an agent would be served, and with --explain, why.
+
+Plain output is the rendered block exactly as a model would see it; --json gives the selected
+facts (and with --explain the whole explanation); -t/--csv/--nl give rows.  No rule lives here.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
+
+from .context import pass_state, partition_options, require_partition
+from .output import dumps, emit, to_table
+
+SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
+                    "said_at", "relevance", "recency", "score", "fact_id")
+EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
+                   "effective_confidence", "age_days", "relevance", "recency", "score", "fact_id")
+
+
+@click.command()
+@click.argument("query", required=False, default="")
+@partition_options
+@click.option("--preload", is_flag=True,
+              help="Serve the best facts even when nothing matches the query (before-model use)")
+@click.option("--explain", is_flag=True,
+              help="List every in-scope fact with its scores and why it was served or left out")
+@click.option("--clearance", default=None, metavar="LIST",
+              help="Sensitivities the caller is cleared for besides normal: personal,health (or all)")
+@click.option("--min-confidence", "min_confidence", default=None, metavar="C",
+              help="Minimum effective confidence, 0..1  [default: 0.7]")
+@click.option("--max-age", "max_age", default=None, metavar="DURATION",
+              help="Leave out facts last confirmed longer ago than this: 90d, 12w, 6m, 1y")
+@click.option("--recency-weight", "recency_weight", default=None, metavar="W",
+              help=f"Weight of recency against relevance, 0..1  [default: {DEFAULT_RECENCY_WEIGHT}]")
+@click.option("--half-life", "half_life", default=None, metavar="DURATION",
+              help=f"Age at which recency is one half  [default: {DEFAULT_HALF_LIFE_DAYS:g}d]")
+@click.option("--limit", default=None, metavar="N", help=f"At most N facts  [default: {DEFAULT_LIMIT}]")
+@click.option("--budget", default=None, metavar="WORDS", help="At most this many words of fact lines")
+@click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
+@click.option("--json", "fmt", flag_value="json", help="Selected facts as JSON (with --explain: everything)")
+@click.option("--nl", "fmt", flag_value="nl", help="Newline-delimited JSON rows")
+@click.option("--csv", "fmt", flag_value="csv", help="CSV rows")
+@click.option("-t", "--table", "fmt", flag_value="table", help="A table of rows")
+@pass_state
+def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
+           recency_weight, half_life, limit, budget, no_domain, fmt) -> None:
+    """Serve the current facts that belong in the next prompt, rendered for a model."""
+    app, user = require_partition(app, user)
+    result = state.ledger().recall(
+        app, user, query, explain=explain, clearance=clearance, min_confidence=min_confidence,
+        max_age=max_age, recency_weight=recency_weight, half_life=half_life, limit=limit,
+        budget=budget, preload=preload, domain=not no_domain)
+    if fmt is None:
+        click.echo(result.text)
+        if explain:
+            click.echo("")
+            click.echo(to_table(explain_rows(result), EXPLAIN_COLUMNS))
+            other = result.other_partitions or {}
+            click.echo(f"other partitions: {other.get('facts', 0)} open facts in "
+                       f"{other.get('partitions', 0)} partitions, counted, not shown")
+        return
+    if fmt == "json" and explain:
+        click.echo(dumps(result.as_dict()))
+        return
+    if explain:
+        emit(explain_rows(result), fmt, EXPLAIN_COLUMNS)
+    else:
+        emit(result.selected, fmt, SELECTED_COLUMNS)
+
+
+COMMANDS = (recall,)

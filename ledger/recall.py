@@ -1,0 +1,337 @@
+"""Recall: the few current facts that belong in the next prompt, and why each one was or was not.
+
+The current-state path only: candidates come from `facts_current` (open facts, current or
+disputed), so a superseded or retracted value is never a candidate; the historical path lives in
+`ledger.queries` (`facts --as-of/--valid-at`, `history`).  One read of the partition (plus the
+app's `_domain` user) joined with the recall index's stored terms; everything else happens in
+memory, so a user with a thousand facts costs one query, not a thousand.
+
+Order of the gates, each with the outcome it gives in `--explain`:
+sensitivity (not cleared; the value is withheld even from the explanation) -> confidence
+(effective confidence below the threshold) -> age (last confirmed longer ago than --max-age) ->
+no_match (a search, and no query term in common) -> packing: limit, budget -> selected.
+Scoring and packing are documented in docs/recall.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import orjson
+
+from . import render
+from .confidence import SERVING_THRESHOLD, effective_confidence
+from .errors import LedgerError
+from .queries import FACT_FIELDS
+from .registry import SENSITIVITIES, Registry
+from .textindex import document_terms, terms
+from .timeutil import days_between
+
+DOMAIN_USER = "_domain"
+DEFAULT_LIMIT = 12
+DEFAULT_RECENCY_WEIGHT = 0.3
+DEFAULT_HALF_LIFE_DAYS = 90.0
+OUTCOMES = ("selected", "sensitivity", "confidence", "age", "no_match", "limit", "budget")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdwmy]?)\s*$", re.IGNORECASE)
+_UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
+
+
+@dataclass(frozen=True)
+class RecallOptions:
+    """Every knob of recall, checked once (bad input is a `LedgerError` for the person)."""
+
+    clearance: tuple[str, ...] = ("normal",)
+    min_confidence: float = SERVING_THRESHOLD
+    max_age_days: float | None = None
+    recency_weight: float = DEFAULT_RECENCY_WEIGHT
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    limit: int = DEFAULT_LIMIT
+    budget: int | None = None
+    preload: bool = False
+    domain: bool = True
+
+    @classmethod
+    def build(cls, *, clearance=None, min_confidence=None, max_age=None, recency_weight=None,
+              half_life=None, limit=None, budget=None, preload=False, domain=True) -> "RecallOptions":
+        opts = cls(
+            clearance=parse_clearance(clearance),
+            min_confidence=_unit_interval("--min-confidence", min_confidence, SERVING_THRESHOLD),
+            max_age_days=None if max_age is None else parse_days("--max-age", max_age, allow_zero=True),
+            recency_weight=_unit_interval("--recency-weight", recency_weight, DEFAULT_RECENCY_WEIGHT),
+            half_life_days=(DEFAULT_HALF_LIFE_DAYS if half_life is None
+                            else parse_days("--half-life", half_life)),
+            limit=DEFAULT_LIMIT if limit is None else _count("--limit", limit),
+            budget=None if budget is None else _count("--budget", budget),
+            preload=bool(preload), domain=bool(domain))
+        return opts
+
+    def as_dict(self) -> dict:
+        return {"clearance": list(self.clearance), "min_confidence": self.min_confidence,
+                "max_age_days": self.max_age_days, "recency_weight": self.recency_weight,
+                "half_life_days": self.half_life_days, "limit": self.limit, "budget": self.budget,
+                "preload": self.preload, "domain": self.domain}
+
+
+def parse_clearance(value) -> tuple[str, ...]:
+    """`personal,health` (or a list) -> ('normal', 'personal', 'health'); normal is always in."""
+    if value is None:
+        names: list[str] = []
+    elif isinstance(value, str):
+        names = [n.strip().lower() for n in value.split(",") if n.strip()]
+    else:
+        names = [str(n).strip().lower() for n in value if str(n).strip()]
+    if "all" in names:
+        names = [n for n in names if n != "all"] + list(SENSITIVITIES)
+    unknown = [n for n in names if n not in SENSITIVITIES]
+    if unknown:
+        raise LedgerError(f"unknown clearance {unknown[0]!r} (known: {', '.join(SENSITIVITIES)})")
+    return tuple(s for s in SENSITIVITIES if s == "normal" or s in names)
+
+
+def parse_days(option: str, value, allow_zero: bool = False) -> float:
+    """A duration in days: a number, or a number with h, d, w, m (30 days) or y (365 days)."""
+    if isinstance(value, bool):
+        raise LedgerError(f"{option} must be a duration like 90d, 12w or 1y")
+    if isinstance(value, (int, float)):
+        days = float(value)
+    else:
+        found = _DURATION.match(str(value))
+        if not found:
+            raise LedgerError(f"{option} {value!r} is not a duration (say 90d, 12w, 6m or 1y)")
+        days = float(found.group(1)) * _UNIT_DAYS[found.group(2).lower()]
+    if not math.isfinite(days) or days < 0 or (days == 0 and not allow_zero):
+        raise LedgerError(f"{option} must be {'zero or more' if allow_zero else 'more than zero'}"
+                          f" (got {value!r})")
+    return days
+
+
+def _unit_interval(option: str, value, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise LedgerError(f"{option} must be a number from 0 to 1 (got {value!r})") from None
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise LedgerError(f"{option} must be a number from 0 to 1 (got {value!r})")
+    return number
+
+
+def _count(option: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip())
+        except ValueError:
+            raise LedgerError(f"{option} must be a whole number (got {value!r})") from None
+    if value < 0:
+        raise LedgerError(f"{option} cannot be negative (got {value})")
+    return value
+
+
+@dataclass
+class RecallResult:
+    query: str
+    app: str
+    user: str
+    options: RecallOptions
+    selected: list[dict]                       # facts in the order they are rendered
+    candidates: list[dict]                     # every in-scope fact, scores and outcome
+    other_partitions: dict | None = None       # counts only, with explain
+    text: str = ""                             # the rendered block
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "app": self.app, "user": self.user,
+                "options": self.options.as_dict(), "selected": self.selected,
+                "candidates": self.candidates, "other_partitions": self.other_partitions,
+                "rendered": self.text}
+
+
+_SELECT = (
+    "SELECT f.fact_id, f.app, f.user, f.subject, f.predicate, f.value, f.status, f.basis,"
+    " f.confidence, f.sensitivity, f.said_at, f.recorded_at, f.confirmed_at, f.confirmed_by,"
+    " f.session, f.evidence_event, f.quote, f.author, f.disputes, f.effective_date, r.terms"
+    " FROM facts_current f LEFT JOIN recall_index r ON r.rowid = f.observed_seq"
+    " WHERE f.app = ? AND f.user = ?")
+_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
+            "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at", "confirmed_by",
+            "session", "evidence_event", "quote", "author", "disputes", "effective_date", "terms")
+
+
+def _registry_terms(registry: Registry | None) -> dict[str, list[str]]:
+    """Per predicate: its aliases and description, cut into terms ("lives" finds home_city).
+
+    Added at query time, not stored in the index: the registry is configuration, not an event,
+    and a projection must be a pure fold over the log.
+    """
+    if registry is None:
+        return {}
+    cached = _REGISTRY_TERMS.get(registry.sha256)
+    if cached is None:
+        cached = {name: sorted(set(terms(" ".join(spec.aliases) + " " + spec.description)))
+                  for name, spec in registry.predicates.items()}
+        _REGISTRY_TERMS[registry.sha256] = cached
+    return cached
+
+
+_REGISTRY_TERMS: dict[str, dict[str, list[str]]] = {}
+
+
+def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
+           options: RecallOptions, registry: Registry | None = None,
+           explain: bool = False) -> RecallResult:
+    query = "" if query is None else str(query)
+    users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
+    rows = []
+    for who in users:
+        rows += conn.execute(_SELECT, (app, who)).fetchall()
+    extra = _registry_terms(registry)
+    candidates = [_candidate(row, now, extra) for row in rows]
+    _gate(candidates, options)
+    cleared = [c for c in candidates if c["outcome"] != "sensitivity"]
+    _score(cleared, terms(query), options)
+    for c in cleared:
+        if c["outcome"] is None and not options.preload and c["relevance"] <= 0.0:
+            c["outcome"] = "no_match"
+    selected = _pack(candidates, options)
+    for c in candidates:
+        c.pop("_terms", None)
+        if c["outcome"] == "sensitivity":
+            c["value"] = c["quote"] = None     # an uncleared caller never sees the value
+    ordered = sorted(candidates, key=_rank_key)
+    for rank, c in enumerate(ordered, 1):
+        c["rank"] = rank
+    facts = [_public(c) for c in selected]
+    result = RecallResult(query, app, user, options, facts, ordered, text=render.render(facts))
+    if explain:
+        result.other_partitions = _other_partitions(conn, app, users)
+    return result
+
+
+def _candidate(row: tuple, now: datetime, extra: dict[str, list[str]]) -> dict:
+    c = dict(zip(_COLUMNS, row))
+    c["disputes"] = orjson.loads(c["disputes"])
+    c["effective_confidence"] = effective_confidence(c["confidence"], c["confirmed_at"], now)
+    c["age_days"] = round(max(0.0, days_between(c["confirmed_at"], now)), 3)
+    stored = c.pop("terms")
+    words = (stored.split() if stored is not None else
+             document_terms(c["subject"], c["predicate"], c["value"], c["quote"]).split())
+    c["_terms"] = Counter(words + extra.get(c["predicate"], []))
+    c.update(relevance=None, recency=None, score=None, outcome=None, via=None)
+    return c
+
+
+def _gate(candidates: list[dict], options: RecallOptions) -> None:
+    for c in candidates:
+        if c["sensitivity"] not in options.clearance:
+            c["outcome"] = "sensitivity"
+        elif c["effective_confidence"] < options.min_confidence:
+            c["outcome"] = "confidence"
+        elif options.max_age_days is not None and c["age_days"] > options.max_age_days:
+            c["outcome"] = "age"
+
+
+def _score(cleared: list[dict], query_terms: list[str], options: RecallOptions) -> None:
+    """TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts), blended with
+    exponential recency; see docs/recall.md."""
+    n = len(cleared)
+    df: Counter = Counter()
+    for c in cleared:
+        df.update(c["_terms"].keys())
+    idf = {t: math.log((1 + n) / (1 + df[t])) + 1.0 for t in set(query_terms) | set(df)}
+    q = {t: (1 + math.log(k)) * idf[t] for t, k in Counter(query_terms).items()}
+    q_norm = math.sqrt(sum(w * w for w in q.values()))
+    w = options.recency_weight
+    for c in cleared:
+        relevance = 0.0
+        if q_norm:
+            d = {t: (1 + math.log(k)) * idf[t] for t, k in c["_terms"].items()}
+            dot = sum(weight * d[t] for t, weight in q.items() if t in d)
+            if dot:
+                relevance = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
+        recency = 0.5 ** (c["age_days"] / options.half_life_days)
+        c["relevance"] = round(relevance, 4)
+        c["recency"] = round(recency, 4)
+        c["score"] = round((1.0 - w) * relevance + w * recency, 4)
+
+
+def _order_key(c: dict):
+    """Best first: score, then the most recently confirmed, then fact id (a total order)."""
+    return (-(c["score"] or 0.0), _desc(c["confirmed_at"]), c["fact_id"])
+
+
+def _desc(text: str) -> tuple:
+    return tuple(-ord(ch) for ch in text)
+
+
+def _rank_key(c: dict):
+    scored = c["score"] is not None
+    return (OUTCOMES.index(c["outcome"]) if c["outcome"] in OUTCOMES else 99, not scored,
+            *_order_key(c))
+
+
+def _pack(candidates: list[dict], options: RecallOptions) -> list[dict]:
+    """Greedy: best first; a fact that would pass the word budget is skipped, a smaller one may
+    still fit; a disputed fact brings the facts it disputes onto its line."""
+    by_id = {c["fact_id"]: c for c in candidates}
+    eligible = sorted((c for c in candidates if c["outcome"] is None), key=_order_key)
+    chosen: list[dict] = []
+    used_words = 0
+    for c in eligible:
+        if c["outcome"] is not None:           # already shown beside a fact it disputes
+            continue
+        group = [c] + [by_id[d] for d in c["disputes"] if d in by_id
+                       and by_id[d]["outcome"] in (None, "confidence", "age", "no_match", "limit",
+                                                   "budget")]
+        if len(chosen) + len(group) > options.limit:
+            c["outcome"] = "limit"
+            continue
+        cost = render.words(render.line([_public(g) for g in group]))
+        if options.budget is not None and used_words + cost > options.budget:
+            c["outcome"] = "budget"
+            continue
+        used_words += cost
+        c["outcome"] = "selected"
+        chosen.append(c)
+        for partner in group[1:]:
+            partner["outcome"] = "selected"
+            partner["via"] = c["fact_id"]
+            chosen.append(partner)
+    return chosen
+
+
+def _public(c: dict) -> dict:
+    """A selected fact with the field names of DESIGN section 12, plus its scores."""
+    fact = {name: c.get(name) for name in FACT_FIELDS}
+    fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
+    if c.get("via"):
+        fact["shown_with"] = c["via"]
+    return fact
+
+
+def _other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:
+    """How many open facts lie outside the scope: counted, never shown."""
+    total = conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
+    inside = sum(conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
+                              (app, u)).fetchone()[0] for u in users)
+    partitions = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM facts_current)").fetchone()[0]
+    inside_partitions = sum(1 for u in users if conn.execute(
+        "SELECT 1 FROM facts_current WHERE app = ? AND user = ? LIMIT 1", (app, u)).fetchone())
+    return {"facts": total - inside, "partitions": partitions - inside_partitions}
+
+
+def explain_rows(result: RecallResult) -> list[dict]:
+    """The `--explain` table: every in-scope fact, best first within each outcome."""
+    keep = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
+            "effective_confidence", "age_days", "relevance", "recency", "score", "fact_id",
+            "user", "via")
+    return [{k: c.get(k) for k in keep} for c in result.candidates]
+
+
+__all__ = ["RecallOptions", "RecallResult", "recall", "explain_rows", "parse_clearance",
+           "parse_days", "OUTCOMES", "DOMAIN_USER"]

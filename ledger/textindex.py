@@ -1,0 +1,86 @@
+"""Turning text into index terms, one way for stored facts and for queries.
+
+Recall matches a query against facts by the terms they share, so both sides must be cut the same
+way: NFKC and case folding (one term however it was typed), words split on anything that is not
+a letter or digit (so `home_city` is `home city` and `user.daughter` is `user daughter`), a short
+English stop-word list (so "where do I live" matches on `live`, not on `I`), and a light suffix
+stemmer (`eats` and `eat`, `lives` and `live`, `allergies` and `allergy`).
+
+Terms are plain lowercase word characters, so a term can be put inside double quotes in an FTS5
+MATCH expression without any escaping: no query text ever reaches SQLite as syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me
+more most my myself no nor not now of off on once only or other our ours ourselves out over own
+same she should so some such than that the their theirs them themselves then there these they
+this those through to too under until up very was we were what when where which while who whom
+why will with would you your yours yourself yourselves i'm im ive id ill youre dont doesnt didnt
+tell know please remember recall anything something thing things us let lets get got also
+subject user
+""".split())
+
+
+def stem(word: str) -> str:
+    """A deliberately small suffix stemmer: enough to join plural, -ing and -ed forms.
+
+    `live`, `lives`, `lived`, `living` all become `liv`; `allergies` and `allergy` both
+    `allergy`; `eats` and `eating` both `eat`.  Queries and facts go through the same function,
+    so an odd stem costs nothing as long as both sides agree.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("ing") and len(word) >= 6:
+        word = _undouble(word[:-3])
+    elif word.endswith("ed") and len(word) >= 5:
+        word = _undouble(word[:-2])
+    elif word.endswith(("ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _undouble(base: str) -> str:
+    """running -> run, planned -> plan (but not fill -> fil)."""
+    if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
+        return base[:-1]
+    return base
+
+
+def terms(text: str | None) -> list[str]:
+    """The index terms of a text, in order, stop words dropped (repeats kept: they are tf)."""
+    if not text:
+        return []
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
+    out = []
+    for word in _WORD.findall(folded):
+        if word in STOP_WORDS:
+            continue
+        out.append(stem(word))
+    return out
+
+
+def term_counts(text: str | None) -> Counter:
+    return Counter(terms(text))
+
+
+def document_terms(subject: str, predicate: str, value: str, quote: str) -> str:
+    """The terms a stored fact is found by, space separated (the index's `terms` column)."""
+    return " ".join(terms(subject) + terms(predicate) + terms(value) + terms(quote))
