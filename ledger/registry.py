@@ -98,6 +98,8 @@ def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise LedgerError(f"registry {source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise LedgerError(f"registry {source}: not valid TOML (nested too deeply)") from None
     table = data.get("predicates")
     if not isinstance(table, dict) or not table:
         raise LedgerError(f"registry {source}: needs a [predicates.NAME] table for each predicate")

@@ -55,7 +55,10 @@ def parse_time(text: str) -> datetime:
         raise LedgerError(f"timestamp {text!r} is not ISO 8601") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:                   # 9999-12-31T23:59-01:00 is past year 9999 in UTC
+        raise LedgerError(f"timestamp {text!r} is out of range") from None
 
 
 def normalise_time(text: str) -> str:
