@@ -1,0 +1,16 @@
+"""Ingestion: finished agent sessions in, validated facts with provenance out (DESIGN section 9).
+
+- `session`: the one in-memory shape of a session; the watermark's tail; rendering.
+- `formats`: ADK session JSON and JSONL transcripts -> `Session` (authorship decided here).
+- `sources`: files, directories and stdin, one failure per file, never one for the batch.
+- `proposal`: what an extractor proposes (no author, time or sensitivity of its own).
+- `extractor`: the protocol; `patterns`, `anthropic`, `candidates` implement it.
+- `validator`: the rules that need the session (evidence exists, quote occurs, said_at).
+- `pipeline`: one session, one transaction; `batch`: many, with a summary and the retry queue.
+- `review`: accept or reject held candidates; `evaluate`: the probe harness.
+"""
+
+from .pipeline import SessionResult, ingest_session
+from .session import Delta, Session, SessionEvent
+
+__all__ = ["Delta", "Session", "SessionEvent", "SessionResult", "ingest_session"]

@@ -1,0 +1,112 @@
+"""Many sessions at once: the CLI's `ingest` and `ingest --retry-failed`, and their summary.
+
+Each session is its own transaction, so a bad file or a failed extraction costs only that
+session; the summary names every source that failed, and the caller decides the exit code
+(the CLI exits 1 when anything failed, after ingesting everything that could be).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, TextIO
+
+from ..errors import LedgerError
+from .candidates import CandidatesExtractor
+from .extractor import Extractor, make_extractor
+from .pipeline import SessionResult, ingest_session
+from .sources import load, read_source
+
+if TYPE_CHECKING:
+    from ..service import Ledger
+
+
+@dataclass
+class Summary:
+    results: list[SessionResult] = field(default_factory=list)
+    unmatched_candidates: int = 0
+
+    @property
+    def failed(self) -> list[SessionResult]:
+        return [r for r in self.results if r.status in ("failed", "error")]
+
+    def as_dict(self) -> dict:
+        counts: Counter = Counter()
+        for r in self.results:
+            counts.update(r.counts)
+        by = lambda prefix: {k.split(":", 1)[1]: v for k, v in sorted(counts.items())  # noqa: E731
+                             if k.startswith(prefix + ":")}
+        return {
+            "sessions": sum(1 for r in self.results if r.session is not None),
+            "ingested": sum(1 for r in self.results if r.status == "ingested"),
+            "unchanged": sum(1 for r in self.results if r.status == "unchanged"),
+            "failed": len(self.failed),
+            "events_read": sum(r.events_read for r in self.results),
+            "candidates": sum(r.candidates for r in self.results),
+            "applied": by("applied"),
+            "rejected": by("rejected"),
+            "held": by("held"),
+            "unmatched_candidates": self.unmatched_candidates,
+            "failures": [{"source": r.source, "session": r.session, "error": r.error}
+                         for r in self.failed],
+            "results": [r.as_dict() for r in self.results],
+        }
+
+
+def ingest_paths(ledger: "Ledger", paths: Iterable[str], app: str | None, user: str | None,
+                 extractor: str | None = None, model: str | None = None,
+                 candidates: str | None = None, stdin: TextIO | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 on_total: Callable[[int], None] | None = None, **options) -> Summary:
+    sessions, errors = load(paths, stdin)
+    summary = Summary([SessionResult(source=e.source, status="error", error=e.error) for e in errors])
+    if on_total:
+        on_total(len(sessions))
+    chosen: Extractor = make_extractor(extractor, model=model, candidates=candidates, **options)
+    if isinstance(chosen, CandidatesExtractor):
+        chosen.single_session = len(sessions) == 1
+    for session in sessions:
+        summary.results.append(_one(ledger, session, app, user, chosen))
+        if progress:
+            progress(1)
+    if isinstance(chosen, CandidatesExtractor):
+        summary.unmatched_candidates = chosen.unmatched
+    return summary
+
+
+def retry_failed(ledger: "Ledger", app: str | None = None, user: str | None = None,
+                 extractor: str | None = None, model: str | None = None,
+                 progress: Callable[[int], None] | None = None,
+                 on_total: Callable[[int], None] | None = None, **options) -> Summary:
+    """Re-read and re-ingest every open item of the retry queue (optionally one partition's)."""
+    items = ledger.ingest_queue(app=app, user=user)
+    if on_total:
+        on_total(len(items))
+    summary = Summary()
+    for item in items:
+        source = item["source"] or "<not a file>"
+        try:
+            if not item["source"]:
+                raise LedgerError(f"session {item['session']} was not read from a file; "
+                                  "ingest it again from its source")
+            found = [s for s in read_source(item["source"]) if s.id == item["session"]]
+            if not found:
+                raise LedgerError(f"{source}: no longer holds session {item['session']}")
+            chosen = make_extractor(extractor or item["extractor"],
+                                    model=model or item["model"], **options)
+            summary.results.append(_one(ledger, found[0], item["app"], item["user"], chosen))
+        except LedgerError as exc:
+            summary.results.append(SessionResult(source=source, session=item["session"],
+                                                 app=item["app"], user=item["user"],
+                                                 status="error", error=str(exc)))
+        if progress:
+            progress(1)
+    return summary
+
+
+def _one(ledger, session, app, user, extractor) -> SessionResult:
+    try:
+        return ingest_session(ledger, session, app, user, extractor)
+    except LedgerError as exc:
+        return SessionResult(source=session.source, session=session.id, status="error",
+                             error=str(exc))

@@ -1,0 +1,78 @@
+"""The one protocol every extractor follows, and how a name becomes an extractor.
+
+An extractor reads a session delta and proposes candidates (plus, optionally, a one-line digest
+of the session).  It never writes: ingestion validates what it proposes and appends the result
+in one transaction, so an extractor that fails halfway leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..errors import LedgerError
+from ..registry import Registry
+from .proposal import Proposal
+from .session import Delta
+
+EXTRACTORS = ("patterns", "anthropic", "candidates")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an extractor may know besides the transcript: the registry and the partition's keys."""
+
+    app: str
+    user: str
+    registry: Registry
+    current: tuple[dict, ...] = ()       # open facts: subject, predicate, value
+
+
+@dataclass
+class Extraction:
+    proposals: list[Proposal] = field(default_factory=list)
+    digest: str | None = None
+    model: str | None = None
+    prompt_sha256: str | None = None
+
+
+class ExtractionFailed(Exception):
+    """The extractor could not produce a trustworthy answer; nothing of the session is stored."""
+
+    def __init__(self, message: str, attempts: int = 1):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class Extractor(Protocol):
+    name: str
+    model: str | None
+
+    def extract(self, delta: Delta, context: Context) -> Extraction: ...
+
+
+def default_extractor_name() -> str:
+    """`anthropic` when an API key is configured, else the offline `patterns` extractor."""
+    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "patterns"
+
+
+def make_extractor(name: str | None = None, *, model: str | None = None,
+                   candidates: str | None = None, **options) -> Extractor:
+    name = name or default_extractor_name()
+    if name == "patterns":
+        from .patterns import PatternsExtractor
+
+        return PatternsExtractor()
+    if name == "candidates":
+        from .candidates import CandidatesExtractor
+        from .proposal import read_candidates
+
+        if not candidates:
+            raise LedgerError("the candidates extractor needs --candidates FILE")
+        return CandidatesExtractor(read_candidates(candidates))
+    if name == "anthropic":
+        from .anthropic import AnthropicExtractor
+
+        return AnthropicExtractor(model=model, **options)
+    raise LedgerError(f"unknown extractor {name!r} (choose from {', '.join(EXTRACTORS)})")

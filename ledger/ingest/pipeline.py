@@ -1,0 +1,162 @@
+"""Ingesting one session: watermark, extract, validate, decide, append; one transaction.
+
+Extraction runs outside the write transaction (a model call must not hold the ledger's lock);
+the watermark is read again inside it, and if another writer moved it meanwhile the delta is
+recomputed and extracted again, so two processes ingesting the same session never count an
+event twice.  Everything the session causes (decisions, rejections, holds, the `SessionIngested`
+watermark) commits together or not at all; an extractor failure appends only `IngestFailed`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import LedgerError
+from ..events import CandidateRejected, IngestFailed, SessionIngested
+from . import validator
+from .extractor import Context, ExtractionFailed, Extractor, make_extractor
+from .formats import parse_adk
+from .session import Session, tail
+
+if TYPE_CHECKING:
+    from ..service import Ledger
+
+MAX_DIGEST = 300
+ATTEMPTS = 3
+
+
+@dataclass
+class SessionResult:
+    """What ingesting one session did; the CLI summary adds these up."""
+
+    source: str
+    session: str | None = None
+    app: str | None = None
+    user: str | None = None
+    status: str = "ingested"          # ingested | unchanged | failed (extractor) | error (input)
+    events_read: int = 0
+    candidates: int = 0
+    counts: Counter = field(default_factory=Counter)
+    error: str | None = None
+    digest: str | None = None
+    watermark: str | None = None
+    seqs: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "session": self.session, "app": self.app,
+                "user": self.user, "status": self.status, "events_read": self.events_read,
+                "candidates": self.candidates, "counts": dict(self.counts), "error": self.error,
+                "digest": self.digest, "watermark": self.watermark}
+
+
+def partition_of(session: Session, app: str | None, user: str | None) -> tuple[str, str]:
+    """The caller's partition, checked against what the session says about itself."""
+    where = f"{session.source}: session {session.id}"
+    for what, given, own in (("app", app, session.app), ("user", user, session.user)):
+        if given and own and given != own:
+            raise LedgerError(f"{where} belongs to {what} {own!r}, not {given!r}")
+    app, user = app or session.app, user or session.user
+    if not app:
+        raise LedgerError(f"{where} names no app (give --app)")
+    if not user:
+        raise LedgerError(f"{where} names no user (give --user)")
+    if user.startswith("erased:"):
+        raise LedgerError(f"{where}: user ids starting with 'erased:' are reserved")
+    return app, user
+
+
+def one_line(text: str | None) -> str | None:
+    """A digest is data: one line, bounded, without control characters."""
+    if not text:
+        return None
+    clean = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return clean[:MAX_DIGEST] or None
+
+
+def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = None,
+                   user: str | None = None, extractor: Extractor | str | None = None,
+                   source: str | None = None, **options) -> SessionResult:
+    """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing."""
+    if isinstance(session, dict):
+        session = parse_adk(session, source or "<memory>")
+    elif not isinstance(session, Session):
+        raise LedgerError("ingest_session needs an ADK session dict or a parsed Session")
+    if extractor is None or isinstance(extractor, str):
+        extractor = make_extractor(extractor, **options)
+    app, user = partition_of(session, app, user)
+    result = SessionResult(source=source or session.source, session=session.id, app=app, user=user)
+    forgotten = getattr(ledger, "session_forgotten", None)
+    if callable(forgotten) and forgotten(app, user, session.id):
+        raise LedgerError(f"{result.source}: session {session.id} was forgotten; "
+                          "it cannot be ingested again")
+    sha = ledger.registry.sha256
+    for _attempt in range(ATTEMPTS):
+        state = ledger.session_state(app, user, session.id)
+        mark = state["watermark"] if state else None
+        mark_at = state["watermark_at"] if state else None
+        delta = tail(session, mark, mark_at)
+        if not delta:
+            result.status = "unchanged"
+            result.watermark = mark
+            return result
+        context = Context(app, user, ledger.registry, tuple(
+            {"subject": f["subject"], "predicate": f["predicate"], "value": f["value"]}
+            for f in ledger.facts(app, user, include_sensitive=True)))
+        try:
+            extraction = extractor.extract(delta, context)
+        except ExtractionFailed as exc:
+            return _failed(ledger, result, extractor, str(exc), path_of(result.source),
+                           exc.attempts)
+        with ledger.transaction():
+            now = ledger.session_state(app, user, session.id)
+            if (now["watermark"] if now else None) != mark:
+                continue                       # another writer ingested it meanwhile: redo
+            counts: Counter = Counter(candidates=len(extraction.proposals))
+            for proposal in extraction.proposals:
+                checked = validator.check(proposal, delta, app, user, sha)
+                if isinstance(checked, CandidateRejected):
+                    result.seqs.append(ledger.store.append(checked).seq)
+                    counts["rejected"] += 1
+                    counts[f"rejected:{checked.reason}"] += 1
+                    continue
+                outcome = ledger.append_candidate(checked)
+                result.seqs.extend(outcome.seqs)
+                if outcome.decision == "reject":
+                    counts["rejected"] += 1
+                    counts[f"rejected:{outcome.reason}"] += 1
+                elif outcome.decision == "hold":
+                    counts["held"] += 1
+                    counts[f"held:{outcome.reason}"] += 1
+                else:
+                    counts[f"applied:{outcome.decision}"] += 1
+            digest = one_line(extraction.digest)
+            event = ledger.store.append(SessionIngested(
+                app=app, user=user, session=session.id, watermark=delta.watermark.id,
+                watermark_at=delta.watermark.said_at, events_read=delta.read,
+                counts=dict(counts), extractor=extractor.name,
+                model=extraction.model or getattr(extractor, "model", None),
+                prompt_sha256=extraction.prompt_sha256, digest=digest, registry_sha256=sha))
+            result.seqs.append(event.seq)
+        result.events_read, result.candidates = delta.read, len(extraction.proposals)
+        result.counts, result.digest, result.watermark = counts, digest, delta.watermark.id
+        return result
+    raise LedgerError(f"{result.source}: session {session.id} kept changing under concurrent "
+                      f"ingestion; try again")
+
+
+def path_of(source: str) -> str | None:
+    """Only a real file can be re-read by `--retry-failed`."""
+    return None if source.startswith("<") else source.split("[", 1)[0] if source.endswith("]") else source
+
+
+def _failed(ledger: "Ledger", result: SessionResult, extractor, message: str,
+            path: str | None, attempts: int) -> SessionResult:
+    with ledger.transaction():
+        event = ledger.store.append(IngestFailed(
+            app=result.app, user=result.user, session=result.session, error=message[:500],
+            extractor=extractor.name, model=getattr(extractor, "model", None), source=path,
+            attempts=attempts))
+    result.status, result.error, result.seqs = "failed", message, [event.seq]
+    return result

@@ -1,0 +1,76 @@
+"""What an extractor proposes, before the validator has looked at it.
+
+A proposal names an evidence event and a quote; it never carries the author, the time or the
+sensitivity, because those are taken from the session and the registry, not from whatever
+produced the proposal.  (A candidates file that still carries `said_at`, `author` or
+`sensitivity` is accepted and those fields are ignored: DESIGN section 9.)
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..candidate import describe_validation_error
+from ..errors import LedgerError
+
+IGNORED_FIELDS = ("said_at", "author", "sensitivity", "kind", "cardinality")
+
+
+class Proposal(BaseModel):
+    """One candidate as an extractor hands it over (DESIGN section 12 names the fields)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str = "user"
+    predicate: str
+    value: str
+    quote: str
+    evidence_event: str
+    basis: Literal["inferred", "stated", "verified"] = "stated"
+    negated: bool = False
+    confidence: float | None = None
+    effective_date: str | None = None
+    session: str | None = Field(default=None, description="only in candidates files: routing")
+
+    def record(self) -> dict:
+        return self.model_dump(exclude_none=True)
+
+
+def proposal_from(obj, where: str) -> Proposal:
+    """Build a proposal from a JSON object, or raise `LedgerError` naming `where`."""
+    if not isinstance(obj, dict):
+        raise LedgerError(f"{where}: a candidate must be a JSON object")
+    data = {k: v for k, v in obj.items() if k not in IGNORED_FIELDS}
+    for key in ("value", "quote", "predicate", "evidence_event", "subject"):
+        if isinstance(data.get(key), (int, float)) and not isinstance(data.get(key), bool):
+            data[key] = str(data[key])        # 25 -> "25": a number is a value too
+    try:
+        return Proposal(**data)
+    except ValidationError as exc:
+        raise LedgerError(f"{where}: {describe_validation_error(exc)}") from None
+
+
+def read_candidates(path: str) -> list[Proposal]:
+    """A candidates JSONL file; an error names the file and the line."""
+    try:
+        text = open(path, "rb").read().decode("utf-8")
+    except FileNotFoundError:
+        raise LedgerError(f"{path}: no such candidates file") from None
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise LedgerError(f"{path}: not UTF-8 text") from None
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LedgerError(f"{where}: not valid JSON ({exc})") from None
+        out.append(proposal_from(obj, where))
+    return out

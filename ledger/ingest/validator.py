@@ -1,0 +1,79 @@
+"""The validator rules that need the session (DESIGN section 9, step 4).
+
+An extractor's proposal is only a claim about the transcript.  Before the registry rules
+(`ledger/validate.py`, run by `Ledger.append_candidate`) and the decision table see it, it is
+checked against the session itself:
+
+1. the evidence event exists in the session            -> else rejected `evidence_event_missing`
+2. ... and is part of the delta being ingested          -> else rejected `evidence_already_ingested`
+   (a partial event is never evidence                   -> rejected `evidence_event_partial`)
+3. the quote occurs in that event's text, whitespace-normalised
+                                                        -> else rejected `quote_not_in_evidence`
+4. author and said_at are the evidence event's own, never the extractor's;
+5. the candidate is well-formed data (bounded, NFC, no control characters, a valid subject)
+                                                        -> else rejected `invalid_candidate`
+
+A rejection is returned as a `CandidateRejected` body to append, so "was it ever stored, and if
+not why not?" always has an answer in the log.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from pydantic import ValidationError
+
+from ..candidate import Candidate, describe_validation_error
+from ..events import CandidateRejected
+from .proposal import Proposal
+from .session import Delta
+
+RULE = "session_validator"
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                              "\u00a0": " "})
+_RECORD_LIMIT = 500
+
+
+def normalise_quote(text: str) -> str:
+    """The form quotes are compared in: NFC, typographic quotes folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFC", text).translate(_TYPOGRAPHIC).split())
+
+
+def quote_occurs(quote: str, text: str) -> bool:
+    wanted = normalise_quote(quote)
+    return bool(wanted) and wanted in normalise_quote(text)
+
+
+def check(proposal: Proposal, delta: Delta, app: str, user: str,
+          registry_sha: str) -> Candidate | CandidateRejected:
+    """A candidate carrying the evidence event's author and time, or the rejection to append."""
+    session = delta.session
+    event = session.event(proposal.evidence_event)
+
+    def reject(reason: str, **extra) -> CandidateRejected:
+        record = {k: (v[:_RECORD_LIMIT] if isinstance(v, str) else v)
+                  for k, v in proposal.record().items()}
+        record["session"] = session.id
+        if event is not None:
+            record.update(author=event.author, said_at=event.said_at)
+        record.update(extra)
+        return CandidateRejected(app=app, user=user, reason=reason, rule=RULE, candidate=record,
+                                 registry_sha256=registry_sha)
+
+    if event is None:
+        return reject("evidence_event_missing")
+    if event.id in delta.earlier_ids:
+        return reject("evidence_already_ingested")
+    if event.partial:
+        return reject("evidence_event_partial")
+    if not quote_occurs(proposal.quote, event.text):
+        return reject("quote_not_in_evidence")
+    try:
+        return Candidate(
+            app=app, user=user, subject=proposal.subject, predicate=proposal.predicate,
+            value=proposal.value, quote=proposal.quote, session=session.id,
+            evidence_event=event.id, author=event.author, basis=proposal.basis,
+            negated=proposal.negated, confidence=proposal.confidence, said_at=event.said_at,
+            effective_date=proposal.effective_date)
+    except ValidationError as exc:
+        return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])

@@ -1,0 +1,122 @@
+"""`sessions` and `ingest_queue`: per-session watermarks and the retry queue of failed ingestions.
+
+Folded from `SessionIngested` and `IngestFailed`.  The watermark is what makes re-ingestion
+append nothing: ingestion reads it (inside its transaction) and extracts only the events after
+it.  A failed ingestion leaves the watermark alone and opens (or bumps) a queue row; the next
+successful ingestion of that session closes it.  Both tables carry `app` and `user`, so one
+partition can be cleared and rebuilt, and a forgotten session's digest goes with its events.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+
+from ledger.store import Event
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    app TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL,
+    watermark TEXT NOT NULL, watermark_at TEXT, ingestions INTEGER NOT NULL,
+    events_read INTEGER NOT NULL, candidates INTEGER NOT NULL, applied INTEGER NOT NULL,
+    rejected INTEGER NOT NULL, held INTEGER NOT NULL, counts TEXT NOT NULL,
+    extractor TEXT NOT NULL, model TEXT, digest TEXT,
+    first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+    first_ingested_at TEXT NOT NULL, last_ingested_at TEXT NOT NULL,
+    PRIMARY KEY (app, user, session)
+);
+CREATE TABLE IF NOT EXISTS ingest_queue (
+    app TEXT NOT NULL, user TEXT NOT NULL, session TEXT NOT NULL,
+    status TEXT NOT NULL, attempts INTEGER NOT NULL, error TEXT NOT NULL,
+    extractor TEXT NOT NULL, model TEXT, source TEXT,
+    failed_seq INTEGER NOT NULL, failed_at TEXT NOT NULL, closed_seq INTEGER,
+    PRIMARY KEY (app, user, session)
+);
+CREATE INDEX IF NOT EXISTS ingest_queue_status ON ingest_queue (status);
+"""
+
+SESSION_COLUMNS = ("app", "user", "session", "watermark", "watermark_at", "ingestions",
+                   "events_read", "candidates", "applied", "rejected", "held", "counts",
+                   "extractor", "model", "digest", "first_seq", "last_seq",
+                   "first_ingested_at", "last_ingested_at")
+QUEUE_COLUMNS = ("app", "user", "session", "status", "attempts", "error", "extractor", "model",
+                 "source", "failed_seq", "failed_at", "closed_seq")
+
+
+class SessionsProjection:
+    name = "sessions"
+    tables = ("sessions", "ingest_queue")
+    schema = SCHEMA
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None:
+        body = event.body
+        if body is None:
+            return
+        if event.type == "SessionIngested":
+            self._ingested(conn, event, body)
+        elif event.type == "IngestFailed":
+            conn.execute(
+                "INSERT INTO ingest_queue VALUES (?,?,?,'open',?,?,?,?,?,?,?,NULL)"
+                " ON CONFLICT (app, user, session) DO UPDATE SET status = 'open',"
+                " attempts = attempts + 1, error = excluded.error, extractor = excluded.extractor,"
+                " model = excluded.model, source = COALESCE(excluded.source, source),"
+                " failed_seq = excluded.failed_seq, failed_at = excluded.failed_at, closed_seq = NULL",
+                (event.app, event.user, body["session"], 1, body["error"], body["extractor"],
+                 body.get("model"), body.get("source"), event.seq, event.recorded_at))
+
+    @staticmethod
+    def _ingested(conn: sqlite3.Connection, event: Event, body: dict) -> None:
+        counts = body.get("counts", {})
+        applied = sum(v for k, v in counts.items() if k.startswith("applied:"))
+        row = (event.app, event.user, body["session"], body["watermark"], body.get("watermark_at"),
+               1, body["events_read"], counts.get("candidates", 0), applied,
+               counts.get("rejected", 0), counts.get("held", 0),
+               orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(), body["extractor"],
+               body.get("model"), body.get("digest"), event.seq, event.seq, event.recorded_at,
+               event.recorded_at)
+        conn.execute(
+            f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES "
+            f"({', '.join('?' for _ in SESSION_COLUMNS)})"
+            " ON CONFLICT (app, user, session) DO UPDATE SET watermark = excluded.watermark,"
+            " watermark_at = excluded.watermark_at, ingestions = ingestions + 1,"
+            " events_read = events_read + excluded.events_read,"
+            " candidates = candidates + excluded.candidates, applied = applied + excluded.applied,"
+            " rejected = rejected + excluded.rejected, held = held + excluded.held,"
+            " counts = excluded.counts, extractor = excluded.extractor, model = excluded.model,"
+            " digest = COALESCE(excluded.digest, digest), last_seq = excluded.last_seq,"
+            " last_ingested_at = excluded.last_ingested_at", row)
+        conn.execute("UPDATE ingest_queue SET status = 'done', closed_seq = ? WHERE app = ? AND"
+                     " user = ? AND session = ? AND status = 'open'",
+                     (event.seq, event.app, event.user, body["session"]))
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args, columns) -> list[dict]:
+    return [dict(zip(columns, row)) for row in conn.execute(sql, args)]
+
+
+def session_state(conn: sqlite3.Connection, app: str, user: str, session: str) -> dict | None:
+    rows = _rows(conn, f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE app = ? AND"
+                 " user = ? AND session = ?", (app, user, session), SESSION_COLUMNS)
+    return _decoded(rows[0]) if rows else None
+
+
+def list_sessions(conn: sqlite3.Connection, app: str, user: str) -> list[dict]:
+    rows = _rows(conn, f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE app = ? AND"
+                 " user = ? ORDER BY watermark_at, session", (app, user), SESSION_COLUMNS)
+    return [_decoded(r) for r in rows]
+
+
+def queue(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
+          status: str | None = "open") -> list[dict]:
+    sql, args = f"SELECT {', '.join(QUEUE_COLUMNS)} FROM ingest_queue WHERE 1 = 1", []
+    for column, value in (("app", app), ("user", user), ("status", status)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    return _rows(conn, sql + " ORDER BY failed_seq", args, QUEUE_COLUMNS)
+
+
+def _decoded(row: dict) -> dict:
+    row["counts"] = orjson.loads(row["counts"])
+    return row
