@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test install install-test clean
+.PHONY: demo test test-long install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ demo: install
 
 test: install-test
 	$(BIN)/python -m pytest
+
+# The long crash and concurrency suites (marked slow; `make test` leaves them out).
+test-long: install-test
+	$(BIN)/python -m pytest -m slow
 
 clean:
 	rm -rf $(VENV) *.egg-info build .pytest_cache .hypothesis

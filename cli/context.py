@@ -28,15 +28,16 @@ class LedgerGroup(click.Group):
 
 
 class State:
-    def __init__(self, db: str, registry: str | None):
+    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0):
         self.db = db
         self.registry = registry
+        self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
             self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                  create=create)
+                                  busy_timeout=self.busy_timeout, create=create)
         return self._ledger
 
     def close(self) -> None:

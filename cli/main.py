@@ -13,11 +13,14 @@ from .context import LedgerGroup, State
               help="Ledger file (env FACTLEDGER_DB)")
 @click.option("--registry", envvar="FACTLEDGER_REGISTRY", default=None,
               help="Predicate registry TOML (env FACTLEDGER_REGISTRY; default: the packaged one)")
+@click.option("--busy-timeout", "busy_timeout", envvar="FACTLEDGER_BUSY_TIMEOUT", default=5.0,
+              show_default=True, type=click.FloatRange(min=0, max=3600),
+              help="Seconds a writer waits for another to finish (env FACTLEDGER_BUSY_TIMEOUT)")
 @click.version_option(package_name="factledger")
 @click.pass_context
-def cli(ctx: click.Context, db: str, registry: str | None) -> None:
+def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float) -> None:
     """An event-sourced, hash-chained ledger of facts about the users of AI agents."""
-    state = State(db, registry)
+    state = State(db, registry, busy_timeout)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
