@@ -70,6 +70,7 @@ class FactReinforced(Decided):
     basis: Basis
     confidence: float
     said_at: str
+    hold_id: str | None = None            # a reviewer accepted a held candidate as this
 
 
 class FactSuperseded(Decided):

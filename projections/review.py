@@ -33,8 +33,9 @@ class ReviewProjection:
                 (body["hold_id"], event.app, event.user, event.seq, event.recorded_at,
                  body["reason"], orjson.dumps(body["candidate"], option=orjson.OPT_SORT_KEYS).decode(),
                  "open", None, None))
-        elif body.get("hold_id") and event.type in ("FactObserved", "CandidateRejected"):
-            status = "accepted" if event.type == "FactObserved" else "rejected"
+        elif body.get("hold_id") and event.type in ("FactObserved", "FactReinforced",
+                                                    "CandidateRejected"):
+            status = "rejected" if event.type == "CandidateRejected" else "accepted"
             conn.execute(
                 "UPDATE review_queue SET status = ?, closed_seq = ?, closed_reason = ? WHERE hold_id = ?",
                 (status, event.seq, body.get("reason") or body.get("rule"), body["hold_id"]))
