@@ -71,6 +71,7 @@ class FactReinforced(Decided):
     confidence: float
     said_at: str
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
+    cause: int | None = None              # seq of the Redacted event, for a compensating event
 
 
 class FactSuperseded(Decided):
@@ -84,6 +85,7 @@ class FactSuperseded(Decided):
 class FactDisputed(Decided):
     type: Literal["FactDisputed"] = "FactDisputed"
     disputes: str
+    cause: int | None = None            # seq of the Redacted event, for a compensating event
 
 
 class FactRetracted(Decided):
@@ -159,7 +161,13 @@ class IngestFailed(Body):
 
 
 class Redacted(Body):
-    """A right-to-forget or retention action.  No personal content: a scope hash, never the id."""
+    """A right-to-forget or retention action.  No personal content: a scope hash, never the id.
+
+    It lives in the partition `(app, "_erasures")` (`_all` for a retention run across apps), so
+    it never carries a user id and survives the erasure of the partition it scrubbed.
+    `session_hashes` / `fact_hashes` name what was forgotten whole (see `ledger/scope.py`), so a
+    forgotten session can be refused later and a repeated request is a no-op, not an error.
+    """
 
     type: Literal["Redacted"] = "Redacted"
     scope_kind: Literal["user", "session", "fact", "predicate", "sensitivity", "retention"]
@@ -168,6 +176,9 @@ class Redacted(Body):
     requester: str
     target_seqs: list[int]
     counts: dict[str, int] = {}
+    session_hashes: list[str] = []
+    fact_hashes: list[str] = []
+    partitions: int = 1
 
 
 EventBody = Annotated[

@@ -217,6 +217,55 @@ class Ledger:
 
     # --- end ingestion -------------------------------------------------------------------
 
+    # --- forgetting (issue 4: ledger/forget*.py, ledger/redecide.py, ledger/export.py) ----
+
+    def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
+               predicate: str | None = None, sensitivity: str | None = None,
+               reason: str | None = None, requested_by: str | None = None,
+               dry_run: bool = False, vacuum: bool = False) -> dict:
+        """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+        from .forget import forget
+        from .scope import build_scope
+
+        scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
+                            sensitivity=sensitivity, registry=self.registry)
+        return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
+
+    def retain(self, **options) -> dict:
+        """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
+        from .forget import retain
+
+        return retain(self, **options)
+
+    def erasures(self, app: str | None = None) -> list[dict]:
+        from .forget import erasures
+
+        return erasures(self.conn, app)
+
+    def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+        from .forget import is_forgotten_session
+
+        return is_forgotten_session(self.conn, app, user, session)
+
+    session_forgotten = is_forgotten_session       # the name ledger/ingest/pipeline.py asks for
+
+    def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
+        from .export import export_log
+
+        return export_log(self.conn, out, app, user)
+
+    def export_subject(self, app: str, user: str) -> dict:
+        from .export import export_subject
+
+        return export_subject(self, app, user)
+
+    def import_log(self, source) -> dict:
+        from .export import import_log
+
+        return import_log(self, source)
+
+    # --- end forgetting ------------------------------------------------------------------
+
     # --- checking ------------------------------------------------------------------------
 
     def verify(self, expect_head: str | None = None) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .erasures import ErasuresProjection
 from .facts import FactsProjection
 from .provenance import ProvenanceProjection
 from .recall import RecallProjection
@@ -10,4 +11,4 @@ from .sessions import SessionsProjection
 
 # RecallProjection reads facts_current, so it must come after FactsProjection.
 ALL = (FactsProjection(), ProvenanceProjection(), ReviewProjection(), RecallProjection(),
-       SessionsProjection())
+       SessionsProjection(), ErasuresProjection())

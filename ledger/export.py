@@ -1,0 +1,146 @@
+"""Export and import of the log, and the data-subject export of one user.
+
+The log export is JSONL: a header line, then one line per event with its whole envelope
+(`seq`, `event_id`, `type`, `app`, `user`, `recorded_at`, `commitment`, `prev_hash`, `hash`,
+`redacted_by`), the body as its canonical JSON *text* (byte for byte: the commitment covers those
+bytes, and re-serialising could change them) and the salt in hex.  A redacted event travels as its
+envelope: body and salt are null, exactly as in the table.
+
+Why salts travel: without them no commitment of a surviving body could be checked, so an import
+could not prove it holds the same log.  It also means an export is as sensitive as the ledger
+itself (it holds every surviving value), and an erasure done after an export does not reach that
+copy: see docs/forgetting.md.
+
+`import` only accepts a complete export into an empty ledger: it inserts the rows verbatim,
+rebuilds every projection from them and runs `verify`; on any problem nothing is kept.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from .errors import LedgerError
+from .timeutil import iso
+
+LOG_FORMAT = "factledger-log/1"
+SUBJECT_FORMAT = "factledger-subject/1"
+COLUMNS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "salt", "commitment",
+           "prev_hash", "hash", "redacted_by")
+
+
+def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
+               user: str | None = None) -> int:
+    """Write the log (or one partition's events, for inspection only) as JSONL; returns the count."""
+    if (app is None) != (user is None):
+        raise LedgerError("export a partition with both --app and --user, or the whole log with neither")
+    sql = f"SELECT {', '.join(COLUMNS)} FROM events"
+    args: tuple = ()
+    if app is not None:
+        sql += " WHERE app = ? AND user = ?"
+        args = (app, user)
+    seq, digest = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone() \
+        or (0, "0" * 64)
+    header = {"format": LOG_FORMAT, "complete": app is None, "head": f"{seq}:{digest}"}
+    if app is not None:
+        header.update(app=app, user=user)
+    out.write(orjson.dumps(header).decode() + "\n")
+    count = 0
+    for row in conn.execute(sql + " ORDER BY seq", args):
+        item = dict(zip(COLUMNS, row))
+        if item["salt"] is not None:
+            item["salt"] = bytes(item["salt"]).hex()
+        out.write(orjson.dumps(item).decode() + "\n")
+        count += 1
+    return count
+
+
+def import_log(ledger, source: str | Path | IO[str]) -> dict:
+    """Load a complete log export into this (empty) ledger, rebuild, verify; all or nothing."""
+    conn = ledger.conn
+    if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
+        raise LedgerError("import needs an empty ledger (this one already has events)")
+    lines = _lines(source)
+    try:
+        header = orjson.loads(next(lines))
+    except StopIteration:
+        raise LedgerError("the export is empty") from None
+    except orjson.JSONDecodeError:
+        raise LedgerError("line 1 of the export is not JSON") from None
+    if not isinstance(header, dict) or header.get("format") != LOG_FORMAT:
+        raise LedgerError(f"not a factledger log export (first line must name format {LOG_FORMAT})")
+    if not header.get("complete"):
+        raise LedgerError("this export holds one partition only; import needs a whole-log export")
+    count = 0
+    with ledger.transaction():
+        for number, line in enumerate(lines, start=2):
+            row = _row(line, number)
+            try:
+                conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
+                             f"VALUES ({', '.join('?' for _ in COLUMNS)})", row)
+            except sqlite3.IntegrityError as exc:
+                raise LedgerError(f"line {number}: {exc}") from None
+            count += 1
+        result = ledger.verify(header.get("head") if count else None)
+        if not result["ok"]:
+            raise LedgerError(f"the imported log does not verify (seq {result['first_bad_seq']}: "
+                              f"{result['problem']}); nothing was imported")
+        ledger.projector.rebuild(conn)
+    return {"imported": count, "head": result["head"], "redacted": result["redacted"]}
+
+
+def _lines(source):
+    if hasattr(source, "read"):
+        for line in source:
+            if line.strip():
+                yield line
+        return
+    try:
+        with open(source, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    yield line
+    except OSError as exc:
+        raise LedgerError(f"cannot read {source}: {exc.strerror}") from None
+
+
+def _row(line: str, number: int) -> tuple:
+    try:
+        item = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise LedgerError(f"line {number} of the export is not JSON") from None
+    if not isinstance(item, dict) or set(item) != set(COLUMNS):
+        raise LedgerError(f"line {number}: an event needs exactly the fields {', '.join(COLUMNS)}")
+    try:
+        salt = bytes.fromhex(item["salt"]) if item["salt"] is not None else None
+    except (TypeError, ValueError):
+        raise LedgerError(f"line {number}: salt is not hex") from None
+    if item["body"] is not None and not isinstance(item["body"], str):
+        raise LedgerError(f"line {number}: body must be the canonical JSON text")
+    return tuple(salt if c == "salt" else item[c] for c in COLUMNS)
+
+
+def export_subject(ledger, app: str, user: str) -> dict:
+    """Everything the ledger holds about one user (a data-subject access export), as one JSON object."""
+    conn = ledger.conn
+    events = []
+    for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
+            "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
+            " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
+        events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
+                       "body": orjson.loads(body) if body is not None else None,
+                       "redacted_by": redacted_by})
+    result = {"format": SUBJECT_FORMAT, "app": app, "user": user,
+              "exported_at": iso(ledger.clock()),
+              "facts": ledger.facts(app, user, include_sensitive=True),
+              "history": ledger.history(app, user), "events": events}
+    sessions = getattr(ledger, "sessions", None)
+    if sessions is not None:
+        try:
+            result["sessions"] = sessions(app, user)
+        except (sqlite3.Error, LedgerError, ImportError):
+            pass
+    return result

@@ -1,0 +1,290 @@
+"""Right-to-forget and retention: one request, one transaction, one receipt, no byte left behind.
+
+The steps (DESIGN section 10), all inside one `BEGIN IMMEDIATE` transaction:
+
+1. plan the target events (`ledger/forget_plan.py`);
+2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the
+   next one, known under the write lock); for a whole user, pseudonymise the `user` column;
+3. rebuild the affected partitions' projections (every projection in `projections.ALL`, recall
+   index included), which is the fold of the surviving events;
+4. append `Redacted` (scope hash, reason, requester, counts, target seqs; no personal content);
+5. re-decide the affected keys and append the compensating events (`ledger/redecide.py`), through
+   the live projections, so the state afterwards is exactly a rebuild from the log.
+
+After the commit the WAL is checkpointed with TRUNCATE (every page that held a scrubbed byte has
+been overwritten in place, and `secure_delete` zeroed the freed ones); `vacuum=True` compacts the
+file too.  A dry run does all of it and rolls back, so the plan it prints is the real one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from datetime import timedelta
+
+from projections.erasures import is_forgotten
+
+from .errors import LedgerError
+from .events import Redacted
+from .forget_plan import Plan, plan, unknown_fact
+from .redecide import compensate
+from .registry import SENSITIVITIES
+from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
+from .timeutil import iso
+
+DEFAULT_REQUESTER = "unspecified"
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction to roll a dry run back after it computed everything."""
+
+    def __init__(self, receipt: dict):
+        self.receipt = receipt
+
+
+def forget(ledger, scope: Scope, reason: str | None, requester: str | None = None, *,
+           dry_run: bool = False, vacuum: bool = False) -> dict:
+    """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there)."""
+    reason, requester = _check_words(reason, requester)
+
+    def plans() -> list[Plan]:
+        conn = ledger.conn
+        if is_forgotten(conn, "user", user_hash(scope.app, scope.user)) and not _has_events(
+                conn, scope.app, scope.user):
+            return []
+        found = plan(conn, scope, ledger.registry)
+        if scope.kind == "fact" and scope.fact_id not in found.facts_by_id:
+            if is_forgotten(conn, "fact", fact_hash(scope.app, scope.user, scope.fact_id)):
+                return []
+            raise unknown_fact(conn, scope)
+        if scope.kind == "session" and found.empty:
+            if is_forgotten(conn, "session", session_hash(scope.app, scope.user, scope.session)):
+                return []
+            raise LedgerError(f"no session {scope.session!r} for app {scope.app!r}, "
+                              f"user {scope.user!r}")
+        return [found] if not found.empty else []
+
+    return _run(ledger, scope.kind, scope.hash, scope.app, plans, reason, requester,
+                dry_run=dry_run, vacuum=vacuum)
+
+
+def retain(ledger, *, apply: bool = False, older_than: int | None = None,
+           predicate: str | None = None, sensitivity: str | None = None, app: str | None = None,
+           user: str | None = None, reason: str | None = None, requester: str | None = None,
+           vacuum: bool = False) -> dict:
+    """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
+    for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
+    cutoffs = _policy(ledger, older_than, predicate, sensitivity)
+    reason, requester = _check_words(reason or "retention policy", requester or "retention")
+    policy = tuple(sorted(cutoffs.items()))
+    kind_hash = scope_hash("retention", *(f"{p}<{c}" for p, c in policy))
+
+    def plans() -> list[Plan]:
+        found = []
+        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, app, user):
+            scope = Scope("retention", part_app, part_user, cutoffs=policy)
+            one = plan(ledger.conn, scope, ledger.registry)
+            if not one.empty:
+                found.append(one)
+        return found
+
+    receipt = _run(ledger, "retention", kind_hash, app or ALL_APPS, plans, reason, requester,
+                   dry_run=not apply, vacuum=vacuum)
+    receipt["policy"] = {p: c for p, c in policy}
+    return receipt
+
+
+def erasures(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
+    sql = ("SELECT seq, event_id, app, recorded_at, scope_kind, scope_hash, reason, requester,"
+           " events, counts, partitions FROM erasures")
+    args: list = []
+    if app is not None:
+        sql += " WHERE app = ?"
+        args.append(app)
+    keys = ("redaction_seq", "event_id", "app", "recorded_at", "scope_kind", "scope_hash",
+            "reason", "requester", "events", "counts", "partitions")
+    import orjson
+
+    out = []
+    for row in conn.execute(sql + " ORDER BY seq", args):
+        item = dict(zip(keys, row))
+        item["counts"] = orjson.loads(item["counts"])
+        out.append(item)
+    return out
+
+
+def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session: str) -> bool:
+    return is_forgotten(conn, "session", session_hash(app, user, session))
+
+
+# --- the one path every request takes ------------------------------------------------------
+
+def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requester: str, *,
+         dry_run: bool, vacuum: bool) -> dict:
+    started = time.perf_counter()
+    try:
+        with ledger.transaction():
+            plans = make_plans()
+            if not plans:
+                receipt = _noop(kind, digest, reason, requester, ledger)
+            else:
+                receipt = _execute(ledger, plans, kind, digest, app, reason, requester)
+            receipt["dry_run"] = dry_run
+            if dry_run:
+                receipt["plan"] = [p.describe() for p in plans]
+                raise _DryRun(receipt)
+    except _DryRun as rolled_back:
+        receipt = rolled_back.receipt
+        receipt["seconds"] = round(time.perf_counter() - started, 4)
+        return receipt
+    if not receipt["noop"]:
+        receipt["purge"] = purge(ledger.conn, vacuum=vacuum)
+    receipt["seconds"] = round(time.perf_counter() - started, 4)
+    return receipt
+
+
+def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason: str,
+             requester: str) -> dict:
+    conn, store, projector = ledger.conn, ledger.store, ledger.projector
+    redaction_seq = store.last_seq + 1          # the Redacted event's seq, known under the lock
+    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0}
+    targets: list[int] = []
+    sessions: set[str] = set()
+    facts: list[str] = []
+    pre_open: dict[int, set[str]] = {}
+    for i, p in enumerate(plans):
+        s = p.scope
+        pre_open[i] = {r[0] for r in conn.execute(
+            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))}
+        before = _partition_rows(conn, projector, s.app, s.user)
+        conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
+                         [(redaction_seq, seq) for seq in p.targets])
+        if s.kind == "user":
+            conn.execute("UPDATE events SET user = ?, body = NULL, salt = NULL,"
+                         " redacted_by = COALESCE(redacted_by, ?) WHERE app = ? AND user = ?",
+                         (pseudonym(s.app, s.user), redaction_seq, s.app, s.user))
+            counts["pseudonymised"] = counts.get("pseudonymised", 0) + len(p.targets) + len(p.already)
+        projector.rebuild(conn, app=s.app, user=s.user)
+        after = _partition_rows(conn, projector, s.app, s.user)
+        for table, n in before.items():
+            removed = n - after.get(table, 0)
+            if removed > 0:
+                counts[f"rows:{table}"] = counts.get(f"rows:{table}", 0) + removed
+        counts["events"] += len(p.targets)
+        counts["facts"] += len(p.facts)
+        counts["sessions"] += len(p.sessions)
+        counts["keys"] += len(p.keys)
+        targets += p.targets
+        sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
+        if s.kind != "user":
+            facts += [fact_hash(s.app, s.user, f) for f in sorted(p.facts)]
+    body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
+                    reason=reason, requester=requester, target_seqs=sorted(targets),
+                    counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
+                    partitions=len(plans))
+    event = store.append(body)
+    if event.seq != redaction_seq:
+        raise LedgerError("internal: the Redacted event did not get the expected seq")
+    compensating: list[int] = []
+    for i, p in enumerate(plans):
+        compensate(conn, p, ledger.registry, event.seq, pre_open[i],
+                   lambda b: compensating.append(store.append(b).seq))
+    return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
+            "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
+            "reason": reason, "requester": requester, "counts": counts,
+            "compensating_seqs": compensating, "partitions": len(plans)}
+
+
+def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
+    return {"noop": True, "redaction_seq": None, "event_id": None, "scope_kind": kind,
+            "scope_hash": digest, "recorded_at": iso(ledger.clock()), "reason": reason,
+            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0},
+            "compensating_seqs": [], "partitions": 0}
+
+
+def purge(conn: sqlite3.Connection, vacuum: bool = False) -> dict:
+    """After the commit: make the scrub physical (WAL truncated, file optionally compacted)."""
+    result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
+    if vacuum:
+        conn.execute("VACUUM")
+        result["vacuumed"] = True
+        result["checkpoint"] = _checkpoint(conn)
+    return result
+
+
+def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
+    """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
+    for _ in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return "truncated"
+        time.sleep(0.05)
+    return "busy: another connection is reading; run `factledger forget` again or checkpoint later"
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def _check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
+    if reason is None or not reason.strip():
+        raise LedgerError("a reason is required: --reason (e.g. 'GDPR art. 17 request 2026-114')")
+    requester = (requester or DEFAULT_REQUESTER).strip() or DEFAULT_REQUESTER
+    if len(reason) > 500 or len(requester) > 200:
+        raise LedgerError("--reason is limited to 500 characters and --requested-by to 200")
+    return reason.strip(), requester
+
+
+def _has_events(conn: sqlite3.Connection, app: str, user: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
+                        (app, user)).fetchone() is not None
+
+
+def _partition_rows(conn: sqlite3.Connection, projector, app: str, user: str) -> dict[str, int]:
+    return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE app = ? AND user = ?",
+                                (app, user)).fetchone()[0] for table in projector.tables}
+
+
+def _policy(ledger, older_than: int | None, predicate: str | None,
+            sensitivity: str | None) -> dict[str, str]:
+    """predicate -> cutoff time: facts last confirmed before it are past retention."""
+    now = ledger.clock()
+    if predicate is not None and sensitivity is not None:
+        raise LedgerError("give --predicate or --sensitivity, not both")
+    if older_than is not None and (isinstance(older_than, bool) or older_than <= 0):
+        raise LedgerError("--older-than must be a positive number of days")
+    if older_than is not None and predicate is None and sensitivity is None:
+        raise LedgerError("--older-than needs a class: --predicate P or --sensitivity S")
+    registry = ledger.registry
+    if predicate is not None:
+        spec = registry.resolve(predicate)
+        if spec is None:
+            raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")
+        days = older_than or spec.retention_days
+        if days is None:
+            raise LedgerError(f"predicate {spec.name} has no retention_days; give --older-than DAYS")
+        return {spec.name: iso(now - timedelta(days=days))}
+    if sensitivity is not None:
+        if sensitivity not in SENSITIVITIES:
+            raise LedgerError(f"unknown sensitivity {sensitivity!r} (one of {', '.join(SENSITIVITIES)})")
+        names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
+        names |= {r[0] for r in ledger.conn.execute(
+            "SELECT DISTINCT predicate FROM fact_history WHERE sensitivity = ?", (sensitivity,))}
+        return {name: iso(now - timedelta(days=older_than)) for name in sorted(names)}
+    return {s.name: iso(now - timedelta(days=s.retention_days))
+            for s in registry.predicates.values() if s.retention_days}
+
+
+def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: str | None,
+                        user: str | None) -> list[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for predicate, cutoff in cutoffs.items():
+        sql = ("SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
+               " AND recorded_to IS NULL")
+        args: list = [predicate, cutoff]
+        if app is not None:
+            sql += " AND app = ?"
+            args.append(app)
+        if user is not None:
+            sql += " AND user = ?"
+            args.append(user)
+        found |= {tuple(r) for r in conn.execute(sql, args)}
+    return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)

@@ -1,0 +1,216 @@
+"""Which events a forget request scrubs: the scope's own events and every decision they caused.
+
+Planning only reads.  It loads the one partition the request touches (the write path keeps
+partitions small and indexed, so this never scans the whole log) and decides, event by event in
+log order, whether the event goes:
+
+* the scope's own events: a session's observations, reinforcements, retractions, the candidates it
+  offered that were rejected or held, its `SessionIngested` / `IngestFailed`; a fact's observation;
+  a predicate's or sensitivity class's observations and candidates; everything of a user;
+* the decisions those caused: a `FactSuperseded` whose replacement is forgotten, a `FactDisputed`
+  or `FactReinstated` or `DisputeResolved` about a forgotten fact, the `DisputeResolved` a forgotten
+  reinforcement settled;
+* for every scope but a session, every statement about a forgotten fact (its reinforcements and
+  retractions from other sessions, a rejected repeat of its value).  A session scope keeps other
+  sessions' statements: they are those sessions' data, and re-decision gives them back their say.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+import orjson
+
+from .candidate import value_key
+from .errors import LedgerError
+from .scope import Scope
+
+STATEMENT_TYPES = ("FactReinforced", "FactRetracted", "CandidateRejected")
+CANDIDATE_TYPES = ("CandidateRejected", "CandidateHeld")
+FACT_REFERENCES = ("fact_id", "by_fact_id", "disputes", "winner_id")
+
+
+@dataclass
+class LoadedEvent:
+    seq: int
+    type: str
+    body: dict | None
+    redacted_by: int | None
+
+
+@dataclass
+class Plan:
+    scope: Scope
+    events: list[LoadedEvent]
+    facts_by_id: dict[str, dict]                       # fact_id -> its FactObserved body (pre-scrub)
+    targets: list[int] = field(default_factory=list)   # seqs to scrub now
+    already: list[int] = field(default_factory=list)   # seqs scrubbed earlier (pseudonymised with a user)
+    facts: set[str] = field(default_factory=set)       # fact ids forgotten
+    keys: set[tuple[str, str]] = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)    # sessions forgotten whole
+    by_type: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.targets and not self.already
+
+    def describe(self) -> dict:
+        """The plan as a person reviews it: counts, seqs, fact ids and keys; never a value."""
+        return {
+            "scope_kind": self.scope.kind, "scope_hash": self.scope.hash,
+            "events": len(self.targets), "events_by_type": dict(sorted(self.by_type.items())),
+            "target_seqs": list(self.targets), "facts": sorted(self.facts),
+            "keys": [f"{s} {p}" for s, p in sorted(self.keys)], "sessions": len(self.sessions),
+            "pseudonymised": len(self.targets) + len(self.already) if self.scope.kind == "user" else 0,
+        }
+
+
+def load_partition(conn: sqlite3.Connection, app: str, user: str) -> list[LoadedEvent]:
+    rows = conn.execute("SELECT seq, type, body, redacted_by FROM events WHERE app = ? AND user = ?"
+                        " ORDER BY seq", (app, user))
+    return [LoadedEvent(seq, type_, orjson.loads(body) if body is not None else None, by)
+            for seq, type_, body, by in rows]
+
+
+def plan(conn: sqlite3.Connection, scope: Scope, registry, last_confirmed: dict | None = None) -> Plan:
+    events = load_partition(conn, scope.app, scope.user)
+    facts_by_id = {e.body["fact_id"]: e.body for e in events
+                   if e.body is not None and e.type == "FactObserved"}
+    result = Plan(scope, events, facts_by_id)
+    if scope.kind == "retention" and last_confirmed is None:
+        last_confirmed = _last_confirmed(events)
+    direct = _direct_test(scope, registry, last_confirmed or {})
+    chosen: set[int] = set()
+    for event in events:
+        if event.body is None:
+            if scope.kind == "user":
+                result.already.append(event.seq)
+            continue
+        if direct(event):
+            chosen.add(event.seq)
+            if event.type == "FactObserved":
+                result.facts.add(event.body["fact_id"])
+    by_seq = {e.seq: e for e in events}
+    for event in events:
+        if event.body is None or event.seq in chosen:
+            continue
+        if _caused(event, result.facts, scope, facts_by_id, chosen, by_seq):
+            chosen.add(event.seq)
+    for event in events:
+        if event.seq not in chosen:
+            continue
+        result.targets.append(event.seq)
+        result.by_type[event.type] = result.by_type.get(event.type, 0) + 1
+        body = event.body
+        if scope.kind in ("user", "session"):
+            for session in (body.get("session"), (body.get("candidate") or {}).get("session")):
+                if isinstance(session, str):
+                    result.sessions.add(session)
+        if event.type in CANDIDATE_TYPES:
+            continue                          # a rejected or held candidate changed no fact
+        for fact_id in _referenced(body):
+            observed = facts_by_id.get(fact_id)
+            if observed is not None:
+                result.keys.add((observed["subject"], observed["predicate"]))
+    return result
+
+
+def _direct_test(scope: Scope, registry, last_confirmed: dict):
+    kind = scope.kind
+
+    def candidate_spec(body: dict):
+        name = (body.get("candidate") or {}).get("predicate")
+        return registry.resolve(name) if isinstance(name, str) else None
+
+    if kind == "user":
+        return lambda e: True
+    if kind == "session":
+        wanted = scope.session
+        return lambda e: (e.body.get("session") == wanted
+                          or (e.body.get("candidate") or {}).get("session") == wanted)
+    if kind == "fact":
+        return lambda e: e.type == "FactObserved" and e.body["fact_id"] == scope.fact_id
+    if kind == "predicate":
+        def by_predicate(e: LoadedEvent) -> bool:
+            if e.type == "FactObserved":
+                return e.body["predicate"] == scope.predicate
+            if e.type in CANDIDATE_TYPES:
+                spec = candidate_spec(e.body)
+                return spec is not None and spec.name == scope.predicate
+            return False
+        return by_predicate
+    if kind == "sensitivity":
+        def by_sensitivity(e: LoadedEvent) -> bool:
+            if e.type == "FactObserved":
+                return e.body["sensitivity"] == scope.sensitivity
+            if e.type in CANDIDATE_TYPES:
+                spec = candidate_spec(e.body)
+                return spec is not None and spec.sensitivity == scope.sensitivity
+            return False
+        return by_sensitivity
+    if kind == "retention":
+        cutoffs = dict(scope.cutoffs)
+
+        def expired(e: LoadedEvent) -> bool:
+            if e.type == "FactObserved":
+                cutoff = cutoffs.get(e.body["predicate"])
+                return (cutoff is not None
+                        and last_confirmed.get(e.body["fact_id"], e.body["said_at"]) < cutoff)
+            if e.type in CANDIDATE_TYPES:
+                spec = candidate_spec(e.body)
+                cutoff = cutoffs.get(spec.name) if spec is not None else None
+                said = (e.body.get("candidate") or {}).get("said_at", "")
+                return cutoff is not None and said < cutoff
+            return False
+        return expired
+    raise LedgerError(f"internal: unknown scope kind {kind!r}")
+
+
+def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: dict,
+            chosen: set[int], by_seq: dict) -> bool:
+    """Whether a surviving-so-far event is about, or was caused by, what is being forgotten."""
+    body, type_ = event.body, event.type
+    if type_ == "Redacted":
+        return False
+    fact_id = body.get("fact_id")
+    if fact_id in forgotten:
+        if type_ in STATEMENT_TYPES:
+            if not scope.fact_wide:
+                return False                  # another session's statement: it keeps its say
+            if type_ == "CandidateRejected":  # only a rejected repeat of the forgotten value
+                value = (body.get("candidate") or {}).get("value", "")
+                return value_key(value) == value_key(facts_by_id[fact_id]["value"])
+        return True
+    if body.get("by_fact_id") in forgotten:
+        return True                           # the supersession a forgotten observation caused
+    if type_ == "DisputeResolved" and body.get("resolved_by") == "ledger":
+        before = by_seq.get(event.seq - 1)
+        return (event.seq - 1 in chosen and before is not None and before.type == "FactReinforced"
+                and before.body.get("fact_id") == fact_id)
+    return False
+
+
+def _referenced(body: dict) -> list[str]:
+    ids = [body[name] for name in FACT_REFERENCES if isinstance(body.get(name), str)]
+    return ids + [x for x in body.get("loser_ids", ()) if isinstance(x, str)]
+
+
+def _last_confirmed(events: list[LoadedEvent]) -> dict[str, str]:
+    """fact_id -> the latest said_at of any surviving statement of it (retention's clock)."""
+    latest: dict[str, str] = {}
+    for e in events:
+        if e.body is not None and e.type in ("FactObserved", "FactReinforced"):
+            fid, said = e.body["fact_id"], e.body["said_at"]
+            if said > latest.get(fid, ""):
+                latest[fid] = said
+    return latest
+
+
+def unknown_fact(conn: sqlite3.Connection, scope: Scope) -> LedgerError:
+    row = conn.execute("SELECT app, user FROM fact_events WHERE fact_id = ? LIMIT 1",
+                       (scope.fact_id,)).fetchone()
+    if row is not None and (row[0], row[1]) != (scope.app, scope.user):
+        return LedgerError(f"fact {scope.fact_id!r} does not belong to app {scope.app!r}, "
+                           f"user {scope.user!r}")
+    return LedgerError(f"no fact {scope.fact_id!r} for app {scope.app!r}, user {scope.user!r}")

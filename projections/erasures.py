@@ -1,0 +1,59 @@
+"""Erasure receipts and the forgotten-scopes list, folded from `Redacted` events.
+
+`erasures` is what `factledger erasures` lists: one receipt per redaction, no personal content.
+`forgotten_scopes` holds the scope hashes of what was forgotten whole (users, sessions, facts),
+so ingestion can refuse a forgotten session and a repeated request is recognised as done.
+Both live in the `Redacted` event's own partition (`(app, "_erasures")`), so erasing or
+rebuilding a user's partition never touches them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+
+from ledger.store import Event
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS erasures (
+    seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL,
+    recorded_at TEXT NOT NULL, scope_kind TEXT NOT NULL, scope_hash TEXT NOT NULL,
+    reason TEXT NOT NULL, requester TEXT NOT NULL, events INTEGER NOT NULL,
+    counts TEXT NOT NULL, partitions INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS erasures_partition ON erasures (app, user);
+CREATE TABLE IF NOT EXISTS forgotten_scopes (
+    kind TEXT NOT NULL, hash TEXT NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL,
+    seq INTEGER NOT NULL, PRIMARY KEY (kind, hash)
+);
+CREATE INDEX IF NOT EXISTS forgotten_scopes_partition ON forgotten_scopes (app, user);
+"""
+
+
+class ErasuresProjection:
+    name = "erasures"
+    tables = ("erasures", "forgotten_scopes")
+    schema = SCHEMA
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None:
+        body = event.body
+        if body is None or event.type != "Redacted":
+            return
+        conn.execute(
+            "INSERT OR REPLACE INTO erasures VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (event.seq, event.event_id, event.app, event.user, event.recorded_at,
+             body["scope_kind"], body["scope_hash"], body["reason"], body["requester"],
+             len(body.get("target_seqs", ())),
+             orjson.dumps(body.get("counts", {}), option=orjson.OPT_SORT_KEYS).decode(),
+             body.get("partitions", 1)))
+        scopes = [(body["scope_kind"], body["scope_hash"])]
+        scopes += [("session", h) for h in body.get("session_hashes", ())]
+        scopes += [("fact", h) for h in body.get("fact_hashes", ())]
+        conn.executemany("INSERT OR IGNORE INTO forgotten_scopes VALUES (?,?,?,?,?)",
+                         [(kind, digest, event.app, event.user, event.seq) for kind, digest in scopes])
+
+
+def is_forgotten(conn: sqlite3.Connection, kind: str, digest: str) -> bool:
+    return conn.execute("SELECT 1 FROM forgotten_scopes WHERE kind = ? AND hash = ?",
+                        (kind, digest)).fetchone() is not None
