@@ -1,0 +1,183 @@
+"""The ingestion commands: ingest, sessions, review (list / accept / reject), eval.
+
+Parsing and formatting only; every rule lives in `ledger.ingest`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ledger import LedgerError
+
+from .context import pass_state, partition_options, require_partition
+from .output import emit, emit_one, output_options, resolve_format
+
+SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
+                   "candidates", "applied", "rejected", "held", "extractor", "digest")
+HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
+                "author", "held_at")
+EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
+
+
+def _progress(label: str):
+    """A progress bar on stderr when it is a terminal; silent otherwise."""
+    state: dict = {}
+
+    def on_total(total: int) -> None:
+        state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr,
+                                         hidden=not sys.stderr.isatty() or total < 2)
+        state["bar"].__enter__()
+
+    def step(n: int) -> None:
+        if "bar" in state:
+            state["bar"].update(n)
+
+    def close() -> None:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+    return on_total, step, close
+
+
+def render_summary(s: dict) -> str:
+    def by(counts: dict) -> str:
+        return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+    lines = [
+        f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
+        f"{s['failed']} failed)",
+        f"events read: {s['events_read']}",
+        f"candidates: {s['candidates']}",
+        f"applied: {sum(s['applied'].values())} ({by(s['applied'])})",
+        f"rejected: {sum(s['rejected'].values())} ({by(s['rejected'])})",
+        f"held: {sum(s['held'].values())} ({by(s['held'])})",
+    ]
+    if s["unmatched_candidates"]:
+        lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
+    for f in s["failures"]:
+        lines.append(f"FAILED {f['source']}" + (f" (session {f['session']})" if f["session"] else "")
+                     + f": {f['error']}")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@partition_options
+@click.option("--extractor", type=EXTRACTOR, default=None,
+              help="Default: anthropic when ANTHROPIC_API_KEY is set, else patterns")
+@click.option("--model", default=None, help="Model for the anthropic extractor")
+@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), default=None,
+              help="JSONL file of candidates (the candidates extractor)")
+@click.option("--retry-failed", "retry", is_flag=True,
+              help="Retry the sessions whose extraction failed (the retry queue)")
+@output_options
+@pass_state
+def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) -> None:
+    """Ingest agent sessions: ADK JSON or JSONL files, directories, or - for stdin.
+
+    Each session is one transaction; re-ingesting appends nothing and a grown session ingests
+    only its new tail.  Exits 1 if any file or session failed (after ingesting the others).
+    """
+    from ledger.ingest.batch import ingest_paths, retry_failed
+
+    if candidates and not extractor:
+        extractor = "candidates"
+    ledger = state.ledger(create=True)
+    on_total, step, close = _progress("ingesting")
+    try:
+        if retry:
+            if paths:
+                raise LedgerError("--retry-failed takes no paths: it re-reads the queued sources")
+            summary = retry_failed(ledger, app, user, extractor, model, progress=step,
+                                   on_total=on_total)
+        else:
+            if not paths:
+                raise LedgerError("name at least one session file, directory, or - for stdin")
+            summary = ingest_paths(ledger, paths, app, user, extractor, model, candidates,
+                                   stdin=click.get_text_stream("stdin"), progress=step,
+                                   on_total=on_total)
+    finally:
+        close()
+    report = summary.as_dict()
+    if resolve_format(fmt) not in ("json", "nl"):
+        report.pop("results")
+    emit_one(report, fmt, render=render_summary)
+    if summary.failed:
+        names = ", ".join(f["source"] for f in report["failures"])
+        raise LedgerError(f"{len(summary.failed)} of {len(summary.results)} sessions or files "
+                          f"failed: {names}")
+
+
+@click.command()
+@partition_options
+@output_options
+@pass_state
+def sessions(state, app, user, fmt) -> None:
+    """A user's ingested sessions: watermark, counts and digest."""
+    app, user = require_partition(app, user)
+    emit(state.ledger().sessions(app, user), fmt, SESSION_COLUMNS)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--app")
+@click.option("--user")
+@click.option("--all", "show_all", is_flag=True, help="Include closed items")
+@output_options
+@click.pass_context
+def review(ctx, app, user, show_all, fmt) -> None:
+    """The review queue: held candidates (unknown predicate ...).  Subcommands accept / reject."""
+    if ctx.invoked_subcommand is not None:
+        return
+    state = ctx.obj
+    rows = state.ledger().held(app, user, status=None if show_all else "open")
+    for row in rows:
+        row.pop("candidate")
+    emit(rows, fmt, HELD_COLUMNS + (("status",) if show_all else ()))
+
+
+@review.command("accept")
+@click.argument("hold_id")
+@click.option("--as", "predicate", required=True, help="Registry predicate to apply it under")
+@output_options
+@pass_state
+def review_accept(state, hold_id, predicate, fmt) -> None:
+    """Apply a held candidate under a registry predicate (through the normal decision path)."""
+    outcome = state.ledger().review_accept(hold_id, predicate).as_dict()
+    emit_one(outcome, fmt, render=lambda o: (
+        f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; seqs "
+        f"{', '.join(map(str, o['seqs']))})"))
+
+
+@review.command("reject")
+@click.argument("hold_id")
+@click.option("--reason", required=True)
+@output_options
+@pass_state
+def review_reject(state, hold_id, reason, fmt) -> None:
+    """Close a held candidate without applying it (CandidateRejected with the reason)."""
+    outcome = state.ledger().review_reject(hold_id, reason).as_dict()
+    emit_one(outcome, fmt, render=lambda o: f"rejected {hold_id} (seq {o['seqs'][0]})")
+
+
+@click.command("eval")
+@click.argument("probes", type=click.Path(dir_okay=False))
+@click.option("--extractor", type=EXTRACTOR, default="patterns", show_default=True)
+@click.option("--model", default=None)
+@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), default=None)
+@output_options
+@pass_state
+def evaluate(state, probes, extractor, model, candidates, fmt) -> None:
+    """Score an extractor on a probe set: recall, false-memory rate, entries per session."""
+    from ledger.ingest.evaluate import render_report, run_probes
+
+    report = run_probes(probes, extractor=extractor, model=model, candidates=candidates,
+                        registry=state.registry)
+    if resolve_format(fmt) in ("json", "nl"):
+        emit_one(report, fmt)
+    else:
+        click.echo(render_report(report))
+
+
+COMMANDS = (ingest, sessions, review, evaluate)

@@ -1,0 +1,178 @@
+"""The evaluation harness: how well an extractor turns the bundled sessions into served facts.
+
+A probe names session files, a question and an expected answer (or a value that must NOT be
+served: a superseded, rejected or not-yet-said value).  Each distinct set of sessions is ingested
+once into a fresh ledger whose clock stands just after the last session, so decay does not
+blur what is being measured (extraction, validation and decisions, not age).
+
+Figures:
+- recall: share of `expect` probes whose answer appears among the facts served;
+- wrong_served: share of `expect_absent` probes whose forbidden value was served;
+- false_memory_rate: share of stored facts whose value is not supported by their own quote;
+- entries_per_session: facts stored per session ingested.
+
+"Served" is `Ledger.recall` (the recall engine's selection for the question) when the ledger has
+it, else the partition's open facts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+from ..candidate import value_key
+from ..errors import LedgerError
+from ..timeutil import fixed_clock, parse_time
+from .batch import ingest_paths
+
+
+def load_probes(path: str) -> list[dict]:
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise LedgerError(f"{path}: not UTF-8 text") from None
+    base = Path(path).parent
+    probes = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            probe = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise LedgerError(f"{where}: not valid JSON ({exc})") from None
+        if not isinstance(probe, dict):
+            raise LedgerError(f"{where}: a probe must be a JSON object")
+        missing = [k for k in ("app", "user", "sessions", "question") if not probe.get(k)]
+        if missing:
+            raise LedgerError(f"{where}: missing {', '.join(missing)}")
+        if ("expect" in probe) == ("expect_absent" in probe):
+            raise LedgerError(f"{where}: give exactly one of expect, expect_absent")
+        if not isinstance(probe["sessions"], list):
+            raise LedgerError(f"{where}: sessions must be a list of files")
+        probe["sessions"] = [str(base / s) for s in probe["sessions"]]
+        probe.setdefault("id", f"line-{number}")
+        probes.append(probe)
+    if not probes:
+        raise LedgerError(f"{path}: no probes")
+    return probes
+
+
+def supported(value: str, quote: str, predicate: str) -> bool:
+    """Does the quote support the value?  The value's words occur in it (spacing ignored); a
+    yes/no value is supported when the quote names what the predicate is about."""
+    squash = lambda s: "".join(value_key(s).split())  # noqa: E731
+    if squash(value) in squash(quote):
+        return True
+    if value_key(value) in ("true", "false", "yes", "no"):
+        words = [w for w in predicate.replace(".", "_").split("_") if len(w) >= 4]
+        return any(w in value_key(quote) for w in words)
+    return False
+
+
+def _served(ledger, probe: dict) -> tuple[list[str], str]:
+    options = dict(probe.get("options", {}))
+    options.setdefault("clearance", "all")
+    if hasattr(ledger, "recall"):
+        result = ledger.recall(probe["app"], probe["user"], probe["question"], **options)
+        return [f["value"] for f in result.selected], "recall"
+    return [f["value"] for f in ledger.facts(probe["app"], probe["user"], include_sensitive=True)], "facts"
+
+
+def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
+               candidates: str | None = None, registry=None) -> dict:
+    from ..service import Ledger
+
+    probes = load_probes(path)
+    groups: dict[tuple, list[dict]] = {}
+    for probe in probes:
+        groups.setdefault((probe["app"], probe["user"], tuple(probe["sessions"])), []).append(probe)
+    rows, stored, sessions_seen, served_by = [], {}, set(), "facts"
+    with tempfile.TemporaryDirectory(prefix="factledger-eval-") as tmp:
+        for number, ((app, user, files), members) in enumerate(groups.items()):
+            latest = _latest_event(files)
+            ledger = Ledger(Path(tmp) / f"eval-{number}.db", registry=registry,
+                            clock=fixed_clock(latest + timedelta(days=1)))
+            try:
+                summary = ingest_paths(ledger, list(files), app, user, extractor, model, candidates)
+                if summary.failed:
+                    raise LedgerError("eval: " + "; ".join(r.error or "" for r in summary.failed))
+                for r in summary.results:
+                    sessions_seen.add((app, user, r.session))
+                for event in ledger.log(app=app, user=user, type="FactObserved"):
+                    b = event["body"]
+                    stored[(app, user, b["session"], b["evidence_event"], b["subject"],
+                            b["predicate"], value_key(b["value"]))] = b
+                for probe in members:
+                    served, served_by = _served(ledger, probe)
+                    keys = [value_key(v) for v in served]
+                    if "expect" in probe:
+                        want = value_key(str(probe["expect"]))
+                        ok = any(want in k for k in keys)
+                    else:
+                        want = value_key(str(probe["expect_absent"]))
+                        ok = not any(want in k for k in keys)
+                    rows.append({"id": probe["id"], "question": probe["question"],
+                                 "kind": "expect" if "expect" in probe else "expect_absent",
+                                 "answer": probe.get("expect", probe.get("expect_absent")),
+                                 "ok": ok, "served": served})
+            finally:
+                ledger.close()
+    positive = [r for r in rows if r["kind"] == "expect"]
+    negative = [r for r in rows if r["kind"] == "expect_absent"]
+    unsupported = [b for b in stored.values() if not supported(b["value"], b["quote"], b["predicate"])]
+    return {
+        "extractor": extractor,
+        "probes": len(rows),
+        "recall": round(sum(r["ok"] for r in positive) / len(positive), 3) if positive else None,
+        "wrong_served": round(sum(not r["ok"] for r in negative) / len(negative), 3) if negative else None,
+        "false_memory_rate": round(len(unsupported) / len(stored), 3) if stored else 0.0,
+        "stored_facts": len(stored),
+        "sessions": len(sessions_seen),
+        "entries_per_session": round(len(stored) / len(sessions_seen), 3) if sessions_seen else 0.0,
+        "served_by": served_by,
+        "unsupported": [{"predicate": b["predicate"], "value": b["value"], "quote": b["quote"]}
+                        for b in unsupported],
+        "rows": rows,
+    }
+
+
+def _latest_event(files) -> datetime:
+    from .sources import read_source
+
+    latest = None
+    for name in files:
+        try:
+            for session in read_source(name):
+                for event in session.events:
+                    moment = parse_time(event.said_at)
+                    latest = moment if latest is None or moment > latest else latest
+        except LedgerError:
+            continue                         # the ingestion step reports it
+    if latest is None:
+        raise LedgerError("eval: the probe's sessions hold no events")
+    return latest
+
+
+def render_report(report: dict) -> str:
+    lines = [f"{'probe':<28} {'ok':<4} answer", "-" * 60]
+    for r in report["rows"]:
+        mark = "ok" if r["ok"] else "MISS" if r["kind"] == "expect" else "LEAK"
+        prefix = "" if r["kind"] == "expect" else "not "
+        lines.append(f"{r['id'][:28]:<28} {mark:<4} {prefix}{r['answer']}")
+    lines += [
+        "",
+        f"extractor           {report['extractor']} (served by {report['served_by']})",
+        f"probes              {report['probes']}",
+        f"recall              {report['recall']}",
+        f"wrong served        {report['wrong_served']}",
+        f"false-memory rate   {report['false_memory_rate']} "
+        f"({len(report['unsupported'])} of {report['stored_facts']} stored facts)",
+        f"entries per session {report['entries_per_session']} ({report['sessions']} sessions)",
+    ]
+    return "\n".join(lines)
