@@ -66,11 +66,11 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
             pinned_seen = True
         prev_hash, expected_seq, last_at = link, seq + 1, recorded_at
         result["events"] += 1
+    if pinned and not pinned_seen:         # before orphaned scrubs: a cut tail explains them
+        return fail(pinned[0], "the expected head is beyond the end of the log (truncated?)")
     for seq, by in sorted(scrubbed.items()):
         if seq not in redactions.get(by, ()):
             return fail(seq, "scrubbed without a Redacted event naming it")
-    if pinned and not pinned_seen:
-        return fail(pinned[0], "the expected head is beyond the end of the log (truncated?)")
     result["head"] = f"{expected_seq - 1}:{prev_hash}"
     return result
 
