@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-long install install-test clean
+.PHONY: demo test test-long install install-test install-bench bench bench-quick clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,16 @@ test: install-test
 # The long crash and concurrency suites (marked slow; `make test` leaves them out).
 test-long: install-test
 	$(BIN)/python -m pytest -m slow
+
+install-bench: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[bench]'
+
+# Performance suite (docs/performance.md): N = 1,000,000 events, and a quick N = 100,000 run.
+bench: install-bench
+	$(BIN)/python -m bench --events 1000000 --json bench-results.json
+
+bench-quick: install-bench
+	$(BIN)/python -m bench --events 100000 --forget-sizes 100,1000 --json bench-quick.json
 
 clean:
 	rm -rf $(VENV) *.egg-info build .pytest_cache .hypothesis

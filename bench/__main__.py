@@ -1,0 +1,162 @@
+"""`python -m bench --events N [--json FILE]`: the whole suite, a table on stdout, JSON on request.
+
+Order: the observe stream (with the raw baseline and the eventsourcing peer per batch), database
+size, single observations, as-of, recall, verify, replay (child process), forgetting (copies first,
+then 100 users on the ledger itself), the google-adk peer.  See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ledger import Ledger
+
+from . import adk, forget, observe, queries, replay, report, verify
+from .baseline import RawStore
+from .generator import Generator
+from .peers import eventsourcing_peer
+
+PHASES = ("single", "as_of", "recall", "verify", "replay", "forget", "adk")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _size(path: Path) -> int:
+    return sum(Path(str(path) + s).stat().st_size for s in ("", "-wal")
+               if Path(str(path) + s).exists())
+
+
+def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(1000, 10_000)) -> dict:
+    started = time.perf_counter()
+    results: dict = {"n_events_requested": events, "seed": seed}
+    reasons: dict = {}
+    db = workdir / "ledger.db"
+    ledger = Ledger(db)
+    gen = Generator(seed, registry=ledger.registry)
+    raw = RawStore(str(workdir / "raw.db"))
+    peer, why = eventsourcing_peer(str(workdir / "eventsourcing.db"))
+    if peer is None:
+        reasons["eventsourcing_append_per_s"] = reasons["vs_eventsourcing_ratio"] = why
+
+    _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
+    results.update(observe.stream(ledger, gen, events, raw, peer, log=_log))
+    raw.close()
+    if peer is not None:
+        peer.close()
+
+    ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    results["bytes_per_event"] = round(_size(db) / results["events"], 1)
+    results["raw_bytes_per_event"] = round(_size(workdir / "raw.db") / results["events"], 1)
+
+    if "single" not in skip:
+        _log("single observations (synchronous=FULL) ...")
+        results.update(observe.single(ledger, gen))
+    if "as_of" not in skip:
+        _log("facts --as-of ...")
+        results.update(queries.as_of(ledger))
+    if "recall" not in skip:
+        _log("recall ...")
+        got = queries.recall(ledger)
+        if got.get("recall_reason"):
+            reasons["recall_p50_ms"] = reasons["recall_p99_ms"] = got.pop("recall_reason")
+        results.update(got)
+    if "verify" not in skip:
+        _log("verify ...")
+        results.update(verify.measure(ledger))
+    if "replay" not in skip:
+        _log("replay (child process) ...")
+        ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        results.update(replay.measure(str(db)))
+    if "forget" not in skip:
+        missing = forget.available()
+        if missing:
+            for key in forget.KEYS:
+                results[key] = None
+                reasons[key] = missing
+        else:
+            _log("forget: bulk runs in fresh copies ...")
+            results.update(forget.bulk(ledger, workdir, forget_sizes, log=_log))
+            _log("forget: 100 users on the full ledger ...")
+            results.update(forget.per_user(ledger))
+            for key in ("forget_1k_s", "forget_10k_s"):
+                if key not in results:
+                    results[key] = None
+                    reasons[key] = (f"this run forgot {', '.join(map(str, forget_sizes))} users in "
+                                    "bulk (--forget-sizes); see forget_<n>_users_s")
+    if "adk" not in skip:
+        _log("google-adk peer ...")
+        got = adk.measure(workdir, registry=ledger.registry)
+        why = got.pop("adk_reason", None)
+        if why:
+            for key in ("adk_sqlite_add_per_s", "adk_sqlite_search_p99_ms", "vs_adk_add_ratio"):
+                if got.get(key) is None:
+                    reasons[key] = why
+        results.update(got)
+    ledger.close()
+    for key in report.ORDER:
+        results.setdefault(key, None)
+        if results[key] is None and key not in reasons:
+            reasons[key] = "skipped" if any(p in key for p in skip) else "not measured"
+    results["null_reasons"] = reasons
+    results["targets"] = {k: report.verdict(k, results) for k in report.TARGETS}
+    results["meta"] = _meta(time.perf_counter() - started)
+    return results
+
+
+def _meta(seconds: float) -> dict:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent).stdout.strip() or None
+    except OSError:
+        commit = None
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seconds": round(seconds, 1), "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version, "cpus": os.cpu_count(),
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2), "git_commit": commit}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000, help="events to append (default 100,000)")
+    parser.add_argument("--json", dest="json_path", help="write the results here as JSON")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--workdir", help="keep the databases here (default: a temporary folder)")
+    parser.add_argument("--skip", action="append", default=[], choices=PHASES,
+                        help="skip a phase (repeatable)")
+    parser.add_argument("--forget-sizes", default="1000,10000",
+                        help="bulk forgetting sizes, comma-separated (default 1000,10000)")
+    args = parser.parse_args(argv)
+    sizes = tuple(int(x) for x in args.forget_sizes.split(",") if x)
+    if args.workdir:
+        workdir = Path(args.workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        for old in workdir.glob("*.db*"):
+            old.unlink()
+        results = run(args.events, args.seed, workdir, set(args.skip), sizes)
+    else:
+        tmp = tempfile.mkdtemp(prefix="factledger-bench-")
+        try:
+            results = run(args.events, args.seed, Path(tmp), set(args.skip), sizes)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(report.table(results))
+    if args.json_path:
+        report.write_json(results, args.json_path)
+        _log(f"wrote {args.json_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Read-path measurements: `facts --as-of` over a long history, and recall (when it exists).
+
+as-of: the generator's heavy user (a long history of supersessions and reinforcements); 200
+queries at transaction times drawn (seeded) from the recorded_at values of that user's events.
+recall: a user seeded with 1,000 open facts (the `many` predicates of the default registry), 200
+queries built from words of those values; measured only when `Ledger.recall` exists.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import time
+
+from ledger import Ledger, make_candidate
+
+from .generator import APP, HEAVY_USER
+from .stats import ms, percentile
+
+RECALL_USER = "recall-1k"
+_THINGS = ["kettle", "bicycle", "camera", "guitar", "laptop", "blender", "drone", "printer",
+           "tent", "kayak", "piano", "scooter", "telescope", "router", "headphones", "speaker"]
+_COLOURS = ["red", "blue", "green", "black", "white", "silver", "orange", "purple"]
+
+
+def as_of(ledger: Ledger, count: int = 200, seed: int = 7) -> dict:
+    times = [r[0] for r in ledger.conn.execute(
+        "SELECT DISTINCT recorded_at FROM events WHERE app = ? AND user = ?", (APP, HEAVY_USER))]
+    history = ledger.conn.execute("SELECT COUNT(*) FROM fact_history WHERE app = ? AND user = ?",
+                                  (APP, HEAVY_USER)).fetchone()[0]
+    if not times:
+        return {"as_of_p50_ms": None, "as_of_p99_ms": None, "as_of_reason": "no heavy user"}
+    rng = random.Random(seed)
+    samples, rows = [], 0
+    for _ in range(count):
+        at = rng.choice(times)
+        t0 = time.perf_counter()
+        rows += len(ledger.facts(APP, HEAVY_USER, as_of=at, include_sensitive=True))
+        samples.append(time.perf_counter() - t0)
+    return {"as_of_p50_ms": ms(percentile(samples, 50)), "as_of_p99_ms": ms(percentile(samples, 99)),
+            "as_of_user_events": ledger.conn.execute(
+                "SELECT COUNT(*) FROM events WHERE app = ? AND user = ?", (APP, HEAVY_USER)).fetchone()[0],
+            "as_of_user_history_rows": history, "as_of_mean_rows": round(rows / count, 1)}
+
+
+def seed_recall_user(ledger: Ledger, facts: int = 1000) -> None:
+    specs = [s.name for s in ledger.registry.predicates.values()
+             if s.cardinality == "many" and s.sensitivity != "health"]
+    rng = random.Random(11)
+    cands = []
+    for i in range(facts):
+        predicate = specs[i % len(specs)]
+        value = f"{rng.choice(_COLOURS)} {rng.choice(_THINGS)} {predicate.rsplit('.', 1)[-1]} {i}"
+        cands.append(make_candidate(app=APP, user=RECALL_USER, predicate=predicate, value=value,
+                                    quote=f"I have a {value}", session=f"recall-s{i}",
+                                    evidence_event=f"recall-e{i}", said_at="2026-01-01T00:00:00Z"))
+    ledger.observe_many(cands)
+
+
+def recall(ledger: Ledger, count: int = 200, seed: int = 13) -> dict:
+    if not hasattr(ledger, "recall"):
+        return {"recall_p50_ms": None, "recall_p99_ms": None,
+                "recall_reason": "Ledger.recall does not exist yet"}
+    seed_recall_user(ledger)
+    params = inspect.signature(ledger.recall).parameters
+    rng = random.Random(seed)
+    samples = []
+    for _ in range(count):
+        query = f"{rng.choice(_COLOURS)} {rng.choice(_THINGS)}"
+        t0 = time.perf_counter()
+        if "query" in params and list(params)[:2] == ["app", "user"]:
+            ledger.recall(APP, RECALL_USER, query)
+        else:
+            ledger.recall(app=APP, user=RECALL_USER, query=query)
+        samples.append(time.perf_counter() - t0)
+    open_facts = ledger.conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
+                                     (APP, RECALL_USER)).fetchone()[0]
+    return {"recall_p50_ms": ms(percentile(samples, 50)), "recall_p99_ms": ms(percentile(samples, 99)),
+            "recall_user_open_facts": open_facts}

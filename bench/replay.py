@@ -1,0 +1,55 @@
+"""Replay measurement, run in a child process so its peak memory is its own.
+
+`python -m bench.replay DB` opens the ledger, times the raw floor (`raw_read`: every row read in
+seq order and its body parsed with orjson), then times `Ledger.replay()` (every projection cleared
+and refolded from the log, one transaction) and prints one JSON object.  Peak memory is the
+child's `ru_maxrss` (resource.getrusage, Linux reports KiB): the high-water mark of the whole
+process, interpreter and imports included, so it over- rather than under-states the rebuild.  The
+baseline RSS before the replay is reported beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .stats import rate, ratio
+
+
+def _rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def child(db: str) -> dict:
+    from ledger import Ledger
+
+    from .baseline import raw_read
+
+    with Ledger(db) as ledger:
+        raw_count, raw_s = raw_read(ledger.conn)
+        before = _rss_mb()
+        t0 = time.perf_counter()
+        count = ledger.replay()
+        replay_s = time.perf_counter() - t0
+        peak = _rss_mb()
+    return {"replay_events": count, "replay_s": round(replay_s, 3),
+            "replay_per_s": rate(count, replay_s), "raw_read_per_s": rate(raw_count, raw_s),
+            "replay_ratio": ratio(rate(count, replay_s), rate(raw_count, raw_s)),
+            "replay_peak_rss_mb": peak, "replay_rss_before_mb": before}
+
+
+def measure(db: str) -> dict:
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "bench.replay", str(Path(db).resolve())],
+                          capture_output=True, text=True, cwd=root)
+    if proc.returncode != 0:
+        raise RuntimeError(f"replay child failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    print(json.dumps(child(sys.argv[1])))
