@@ -68,8 +68,8 @@ def render_summary(s: dict) -> str:
 @click.option("--extractor", type=EXTRACTOR, default=None,
               help="Default: anthropic when ANTHROPIC_API_KEY is set, else patterns")
 @click.option("--model", default=None, help="Model for the anthropic extractor")
-@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), default=None,
-              help="JSONL file of candidates (the candidates extractor)")
+@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), multiple=True,
+              help="JSONL file of candidates (the candidates extractor); repeatable")
 @click.option("--retry-failed", "retry", is_flag=True,
               help="Retry the sessions whose extraction failed (the retry queue)")
 @output_options
@@ -95,8 +95,9 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
         else:
             if not paths:
                 raise LedgerError("name at least one session file, directory, or - for stdin")
-            summary = ingest_paths(ledger, paths, app, user, extractor, model, candidates,
-                                   stdin=click.get_text_stream("stdin"), progress=step,
+            summary = ingest_paths(ledger, paths, app, user, extractor, model,
+                                   list(candidates) or None,
+                                   progress=step,
                                    on_total=on_total)
     finally:
         close()
@@ -105,9 +106,12 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
         report.pop("results")
     emit_one(report, fmt, render=render_summary)
     if summary.failed:
-        names = ", ".join(f["source"] for f in report["failures"])
+        errors = [f["error"] if f["source"] in (f["error"] or "") else f"{f['source']}: {f['error']}"
+                  for f in report["failures"]]
+        if len(errors) == 1 and len(summary.results) == 1:
+            raise LedgerError(errors[0])
         raise LedgerError(f"{len(summary.failed)} of {len(summary.results)} sessions or files "
-                          f"failed: {names}")
+                          f"failed: " + "; ".join(errors))
 
 
 @click.command()
@@ -165,14 +169,17 @@ def review_reject(state, hold_id, reason, fmt) -> None:
 @click.argument("probes", type=click.Path(dir_okay=False))
 @click.option("--extractor", type=EXTRACTOR, default="patterns", show_default=True)
 @click.option("--model", default=None)
-@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), default=None)
+@click.option("--candidates", "candidates", type=click.Path(dir_okay=False), multiple=True,
+              help="JSONL file(s) of candidates for --extractor candidates")
 @output_options
 @pass_state
 def evaluate(state, probes, extractor, model, candidates, fmt) -> None:
     """Score an extractor on a probe set: recall, false-memory rate, entries per session."""
     from ledger.ingest.evaluate import render_report, run_probes
 
-    report = run_probes(probes, extractor=extractor, model=model, candidates=candidates,
+    if candidates and extractor == "patterns":
+        extractor = "candidates"
+    report = run_probes(probes, extractor=extractor, model=model, candidates=list(candidates) or None,
                         registry=state.registry)
     if resolve_format(fmt) in ("json", "nl"):
         emit_one(report, fmt)

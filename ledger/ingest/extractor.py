@@ -58,7 +58,7 @@ def default_extractor_name() -> str:
 
 
 def make_extractor(name: str | None = None, *, model: str | None = None,
-                   candidates: str | None = None, **options) -> Extractor:
+                   candidates: str | list[str] | None = None, **options) -> Extractor:
     name = name or default_extractor_name()
     if name == "patterns":
         from .patterns import PatternsExtractor
@@ -70,7 +70,8 @@ def make_extractor(name: str | None = None, *, model: str | None = None,
 
         if not candidates:
             raise LedgerError("the candidates extractor needs --candidates FILE")
-        return CandidatesExtractor(read_candidates(candidates))
+        files = [candidates] if isinstance(candidates, str) else list(candidates)
+        return CandidatesExtractor([p for name in files for p in read_candidates(name)])
     if name == "anthropic":
         from .anthropic import AnthropicExtractor
 

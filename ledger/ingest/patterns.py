@@ -38,13 +38,16 @@ class PatternsExtractor:
         proposals: list[Proposal] = []
         seen: set[tuple] = set()
         for event in delta.events:
-            if not event.text.strip():
+            # Whitespace collapsed, as the validator compares quotes: a line break inside a
+            # sentence must not hide it from a pattern written with plain spaces.
+            text = " ".join(event.text.split())
+            if not text:
                 continue                           # a tool result placeholder says nothing
             for spec in context.registry.predicates.values():
                 for pattern in spec.patterns:
                     if event.author not in pattern.authors:
                         continue
-                    for match in pattern.regex.finditer(event.text):
+                    for match in pattern.regex.finditer(text):
                         value = pattern.value if pattern.value is not None else match.group("value")
                         if not value or not value.strip():
                             continue
@@ -55,7 +58,7 @@ class PatternsExtractor:
                         seen.add(key)
                         proposals.append(Proposal(
                             subject=pattern.subject, predicate=spec.name, value=value.strip(),
-                            quote=sentence_around(event.text, match.start(), match.end()),
+                            quote=sentence_around(text, match.start(), match.end()),
                             evidence_event=event.id, basis=pattern.basis,
                             negated=pattern.negated))
         return Extraction(proposals=proposals)
