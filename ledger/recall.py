@@ -25,12 +25,11 @@ from datetime import datetime
 import orjson
 
 from . import render
-from .confidence import SERVING_THRESHOLD, effective_confidence
+from .confidence import DECAY_FLOOR, DECAY_PER_PERIOD, DECAY_PERIOD_DAYS, SERVING_THRESHOLD
 from .errors import LedgerError
 from .queries import FACT_FIELDS
 from .registry import SENSITIVITIES, Registry
 from .textindex import document_terms, terms
-from .timeutil import days_between
 
 DOMAIN_USER = "_domain"
 DEFAULT_LIMIT = 12
@@ -151,15 +150,21 @@ class RecallResult:
                 "rendered": self.text}
 
 
-_SELECT = (
-    "SELECT f.fact_id, f.app, f.user, f.subject, f.predicate, f.value, f.status, f.basis,"
-    " f.confidence, f.sensitivity, f.said_at, f.recorded_at, f.confirmed_at, f.confirmed_by,"
-    " f.session, f.evidence_event, f.quote, f.author, f.disputes, f.effective_date, r.terms"
-    " FROM facts_current f LEFT JOIN recall_index r ON r.rowid = f.observed_seq"
-    " WHERE f.app = ? AND f.user = ?")
-_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
-            "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at", "confirmed_by",
-            "session", "evidence_event", "quote", "author", "disputes", "effective_date", "terms")
+# Thin rows: what the gates, the scores and the packing need, for every in-scope fact.
+_THIN = (
+    "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
+    " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
+    " FROM facts_current f"
+    " LEFT JOIN recall_index r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
+_THIN_COLUMNS = ("fact_id", "user", "subject", "predicate", "value", "sensitivity", "confidence",
+                 "confirmed_at", "disputes", "basis", "said_at", "session", "author", "terms")
+# Full rows (the field names of DESIGN section 12): only for what is shown.
+_FULL = ("SELECT fact_id, app, user, subject, predicate, value, status, basis, confidence,"
+         " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
+         " quote, author, effective_date FROM facts_current WHERE fact_id IN ")
+_FULL_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
+                 "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at",
+                 "confirmed_by", "session", "evidence_event", "quote", "author", "effective_date")
 
 
 def _registry_terms(registry: Registry | None) -> dict[str, list[str]]:
@@ -184,11 +189,11 @@ _REGISTRY_TERMS: dict[str, dict[str, list[str]]] = {}
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
            explain: bool = False) -> RecallResult:
+    """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
+    (the selected facts, or every candidate with `explain`)."""
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    rows = []
-    for who in users:
-        rows += conn.execute(_SELECT, (app, who)).fetchall()
+    rows = conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
     extra = _registry_terms(registry)
     candidates = [_candidate(row, now, extra) for row in rows]
     _gate(candidates, options)
@@ -198,31 +203,55 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
         if c["outcome"] is None and not options.preload and c["relevance"] <= 0.0:
             c["outcome"] = "no_match"
     selected = _pack(candidates, options)
-    for c in candidates:
-        c.pop("_terms", None)
-        if c["outcome"] == "sensitivity":
-            c["value"] = c["quote"] = None     # an uncleared caller never sees the value
-    ordered = sorted(candidates, key=_rank_key)
+    _complete(conn, candidates if explain else selected)
+    ordered = sorted(candidates, key=_rank_key) if explain else selected
     for rank, c in enumerate(ordered, 1):
         c["rank"] = rank
+    for c in candidates:
+        del c["_terms"], c["_confirmed"]
+        if c["outcome"] == "sensitivity":
+            c["value"] = c["quote"] = None     # an uncleared caller never sees the value
     facts = [_public(c) for c in selected]
-    result = RecallResult(query, app, user, options, facts, ordered, text=render.render(facts))
+    result = RecallResult(query, app, user, options, facts,
+                          [_explained(c) for c in ordered] if explain else [],
+                          text=render.render(facts))
     if explain:
         result.other_partitions = _other_partitions(conn, app, users)
     return result
 
 
 def _candidate(row: tuple, now: datetime, extra: dict[str, list[str]]) -> dict:
-    c = dict(zip(_COLUMNS, row))
-    c["disputes"] = orjson.loads(c["disputes"])
-    c["effective_confidence"] = effective_confidence(c["confidence"], c["confirmed_at"], now)
-    c["age_days"] = round(max(0.0, days_between(c["confirmed_at"], now)), 3)
+    c = dict(zip(_THIN_COLUMNS, row))
+    c["disputes"] = [] if c["disputes"] == "[]" else orjson.loads(c["disputes"])
+    confirmed = datetime.fromisoformat(c["confirmed_at"].replace("Z", "+00:00"))
+    age = max(0.0, (now - confirmed).total_seconds() / 86400.0)
+    c["_confirmed"] = confirmed.timestamp()
+    c["age_days"] = round(age, 3)
+    c["effective_confidence"] = _effective(c["confidence"], age)
     stored = c.pop("terms")
-    words = (stored.split() if stored is not None else
-             document_terms(c["subject"], c["predicate"], c["value"], c["quote"]).split())
-    c["_terms"] = Counter(words + extra.get(c["predicate"], []))
+    words = (stored.split() if stored is not None else     # a row the index has not seen yet
+             document_terms(c["subject"], c["predicate"], c["value"], "").split())
+    c["_terms"] = words + extra.get(c["predicate"], [])
     c.update(relevance=None, recency=None, score=None, outcome=None, via=None)
     return c
+
+
+def _effective(confidence: float, age_days: float) -> float:
+    """`ledger.confidence.effective_confidence` from an age already computed (same constants;
+    tests/test_recall_core.py checks the two agree), to parse each timestamp once."""
+    decayed = confidence * DECAY_PER_PERIOD ** (age_days / DECAY_PERIOD_DAYS)
+    return round(max(DECAY_FLOOR, decayed) if confidence >= DECAY_FLOOR else confidence, 4)
+
+
+def _complete(conn: sqlite3.Connection, shown: list[dict]) -> None:
+    """Add the remaining fields of DESIGN section 12 to the facts that will be shown."""
+    by_id = {c["fact_id"]: c for c in shown}
+    ids = list(by_id)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        sql = _FULL + f"({', '.join('?' for _ in chunk)})"
+        for row in conn.execute(sql, chunk):
+            by_id[row[0]].update(zip(_FULL_COLUMNS, row))
 
 
 def _gate(candidates: list[dict], options: RecallOptions) -> None:
@@ -239,20 +268,29 @@ def _score(cleared: list[dict], query_terms: list[str], options: RecallOptions) 
     """TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts), blended with
     exponential recency; see docs/recall.md."""
     n = len(cleared)
+    q_counts = Counter(query_terms)
+    sets = [set(c["_terms"]) for c in cleared]
+    hits = {i for i, distinct in enumerate(sets) if q_counts and not distinct.isdisjoint(q_counts)}
     df: Counter = Counter()
-    for c in cleared:
-        df.update(c["_terms"].keys())
-    idf = {t: math.log((1 + n) / (1 + df[t])) + 1.0 for t in set(query_terms) | set(df)}
-    q = {t: (1 + math.log(k)) * idf[t] for t, k in Counter(query_terms).items()}
-    q_norm = math.sqrt(sum(w * w for w in q.values()))
+    if hits:                              # no document matches: no idf is needed at all
+        for distinct in sets:
+            df.update(distinct)
+    idf_of: dict[str, float] = {}
+
+    def idf(term: str) -> float:
+        if term not in idf_of:
+            idf_of[term] = math.log((1 + n) / (1 + df[term])) + 1.0
+        return idf_of[term]
+
+    q = {t: (1 + math.log(k)) * idf(t) for t, k in q_counts.items()}
+    q_norm = math.sqrt(sum(x * x for x in q.values()))
     w = options.recency_weight
-    for c in cleared:
+    for i, c in enumerate(cleared):
         relevance = 0.0
-        if q_norm:
-            d = {t: (1 + math.log(k)) * idf[t] for t, k in c["_terms"].items()}
+        if i in hits:
+            d = {t: (1 + math.log(k)) * idf(t) for t, k in Counter(c["_terms"]).items()}
             dot = sum(weight * d[t] for t, weight in q.items() if t in d)
-            if dot:
-                relevance = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
+            relevance = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
         recency = 0.5 ** (c["age_days"] / options.half_life_days)
         c["relevance"] = round(relevance, 4)
         c["recency"] = round(recency, 4)
@@ -261,11 +299,7 @@ def _score(cleared: list[dict], query_terms: list[str], options: RecallOptions) 
 
 def _order_key(c: dict):
     """Best first: score, then the most recently confirmed, then fact id (a total order)."""
-    return (-(c["score"] or 0.0), _desc(c["confirmed_at"]), c["fact_id"])
-
-
-def _desc(text: str) -> tuple:
-    return tuple(-ord(ch) for ch in text)
+    return (-(c["score"] or 0.0), -c["_confirmed"], c["fact_id"])
 
 
 def _rank_key(c: dict):
@@ -305,12 +339,20 @@ def _pack(candidates: list[dict], options: RecallOptions) -> list[dict]:
 
 
 def _public(c: dict) -> dict:
-    """A selected fact with the field names of DESIGN section 12, plus its scores."""
+    """A shown fact with the field names of DESIGN section 12, plus its scores."""
     fact = {name: c.get(name) for name in FACT_FIELDS}
     fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
     if c.get("via"):
         fact["shown_with"] = c["via"]
     return fact
+
+
+def _explained(c: dict) -> dict:
+    """One row of the explanation: the fact, its scores, its outcome and its rank."""
+    row = _public(c)
+    row.update(outcome=c["outcome"], rank=c["rank"], age_days=c["age_days"], via=c["via"])
+    row.pop("shown_with", None)
+    return row
 
 
 def _other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:

@@ -6,7 +6,7 @@ So every piece of stored text that goes into the block passes through `literal`:
 
 - a plain single word (`pescatarian`, `Bengaluru`, `148/92`) is written bare, as the issue's
   example `- diet = pescatarian (stated 2026-09-30)` wants;
-- anything else is written as a double-quoted string in which `"` and `\\` are escaped, and every
+- anything else is written as a double-quoted string (a JSON string literal) in which `"` and `\\` are escaped, and every
   character that could end the line, the block or a code span is written as a `\\uXXXX` escape:
   line and paragraph separators (U+2028, U+2029), every control and format character (including
   bidirectional overrides and zero-width characters), unusual spaces, `<`, `>` and backticks.
@@ -53,7 +53,11 @@ def literal(text: str | None) -> str:
             out.append("\\\\")
         elif ch in _ESCAPE_ALWAYS or (ch != " " and unicodedata.category(ch) in _UNSAFE_CATEGORIES):
             code = ord(ch)
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+            if code > 0xFFFF:            # a JSON-style surrogate pair, so json.loads reads it back
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+            else:
+                out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
     out.append('"')

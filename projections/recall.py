@@ -1,23 +1,26 @@
-"""`recall_index`: the full-text index over open facts that recall searches.
+"""`recall_index`: the per-fact term index over open facts that recall scores.
 
-One FTS5 row per open fact (current or disputed), keyed by the fact's `observed_seq` as rowid, so
-a partition rebuild gives every row the same rowid as the live table had (the comparison of
-`replay --check` and any join stay stable).  It holds the fact's subject, predicate, value and
-quote as the user said them, and `terms`: the same text cut by `ledger.textindex` (case folded,
-stop words dropped, stemmed), which is what recall scores on, so a query never needs to re-cut a
-thousand facts.  `app` and `user` are UNINDEXED columns, so a partition can be cleared like any
-other projection table.
+One row per open fact (current or disputed), keyed by the fact's `observed_seq` (so a partition
+rebuild gives every row the same key as the live table had), with the partition, the key, and
+`terms`: the fact's subject, predicate, value and quote cut by `ledger.textindex` (case folded,
+stop words dropped, stemmed), space separated.  Recall reads one partition's rows with one
+indexed query and scores them in memory.
 
-Why a plain FTS5 table and not a contentless or external-content one: forgetting must leave no
-byte of a forgotten value anywhere in the file.  A plain table really deletes the row from its
-content table; FTS5 still keeps the deleted terms in older index segments until they are merged,
-so `after_rebuild` runs the FTS5 'optimize' command, which rewrites the index into one segment
-without them; with `PRAGMA secure_delete = ON` (set by `ledger.store.connect`) the freed pages are
-zeroed, and the forget path's WAL checkpoint then removes the old copies from the WAL.
+Why a plain table and not FTS5 (DESIGN section 8 allows "FTS5 or an equivalent"):
+- recall's statistics must be partition-local: FTS5's bm25() takes its idf from the whole table,
+  so one user's records would shift another user's scores (and a user's scores would hint at
+  what others hold);
+- `--explain` must show every in-scope fact with its relevance, so recall reads the whole scope
+  anyway; an inverted index would only help a search that ignores the rest;
+- forgetting must leave no byte: deleting from a plain table under `PRAGMA secure_delete = ON`
+  (set by `ledger.store.connect`) zeroes the row's bytes, where FTS5 (3.40, without its
+  secure-delete option) keeps a deleted row's terms in old index segments until a merge;
+- a query never reaches SQLite as syntax: terms are compared in Python, so no quote, bracket,
+  `NEAR`, `*` or newline in a query can cause an FTS syntax error.
 
 The fold reads `facts_current` (so this projection runs after the facts projection): for every
-fact an event names, the row exists while the fact is open and is gone once it is not.  A
-superseded or retracted fact therefore can never be found by recall.
+fact an event names, the row exists while the fact is open and is gone once it is not, so a
+superseded or retracted fact can never be found by recall.
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ from ledger.textindex import document_terms
 TABLE = "recall_index"
 
 SCHEMA = f"""
-CREATE VIRTUAL TABLE IF NOT EXISTS {TABLE} USING fts5(
-    fact_id UNINDEXED, app UNINDEXED, user UNINDEXED,
-    subject, predicate, value, quote, terms,
-    tokenize = 'unicode61 remove_diacritics 2'
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    seq INTEGER PRIMARY KEY, fact_id TEXT NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL,
+    subject TEXT NOT NULL, predicate TEXT NOT NULL, terms TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS {TABLE}_partition ON {TABLE} (app, user);
 """
 
 # Body fields that name a fact (as in projections/provenance.py).
@@ -63,17 +66,11 @@ class RecallProjection:
             seq = conn.execute("SELECT observed_seq FROM fact_history WHERE fact_id = ? LIMIT 1",
                                (fact_id,)).fetchone()
             if seq is not None:
-                conn.execute(f"DELETE FROM {TABLE} WHERE rowid = ?", (seq[0],))
+                conn.execute(f"DELETE FROM {TABLE} WHERE seq = ?", (seq[0],))
             return
         seq, app, user, subject, predicate, value, quote = row
-        if conn.execute(f"SELECT 1 FROM {TABLE} WHERE rowid = ?", (seq,)).fetchone():
+        if conn.execute(f"SELECT 1 FROM {TABLE} WHERE seq = ?", (seq,)).fetchone():
             return                       # a fact's text never changes while it is open
-        conn.execute(
-            f"INSERT INTO {TABLE} (rowid, fact_id, app, user, subject, predicate, value, quote, terms)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
-            (seq, fact_id, app, user, subject, predicate, value, quote,
-             document_terms(subject, predicate, value, quote)))
-
-    def after_rebuild(self, conn: sqlite3.Connection) -> None:
-        """Merge the index segments so that deleted rows' terms are gone from the file too."""
-        conn.execute(f"INSERT INTO {TABLE} ({TABLE}) VALUES ('optimize')")
+        conn.execute(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)",
+                     (seq, fact_id, app, user, subject, predicate,
+                      document_terms(subject, predicate, value, quote)))

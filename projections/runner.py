@@ -61,10 +61,6 @@ class Projector:
                 progress(10_000)
         if progress:
             progress(count % 10_000)
-        for projection in self.projections:
-            finish = getattr(projection, "after_rebuild", None)
-            if finish is not None:       # e.g. the FTS index merges away deleted rows' terms
-                finish(conn)
         last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         self.set_position(conn, last)
         return count
