@@ -81,6 +81,9 @@ def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FUL
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA secure_delete = ON")
     except sqlite3.DatabaseError as exc:
+        if "readonly" in str(exc):
+            raise LedgerError(f"cannot open ledger {path}: the file, or the folder its WAL files "
+                              "go in, is read-only") from None
         raise LedgerError(f"cannot open ledger {path}: {exc}") from None
     return conn
 

@@ -23,9 +23,21 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
         result.update(ok=False, first_bad_seq=seq, problem=problem)
         return result
 
-    integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
-    if integrity != "ok":
-        return fail(0, f"SQLite integrity check failed: {integrity}")
+    # integrity_check, not quick_check: only the full check compares every index with its table
+    # (a damaged index page of the event_id index passes quick_check).
+    try:
+        integrity = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
+    except sqlite3.DatabaseError as exc:
+        return fail(0, f"SQLite integrity check failed: {exc}")
+    if integrity != ["ok"]:
+        return fail(0, "SQLite integrity check failed: " + "; ".join(integrity))
+    try:
+        return _walk(conn, pinned, result, fail)
+    except sqlite3.DatabaseError as exc:
+        return fail(result["events"] + 1, f"the file is damaged: {exc}")
+
+
+def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
     prev_hash, expected_seq = chain.GENESIS, 1
     scrubbed: dict[int, int] = {}          # redacted seq -> seq of the Redacted event naming it
     redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs
