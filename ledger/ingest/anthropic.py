@@ -102,8 +102,9 @@ class AnthropicExtractor:
             if not key:
                 raise LedgerError("the anthropic extractor needs ANTHROPIC_API_KEY "
                                   "(or use --extractor patterns)")
-            client = anthropic.Anthropic(api_key=key, http_client=http_client, timeout=timeout,
-                                         max_retries=max_retries)
+            extra = {"http_client": http_client} if http_client is not None else {}
+            client = anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries,
+                                         **extra)
         self.client = client
 
     def extract(self, delta: Delta, context: Context) -> Extraction:

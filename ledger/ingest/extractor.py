@@ -57,8 +57,10 @@ def default_extractor_name() -> str:
     return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "patterns"
 
 
-def make_extractor(name: str | None = None, *, model: str | None = None,
+def make_extractor(name: "str | Extractor | None" = None, *, model: str | None = None,
                    candidates: str | list[str] | None = None, **options) -> Extractor:
+    if name is not None and not isinstance(name, str):
+        return name                                   # already an extractor object
     name = name or default_extractor_name()
     if name == "patterns":
         from .patterns import PatternsExtractor

@@ -1,0 +1,71 @@
+"""The evaluation harness over the bundled probe set."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from ledger import LedgerError
+from ledger.ingest.evaluate import load_probes, run_probes, supported
+
+from .ingest_helpers import CANDIDATES, EXAMPLES
+
+PROBES = str(EXAMPLES / "probes.jsonl")
+
+
+def test_probe_set_has_at_least_30_probes_over_the_examples():
+    probes = load_probes(PROBES)
+    assert len(probes) >= 30
+    assert {p["app"] for p in probes} == {"mealkit", "deploybot", "clinic"}
+    assert any("expect_absent" in p for p in probes)
+
+
+def test_patterns_extractor_figures():
+    report = run_probes(PROBES, extractor="patterns")
+    assert report["probes"] >= 30
+    assert report["recall"] == 1.0 and report["wrong_served"] == 0.0
+    assert report["false_memory_rate"] == 0.0
+    assert report["sessions"] == 9 and report["entries_per_session"] == pytest.approx(12 / 9, abs=0.001)
+
+
+def test_candidates_extractor_figures():
+    files = [str(CANDIDATES / f"{n}.jsonl") for n in ("meal-kit", "deployment", "clinical")]
+    report = run_probes(PROBES, extractor="candidates", candidates=files)
+    assert report["recall"] == 1.0 and report["wrong_served"] == 0.0
+
+
+def test_a_bad_extraction_shows_up_as_misses_and_false_memories(tmp_path):
+    probes = tmp_path / "p.jsonl"
+    session = EXAMPLES / "sessions" / "meal-kit" / "1-vegetarian-in-pune.json"
+    probes.write_text(json.dumps({"app": "mealkit", "user": "priya", "sessions": [str(session)],
+                                  "question": "What diet?", "expect": "vegetarian"}) + "\n")
+    lying = tmp_path / "c.jsonl"
+    lying.write_text(json.dumps({"predicate": "diet", "value": "vegan", "quote": "I'm vegetarian",
+                                 "evidence_event": "m1-e1"}) + "\n")
+    report = run_probes(str(probes), extractor="candidates", candidates=str(lying))
+    assert report["recall"] == 0.0
+    assert report["false_memory_rate"] == 1.0 and report["unsupported"][0]["value"] == "vegan"
+
+
+def test_supported():
+    assert supported("148/92 mmHg", "My blood pressure was 148/92mmHg today", "blood_pressure")
+    assert supported("true", "You clearly like spicy food", "likes_spicy")
+    assert not supported("Mumbai", "we're in Pune", "home_city")
+
+
+def test_bad_probe_file_names_the_line(tmp_path):
+    bad = tmp_path / "p.jsonl"
+    bad.write_text('{"app": "a", "user": "u", "sessions": ["x"], "question": "q", "expect": "v"}\n{nope\n')
+    with pytest.raises(LedgerError, match="line 2"):
+        load_probes(str(bad))
+
+
+def test_eval_command_table_and_json(tmp_path):
+    runner = CliRunner()
+    table = runner.invoke(cli, ["--db", str(tmp_path / "x.db"), "eval", PROBES, "-t"])
+    assert table.exit_code == 0 and "recall              1.0" in table.stdout
+    data = json.loads(runner.invoke(cli, ["--db", str(tmp_path / "x.db"), "eval", PROBES, "--json"]).stdout)
+    assert data["extractor"] == "patterns" and len(data["rows"]) == data["probes"]
