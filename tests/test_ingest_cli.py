@@ -204,3 +204,11 @@ def test_real_process_bad_file_exit_1_no_traceback(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith("Error: ") and f"{bad} line 2" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_demo_ingests_the_examples_and_explains_a_superseded_value():
+    result = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "preference_not_user_authored 1" in result.stdout
+    assert "user home_city = 'Pune'  [superseded" in result.stdout
+    assert "ok: " in result.stdout
