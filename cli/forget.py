@@ -15,6 +15,11 @@ ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "
                    "requester", "event_id")
 
 
+def interactive() -> bool:
+    """Whether a person is at the keyboard (then forget asks before scrubbing)."""
+    return sys.stdin.isatty()
+
+
 def render_receipt(r: dict) -> str:
     if r.get("dry_run"):
         lines = [f"dry run: nothing was changed ({r['scope_kind']} {r['scope_hash']})"]
@@ -67,7 +72,7 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
     ledger = state.ledger()
     options = dict(session=session, fact=fact, predicate=predicate, sensitivity=sensitivity,
                    reason=reason, requested_by=requested_by)
-    if not dry_run and not yes and sys.stdin.isatty():
+    if not dry_run and not yes and interactive():
         preview = ledger.forget(app, user, dry_run=True, **options)
         click.echo(render_receipt(preview), err=True)
         if not preview.get("plan"):

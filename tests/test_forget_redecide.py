@@ -1,0 +1,153 @@
+"""Re-decision: forgetting a session leaves every key as if that session had never been said.
+
+The worked cases pin the compensating events; the property checks, over generated histories, that
+the open facts after forgetting equal those of a fresh ledger fed only the surviving statements,
+and that the live tables equal a rebuild from the log.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ledger import Ledger
+from tests.conftest import MovableClock, cand, values
+
+
+def types_after(ledger, seq):
+    return [t for (t,) in ledger.conn.execute("SELECT type FROM events WHERE seq > ? ORDER BY seq",
+                                              (seq,))]
+
+
+def check(ledger):
+    assert ledger.verify()["ok"]
+    assert ledger.replay_differences() == []
+
+
+def test_reinforcement_of_a_forgotten_fact_becomes_its_own_observation(ledger, clock):
+    ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
+    ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-09-01"))
+    ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s3", said_at="2026-10-01"))
+    clock.tick()
+    receipt = ledger.forget("app", "u1", session="s2", reason="r")
+    assert values(ledger) == {("user", "home_city"): [("Bengaluru", "current", "stated")]}
+    fact = ledger.facts("app", "u1")[0]
+    assert fact["session"] == "s3" and fact["said_at"].startswith("2026-10-01")
+    assert types_after(ledger, receipt["redaction_seq"]) == ["FactObserved", "FactSuperseded"]
+    check(ledger)
+
+
+def test_rejected_late_arrival_applies_once_the_newer_value_is_gone(ledger, clock):
+    ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
+    ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-10-01"))
+    late = ledger.observe(cand(predicate="home_city", value="Mumbai", session="s3",
+                               said_at="2026-09-01"))
+    assert late.reason == "older_than_current"
+    clock.tick()
+    ledger.forget("app", "u1", session="s2", reason="r")
+    assert values(ledger) == {("user", "home_city"): [("Mumbai", "current", "stated")]}
+    check(ledger)
+
+
+def test_duplicate_value_merges_back_into_the_earlier_fact(ledger, clock):
+    ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
+    ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-09-01"))
+    ledger.observe(cand(predicate="home_city", value="Pune", session="s3", said_at="2026-10-01"))
+    first = ledger.history("app", "u1")[0]["fact_id"]
+    clock.tick()
+    ledger.forget("app", "u1", session="s2", reason="r")
+    facts = ledger.facts("app", "u1")
+    assert [(f["value"], f["fact_id"]) for f in facts] == [("Pune", first)]
+    assert facts[0]["confirmed_by"] == "s3"                      # s3 now reinforces the first Pune
+    check(ledger)
+
+
+def test_forgetting_the_settling_session_reopens_the_dispute(ledger, clock):
+    dose = dict(predicate="medication_dose", author="document", basis="verified")
+    ledger.observe(cand(value="25 mg", session="order-1", said_at="2026-07-03", **dose))
+    ledger.observe(cand(predicate="medication_dose", value="50 mg", session="checkin",
+                        said_at="2026-07-10"))
+    ledger.observe(cand(value="50 mg", session="order-2", said_at="2026-07-12", **dose))
+    assert values(ledger) == {("user", "medication_dose"): [("50 mg", "current", "verified")]}
+    clock.tick()
+    ledger.forget("app", "u1", session="order-2", reason="r")
+    assert values(ledger) == {("user", "medication_dose"): [("25 mg", "current", "verified"),
+                                                            ("50 mg", "disputed", "stated")]}
+    current = [f for f in ledger.facts("app", "u1", include_sensitive=True)
+               if f["status"] == "current"][0]
+    disputed = [f for f in ledger.facts("app", "u1", include_sensitive=True)
+                if f["status"] == "disputed"][0]
+    assert current["disputes"] == [disputed["fact_id"]] and disputed["disputes"] == [current["fact_id"]]
+    check(ledger)
+
+
+def test_reviewer_resolution_survives_an_unrelated_forget(ledger, clock):
+    dose = dict(predicate="medication_dose", author="document", basis="verified")
+    ledger.observe(cand(value="25 mg", session="order-1", said_at="2026-07-03", **dose))
+    challenger = ledger.observe(cand(predicate="medication_dose", value="50 mg", session="checkin",
+                                     said_at="2026-07-10"))
+    ledger.resolve(challenger.fact_id, True, "dr-k", "confirmed by phone")
+    ledger.observe(cand(predicate="medication_dose", value="50 mg", session="later",
+                        said_at="2026-07-20"))
+    clock.tick()
+    ledger.forget("app", "u1", session="later", reason="r")
+    assert values(ledger) == {("user", "medication_dose"): [("50 mg", "current", "stated")]}
+    check(ledger)
+
+
+VALUES = {"home_city": ["Pune", "Bengaluru", "Mumbai"], "allergy": ["peanuts", "shellfish"],
+          "blood_pressure": ["120/80 mmHg", "140/90 mmHg"], "medication_dose": ["25 mg", "50 mg"]}
+statement = st.tuples(
+    st.sampled_from(sorted(VALUES)), st.integers(0, 2), st.integers(0, 3),   # predicate, value, session
+    st.integers(1, 28), st.sampled_from(["user", "user", "user", "document", "agent"]),
+    st.sampled_from([False, False, False, True]),                           # negated
+)
+
+
+def _candidate(i, item):
+    predicate, value, session, day, author, negated = item
+    options = VALUES[predicate]
+    basis = {"document": "verified", "agent": "inferred", "user": "stated"}[author]
+    return cand(predicate=predicate, value=options[value % len(options)], session=f"s{session}",
+                event=f"e{i}", said_at=f"2026-09-{day:02d}T10:00:00Z", author=author, basis=basis,
+                negated=negated and predicate != "blood_pressure")
+
+
+def _state(ledger):
+    out = {}
+    for f in ledger.facts("app", "u1", include_sensitive=True):
+        out.setdefault((f["subject"], f["predicate"]), []).append(
+            (f["value"], f["status"], f["basis"], round(f["confidence"], 6), tuple(sorted(f["disputes"] and ["d"]))))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(statement, min_size=1, max_size=14), st.lists(st.integers(0, 3), min_size=1,
+                                                               max_size=2, unique=True))
+def test_forget_sessions_equals_never_having_them(items, forgotten):
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = MovableClock()
+        candidates = [_candidate(i, item) for i, item in enumerate(items)]
+        with Ledger(Path(tmp) / "a.db", clock=clock) as full, \
+                Ledger(Path(tmp) / "b.db", clock=clock) as fresh:
+            for c in candidates:
+                full.observe(c)
+                if int(c.session[1:]) not in forgotten:
+                    fresh.observe(c)
+                clock.tick()
+            said = {c.session for c in candidates}
+            forgotten = [s for s in forgotten if f"s{s}" in said]
+            for s in forgotten:
+                full.forget("app", "u1", session=f"s{s}", reason="property")
+                clock.tick()
+            assert _state(full) == _state(fresh)
+            assert full.verify()["ok"]
+            assert full.replay_differences() == []
+            for s in forgotten:
+                sessions = {orjson.loads(b).get("session") for (b,) in full.conn.execute(
+                    "SELECT body FROM events WHERE body IS NOT NULL")}
+                assert f"s{s}" not in sessions
