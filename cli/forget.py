@@ -133,7 +133,7 @@ def export(state, app, user, data_subject, out) -> None:
         raise LedgerError("--data-subject needs --app and --user")
     handle = open(out, "w", encoding="utf-8") if out else None
     try:
-        target = handle or click.get_text_stream("stdout")
+        target = handle or sys.stdout
         if data_subject:
             target.write(dumps(ledger.export_subject(app, user)) + "\n")
             return

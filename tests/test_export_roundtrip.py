@@ -1,0 +1,125 @@
+"""Export the log as JSONL, import it into an empty ledger: same projections, verify passes.
+
+Includes redacted events (travelling as envelopes), a pseudonymised user and the data-subject
+export of one user.
+"""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from ledger import Ledger, LedgerError
+from tests.conftest import MovableClock, cand
+
+
+def tables(ledger):
+    out = {}
+    for table in ledger.projector.tables:
+        out[table] = sorted(ledger.conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+    return out
+
+
+@pytest.fixture
+def source(tmp_path):
+    clock = MovableClock()
+    ledger = Ledger(tmp_path / "source.db", clock=clock)
+    ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
+    clock.tick()
+    ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-09-01"))
+    ledger.observe(cand(user="u2", value="vegan", session="s3"))
+    ledger.observe(cand(user="u3", value="vegan", session="s4"))
+    clock.tick()
+    ledger.forget("app", "u1", session="s2", reason="r")
+    ledger.forget("app", "u3", reason="r")
+    yield ledger
+    ledger.close()
+
+
+def test_export_import_reproduces_projections_and_verifies(source, tmp_path):
+    buffer = io.StringIO()
+    count = source.export_log(buffer)
+    lines = buffer.getvalue().splitlines()
+    header = orjson.loads(lines[0])
+    assert header["complete"] and header["head"] == "%d:%s" % source.head()
+    assert count == len(lines) - 1
+    redacted = [orjson.loads(x) for x in lines[1:] if orjson.loads(x)["body"] is None]
+    assert redacted and all(r["salt"] is None and r["commitment"] for r in redacted)
+    path = tmp_path / "log.jsonl"
+    path.write_text(buffer.getvalue())
+    with Ledger(tmp_path / "copy.db") as copy:
+        result = copy.import_log(path)
+        assert result["imported"] == count and copy.verify()["ok"]
+        assert copy.head() == source.head()
+        assert tables(copy) == tables(source)
+        assert copy.is_forgotten_session("app", "u1", "s2")
+
+
+def test_import_refuses_a_non_empty_ledger_and_tampered_lines(source, tmp_path):
+    buffer = io.StringIO()
+    source.export_log(buffer)
+    with pytest.raises(LedgerError, match="empty"):
+        source.import_log(io.StringIO(buffer.getvalue()))
+    lines = buffer.getvalue().splitlines()
+    body = next(i for i, x in enumerate(lines) if i and orjson.loads(x)["body"])
+    row = orjson.loads(lines[body])
+    row["body"] = row["body"].replace("Pune", "Puna")
+    lines[body] = orjson.dumps(row).decode()
+    with Ledger(tmp_path / "copy.db") as copy:
+        with pytest.raises(LedgerError, match="does not verify"):
+            copy.import_log(io.StringIO("\n".join(lines)))
+        assert copy.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+
+
+def test_partition_export_is_not_importable(source, tmp_path):
+    buffer = io.StringIO()
+    source.export_log(buffer, "app", "u2")
+    assert len(buffer.getvalue().splitlines()) == 2
+    with Ledger(tmp_path / "copy.db") as copy:
+        with pytest.raises(LedgerError, match="one partition"):
+            copy.import_log(io.StringIO(buffer.getvalue()))
+
+
+def test_data_subject_export(source):
+    report = source.export_subject("app", "u1")
+    assert report["format"] == "factledger-subject/1"
+    assert [f["value"] for f in report["facts"]] == ["Pune"]
+    assert {h["value"] for h in report["history"]} == {"Pune"}
+    assert any(e["body"] is None for e in report["events"])           # scrubbed: envelope only
+    assert "Bengaluru" not in orjson.dumps(report).decode()
+
+
+def test_cli_export_import_and_data_subject(source, tmp_path):
+    db = str(source.path)
+    out = tmp_path / "log.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--db", db, "export", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    copy = str(tmp_path / "copy.db")
+    imported = runner.invoke(cli, ["--db", copy, "import", str(out), "--json"])
+    assert imported.exit_code == 0, imported.output
+    assert orjson.loads(imported.stdout)["head"] == "%d:%s" % source.head()
+    assert runner.invoke(cli, ["--db", copy, "replay", "--check"]).exit_code == 0
+    again = runner.invoke(cli, ["--db", copy, "import", str(out)])
+    assert again.exit_code == 1 and "empty" in again.stderr
+    subject = runner.invoke(cli, ["--db", db, "export", "--app", "app", "--user", "u1",
+                                  "--data-subject"])
+    assert subject.exit_code == 0 and orjson.loads(subject.stdout)["user"] == "u1"
+    bad = runner.invoke(cli, ["--db", db, "export", "--data-subject"])
+    assert bad.exit_code == 1 and "Error:" in bad.stderr
+    stdout = runner.invoke(cli, ["--db", db, "export"])
+    assert stdout.exit_code == 0 and stdout.stdout.startswith('{"format":"factledger-log/1"')
+
+
+def test_import_of_a_garbage_file(tmp_path):
+    path = tmp_path / "junk.jsonl"
+    path.write_text("not json\n")
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", str(path)])
+    assert result.exit_code == 1 and "Error:" in result.stderr
+    conn = sqlite3.connect(tmp_path / "c.db")
+    assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
