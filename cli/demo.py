@@ -62,6 +62,8 @@ def demo(out: str | None) -> None:
                                          quiet=True))
             if r["value"] == "Pune"][0]
     run(out, ["why", pune["fact_id"], "-t"])                  # a superseded value, and why
+    run(out, ["recall", "where do I live and what do I eat?", *MEAL, "--clearance", "personal"])
+    run(out, ["recall", "where do I live and what do I eat?", *MEAL, "--explain"])  # and why
     run(out, ["facts", *DEPLOY, "-t"])
     run(out, ["log", *DEPLOY, "--type", "CandidateRejected", "--nl"])   # the runbook, and why not
     run(out, ["facts", *CLINIC, "--include-sensitive", "-t"])
