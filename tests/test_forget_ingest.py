@@ -1,0 +1,49 @@
+"""Forgotten sessions stay forgotten: ingestion refuses a session whose hash is on the list."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from ledger import LedgerError
+
+
+def session(sid="meal-9", user="priya"):
+    return {"id": sid, "appName": "mealkit", "userId": user, "events": [
+        {"id": f"{sid}-e1", "author": "user", "timestamp": 1788080400.0,
+         "content": {"parts": [{"text": "Hi! I'm vegetarian, and we live in Pune."}]}}]}
+
+
+def test_reingesting_a_forgotten_session_is_refused(ledger):
+    ledger.ingest_session(session())
+    assert ledger.facts("mealkit", "priya")
+    ledger.forget("mealkit", "priya", session="meal-9", reason="request")
+    assert ledger.is_forgotten_session("mealkit", "priya", "meal-9")
+    head = ledger.head()
+    with pytest.raises(LedgerError, match="forgotten"):
+        ledger.ingest_session(session())
+    assert ledger.head() == head and ledger.facts("mealkit", "priya") == []
+    ledger.ingest_session(session("meal-10"))                  # a new session is welcome
+    assert ledger.facts("mealkit", "priya")
+
+
+def test_sessions_of_an_erased_user_are_refused_too(ledger):
+    ledger.ingest_session(session())
+    ledger.forget("mealkit", "priya", reason="erase")
+    with pytest.raises(LedgerError, match="forgotten"):
+        ledger.ingest_session(session())
+
+
+def test_cli_ingest_of_a_forgotten_session_exits_1(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(session()))
+    db = str(tmp_path / "l.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "ingest", str(path)]).exit_code == 0
+    assert runner.invoke(cli, ["--db", db, "forget", "--app", "mealkit", "--user", "priya",
+                               "--session", "meal-9", "--reason", "r"]).exit_code == 0
+    again = runner.invoke(cli, ["--db", db, "ingest", str(path)])
+    assert again.exit_code == 1 and "forgotten" in again.stderr
