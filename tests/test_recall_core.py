@@ -304,3 +304,13 @@ def test_recall_decay_agrees_with_the_confidence_module(confidence, days):
     confirmed = iso(now - timedelta(days=days))
     age = (now - parse_time(confirmed)).total_seconds() / 86400.0
     assert _effective(confidence, age) == effective_confidence(confidence, confirmed, now)
+
+
+def test_forgetting_a_session_changes_what_recall_serves(meal):
+    meal.forget("mealkit", "priya", session="meal-2", reason="user asked")
+    result = meal.recall(**MEAL, query=QUESTION, clearance="personal")
+    assert "- home_city = Pune (stated 2026-08-30)" in result.text
+    assert "Bengaluru" not in result.text
+    terms = " ".join(t for (t,) in meal.conn.execute("SELECT terms FROM recall_index"))
+    assert "bengaluru" not in terms and "pun" in terms
+    assert meal.replay_differences() == []
