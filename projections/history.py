@@ -46,10 +46,15 @@ _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
           "WHERE fact_id = ? AND recorded_to IS NULL")
 
 
+_OPEN_FROM = "_open_from"     # a snapshot's note of when its open interval began (not a column)
+_UNKNOWN = object()
+_OPEN = "SELECT recorded_from FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL"
+
+
 def lookup(conn: sqlite3.Connection):
     """The latest snapshot of a fact, read from its open interval."""
-    sql = (f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')} FROM fact_history "
-           "WHERE fact_id = ? AND recorded_to IS NULL")
+    sql = (f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')}, recorded_from"
+           " FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL")
 
     def find(fact_id: str) -> Snapshot | None:
         row = conn.execute(sql, (fact_id,)).fetchone()
@@ -58,6 +63,7 @@ def lookup(conn: sqlite3.Connection):
         snap = dict(zip(SNAPSHOT_COLUMNS, row))
         snap["disputes"] = orjson.loads(snap["disputes"])
         snap["sessions"] = orjson.loads(snap["sessions"])
+        snap[_OPEN_FROM] = row[-1]
         return snap
 
     return find
@@ -72,8 +78,19 @@ def record(conn: sqlite3.Connection, seq: int, recorded_at: str,
     every step for `why`.
     """
     for snap, reason in changes:
-        if conn.execute(_REPLACE, encode(snap) + [snap["fact_id"], recorded_at]).rowcount:
-            conn.execute(_MORE_REASON, (reason, snap["fact_id"], recorded_at, reason))
+        fact_id = snap["fact_id"]
+        # When did the fact's open interval begin?  A snapshot read by `lookup` knows; a new one
+        # (FactObserved) asks once.  Same outcome as trying the overwrite and then the close,
+        # with one indexed read at most instead of two writes that usually match nothing.
+        opened = snap.get(_OPEN_FROM, _UNKNOWN)
+        if opened is _UNKNOWN:
+            row = conn.execute(_OPEN, (fact_id,)).fetchone()
+            opened = row[0] if row else None
+        values = encode(snap)
+        if opened == recorded_at:
+            conn.execute(_REPLACE, values + [fact_id, recorded_at])
+            conn.execute(_MORE_REASON, (reason, fact_id, recorded_at, reason))
             continue
-        conn.execute(_CLOSE, (recorded_at, seq, reason, snap["fact_id"]))
-        conn.execute(_INSERT, encode(snap) + [seq, snap["said_at"], recorded_at, None, None, None])
+        if opened is not None:
+            conn.execute(_CLOSE, (recorded_at, seq, reason, fact_id))
+        conn.execute(_INSERT, values + [seq, snap["said_at"], recorded_at, None, None, None])
