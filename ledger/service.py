@@ -60,11 +60,19 @@ class Ledger:
         self._ensure_schema()
 
     def _ensure_schema(self) -> None:
-        exists = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'projection_positions'").fetchone()
-        if not exists:
-            self.conn.executescript(
-                "BEGIN IMMEDIATE;" + self.store.schema + self.projector.schema + "COMMIT;")
+        """Create what is missing; a projection added since the file was made is folded from the log.
+
+        Only reads when nothing is missing, so a read-only ledger still opens.
+        """
+        present = {row[0] for row in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        wanted = {"events", "projection_positions", *self.projector.tables}
+        if wanted <= present:
+            return
+        self.conn.executescript(
+            "BEGIN IMMEDIATE;" + self.store.schema + self.projector.schema + "COMMIT;")
+        if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
+            self.replay()
 
     def close(self) -> None:
         self.conn.close()

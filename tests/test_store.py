@@ -131,3 +131,15 @@ def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
         first.conn.execute("ROLLBACK")
     second.observe(cand())
     assert second.stats()["events"] == 1
+
+
+def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
+    from ledger import Ledger
+
+    path = tmp_path / "old.db"
+    with Ledger(path, clock=clock) as ledger:
+        ledger.observe(cand(value="vegan"))
+        ledger.conn.execute("DROP TABLE fact_events")      # as if made before that projection
+    with Ledger(path, clock=clock) as reopened:
+        assert reopened.conn.execute("SELECT COUNT(*) FROM fact_events").fetchone()[0] == 1
+        assert reopened.replay_differences() == []
