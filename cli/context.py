@@ -7,6 +7,7 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 
 import click
 
@@ -16,11 +17,22 @@ from ledger.timeutil import clock_from_env
 
 
 class LedgerGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # argv bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape); no
+        # command can store or even look them up, so refuse them before anything runs.
+        for arg in args:
+            if isinstance(arg, str) and any("\ud800" <= ch <= "\udfff" for ch in arg):
+                raise click.ClickException(
+                    f"argument {ascii(arg)[:80]} is not valid UTF-8 text (lone surrogate)")
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except LedgerError as exc:
             raise click.ClickException(str(exc)) from None
+        except UnicodeEncodeError as exc:      # e.g. an environment variable with invalid UTF-8
+            raise click.ClickException(f"input is not valid UTF-8 text ({exc.reason})") from None
         except sqlite3.OperationalError as exc:
             raise click.ClickException(str(busy_error(exc))) from None
         except sqlite3.DatabaseError as exc:
@@ -62,4 +74,5 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    return app, user
+    # stored ids are NFC-normalised and stripped (ledger.candidate.clean_text): look them up so
+    return unicodedata.normalize("NFC", app.strip()), unicodedata.normalize("NFC", user.strip())
