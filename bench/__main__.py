@@ -38,8 +38,15 @@ def _size(path: Path) -> int:
                if Path(str(path) + s).exists())
 
 
-def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(1000, 10_000)) -> dict:
+def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(1000, 10_000),
+        json_path: str | None = None) -> dict:
     started = time.perf_counter()
+
+    def save_partial(phase: str) -> None:
+        """Long runs: keep what is measured so far (marked partial) in case a later phase dies."""
+        if json_path:
+            report.write_json({**results, "partial_after": phase}, json_path)
+
     results: dict = {"n_events_requested": events, "seed": seed}
     reasons: dict = {}
     db = workdir / "ledger.db"
@@ -56,6 +63,7 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
     if peer is not None:
         peer.close()
 
+    save_partial("observe")
     ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     results["bytes_per_event"] = round(_size(db) / results["events"], 1)
     results["raw_bytes_per_event"] = round(_size(workdir / "raw.db") / results["events"], 1)
@@ -75,10 +83,12 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
     if "verify" not in skip:
         _log("verify ...")
         results.update(verify.measure(ledger))
+    save_partial("verify")
     if "replay" not in skip:
         _log("replay (child process) ...")
         ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         results.update(replay.measure(str(db)))
+    save_partial("replay")
     if "forget" not in skip:
         missing = forget.available()
         if missing:
@@ -86,15 +96,19 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
                 results[key] = None
                 reasons[key] = missing
         else:
-            _log("forget: bulk runs in fresh copies ...")
-            results.update(forget.bulk(ledger, workdir, forget_sizes, log=_log))
+            _log("forget: copies for the bulk runs ...")
+            made = forget.copies(ledger, workdir, forget_sizes)
             _log("forget: 100 users on the full ledger ...")
             results.update(forget.per_user(ledger))
+            save_partial("forget_user")
+            _log("forget: bulk runs in the fresh copies ...")
+            results.update(forget.bulk(ledger.registry, made, log=_log))
             for key in ("forget_1k_s", "forget_10k_s"):
                 if key not in results:
                     results[key] = None
                     reasons[key] = (f"this run forgot {', '.join(map(str, forget_sizes))} users in "
                                     "bulk (--forget-sizes); see forget_<n>_users_s")
+    save_partial("forget")
     if "adk" not in skip:
         _log("google-adk peer ...")
         got = adk.measure(workdir, registry=ledger.registry)
@@ -144,11 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         for old in workdir.glob("*.db*"):
             old.unlink()
-        results = run(args.events, args.seed, workdir, set(args.skip), sizes)
+        results = run(args.events, args.seed, workdir, set(args.skip), sizes, args.json_path)
     else:
         tmp = tempfile.mkdtemp(prefix="factledger-bench-")
         try:
-            results = run(args.events, args.seed, Path(tmp), set(args.skip), sizes)
+            results = run(args.events, args.seed, Path(tmp), set(args.skip), sizes, args.json_path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print(report.table(results))

@@ -1,6 +1,7 @@
 """Forgetting measurements, taken when `Ledger.forget` exists (reported as null otherwise).
 
-- forget_user: one whole user at a time, without vacuum, on the full ledger, over 100 users.
+- forget_user: one whole user at a time, without vacuum, on the full ledger, over 100 users
+  (u09900 to u09999; the copies for the bulk runs are taken before).
 - forget_1k / forget_10k: in fresh copies of the full ledger (SQLite's online backup), 1,000 users
   and then 10,000 users forgotten one after the other; linear cost puts the second near ten times
   the first.  The bench has 10,000 users, so the 10k run forgets every one of them.
@@ -60,15 +61,28 @@ def copy_db(src: Ledger, dest: Path) -> None:
     target.close()
 
 
-def bulk(ledger: Ledger, workdir: Path, sizes=(1000, 10_000), log=print) -> dict:
-    """Each size in a fresh copy; keys forget_<n>_users_s, plus forget_1k_s / forget_10k_s."""
-    out: dict = {"forget_bulk_sizes": list(sizes)}
+def copies(ledger: Ledger, workdir: Path, sizes=(1000, 10_000)) -> list[tuple[int, Path]]:
+    """Fresh copies of the full ledger, taken before anything is forgotten in it."""
+    made = []
     for size in sizes:
         path = workdir / f"forget-{size}.db"
         copy_db(ledger, path)
-        with Ledger(path, registry=ledger.registry) as copy:
+        made.append((size, path))
+    return made
+
+
+def bulk(registry, made: list[tuple[int, Path]], log=print) -> dict:
+    """Each size in its own fresh copy; keys forget_<n>_users_s, plus forget_1k_s / forget_10k_s."""
+    sizes = [size for size, _ in made]
+    out: dict = {"forget_bulk_sizes": sizes}
+    for size, path in made:
+        with Ledger(path, registry=registry) as copy:
             t0 = time.perf_counter()
-            forget_users(copy, users(size))
+            names = users(size)
+            for start in range(0, len(names), 1000):
+                forget_users(copy, names[start:start + 1000])
+                log(f"    {min(start + 1000, size):,} of {size:,} users forgotten, "
+                    f"{time.perf_counter() - t0:.0f}s")
             took = time.perf_counter() - t0
         out[f"forget_{size}_users_s"] = round(took, 3)
         if size in (1000, 10_000):
@@ -84,6 +98,7 @@ def bulk(ledger: Ledger, workdir: Path, sizes=(1000, 10_000), log=print) -> dict
 
 
 def per_user(ledger: Ledger, count: int = 100) -> dict:
-    samples = forget_users(ledger, users(count))
+    """The last `count` users of the range (the bulk runs, in their copies, start from the first)."""
+    samples = forget_users(ledger, users(USERS)[-count - 1:-1])
     return {"forget_user_p50_ms": ms(percentile(samples, 50)),
             "forget_user_p99_ms": ms(percentile(samples, 99))}
