@@ -269,7 +269,7 @@ def shared_db(tmp_path_factory):
     return db
 
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
