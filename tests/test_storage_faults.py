@@ -291,3 +291,38 @@ def test_not_a_database_is_a_clear_error(tmp_path):
         assert result.returncode == 1 and result.stderr.startswith("Error: ")
         assert "Traceback" not in result.stderr
     assert stat.S_ISREG(path.stat().st_mode)
+
+
+def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
+    """Ingest stops session by session with a clear reason; whatever it wrote is whole sessions."""
+    from ledger.ingest.batch import ingest_paths
+
+    from .test_crash_ingest import write_sessions
+
+    paths = [str(p) for p in write_sessions(tmp_path / "s", n=30)]
+    db = tmp_path / "full.db"
+    with Ledger(db, clock=MovableClock()) as ledger:
+        ingest_paths(ledger, paths[:10], None, None, "patterns", None, None)
+        pages = ledger.conn.execute("PRAGMA page_count").fetchone()[0]
+        ledger.conn.execute(f"PRAGMA max_page_count = {pages + 1}")
+        summary = ingest_paths(ledger, paths[10:], None, None, "patterns", None, None).as_dict()
+        assert summary["failed"] >= 1
+        assert all("full; nothing was written" in f["error"] for f in summary["failures"])
+        ledger.conn.execute(f"PRAGMA max_page_count = {ledger.conn.execute('PRAGMA page_count').fetchone()[0]}")
+        try:
+            receipt = ledger.forget("crashapp", "user1", reason="full disk test")
+            assert not receipt["noop"]
+        except LedgerError as exc:
+            assert "full" in str(exc)
+        assert not ledger.conn.in_transaction
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+        types = [r[0] for r in ledger.conn.execute("SELECT type FROM events ORDER BY seq")]
+    # whole sessions only: every run of decision events ends with its SessionIngested
+    tail = types[len(types) - types[::-1].index("SessionIngested"):] if "SessionIngested" in types else types
+    assert not tail or tail[0] == "Redacted", tail
+    ledger = Ledger(db, clock=MovableClock("2026-12-01T00:00:00Z"))
+    kept = [p for i, p in enumerate(paths) if i % 3 != 1]      # user1's sessions were forgotten
+    summary = ingest_paths(ledger, kept, None, None, "patterns", None, None).as_dict()
+    ledger.close()
+    assert not summary["failed"], summary["failures"]
+    assert cli_run(db, "verify").exit_code == 0
