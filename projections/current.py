@@ -25,8 +25,11 @@ CREATE TABLE IF NOT EXISTS facts_current (
 CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subject, predicate);
 """
 
-_UPSERT = (f"INSERT OR REPLACE INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
-           f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)})")
+# An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
+# new one (new rowid), rewriting both index entries every time a fact is reinforced.
+_UPSERT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
+           f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
 
 
 def record(conn: sqlite3.Connection, changes: list[tuple[Snapshot, str]]) -> None:
