@@ -75,7 +75,13 @@ with open(out, "w") as log, Ledger(db, busy_timeout=60) as ledger:
     elif role == "forget":
         for i in range(params["requests"]):
             time.sleep(rng.uniform(0, params["pause"]))
-            user, session = rng.choice(params["targets"])
+            # aim at sessions another writer has already committed (else the request is a no-op)
+            written = ledger.conn.execute(
+                "SELECT DISTINCT user, json_extract(body, '$.session') FROM events WHERE app ="
+                " 'concapp' AND type IN ('FactObserved', 'SessionIngested') AND body IS NOT NULL"
+                " ORDER BY 1, 2").fetchall()
+            user, session = rng.choice(written) if written and rng.random() < 0.8 else \
+                rng.choice(params["targets"])
             try:
                 receipt = ledger.forget("concapp", user, session=session, reason="concurrency test")
             except LedgerError as exc:        # not written (yet) by that user: nothing to forget
@@ -110,7 +116,7 @@ def run_writers(tmp_path: Path, observe_ops: int, sessions: int, forgets: int) -
                       {"seed": 2, "name": "obsB", "ops": observe_ops, "users": ["user1", "user2"]}),
         "ingest": start("ingest", db, tmp_path / "ingest.jsonl", go, {"seed": 3, "folder": str(folder)}),
         "forget": start("forget", db, tmp_path / "forget.jsonl", go,
-                        {"seed": 4, "requests": forgets, "pause": 0.02, "targets": targets}),
+                        {"seed": 4, "requests": forgets, "pause": 0.1, "targets": targets}),
     }
     time.sleep(0.3)
     go.touch()
@@ -171,6 +177,7 @@ def writers_test(tmp_path, capsys, observe_ops, sessions, forgets):
               f"took effect) in {events} events from 4 processes, "
               f"{time.monotonic() - started:.1f}s")
     assert result["ops"] >= 0.9 * (2 * observe_ops + forgets)
+    assert forgotten >= forgets // 4, "the forget writer must really race the others"
 
 
 def test_four_writers_lose_and_interleave_nothing(tmp_path, capsys):
