@@ -42,6 +42,8 @@ class Decision:
     target: OpenFact | None = None           # the existing fact the action is about
     closes: tuple[OpenFact, ...] = ()        # open facts that close with this decision
     settles: bool = False                    # a reinforcement that settles a dispute
+    promotes: OpenFact | None = None         # a challenger that becomes current (incumbent retracted)
+    redisputes: tuple[OpenFact, ...] = ()    # other challengers, now disputing the promoted one
 
 
 def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec) -> Decision:
@@ -60,6 +62,11 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
             return Decision("reject", "negation", "insufficient_authority", target)
         if candidate.said_at < target.said_at:
             return Decision("reject", "negation", "older_than_current", target)
+        challengers = [f for f in open_facts if f.status == "disputed" and f is not target]
+        if target.status == "current" and challengers and spec.cardinality == "one":
+            heir = strongest(challengers)
+            return Decision("retract", "negation", "retracted", target, promotes=heir,
+                            redisputes=tuple(f for f in challengers if f is not heir))
         return Decision("retract", "negation", "retracted", target)
 
     # Row 2: a series keeps every dated reading; only value + unit + date is a duplicate.
@@ -89,6 +96,11 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
     if candidate.said_at < current.said_at:
         return Decision("reject", "late_arrival", "older_than_current", current)
     return Decision("supersede", "newer_value", "superseded", current, closes=tuple(open_facts))
+
+
+def strongest(facts: list[OpenFact]) -> OpenFact:
+    """The challenger with the most authority, then the latest said: who inherits a key."""
+    return max(facts, key=lambda f: (BASIS_RANK[f.basis], f.said_at, f.fact_id))
 
 
 def _reinforce(candidate: Candidate, fact: OpenFact, open_facts: list[OpenFact], rule: str) -> Decision:

@@ -40,9 +40,13 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         return [CandidateRejected(reason=decision.reason, rule=decision.rule, candidate=c.record(),
                                   fact_id=target, **common)], target
     if action == "retract":
-        return [FactRetracted(fact_id=target, rule=decision.rule, session=c.session,
-                              evidence_event=c.evidence_event, quote=c.quote, author=c.author,
-                              basis=c.basis, said_at=c.said_at, **common)], target
+        bodies = [FactRetracted(fact_id=target, rule=decision.rule, session=c.session,
+                                evidence_event=c.evidence_event, quote=c.quote, author=c.author,
+                                basis=c.basis, said_at=c.said_at, **common)]
+        if decision.promotes is not None:
+            bodies += handover(decision.promotes.fact_id, [f.fact_id for f in decision.redisputes],
+                               "incumbent_retracted", "ledger", decision.rule, common)
+        return bodies, target
     if action == "reinforce":
         bodies: list[Body] = [FactReinforced(
             fact_id=target, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
@@ -64,6 +68,14 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
                                   reason=decision.reason, valid_to=c.said_at, **common)
                    for old in decision.closes]
     return bodies, fact_id
+
+
+def handover(heir: str, others: list[str], reason: str, by: str, rule: str, common: dict) -> list[Body]:
+    """A key whose current fact closed passes to its strongest challenger; the rest dispute it."""
+    bodies: list[Body] = [DisputeResolved(fact_id=heir, rule=rule, outcome="accept", winner_id=heir,
+                                          loser_ids=[], resolved_by=by, reason=reason, **common)]
+    bodies += [FactDisputed(fact_id=other, rule=rule, disputes=heir, **common) for other in others]
+    return bodies
 
 
 def held(c: Candidate, reason: str, registry_sha: str) -> CandidateHeld:

@@ -10,11 +10,11 @@ import sqlite3
 
 from .confidence import BASIS_RANK
 from .errors import LedgerError
-from .events import DisputeResolved
+from .events import Body, DisputeResolved, FactDisputed
 
 
 def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, reason: str,
-               registry_sha: str) -> DisputeResolved:
+               registry_sha: str) -> list[Body]:
     if not by.strip() or not reason.strip():
         raise LedgerError("resolve needs --by and --reason")
     row = conn.execute("SELECT app, user, subject, predicate, status, said_at FROM facts_current"
@@ -32,12 +32,16 @@ def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, re
     common = dict(app=app, user=user, fact_id=fact_id, rule="reviewer", resolved_by=by.strip(),
                   reason=reason.strip(), registry_sha256=registry_sha)
     if accept:
-        return DisputeResolved(outcome="accept", winner_id=fact_id,
-                               loser_ids=[o[0] for o in others],
-                               loser_state="rejected" if status == "current" else "superseded",
-                               valid_to=said_at, **common)
-    winner = None
-    if status == "current" and others:
-        winner = max(others, key=lambda o: (BASIS_RANK[o[2]], o[3], o[0]))[0]
-    return DisputeResolved(outcome="reject", winner_id=winner, loser_ids=[fact_id],
-                           loser_state="rejected", **common)
+        return [DisputeResolved(outcome="accept", winner_id=fact_id,
+                                loser_ids=[o[0] for o in others],
+                                loser_state="rejected" if status == "current" else "superseded",
+                                valid_to=said_at, **common)]
+    challengers = [o for o in others if o[1] == "disputed"]
+    if status != "current" or not challengers:
+        return [DisputeResolved(outcome="reject", loser_ids=[fact_id], loser_state="rejected",
+                                **common)]
+    heir = max(challengers, key=lambda o: (BASIS_RANK[o[2]], o[3], o[0]))[0]
+    rest = [FactDisputed(app=app, user=user, fact_id=o[0], rule="reviewer", disputes=heir,
+                         registry_sha256=registry_sha) for o in challengers if o[0] != heir]
+    return [DisputeResolved(outcome="reject", winner_id=heir, loser_ids=[fact_id],
+                            loser_state="rejected", **common)] + rest

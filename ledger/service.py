@@ -137,9 +137,9 @@ class Ledger:
         from .resolve import resolution
 
         with self.transaction():
-            body = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
-            event = self.store.append(body)
-        return Outcome("resolve", fact_id, body.outcome, body.rule, [event.seq])
+            bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
+            seqs = [self.store.append(body).seq for body in bodies]
+        return Outcome("resolve", fact_id, bodies[0].outcome, bodies[0].rule, seqs)
 
     # --- reading -------------------------------------------------------------------------
 

@@ -222,3 +222,20 @@ def test_decide_never_touches_its_inputs(spec):
     before = list(facts)
     decide(cand(value="b"), facts, spec)
     assert facts == before
+
+
+def test_retracting_the_incumbent_hands_the_key_to_the_strongest_challenger():
+    incumbent = fact("Pune", basis="verified")
+    weak = fact("Goa", basis="inferred", status="disputed")
+    strong = fact("Mumbai", basis="stated", status="disputed")
+    d = decide(cand(value="Pune", negated=True, basis="verified", author="document"),
+               [incumbent, weak, strong], ONE)
+    assert d.action == "retract" and d.target is incumbent
+    assert d.promotes is strong and d.redisputes == (weak,)
+
+
+def test_retracting_a_challenger_promotes_nobody():
+    incumbent = fact("Pune", basis="verified")
+    challenger = fact("Goa", basis="stated", status="disputed")
+    d = decide(cand(value="Goa", negated=True), [incumbent, challenger], ONE)
+    assert d.target is challenger and d.promotes is None

@@ -262,3 +262,18 @@ def test_reviewer_resolves_a_dispute(ledger):
     ledger.resolve(challenger.fact_id, accept=True, by="reviewer", reason="invoice checked")
     assert values(ledger)[("user", "plan")] == [("premium", "current", "stated")]
     assert ledger.replay_differences() == []
+
+
+def test_rejecting_the_incumbent_promotes_the_strongest_challenger(ledger):
+    base = ledger.observe(cand(predicate="plan", value="basic", author="document", basis="verified"))
+    ledger.observe(cand(predicate="plan", value="premium", session="s2", said_at="2026-09-01"))
+    ledger.observe(cand(predicate="plan", value="gold", session="s3", said_at="2026-09-02",
+                        author="agent", basis="inferred"))
+    outcome = ledger.resolve(base.fact_id, accept=False, by="reviewer", reason="plan changed")
+    assert len(outcome.seqs) == 2
+    assert values(ledger)[("user", "plan")] == [("gold", "disputed", "inferred"),
+                                                ("premium", "current", "stated")]
+    gold = [f for f in ledger.facts("app", "u1") if f["value"] == "gold"][0]
+    premium = [f for f in ledger.facts("app", "u1") if f["value"] == "premium"][0]
+    assert gold["disputes"] == [premium["fact_id"]] and premium["disputes"] == [gold["fact_id"]]
+    assert ledger.replay_differences() == []

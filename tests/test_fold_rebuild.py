@@ -61,6 +61,9 @@ def check_invariants(ledger: Ledger) -> None:
             key = (app, user, subject, predicate)
             assert key not in current, f"two current facts for {key}"
             current[key] = basis
+    for app, user, subject, predicate, cardinality, status, basis in rows:
+        if status == "disputed":      # a dispute always has a current fact to dispute
+            assert (app, user, subject, predicate) in current
     # no supersession ever replaced a fact with a less authoritative one
     for old_basis, new_basis in ledger.conn.execute(
             "SELECT o.basis, n.basis FROM fact_history o JOIN fact_history n"

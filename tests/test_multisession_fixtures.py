@@ -108,7 +108,14 @@ FIXTURES = {
     "dispute then the incumbent is retracted": (
         [("s1", 1, "user", "plan", "basic", {}), ("s2", 2, "user", "plan", "premium", {"basis": "inferred"}),
          ("s3", 3, "user", "plan", "basic", {"neg": True})],
-        {"user plan": {"premium:disputed"}}),
+        {"user plan": {"premium:current"}}),
+    "a retracted incumbent passes to the strongest challenger": (
+        [("s1", 1, "user", "home_city", "Pune", {"basis": "verified"}),
+         ("s2", 2, "user", "home_city", "Mumbai", {}),
+         ("s3", 3, "user", "home_city", "Goa", {"basis": "inferred"}),
+         ("s4", 4, "user", "home_city", "Pune", {"neg": True, "basis": "verified"}),
+         ("s5", 5, "user", "home_city", "Delhi", {"basis": "inferred"})],
+        {"user home_city": {"Mumbai:current", "Goa:disputed", "Delhi:disputed"}}),
 }
 
 
