@@ -184,16 +184,16 @@ def verify(state, expect_head, fmt) -> None:
 
 @click.command()
 @click.argument("fact_id")
-@click.option("--accept", "accept", flag_value=True, default=None, help="The fact is right")
-@click.option("--reject", "accept", flag_value=False, help="The fact is wrong")
+@click.option("--accept", is_flag=True, help="The fact is right")
+@click.option("--reject", is_flag=True, help="The fact is wrong")
 @click.option("--by", "by", required=True, help="Who settles it")
 @click.option("--reason", required=True)
 @output_options
 @pass_state
-def resolve(state, fact_id, accept, by, reason, fmt) -> None:
+def resolve(state, fact_id, accept, reject, by, reason, fmt) -> None:
     """A reviewer settles a dispute (DisputeResolved)."""
-    if accept is None:
-        raise LedgerError("say --accept or --reject")
+    if accept == reject:
+        raise click.UsageError("say exactly one of --accept or --reject")
     outcome = state.ledger().resolve(fact_id, accept, by, reason).as_dict()
     emit_one(outcome, fmt, render=lambda o: f"{o['reason']}ed {fact_id} (seq {o['seqs'][0]})")
 

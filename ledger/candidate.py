@@ -23,6 +23,7 @@ MAX_ID = 200
 SUBJECT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}$")
 _CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
 _QUOTE_ALLOWED = {"\n", "\t", "\r"}
+_NUMBER_UNIT = re.compile(r"(\d) (?=[^\W\d])")     # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg"
 
 
 def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) -> str:
@@ -46,7 +47,8 @@ def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) 
 
 def value_key(value: str) -> str:
     """The comparison form of a value: one value however it was cased or spaced."""
-    return " ".join(value.casefold().split())
+    folded = " ".join(value.casefold().split())
+    return _NUMBER_UNIT.sub(r"\1", folded)
 
 
 class Candidate(BaseModel):
@@ -71,8 +73,8 @@ class Candidate(BaseModel):
     @classmethod
     def _ident(cls, v: str, info) -> str:
         v = clean_text(v, info.field_name, MAX_ID)
-        if info.field_name == "user" and v.startswith("erased:"):
-            raise ValueError("user ids starting with 'erased:' are reserved for erased users")
+        if info.field_name == "user" and (v.startswith("erased:") or v == "_erasures"):
+            raise ValueError(f"user id {v!r} is reserved (erased users and erasure receipts)")
         return v
 
     @field_validator("subject")

@@ -8,12 +8,14 @@ prints is UTC with microseconds and a `Z`, so that text order is time order.
 from __future__ import annotations
 
 import os
+import re
 from datetime import date, datetime, timezone
 from typing import Callable
 
 from .errors import LedgerError
 
 Clock = Callable[[], datetime]
+_DATE_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def system_clock() -> datetime:
@@ -38,7 +40,10 @@ def clock_from_env() -> Clock:
 def iso(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    m = moment.astimezone(timezone.utc)
+    # formatted by hand: strftime does not zero-pad years before 1000, and text order must be time order
+    return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
+            f".{m.microsecond:06d}Z")
 
 
 def parse_time(text: str) -> datetime:
@@ -46,6 +51,8 @@ def parse_time(text: str) -> datetime:
     if not isinstance(text, str) or not text.strip():
         raise LedgerError(f"timestamp {text!r} is empty")
     raw = text.strip()
+    if not _DATE_START.match(raw):          # "1788080400" is epoch seconds, not ISO basic format
+        raise LedgerError(f"timestamp {text!r} is not ISO 8601 (YYYY-MM-DD[THH:MM[:SS]][Z])")
     try:
         if len(raw) == 10:
             day = date.fromisoformat(raw)

@@ -41,7 +41,9 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
     prev_hash, expected_seq = chain.GENESIS, 1
     scrubbed: dict[int, int] = {}          # redacted seq -> seq of the Redacted event naming it
     redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs
-    pinned_seen = False
+    pinned_seen = bool(pinned) and pinned[0] == 0 and pinned[1] == chain.GENESIS
+    if pinned and pinned[0] == 0 and not pinned_seen:
+        return fail(0, "the log does not extend the expected head")
     rows = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment,"
                         " prev_hash, hash, redacted_by FROM events ORDER BY seq")
     last_at = ""
@@ -88,7 +90,8 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
 
 
 def _parse_head(text: str) -> tuple[int, str]:
-    seq, _, digest = text.partition(":")
+    seq, _, digest = text.strip().partition(":")
+    digest = digest.lower()
     if not seq.isdigit() or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise LedgerError(f"--expect-head {text!r} must look like SEQ:HASH (hash in hex)")
     return int(seq), digest

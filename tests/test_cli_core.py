@@ -119,7 +119,7 @@ def test_resolve_through_the_cli(run):
                                               session="s2"), "--json").stdout)
     assert challenger["decision"] == "dispute"
     bad = run("resolve", challenger["fact_id"], "--by", "ana", "--reason", "x", ok=False)
-    assert bad.exit_code == 1 and "--accept or --reject" in bad.output
+    assert bad.exit_code == 2 and "--accept or --reject" in bad.output
     run("resolve", challenger["fact_id"], "--reject", "--by", "ana", "--reason", "invoice says basic")
     facts = json.loads(run("facts", *PART, "--json").stdout)
     assert [(f["value"], f["status"]) for f in facts] == [("basic", "current")]
@@ -180,3 +180,40 @@ def test_not_a_ledger_file_is_a_clear_error(tmp_path):
     junk.write_bytes(b"this is not sqlite" * 100)
     result = subprocess.run([FACTLEDGER, "--db", str(junk), "stats"], capture_output=True, text=True)
     assert result.returncode == 1 and result.stderr.startswith("Error: ")
+
+
+def test_resolve_refuses_both_flags(run):
+    run(*observe_args(predicate="plan", value="basic", quote="Plan: basic", author="document",
+                      basis="verified"))
+    challenger = json.loads(run(*observe_args(predicate="plan", value="premium", quote="premium",
+                                              session="s2"), "--json").stdout)
+    before = count_events(run)
+    both = run("resolve", challenger["fact_id"], "--accept", "--reject", "--by", "a", "--reason", "r",
+               ok=False)
+    assert both.exit_code == 2 and count_events(run) == before
+
+
+def test_head_of_an_empty_ledger_verifies(run):
+    head = run("head").stdout.strip()
+    assert head == "0:" + "0" * 64
+    run("verify", "--expect-head", head)
+    run(*observe_args())
+    run("verify", "--expect-head", head.upper().replace("0:", "0:"))
+    new_head = run("head").stdout.strip()
+    run("verify", "--expect-head", new_head.upper())
+    wrong = run("verify", "--expect-head", "0:" + "1" * 64, ok=False)
+    assert wrong.exit_code == 1 and "seq 0" in wrong.output
+
+
+def test_reserved_partition_is_refused(run):
+    result = run("observe", "--app", "mealkit", "--user", "_erasures", *observe_args()[5:], ok=False)
+    assert result.exit_code == 1 and "reserved" in result.output
+
+
+def test_ancient_said_at_stays_readable(run):
+    run(*observe_args(**{"said-at": "0001-01-01"}))
+    facts = json.loads(run("facts", *PART, "--json").stdout)
+    assert facts[0]["said_at"] == "0001-01-01T00:00:00.000000Z"
+    assert run("recall", "diet", *PART, "--preload", "--min-confidence", "0").exit_code == 0
+    epoch = run(*observe_args(**{"said-at": "1788080400"}), ok=False)
+    assert epoch.exit_code == 1 and "ISO 8601" in epoch.output
