@@ -48,8 +48,11 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
                 f"{candidates / ledger_s:,.0f}/s ledger, {candidates / raw_s:,.0f}/s raw")
             next_report = time.monotonic() + 30
     tenth = max(1, len(per_batch) // 10)
-    first = sum(t for _, t in per_batch[:tenth]) / sum(n for n, _ in per_batch[:tenth])
-    final = sum(t for _, t in per_batch[-tenth:]) / sum(n for n, _ in per_batch[-tenth:])
+    deciles = [per_batch[i * tenth:(i + 1) * tenth] for i in range(10)]
+    deciles[-1] = per_batch[-tenth:]
+    decile_us = [round(sum(t for _, t in d) / sum(n for n, _ in d) * 1e6, 1) if d else None
+                 for d in deciles]
+    first, final = decile_us[0] / 1e6, decile_us[-1] / 1e6
     observe = rate(candidates, ledger_s)
     raw_rate = rate(candidates, raw_s)
     result = {
@@ -64,6 +67,11 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
         "observe_cost_growth": round(final / first, 3),
         "observe_first_tenth_us": round(first * 1e6, 1),
         "observe_last_tenth_us": round(final * 1e6, 1),
+        # The first tenth is insert-heavy (users start empty); from the second on the mix is
+        # steady, so last / second isolates growth with the ledger's size from the mix.
+        "observe_cost_growth_steady": (round(decile_us[-1] / decile_us[1], 3)
+                                       if decile_us[1] else None),
+        "observe_decile_us": decile_us,
     }
     if peer is not None:
         es = rate(candidates, peer_s)

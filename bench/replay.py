@@ -3,7 +3,7 @@
 `python -m bench.replay DB` opens the ledger, times the raw floor (`raw_read`: every row read in
 seq order and its body parsed with orjson), then times `Ledger.replay()` (every projection cleared
 and refolded from the log, one transaction) and prints one JSON object.  Peak memory is the
-child's `ru_maxrss` (resource.getrusage, Linux reports KiB): the high-water mark of the whole
+child's VmHWM (/proc/self/status; ru_maxrss elsewhere): the high-water mark of the whole
 process, interpreter and imports included, so it over- rather than under-states the rebuild.  The
 baseline RSS before the replay is reported beside it.
 """
@@ -21,6 +21,17 @@ from .stats import rate, ratio
 
 
 def _rss_mb() -> float:
+    """This process's peak RSS in MiB: VmHWM, the high-water mark of its own address space.
+
+    Not ru_maxrss: Linux carries the parent's high-water mark across fork + exec into the child's
+    ru_maxrss, which would report the bench's own memory, not the replay's."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
