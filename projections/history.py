@@ -4,6 +4,10 @@ Transaction time is `recorded_from` / `recorded_to` (when the ledger believed it
 `valid_from` / `valid_to` (when it was true in the world, by the ledger's knowledge in that
 interval).  `--as-of` and `--valid-at` are plain queries over these columns.  The open interval of
 each fact (`recorded_to IS NULL`) is also the fold's memory of that fact.
+
+`fact_history_as_of` serves `--as-of T` for a long history: the interval test runs on index
+entries, which lie together for a partition, so only the intervals that held at T are read from
+the table (rows are scattered through the file, one write each over the partition's lifetime).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ CREATE TABLE IF NOT EXISTS fact_history (
 );
 CREATE INDEX IF NOT EXISTS fact_history_key ON fact_history (app, user, subject, predicate);
 CREATE UNIQUE INDEX IF NOT EXISTS fact_history_open ON fact_history (fact_id) WHERE recorded_to IS NULL;
+CREATE INDEX IF NOT EXISTS fact_history_as_of ON fact_history (app, user, recorded_from, recorded_to);
 """
 
 _INSERT = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "

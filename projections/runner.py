@@ -17,7 +17,8 @@ from .base import Projection, clear
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
 # facts up by fact_id).  A full rebuild drops them and builds each once at the end, one sort
 # instead of a random B-tree insert per row; the tables' rows are the same either way.
-DEFERRED_INDEXES = ("fact_history_key", "facts_current_key", "fact_events_partition")
+DEFERRED_INDEXES = ("fact_history_key", "fact_history_as_of", "facts_current_key",
+                    "fact_events_partition")
 
 POSITIONS = "CREATE TABLE IF NOT EXISTS projection_positions (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
 
