@@ -119,6 +119,9 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
                     reasons[key] = why
         results.update(got)
     ledger.close()
+    if results.get("recall_p99_ms") and results.get("adk_sqlite_search_p99_ms"):
+        results["recall_p99_vs_adk_search"] = round(
+            results["recall_p99_ms"] / results["adk_sqlite_search_p99_ms"], 3)
     for key in report.ORDER:
         results.setdefault(key, None)
         if results[key] is None and key not in reasons:

@@ -20,6 +20,7 @@ TARGETS = {
     "verify_ratio": (">=", 0.5),
     "vs_eventsourcing_ratio": (">=", 1.0),
     "vs_adk_add_ratio": (">=", 0.5),
+    "recall_p99_vs_adk_search": ("<=", 1.0),    # recall_p99_ms / adk_sqlite_search_p99_ms
 }
 
 ORDER = (
@@ -30,6 +31,7 @@ ORDER = (
     "as_of_p50_ms", "as_of_p99_ms", "verify_per_s", "raw_chain_per_s", "verify_ratio",
     "bytes_per_event", "eventsourcing_append_per_s", "vs_eventsourcing_ratio",
     "adk_sqlite_add_per_s", "adk_sqlite_search_p99_ms", "vs_adk_add_ratio",
+    "recall_p99_vs_adk_search",
 )
 
 
