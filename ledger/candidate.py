@@ -137,8 +137,6 @@ def make_candidate(**fields) -> Candidate:
         return Candidate(**fields)
     except ValidationError as exc:
         raise LedgerError(describe_validation_error(exc)) from None
-    except LedgerError:
-        raise
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -28,18 +28,6 @@ class Decided(Body):
     registry_sha256: str = ""
 
 
-class Evidence(BaseModel):
-    """Where a statement came from: the provenance every observation carries."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    session: str
-    evidence_event: str
-    quote: str
-    author: Author
-    basis: Basis
-    said_at: str
-
-
 class FactObserved(Decided):
     type: Literal["FactObserved"] = "FactObserved"
     subject: str

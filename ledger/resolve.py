@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .confidence import BASIS_RANK
+from .decide import OpenFact, strongest
 from .errors import LedgerError
 from .events import Body, DisputeResolved, FactDisputed
 
@@ -36,12 +36,12 @@ def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, re
                                 loser_ids=[o[0] for o in others],
                                 loser_state="rejected" if status == "current" else "superseded",
                                 valid_to=said_at, **common)]
-    challengers = [o for o in others if o[1] == "disputed"]
+    challengers = [OpenFact(o[0], "", o[2], o[1], o[3]) for o in others if o[1] == "disputed"]
     if status != "current" or not challengers:
         return [DisputeResolved(outcome="reject", loser_ids=[fact_id], loser_state="rejected",
                                 **common)]
-    heir = max(challengers, key=lambda o: (BASIS_RANK[o[2]], o[3], o[0]))[0]
-    rest = [FactDisputed(app=app, user=user, fact_id=o[0], rule="reviewer", disputes=heir,
-                         registry_sha256=registry_sha) for o in challengers if o[0] != heir]
+    heir = strongest(challengers).fact_id
+    rest = [FactDisputed(app=app, user=user, fact_id=o.fact_id, rule="reviewer", disputes=heir,
+                         registry_sha256=registry_sha) for o in challengers if o.fact_id != heir]
     return [DisputeResolved(outcome="reject", winner_id=heir, loser_ids=[fact_id],
                             loser_state="rejected", **common)] + rest
