@@ -255,8 +255,6 @@ class Ledger:
 
         return is_forgotten_session(self.conn, app, user, session)
 
-    session_forgotten = is_forgotten_session       # the name ledger/ingest/pipeline.py asks for
-
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
         from .export import export_log
 

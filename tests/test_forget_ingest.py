@@ -47,3 +47,27 @@ def test_cli_ingest_of_a_forgotten_session_exits_1(tmp_path):
                                "--session", "meal-9", "--reason", "r"]).exit_code == 0
     again = runner.invoke(cli, ["--db", db, "ingest", str(path)])
     assert again.exit_code == 1 and "forgotten" in again.stderr
+
+
+def test_a_forget_committed_during_extraction_wins(tmp_path):
+    """The forget lands between the first check and the write transaction: nothing is ingested."""
+    from ledger import Ledger
+    from ledger.ingest.patterns import PatternsExtractor
+
+    path = tmp_path / "l.db"
+    with Ledger(path) as ours, Ledger(path) as theirs:
+        ours.ingest_session(session())
+        grown = session()
+        grown["events"].append({"id": "meal-9-e2", "author": "user", "timestamp": 1788080500.0,
+                                "content": {"parts": [{"text": "We moved to Bengaluru."}]}})
+
+        class Racing(PatternsExtractor):
+            def extract(self, delta, context):
+                if not theirs.is_forgotten_session("mealkit", "priya", "meal-9"):
+                    theirs.forget("mealkit", "priya", session="meal-9", reason="request")
+                return super().extract(delta, context)
+
+        with pytest.raises(LedgerError, match="forgotten"):
+            ours.ingest_session(grown, extractor=Racing())
+        assert ours.facts("mealkit", "priya", include_sensitive=True) == []
+        assert len(ours.log(app="mealkit", user="priya", type="SessionIngested")) == 1

@@ -87,10 +87,7 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
         extractor = make_extractor(extractor, **options)
     app, user = partition_of(session, app, user)
     result = SessionResult(source=source or session.source, session=session.id, app=app, user=user)
-    forgotten = getattr(ledger, "session_forgotten", None)
-    if callable(forgotten) and forgotten(app, user, session.id):
-        raise LedgerError(f"{result.source}: session {session.id} was forgotten; "
-                          "it cannot be ingested again")
+    _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
     sha = ledger.registry.sha256
     for _attempt in range(ATTEMPTS):
         state = ledger.session_state(app, user, session.id)
@@ -110,6 +107,8 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
             return _failed(ledger, result, extractor, str(exc), path_of(result.source),
                            exc.attempts)
         with ledger.transaction():
+            # Again under the write lock: a forget may have committed while we extracted.
+            _refuse_if_forgotten(ledger, app, user, session.id, result.source)
             now = ledger.session_state(app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
@@ -144,6 +143,11 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
         return result
     raise LedgerError(f"{result.source}: session {session.id} kept changing under concurrent "
                       f"ingestion; try again")
+
+
+def _refuse_if_forgotten(ledger: "Ledger", app: str, user: str, session: str, source: str) -> None:
+    if ledger.is_forgotten_session(app, user, session):
+        raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
 def path_of(source: str) -> str | None:
