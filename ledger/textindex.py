@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -31,6 +32,7 @@ subject user
 """.split())
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A deliberately small suffix stemmer: enough to join plural, -ing and -ed forms.
 
@@ -68,13 +70,15 @@ def terms(text: str | None) -> list[str]:
     """The index terms of a text, in order, stop words dropped (repeats kept: they are tf)."""
     if not text:
         return []
+    return list(_terms(text))
+
+
+# Pure functions of their argument, memoised: subjects, predicates and most values recur across
+# facts, so a rebuild or a batch of observations cuts the same texts over and over.
+@lru_cache(maxsize=16384)
+def _terms(text: str) -> tuple[str, ...]:
     folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
-    out = []
-    for word in _WORD.findall(folded):
-        if word in STOP_WORDS:
-            continue
-        out.append(stem(word))
-    return out
+    return tuple(stem(word) for word in _WORD.findall(folded) if word not in STOP_WORDS)
 
 
 def term_counts(text: str | None) -> Counter:

@@ -7,6 +7,7 @@ import sqlite3
 from ledger.store import Event
 
 from . import current, history
+from .factbatch import PartitionFacts
 from .factstate import transition
 
 
@@ -20,3 +21,11 @@ class FactsProjection:
         if changes:
             history.record(conn, event.seq, event.recorded_at, changes)
             current.record(conn, changes)
+
+    def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
+        """A rebuild's fold of one partition in memory (projections/factbatch.py); the open
+        facts are left in `state["open_facts"]` for the recall index, which runs later."""
+        facts = PartitionFacts()
+        facts.fold(events)
+        facts.write(conn)
+        state["open_facts"] = facts.open

@@ -58,6 +58,21 @@ class RecallProjection:
         for fact_id in dict.fromkeys(named):
             self._sync(conn, fact_id)
 
+    def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
+        """A rebuild: one row per fact open at the partition's end, from the facts fold's state.
+
+        Why that equals the live fold: a fact opens or closes only by an event that names it
+        (observed, disputed challenger, superseded, retracted, resolved winner or loser,
+        reinstated), and every such event syncs its named facts, so after the last event the
+        table holds exactly the open facts; their text never changes while they are open.
+        """
+        open_facts = state["open_facts"]          # set by FactsProjection.rebuild_partition
+        rows = [(s["observed_seq"], s["fact_id"], s["app"], s["user"], s["subject"], s["predicate"],
+                 document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
+                for s in open_facts.values()]
+        rows.sort()
+        conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
+
     def _sync(self, conn: sqlite3.Connection, fact_id: str) -> None:
         row = conn.execute(
             "SELECT observed_seq, app, user, subject, predicate, value, quote FROM facts_current"

@@ -7,7 +7,11 @@ never ahead of or behind the log it claims to have read.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Iterable
+from itertools import groupby
+from operator import attrgetter
+from typing import Callable, Iterable, Iterator
+
+import orjson
 
 from ledger.store import Event, iter_events
 
@@ -17,8 +21,10 @@ from .base import Projection, clear
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
 # facts up by fact_id).  A full rebuild drops them and builds each once at the end, one sort
 # instead of a random B-tree insert per row; the tables' rows are the same either way.
+# A rebuild's batch folds (`rebuild_partition`) read no table at all, so the open-interval and
+# recall partition indexes can wait too.
 DEFERRED_INDEXES = ("fact_history_key", "fact_history_as_of", "facts_current_key",
-                    "fact_events_partition")
+                    "fact_events_partition", "fact_history_open", "recall_index_partition")
 
 POSITIONS = "CREATE TABLE IF NOT EXISTS projection_positions (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
 
@@ -55,24 +61,50 @@ class Projector:
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
                 progress: Callable[[int], None] | None = None) -> int:
-        """Clear and refold (one partition, or everything) from `source`'s log; caller holds the transaction."""
+        """Clear and refold (one partition, or everything) from `source`'s log; caller holds the transaction.
+
+        Every projection's state is per `(app, user)` partition, so the log is folded partition by
+        partition (a full rebuild streams it in `events_partition` order: memory is bounded by the
+        largest partition, not the log).  A projection with `rebuild_partition(conn, events,
+        state)` folds a partition in memory and writes its rows at once; one without is applied
+        event by event.  The rows are the live fold's (tests/test_fold_rebuild.py, `replay --check`).
+        """
         source = source or conn
         deferred = _drop_deferred_indexes(conn) if app is None else []
         for projection in self.projections:
             clear(conn, projection, app, user)
-        count = 0
-        for event in iter_events(source, app, user):
-            self.apply(conn, event)
-            count += 1
-            if progress and count % 10_000 == 0:
+        if app is None:
+            partitions = (list(group) for _key, group in
+                          groupby(_iter_partitioned(source), key=attrgetter("app", "user")))
+        else:
+            partitions = iter([list(iter_events(source, app, user))])
+        count = reported = 0
+        buffer = _RowBuffer(conn)
+        for events in partitions:
+            self._fold_partition(conn, buffer, events)
+            count += len(events)
+            while progress and count - reported >= 10_000:
                 progress(10_000)
+                reported += 10_000
+        buffer.flush()
         if progress:
-            progress(count % 10_000)
+            progress(count - reported)
         for sql in deferred:
             conn.execute(sql)
         last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         self.set_position(conn, last)
         return count
+
+    def _fold_partition(self, conn: sqlite3.Connection, buffer: "_RowBuffer",
+                        events: list[Event]) -> None:
+        state: dict = {}
+        for projection in self.projections:
+            batch = getattr(projection, "rebuild_partition", None)
+            if batch is not None:
+                batch(buffer, events, state)
+            else:
+                for event in events:
+                    projection.apply(conn, event)
 
     def differences(self, conn: sqlite3.Connection) -> list[str]:
         """Rebuild into memory and compare with the live tables: 'rebuild == live', checked."""
@@ -106,3 +138,41 @@ def _drop_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
     for name, _sql in found:
         conn.execute(f"DROP INDEX {name}")
     return [sql for _name, sql in found]
+
+
+class _RowBuffer:
+    """Stands in for the connection's `executemany` in `rebuild_partition`: rows are gathered per
+    statement across partitions and written a few thousand at a time (most partitions are a
+    handful of rows).  Each table is written by one projection only, so the order of rows within
+    a table is unchanged; the per-event projections write their own tables directly."""
+
+    LIMIT = 20_000
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+        self.pending: dict[str, list] = {}
+        self.size = 0
+
+    def executemany(self, sql: str, rows) -> None:
+        rows = list(rows)
+        self.pending.setdefault(sql, []).extend(rows)
+        self.size += len(rows)
+        if self.size >= self.LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        for sql, rows in self.pending.items():
+            if rows:
+                self.conn.executemany(sql, rows)
+        self.pending.clear()
+        self.size = 0
+
+
+def _iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
+    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index."""
+    loads = orjson.loads
+    cursor = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body FROM events"
+                          " INDEXED BY events_partition ORDER BY app, user, seq")
+    for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
+        yield Event(seq, event_id, type_, app_, user_, recorded_at,
+                    loads(body) if body is not None else None)
