@@ -19,6 +19,7 @@ import math
 import re
 import sqlite3
 from collections import Counter
+from itertools import chain
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -195,7 +196,8 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
     rows = conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
     extra = _registry_terms(registry)
-    candidates = [_candidate(row, now, extra) for row in rows]
+    times: dict = {}
+    candidates = [_candidate(row, now, extra, times) for row in rows]
     _gate(candidates, options)
     cleared = [c for c in candidates if c["outcome"] != "sensitivity"]
     _score(cleared, terms(query), options)
@@ -220,20 +222,33 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     return result
 
 
-def _candidate(row: tuple, now: datetime, extra: dict[str, list[str]]) -> dict:
-    c = dict(zip(_THIN_COLUMNS, row))
-    c["disputes"] = [] if c["disputes"] == "[]" else orjson.loads(c["disputes"])
-    confirmed = datetime.fromisoformat(c["confirmed_at"].replace("Z", "+00:00"))
-    age = max(0.0, (now - confirmed).total_seconds() / 86400.0)
-    c["_confirmed"] = confirmed.timestamp()
-    c["age_days"] = round(age, 3)
-    c["effective_confidence"] = _effective(c["confidence"], age)
-    stored = c.pop("terms")
+def _candidate(row: tuple, now: datetime, extra: dict[str, list[str]], times: dict) -> dict:
+    """One in-scope fact as a dict (keys in `_THIN_COLUMNS` order, then the derived ones).
+
+    `times` memoises, for this call only, what a confirmed_at string gives (facts confirmed
+    together share it), so each distinct timestamp is parsed once, and the effective confidence
+    per (confidence, confirmed_at).  Nothing outlives the call: no fact text is cached."""
+    (fact_id, user, subject, predicate, value, sensitivity, confidence, confirmed_at, disputes,
+     basis, said_at, session, author, stored) = row
+    parsed = times.get(confirmed_at)
+    if parsed is None:
+        confirmed = datetime.fromisoformat(confirmed_at.replace("Z", "+00:00"))
+        age = max(0.0, (now - confirmed).total_seconds() / 86400.0)
+        parsed = times[confirmed_at] = (confirmed.timestamp(), age, round(age, 3))
+    effective = times.get((confidence, confirmed_at))
+    if effective is None:
+        effective = times[(confidence, confirmed_at)] = _effective(confidence, parsed[1])
     words = (stored.split() if stored is not None else     # a row the index has not seen yet
-             document_terms(c["subject"], c["predicate"], c["value"], "").split())
-    c["_terms"] = words + extra.get(c["predicate"], [])
-    c.update(relevance=None, recency=None, score=None, outcome=None, via=None)
-    return c
+             document_terms(subject, predicate, value, "").split())
+    more = extra.get(predicate)
+    return {"fact_id": fact_id, "user": user, "subject": subject, "predicate": predicate,
+            "value": value, "sensitivity": sensitivity, "confidence": confidence,
+            "confirmed_at": confirmed_at,
+            "disputes": [] if disputes == "[]" else orjson.loads(disputes), "basis": basis,
+            "said_at": said_at, "session": session, "author": author, "_confirmed": parsed[0],
+            "age_days": parsed[2], "effective_confidence": effective,
+            "_terms": words + more if more else words, "relevance": None, "recency": None,
+            "score": None, "outcome": None, "via": None}
 
 
 def _effective(confidence: float, age_days: float) -> float:
@@ -266,15 +281,19 @@ def _gate(candidates: list[dict], options: RecallOptions) -> None:
 
 def _score(cleared: list[dict], query_terms: list[str], options: RecallOptions) -> None:
     """TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts), blended with
-    exponential recency; see docs/recall.md."""
+    exponential recency; see docs/recall.md.
+
+    Most facts share no term with the query: their relevance is 0.0, so their recency and score
+    depend on their age alone and are computed once per distinct age (the same floats, rounded
+    the same way), and the vector arithmetic runs only for the facts that match."""
     n = len(cleared)
     q_counts = Counter(query_terms)
-    sets = [set(c["_terms"]) for c in cleared]
-    hits = {i for i, distinct in enumerate(sets) if q_counts and not distinct.isdisjoint(q_counts)}
+    q_keys = q_counts.keys()
+    hits = ({i for i, c in enumerate(cleared) if not q_keys.isdisjoint(c["_terms"])}
+            if q_counts else set())
     df: Counter = Counter()
     if hits:                              # no document matches: no idf is needed at all
-        for distinct in sets:
-            df.update(distinct)
+        df = Counter(chain.from_iterable(set(c["_terms"]) for c in cleared))
     idf_of: dict[str, float] = {}
 
     def idf(term: str) -> float:
@@ -285,16 +304,25 @@ def _score(cleared: list[dict], query_terms: list[str], options: RecallOptions) 
     q = {t: (1 + math.log(k)) * idf(t) for t, k in q_counts.items()}
     q_norm = math.sqrt(sum(x * x for x in q.values()))
     w = options.recency_weight
+    half_life = options.half_life_days
+    by_age: dict[float, tuple[float, float]] = {}
     for i, c in enumerate(cleared):
-        relevance = 0.0
+        age = c["age_days"]
         if i in hits:
             d = {t: (1 + math.log(k)) * idf(t) for t, k in Counter(c["_terms"]).items()}
             dot = sum(weight * d[t] for t, weight in q.items() if t in d)
             relevance = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
-        recency = 0.5 ** (c["age_days"] / options.half_life_days)
-        c["relevance"] = round(relevance, 4)
-        c["recency"] = round(recency, 4)
-        c["score"] = round((1.0 - w) * relevance + w * recency, 4)
+            recency = 0.5 ** (age / half_life)
+            c["relevance"] = round(relevance, 4)
+            c["recency"] = round(recency, 4)
+            c["score"] = round((1.0 - w) * relevance + w * recency, 4)
+            continue
+        known = by_age.get(age)
+        if known is None:
+            recency = 0.5 ** (age / half_life)
+            known = by_age[age] = (round(recency, 4), round((1.0 - w) * 0.0 + w * recency, 4))
+        c["relevance"] = 0.0
+        c["recency"], c["score"] = known
 
 
 def _order_key(c: dict):
