@@ -74,18 +74,18 @@ class RecallProjection:
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
 
     def _sync(self, conn: sqlite3.Connection, fact_id: str) -> None:
+        # Two statements per named fact: the open row, then one write.  INSERT OR IGNORE on the
+        # seq key does what "insert unless present" did with a SELECT first (a fact's text never
+        # changes while it is open, so a present row is already right); a closed fact's row goes
+        # with one DELETE keyed by a subquery.
         row = conn.execute(
             "SELECT observed_seq, app, user, subject, predicate, value, quote FROM facts_current"
             " WHERE fact_id = ?", (fact_id,)).fetchone()
         if row is None:
-            seq = conn.execute("SELECT observed_seq FROM fact_history WHERE fact_id = ? LIMIT 1",
-                               (fact_id,)).fetchone()
-            if seq is not None:
-                conn.execute(f"DELETE FROM {TABLE} WHERE seq = ?", (seq[0],))
+            conn.execute(f"DELETE FROM {TABLE} WHERE seq = (SELECT observed_seq FROM fact_history"
+                         " WHERE fact_id = ? LIMIT 1)", (fact_id,))
             return
         seq, app, user, subject, predicate, value, quote = row
-        if conn.execute(f"SELECT 1 FROM {TABLE} WHERE seq = ?", (seq,)).fetchone():
-            return                       # a fact's text never changes while it is open
-        conn.execute(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)",
+        conn.execute(f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)",
                      (seq, fact_id, app, user, subject, predicate,
                       document_terms(subject, predicate, value, quote)))
