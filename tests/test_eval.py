@@ -69,3 +69,37 @@ def test_eval_command_table_and_json(tmp_path):
     assert table.exit_code == 0 and "recall              1.0" in table.stdout
     data = json.loads(runner.invoke(cli, ["--db", str(tmp_path / "x.db"), "eval", PROBES, "--json"]).stdout)
     assert data["extractor"] == "patterns" and len(data["rows"]) == data["probes"]
+
+
+def test_an_answer_must_be_the_value_or_whole_words_of_it():
+    from ledger.ingest.evaluate import answers
+
+    assert answers("50 mg", "metoprolol tartrate 50 mg")
+    assert answers("148/92", "148/92mmHg") and answers("148/92 mmHg", "148/92mmHg")
+    assert answers("Pune", "pune")
+    assert not answers("25 mg", "125 mg") and not answers("25 mg", "metoprolol tartrate 125 mg")
+    assert not answers("us-east", "us-east-2") and not answers("true", "untrue")
+
+
+def test_a_longer_number_is_neither_a_hit_nor_a_leak(tmp_path):
+    """Served "125 mg": a probe expecting "25 mg" misses, one forbidding "25 mg" does not leak."""
+    session = tmp_path / "dose.jsonl"
+    session.write_text(
+        json.dumps({"session": "dose", "app": "clinic", "user": "arun"}) + "\n"
+        + json.dumps({"id": "d1", "author": "user", "timestamp": "2026-09-01T09:00:00Z",
+                      "text": "I take metoprolol tartrate 125 mg daily."}) + "\n")
+    found = tmp_path / "c.jsonl"
+    found.write_text(json.dumps({"predicate": "medication_dose", "value": "metoprolol tartrate 125 mg",
+                                 "quote": "I take metoprolol tartrate 125 mg daily.",
+                                 "evidence_event": "d1"}) + "\n")
+    probes = tmp_path / "p.jsonl"
+    base = {"app": "clinic", "user": "arun", "sessions": [str(session)],
+            "question": "What medication dose is the patient on?"}
+    probes.write_text(json.dumps(dict(base, expect="25 mg")) + "\n"
+                      + json.dumps(dict(base, expect_absent="25 mg")) + "\n"
+                      + json.dumps(dict(base, expect="125 mg")) + "\n")
+    report = run_probes(str(probes), extractor="candidates", candidates=str(found))
+    assert [r["served"] for r in report["rows"]][0] == ["metoprolol tartrate 125 mg"]
+    assert [r["ok"] for r in report["rows"]] == [False, True, True]
+    assert report["recall"] == 0.5 and report["wrong_served"] == 0.0
+

@@ -8,6 +8,9 @@ blur what is being measured (extraction, validation and decisions, not age).
 Figures:
 - recall: share of `expect` probes whose answer appears among the facts served;
 - wrong_served: share of `expect_absent` probes whose forbidden value was served;
+  an answer "appears" in a served value when it is the value (`value_key` equality) or a run of
+  whole words of it (`answers`): "50 mg" is in "metoprolol tartrate 50 mg", "25 mg" is not in
+  "125 mg", "us-east" is not in "us-east-2";
 - false_memory_rate: share of stored facts whose value is not supported by their own quote;
 - entries_per_session: facts stored per session ingested.
 
@@ -17,6 +20,7 @@ it, else the partition's open facts.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -75,6 +79,24 @@ def supported(value: str, quote: str, predicate: str) -> bool:
     return False
 
 
+_DIGIT_LETTER = re.compile(r"(\d)(?=[^\W\d])")
+
+
+def _words(value: str) -> list[str]:
+    """`value_key`, split into words, with a number and its unit kept apart ("25mg" -> 25, mg)."""
+    return _DIGIT_LETTER.sub(r"\1 ", value_key(value)).split()
+
+
+def answers(expected: str, served: str) -> bool:
+    """Is `expected` the served value, or a run of whole words of it?  Never a substring of a
+    word: "25 mg" does not answer "125 mg"."""
+    if value_key(expected) == value_key(served):
+        return True
+    want, have = _words(expected), _words(served)
+    n = len(want)
+    return n > 0 and any(have[i:i + n] == want for i in range(len(have) - n + 1))
+
+
 def _served(ledger, probe: dict) -> tuple[list[str], str]:
     options = dict(probe.get("options", {}))
     options.setdefault("clearance", "all")
@@ -110,13 +132,10 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                             b["predicate"], value_key(b["value"]))] = b
                 for probe in members:
                     served, served_by = _served(ledger, probe)
-                    keys = [value_key(v) for v in served]
                     if "expect" in probe:
-                        want = value_key(str(probe["expect"]))
-                        ok = any(want in k for k in keys)
+                        ok = any(answers(str(probe["expect"]), v) for v in served)
                     else:
-                        want = value_key(str(probe["expect_absent"]))
-                        ok = not any(want in k for k in keys)
+                        ok = not any(answers(str(probe["expect_absent"]), v) for v in served)
                     rows.append({"id": probe["id"], "question": probe["question"],
                                  "kind": "expect" if "expect" in probe else "expect_absent",
                                  "answer": probe.get("expect", probe.get("expect_absent")),
