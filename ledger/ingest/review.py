@@ -24,6 +24,15 @@ COLUMNS = ("hold_id", "app", "user", "held_seq", "held_at", "reason", "candidate
            "closed_seq", "closed_reason")
 
 
+def _item(row) -> dict:
+    item = dict(zip(COLUMNS, row))
+    candidate = orjson.loads(item["candidate"])
+    item["candidate"] = candidate
+    for key in ("subject", "predicate", "value", "quote", "session", "evidence_event", "author"):
+        item[key] = candidate.get(key)
+    return item
+
+
 def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
               status: str | None = "open") -> list[dict]:
     sql, args = f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE 1 = 1", []
@@ -31,24 +40,19 @@ def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None
         if value is not None:
             sql += f" AND {column} = ?"
             args.append(value)
-    rows = []
-    for row in conn.execute(sql + " ORDER BY held_seq", args):
-        item = dict(zip(COLUMNS, row))
-        candidate = orjson.loads(item["candidate"])
-        item["candidate"] = candidate
-        for key in ("subject", "predicate", "value", "quote", "session", "evidence_event", "author"):
-            item[key] = candidate.get(key)
-        rows.append(item)
-    return rows
+    return [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)]
 
 
 def _open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
-    found = [r for r in held_rows(conn, status=None) if r["hold_id"] == hold_id] if hold_id else []
-    if not found:
+    """The one queue item named (one indexed read), which must still be open."""
+    row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE hold_id = ?",
+                       (hold_id,)).fetchone() if hold_id else None
+    if row is None:
         raise LedgerError(f"no held candidate {hold_id!r} (see `factledger review`)")
-    if found[0]["status"] != "open":
-        raise LedgerError(f"held candidate {hold_id} is already {found[0]['status']}")
-    return found[0]
+    item = _item(row)
+    if item["status"] != "open":
+        raise LedgerError(f"held candidate {hold_id} is already {item['status']}")
+    return item
 
 
 def accept(ledger: "Ledger", hold_id: str, predicate: str) -> "Outcome":
