@@ -137,3 +137,22 @@ def test_concurrent_writer_moving_the_watermark_is_noticed(tmp_path, clock):
         result = ours.ingest_session(adk_session(FIRST), extractor=Racing())
         assert result.status == "unchanged"
         assert types(ours).count("FactObserved") == 2
+
+
+def test_the_extractor_context_reads_open_facts_only_when_asked(ledger, monkeypatch):
+    monkeypatch.setattr(ledger, "facts", lambda *a, **k: pytest.fail("ledger.facts was called"))
+    statements: list[str] = []
+    ledger.conn.set_trace_callback(statements.append)
+    ledger.ingest_session(adk_session(FIRST), extractor="patterns")
+    ledger.conn.set_trace_callback(None)
+    assert not [s for s in statements if "SELECT subject, predicate, value FROM facts_current" in s]
+    seen = []
+
+    class Asking(PatternsExtractor):
+        def extract(self, delta, context):
+            seen.append(context.current)
+            return super().extract(delta, context)
+
+    ledger.ingest_session(adk_session(FIRST + MORE), extractor=Asking())
+    assert seen == [({"subject": "user", "predicate": "diet", "value": "vegetarian"},
+                     {"subject": "user", "predicate": "home_city", "value": "Pune"})]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import cached_property
+from typing import Callable, Iterable, Protocol
 
 from ..errors import LedgerError
 from ..registry import Registry
@@ -21,12 +22,21 @@ EXTRACTORS = ("patterns", "anthropic", "candidates")
 
 @dataclass(frozen=True)
 class Context:
-    """What an extractor may know besides the transcript: the registry and the partition's keys."""
+    """What an extractor may know besides the transcript: the registry and the partition's keys.
+
+    `current` (the open facts: subject, predicate, value) is read only when an extractor asks
+    for it; `patterns` and `candidates` never do.
+    """
 
     app: str
     user: str
     registry: Registry
-    current: tuple[dict, ...] = ()       # open facts: subject, predicate, value
+    load_current: Callable[[], Iterable[dict]] | None = field(default=None, repr=False,
+                                                              compare=False)
+
+    @cached_property
+    def current(self) -> tuple[dict, ...]:
+        return tuple(self.load_current()) if self.load_current is not None else ()
 
 
 @dataclass

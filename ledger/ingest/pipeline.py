@@ -98,9 +98,8 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
             result.status = "unchanged"
             result.watermark = mark
             return result
-        context = Context(app, user, ledger.registry, tuple(
-            {"subject": f["subject"], "predicate": f["predicate"], "value": f["value"]}
-            for f in ledger.facts(app, user, include_sensitive=True)))
+        context = Context(app, user, ledger.registry,
+                          load_current=lambda: current_keys(ledger.conn, app, user))
         try:
             extraction = extractor.extract(delta, context)
         except ExtractionFailed as exc:
@@ -148,6 +147,13 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
 def _refuse_if_forgotten(ledger: "Ledger", app: str, user: str, session: str, source: str) -> None:
     if ledger.is_forgotten_session(app, user, session):
         raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
+
+
+def current_keys(conn, app: str, user: str) -> list[dict]:
+    """The partition's open facts as an extractor sees them (no confidence decay needed)."""
+    rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
+                        "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
+    return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]
 
 
 def path_of(source: str) -> str | None:
