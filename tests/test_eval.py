@@ -103,3 +103,14 @@ def test_a_longer_number_is_neither_a_hit_nor_a_leak(tmp_path):
     assert [r["ok"] for r in report["rows"]] == [False, True, True]
     assert report["recall"] == 0.5 and report["wrong_served"] == 0.0
 
+
+def test_eval_reads_each_session_file_once(monkeypatch):
+    import ledger.ingest.sources as sources
+
+    reads: list[str] = []
+    real = sources.read_source
+    monkeypatch.setattr(sources, "read_source", lambda name, *a: reads.append(name) or real(name, *a))
+    report = run_probes(PROBES, extractor="patterns")
+    groups = {(p["app"], p["user"], tuple(p["sessions"])) for p in load_probes(PROBES)}
+    assert report["recall"] == 1.0
+    assert len(reads) == sum(len(files) for _, _, files in groups)

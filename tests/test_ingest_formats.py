@@ -162,3 +162,14 @@ def test_unreadable_file_in_a_directory_is_named_and_the_rest_load(tmp_path):
     sessions, errors = load([str(tmp_path)])
     assert [s.id for s in sessions] == ["a"]
     assert len(errors) == 1 and str(bad) in errors[0].error
+
+
+def test_a_sniffed_json_document_is_parsed_once(monkeypatch):
+    import orjson
+
+    import ledger.ingest.formats as formats
+
+    calls, real = [], orjson.loads
+    monkeypatch.setattr(formats.orjson, "loads", lambda text: calls.append(1) or real(text))
+    (session,) = parse_text(json.dumps(adk_session([adk_event("e1", "user", "hi")])), "<stdin>")
+    assert session.id == "s1" and len(calls) == 1

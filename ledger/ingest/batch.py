@@ -15,7 +15,8 @@ from ..errors import LedgerError
 from .candidates import CandidatesExtractor
 from .extractor import Extractor, make_extractor
 from .pipeline import SessionResult, ingest_session
-from .sources import load, read_source
+from .session import Session
+from .sources import SourceError, load, read_source
 
 if TYPE_CHECKING:
     from ..service import Ledger
@@ -59,6 +60,16 @@ def ingest_paths(ledger: "Ledger", paths: Iterable[str], app: str | None, user: 
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
     sessions, errors = load(paths, stdin)
+    return ingest_loaded(ledger, sessions, errors, app, user, extractor, model, candidates,
+                         progress=progress, on_total=on_total, **options)
+
+
+def ingest_loaded(ledger: "Ledger", sessions: list[Session], errors: list[SourceError],
+                  app: str | None, user: str | None, extractor: str | None = None,
+                  model: str | None = None, candidates: str | None = None,
+                  progress: Callable[[int], None] | None = None,
+                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
+    """`ingest_paths` for sessions already read by `sources.load` (the files are not read again)."""
     summary = Summary([SessionResult(source=e.source, status="error", error=e.error) for e in errors])
     if on_total:
         on_total(len(sessions))

@@ -30,7 +30,8 @@ import orjson
 from ..candidate import value_key
 from ..errors import LedgerError
 from ..timeutil import fixed_clock, parse_time
-from .batch import ingest_paths
+from .batch import ingest_loaded
+from .sources import load
 
 
 def load_probes(path: str) -> list[dict]:
@@ -117,11 +118,14 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
     rows, stored, sessions_seen, served_by = [], {}, set(), "facts"
     with tempfile.TemporaryDirectory(prefix="factledger-eval-") as tmp:
         for number, ((app, user, files), members) in enumerate(groups.items()):
-            latest = _latest_event(files)
+            sessions, errors = load(files)              # each file read once
+            if errors:
+                raise LedgerError("eval: " + "; ".join(e.error for e in errors))
+            latest = _latest_event(sessions)
             ledger = Ledger(Path(tmp) / f"eval-{number}.db", registry=registry,
                             clock=fixed_clock(latest + timedelta(days=1)))
             try:
-                summary = ingest_paths(ledger, list(files), app, user, extractor, model, candidates)
+                summary = ingest_loaded(ledger, sessions, [], app, user, extractor, model, candidates)
                 if summary.failed:
                     raise LedgerError("eval: " + "; ".join(r.error or "" for r in summary.failed))
                 for r in summary.results:
@@ -161,18 +165,12 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
     }
 
 
-def _latest_event(files) -> datetime:
-    from .sources import read_source
-
+def _latest_event(sessions) -> datetime:
     latest = None
-    for name in files:
-        try:
-            for session in read_source(name):
-                for event in session.events:
-                    moment = parse_time(event.said_at)
-                    latest = moment if latest is None or moment > latest else latest
-        except LedgerError:
-            continue                         # the ingestion step reports it
+    for session in sessions:
+        for event in session.events:
+            moment = parse_time(event.said_at)
+            latest = moment if latest is None or moment > latest else latest
     if latest is None:
         raise LedgerError("eval: the probe's sessions hold no events")
     return latest

@@ -202,12 +202,16 @@ def parse_jsonl(text: str, source: str = "<memory>", default_id: str | None = No
         events=tuple(events), source=source, fmt="jsonl")
 
 
+_UNPARSED = object()
+
+
 def parse_text(text: str, source: str, default_id: str | None = None, fmt: str | None = None) -> list[Session]:
     """Sessions in a file's text: ADK JSON (an object, or a list of them) or a JSONL transcript.
 
     With no `fmt`, a text whose first non-blank character opens a JSON document that parses
     whole is JSON; anything else is JSONL.
     """
+    data = _UNPARSED
     if fmt is None:
         stripped = text.lstrip()
         fmt = "jsonl"
@@ -215,16 +219,17 @@ def parse_text(text: str, source: str, default_id: str | None = None, fmt: str |
             fmt = "json"
         elif stripped.startswith("{"):
             try:
-                orjson.loads(stripped)
+                data = orjson.loads(stripped)      # kept: the text is parsed once
                 fmt = "json"
             except orjson.JSONDecodeError:
                 fmt = "jsonl"
     if fmt == "jsonl":
         return [parse_jsonl(text, source, default_id)]
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise LedgerError(f"{source}: not valid JSON ({exc})") from None
+    if data is _UNPARSED:
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise LedgerError(f"{source}: not valid JSON ({exc})") from None
     if isinstance(data, list):
         return [parse_adk(item, f"{source}[{i}]") for i, item in enumerate(data)]
     return [parse_adk(data, source)]
