@@ -25,32 +25,19 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import orjson
-
 from ..candidate import value_key
 from ..errors import LedgerError
 from ..timeutil import fixed_clock, parse_time
 from .batch import ingest_loaded
+from .jsonl import json_lines, read_text
 from .sources import load
 
 
 def load_probes(path: str) -> list[dict]:
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise LedgerError(f"{path}: not UTF-8 text") from None
+    text = read_text(path)
     base = Path(path).parent
     probes = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            probe = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LedgerError(f"{where}: not valid JSON ({exc})") from None
+    for number, where, probe in json_lines(text, path):
         if not isinstance(probe, dict):
             raise LedgerError(f"{where}: a probe must be a JSON object")
         missing = [k for k in ("app", "user", "sessions", "question") if not probe.get(k)]

@@ -22,6 +22,7 @@ import orjson
 from ..candidate import MAX_ID, clean_text
 from ..errors import LedgerError
 from ..timeutil import from_epoch, normalise_time
+from .jsonl import json_lines
 from .session import Session, SessionEvent
 
 AUTHORS = ("user", "agent", "tool", "document")
@@ -144,14 +145,7 @@ def parse_jsonl(text: str, source: str = "<memory>", default_id: str | None = No
     header: dict = {}
     events, seen = [], set()
     first = True
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{source} line {number}"
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LedgerError(f"{where}: not valid JSON ({exc})") from None
+    for _number, where, obj in json_lines(text, source):
         if not isinstance(obj, dict):
             raise LedgerError(f"{where}: each line must be a JSON object")
         if first and "author" not in obj and "session" in obj:

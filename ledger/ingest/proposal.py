@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..candidate import describe_validation_error
 from ..errors import LedgerError
+from .jsonl import json_lines, read_text
 
 IGNORED_FIELDS = ("said_at", "author", "sensitivity", "kind", "cardinality")
 
@@ -55,22 +55,5 @@ def proposal_from(obj, where: str) -> Proposal:
 
 def read_candidates(path: str) -> list[Proposal]:
     """A candidates JSONL file; an error names the file and the line."""
-    try:
-        text = open(path, "rb").read().decode("utf-8")
-    except FileNotFoundError:
-        raise LedgerError(f"{path}: no such candidates file") from None
-    except OSError as exc:
-        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise LedgerError(f"{path}: not UTF-8 text") from None
-    out = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise LedgerError(f"{where}: not valid JSON ({exc})") from None
-        out.append(proposal_from(obj, where))
-    return out
+    text = read_text(path, missing="no such candidates file")
+    return [proposal_from(obj, where) for _number, where, obj in json_lines(text, path)]

@@ -13,6 +13,7 @@ from typing import Iterable, TextIO
 
 from ..errors import LedgerError
 from .formats import parse_text
+from .jsonl import read_text
 from .session import Session
 
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -50,16 +51,7 @@ def read_source(name: str, stdin: TextIO | None = None) -> list[Session]:
             raise LedgerError("<stdin>: not UTF-8 text") from None
         return parse_text(text, "<stdin>", default_id=None)
     path = Path(name)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise LedgerError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise LedgerError(f"{name}: is a directory") from None
-    except OSError as exc:
-        raise LedgerError(f"{name}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise LedgerError(f"{name}: not UTF-8 text") from None
+    text = read_text(name, missing="no such file")
     return parse_text(text, name, default_id=path.stem, fmt=SUFFIXES.get(path.suffix))
 
 
