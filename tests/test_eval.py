@@ -27,7 +27,7 @@ def test_patterns_extractor_figures():
     report = run_probes(PROBES, extractor="patterns")
     assert report["probes"] >= 30
     assert report["recall"] == 1.0 and report["wrong_served"] == 0.0
-    assert report["false_memory_rate"] == 0.0
+    assert report["false_memory_rate"] == 0.0 and report["served_by"] == "recall"
     assert report["sessions"] == 9 and report["entries_per_session"] == pytest.approx(12 / 9, abs=0.001)
 
 

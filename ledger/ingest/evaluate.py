@@ -14,8 +14,7 @@ Figures:
 - false_memory_rate: share of stored facts whose value is not supported by their own quote;
 - entries_per_session: facts stored per session ingested.
 
-"Served" is `Ledger.recall` (the recall engine's selection for the question) when the ledger has
-it, else the partition's open facts.
+"Served" is `Ledger.recall`: the recall engine's selection for the question.
 """
 
 from __future__ import annotations
@@ -85,13 +84,11 @@ def answers(expected: str, served: str) -> bool:
     return n > 0 and any(have[i:i + n] == want for i in range(len(have) - n + 1))
 
 
-def _served(ledger, probe: dict) -> tuple[list[str], str]:
+def _served(ledger, probe: dict) -> list[str]:
     options = dict(probe.get("options", {}))
     options.setdefault("clearance", "all")
-    if hasattr(ledger, "recall"):
-        result = ledger.recall(probe["app"], probe["user"], probe["question"], **options)
-        return [f["value"] for f in result.selected], "recall"
-    return [f["value"] for f in ledger.facts(probe["app"], probe["user"], include_sensitive=True)], "facts"
+    result = ledger.recall(probe["app"], probe["user"], probe["question"], **options)
+    return [f["value"] for f in result.selected]
 
 
 def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
@@ -102,7 +99,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
     groups: dict[tuple, list[dict]] = {}
     for probe in probes:
         groups.setdefault((probe["app"], probe["user"], tuple(probe["sessions"])), []).append(probe)
-    rows, stored, sessions_seen, served_by = [], {}, set(), "facts"
+    rows, stored, sessions_seen = [], {}, set()
     with tempfile.TemporaryDirectory(prefix="factledger-eval-") as tmp:
         for number, ((app, user, files), members) in enumerate(groups.items()):
             sessions, errors = load(files)              # each file read once
@@ -122,7 +119,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                     stored[(app, user, b["session"], b["evidence_event"], b["subject"],
                             b["predicate"], value_key(b["value"]))] = b
                 for probe in members:
-                    served, served_by = _served(ledger, probe)
+                    served = _served(ledger, probe)
                     if "expect" in probe:
                         ok = any(answers(str(probe["expect"]), v) for v in served)
                     else:
@@ -145,7 +142,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
         "stored_facts": len(stored),
         "sessions": len(sessions_seen),
         "entries_per_session": round(len(stored) / len(sessions_seen), 3) if sessions_seen else 0.0,
-        "served_by": served_by,
+        "served_by": "recall",
         "unsupported": [{"predicate": b["predicate"], "value": b["value"], "quote": b["quote"]}
                         for b in unsupported],
         "rows": rows,
