@@ -219,13 +219,11 @@ def test_a_writer_past_the_busy_timeout_gets_a_clear_error(locked, how):
         args += ["--busy-timeout", "0.3"]
     else:
         env["FACTLEDGER_BUSY_TIMEOUT"] = "0.3"
-    started = time.monotonic()
     result = subprocess.run(args + OBSERVE, capture_output=True, text=True, env=env)
-    waited = time.monotonic() - started
     assert result.returncode == 1, result.stdout
-    assert result.stderr.startswith("Error: ") and "busy" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert waited < 5, "the timeout given must be the one used"
+    assert result.stderr == ("Error: the ledger is busy: another writer held it past the busy "
+                             "timeout; try again\n"), result.stderr
+    # How long it waited is a timing, measured in bench/, not asserted here.
 
 
 def test_busy_ingest_and_forget_give_clear_errors_and_write_nothing(locked):
