@@ -15,6 +15,11 @@ from .confidence import BASIS_RANK
 from .registry import PredicateSpec
 
 ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold")
+# The rules under which this table rejects a candidate (reasons nothing_to_retract,
+# insufficient_authority, older_than_current, already_counted).  Only these rejections are
+# decisions about a key's state; re-decision (ledger/redecide.py) replays them, and never a
+# validator's, a session validator's or a reviewer's rejection.
+REJECTING_RULES = frozenset({"negation", "late_arrival", "same_value", "series_duplicate"})
 
 
 @dataclass(frozen=True)

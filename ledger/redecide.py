@@ -33,7 +33,7 @@ import orjson
 
 from .candidate import Candidate, value_key
 from .confidence import BASIS_RANK, initial_confidence
-from .decide import OpenFact, decide
+from .decide import REJECTING_RULES, OpenFact, decide
 from .events import Body, FactDisputed, FactObserved, FactReinforced, FactReinstated, FactSuperseded
 from .forget_plan import Plan
 from .ids import new_id
@@ -136,8 +136,9 @@ def _statements(plan: Plan, targets: set[int]) -> dict[tuple[str, str], list[Sta
                                   negated=e.type == "FactRetracted", subject=fact["subject"],
                                   predicate=fact["predicate"]),
                 confidence=body.get("confidence")))
-        elif e.type == "CandidateRejected" and body.get("rule") != "validator" \
-                and not body.get("hold_id"):
+        elif e.type == "CandidateRejected" and body.get("rule") in REJECTING_RULES:
+            # the table's rejections only (a reviewer's accept can be one), never a validator's,
+            # a session validator's or a reviewer's rejection
             c = body.get("candidate") or {}
             try:
                 cand = Candidate.model_construct(app=app, user=user, **c)

@@ -151,3 +151,25 @@ def test_forget_sessions_equals_never_having_them(items, forgotten):
                 sessions = {orjson.loads(b).get("session") for (b,) in full.conn.execute(
                     "SELECT body FROM events WHERE body IS NOT NULL")}
                 assert f"s{s}" not in sessions
+
+
+def _session(sid, eid, ts, text):
+    return {"id": sid, "appName": "app", "userId": "u1", "events": [
+        {"id": eid, "author": "user", "timestamp": ts, "content": {"parts": [{"text": text}]}}]}
+
+
+def test_a_quote_the_session_validator_rejected_never_becomes_a_fact(ledger, clock):
+    from ledger.ingest.candidates import CandidatesExtractor
+    from ledger.ingest.proposal import Proposal
+
+    def ingest(sid, eid, ts, text, value, quote):
+        ledger.ingest_session(_session(sid, eid, ts, text), extractor=CandidatesExtractor(
+            [Proposal(predicate="home_city", value=value, quote=quote, evidence_event=eid)]))
+        clock.tick()
+
+    ingest("s1", "e1", 1788000000, "I live in Pune", "Pune", "I live in Pune")
+    ingest("s2", "e2", 1788100000, "nice weather today", "Mumbai", "I moved to Mumbai")  # invented
+    ingest("s3", "e3", 1788200000, "I moved to Bengaluru", "Bengaluru", "I moved to Bengaluru")
+    ledger.forget("app", "u1", session="s3", reason="r")
+    assert values(ledger) == {("user", "home_city"): [("Pune", "current", "stated")]}
+    check(ledger)
