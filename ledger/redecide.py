@@ -18,8 +18,10 @@ of the survivors, and compensating events whose `cause` is the `Redacted` event 
 * `FactDisputed` for a dispute re-decision keeps; `FactReinforced` for a reinforcement that now
   counts towards a different fact.
 
-Facts that re-decision would open and close again in between are not re-created; their statements
-stay in the log.  Appending goes through the live projections, so the state after a forget is the
+Facts that re-decision would open and close again in between are not re-created (their statements
+stay in the log), unless their value would leave the log with this redaction (a surviving
+reinforcement of a scrubbed observation): those are recorded closed, so a later forget can give
+them back.  A re-recording keeps its original statement's place in later re-decisions.  Appending goes through the live projections, so the state after a forget is the
 fold of the log: `replay --check` holds by construction.
 """
 
@@ -34,7 +36,8 @@ import orjson
 from .candidate import Candidate, value_key
 from .confidence import BASIS_RANK, initial_confidence
 from .decide import REJECTING_RULES, OpenFact, decide
-from .events import Body, FactDisputed, FactObserved, FactReinforced, FactReinstated, FactSuperseded
+from .events import (Body, FactDisputed, FactObserved, FactReinforced, FactReinstated,
+                     FactRetracted, FactSuperseded)
 from .forget_plan import Plan
 from .ids import new_id
 from .registry import PredicateSpec, Registry
@@ -49,6 +52,7 @@ class Statement:
     origin: str | None = None             # fact id, when the statement is a surviving observation
     confidence: float | None = None
     resolution: dict | None = None        # a reviewer's DisputeResolved instead of a statement
+    lossy: bool = False                   # its value lives only in an observation scrubbed now
 
 
 @dataclass
@@ -62,6 +66,7 @@ class SimFact:
     partners: set[int] = field(default_factory=set)
     closed_at: str | None = None
     closed_by: int | None = None
+    closed_stmt: Statement | None = None  # the retraction that closed it, if one did
     fact_id: str | None = None
 
     @property
@@ -105,6 +110,15 @@ def _statements(plan: Plan, targets: set[int]) -> dict[tuple[str, str], list[Sta
     facts = plan.facts_by_id
     out: dict[tuple[str, str], list[Statement]] = {}
     seen: dict[tuple, Statement] = {}
+    # A statement about a fact scrubbed by an earlier redaction has lost its value; that
+    # redaction re-recorded it (a compensating event, `cause` set).  The re-recording keeps the
+    # original statement's place in the log order: (session, evidence event, said_at, negated) -> seq.
+    placeholder: dict[tuple, int] = {}
+
+    def place(body: dict, seq: int, negated: bool) -> int:
+        if body.get("cause") is None:
+            return seq
+        return placeholder.pop((body["session"], body["evidence_event"], body["said_at"], negated), seq)
 
     def add(key, st: Statement) -> None:
         if key not in plan.keys:
@@ -125,17 +139,21 @@ def _statements(plan: Plan, targets: set[int]) -> dict[tuple[str, str], list[Sta
             continue
         if e.type == "FactObserved":
             add((body["subject"], body["predicate"]), Statement(
-                e.seq, _candidate(app, user, body, body["value"], body.get("effective_date")),
+                place(body, e.seq, False),
+                _candidate(app, user, body, body["value"], body.get("effective_date")),
                 origin=body["fact_id"], confidence=body.get("confidence")))
         elif e.type in ("FactReinforced", "FactRetracted"):
+            negated = e.type == "FactRetracted"
             fact = facts.get(body["fact_id"])
-            if fact is None:
-                continue                       # its value went with an earlier redaction
+            if fact is None:                   # its value went with an earlier redaction
+                placeholder.setdefault((body["session"], body["evidence_event"], body["said_at"],
+                                        negated), e.seq)
+                continue
             add((fact["subject"], fact["predicate"]), Statement(
-                e.seq, _candidate(app, user, body, fact["value"], fact.get("effective_date"),
-                                  negated=e.type == "FactRetracted", subject=fact["subject"],
-                                  predicate=fact["predicate"]),
-                confidence=body.get("confidence")))
+                place(body, e.seq, negated),
+                _candidate(app, user, body, fact["value"], fact.get("effective_date"),
+                           negated=negated, subject=fact["subject"], predicate=fact["predicate"]),
+                confidence=body.get("confidence"), lossy=body["fact_id"] in plan.facts))
         elif e.type == "CandidateRejected" and body.get("rule") in REJECTING_RULES:
             # the table's rejections only (a reviewer's accept can be one), never a validator's,
             # a session validator's or a reviewer's rejection
@@ -153,6 +171,8 @@ def _statements(plan: Plan, targets: set[int]) -> dict[tuple[str, str], list[Sta
             if fact is not None:
                 add((fact["subject"], fact["predicate"]),
                     Statement(e.seq, None, resolution=body))  # type: ignore[arg-type]
+    for items in out.values():
+        items.sort(key=lambda st: st.seq)       # re-recordings in their original place (stable)
     return out
 
 
@@ -183,12 +203,14 @@ def _simulate(statements: list[Statement], spec: PredicateSpec) -> list[SimFact]
     """The decision table over the surviving statements, in log order, with nothing written."""
     sims: list[SimFact] = []
 
-    def close(fact: SimFact, status: str, at: str | None, by: int | None) -> None:
+    def close(fact: SimFact, status: str, at: str | None, by: int | None,
+              stmt: Statement | None = None) -> None:
         if fact.status not in ("current", "disputed"):
             return
         for other in fact.partners:
             sims[other].partners.discard(fact.sid)
         fact.status, fact.partners, fact.closed_at, fact.closed_by = status, set(), at, by
+        fact.closed_stmt = stmt
 
     for st in statements:
         open_ = [f for f in sims if f.status in ("current", "disputed")]
@@ -200,7 +222,10 @@ def _simulate(statements: list[Statement], spec: PredicateSpec) -> list[SimFact]
         target = sims[int(decision.target.fact_id)] if decision.target else None
         closes = [sims[int(f.fact_id)] for f in decision.closes]
         if decision.action == "retract" and target is not None:
-            close(target, "retracted", c.said_at, None)
+            close(target, "retracted", c.said_at, None, st)
+            if decision.promotes is not None:  # the key passes to the strongest challenger
+                _handover(sims, sims[int(decision.promotes.fact_id)],
+                          [sims[int(f.fact_id)] for f in decision.redisputes])
         elif decision.action == "reinforce" and target is not None:
             target.extra.append(st)
             if BASIS_RANK[c.basis] > BASIS_RANK[target.basis]:
@@ -222,6 +247,15 @@ def _simulate(statements: list[Statement], spec: PredicateSpec) -> list[SimFact]
     return sims
 
 
+def _handover(sims: list[SimFact], heir: SimFact, others: list[SimFact]) -> None:
+    """As `ledger.plan.handover` records it: the heir is current, the other challengers dispute it."""
+    heir.status = "current"
+    for other in others:
+        other.status = "disputed"
+        other.partners.add(heir.sid)
+        heir.partners.add(other.sid)
+
+
 def _resolve(body: dict, sims: list[SimFact], open_: list[SimFact], close) -> None:
     by_origin = {f.origin: f for f in open_ if f.origin}
     winner = by_origin.get(body.get("winner_id"))
@@ -231,7 +265,10 @@ def _resolve(body: dict, sims: list[SimFact], open_: list[SimFact], close) -> No
             close(loser, body.get("loser_state", "superseded"), body.get("valid_to"),
                   winner.sid if winner else None)
     if winner is not None:
-        winner.status = "current"
+        # A reviewer's rejection of an incumbent hands the key over (ledger/resolve.py): the
+        # challengers left without a partner dispute the new current fact.
+        orphans = [f for f in open_ if f is not winner and f.status == "disputed" and not f.partners]
+        _handover(sims, winner, orphans if winner.status == "disputed" else [])
 
 
 def _fold_open(conn: sqlite3.Connection, app: str, user: str, key: tuple[str, str]) -> dict:
@@ -266,6 +303,46 @@ def _reconcile(conn, plan: Plan, key, spec: PredicateSpec, sims: list[SimFact], 
             kind=recorded["kind"] if recorded else spec.kind,
             cardinality=recorded["cardinality"] if recorded else spec.cardinality,
             said_at=c.said_at, effective_date=c.effective_date, cause=cause, **common))
+
+    # 1b. A value re-decision opens and closes again, whose only record is an observation
+    #     scrubbed now (a surviving reinforcement of it): record it, closed, so a later forget
+    #     can still give it back.
+    for sim in sims:
+        if sim.origin is not None:
+            sim.fact_id = sim.origin
+    lost = [sim for sim in sims if sim not in open_sims and sim.origin is None and sim.first.lossy]
+    for sim in lost:
+        sim.fact_id = new_id()
+    for sim in lost:
+        c = sim.first.candidate
+        emit(FactObserved(
+            fact_id=sim.fact_id, rule=sim.rule or RULE, subject=c.subject, predicate=spec.name,
+            value=c.value, session=c.session, evidence_event=c.evidence_event, quote=c.quote,
+            author=c.author, basis=c.basis,
+            confidence=initial_confidence(c.basis, sim.first.confidence),
+            sensitivity=recorded["sensitivity"] if recorded else spec.sensitivity,
+            kind=recorded["kind"] if recorded else spec.kind,
+            cardinality=recorded["cardinality"] if recorded else spec.cardinality,
+            said_at=c.said_at, effective_date=c.effective_date, cause=cause, **common))
+        for st in sim.extra:
+            if st.lossy:
+                e = st.candidate
+                emit(FactReinforced(
+                    fact_id=sim.fact_id, rule=RULE, session=e.session,
+                    evidence_event=e.evidence_event, quote=e.quote, author=e.author, basis=e.basis,
+                    confidence=initial_confidence(e.basis, st.confidence), said_at=e.said_at,
+                    cause=cause, **common))
+        end = sim.closed_stmt
+        if end is not None and end.lossy:
+            e = end.candidate
+            emit(FactRetracted(fact_id=sim.fact_id, rule=RULE, session=e.session,
+                               evidence_event=e.evidence_event, quote=e.quote, author=e.author,
+                               basis=e.basis, said_at=e.said_at, cause=cause, **common))
+        else:
+            closer = sims[sim.closed_by] if sim.closed_by is not None else None
+            emit(FactSuperseded(fact_id=sim.fact_id, rule=RULE,
+                                by_fact_id=closer.fact_id if closer is not None else None,
+                                reason="redaction", valid_to=sim.closed_at, cause=cause, **common))
 
     # 2. Close what the fold keeps open and re-decision does not.
     keep = {sim.fact_id for sim in open_sims}

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ledger import Ledger
@@ -99,8 +99,24 @@ def test_reviewer_resolution_survives_an_unrelated_forget(ledger, clock):
     check(ledger)
 
 
+def test_a_retracted_incumbent_hands_the_key_over_in_re_decision_too(ledger, clock):
+    for value, session, day, extra in (
+            ("Pune", "s0", "01", {}), ("Mumbai", "s1", "02", dict(author="agent", basis="inferred")),
+            ("Pune", "s2", "03", dict(negated=True)), ("Delhi", "s3", "04", {}),
+            ("Delhi", "s5", "05", {})):
+        ledger.observe(cand(predicate="home_city", value=value, session=session,
+                            said_at=f"2026-09-{day}", **extra))
+        clock.tick()
+    ledger.forget("app", "u1", session="s5", reason="r")
+    # Mumbai was promoted when Pune was retracted, then superseded by Delhi: one current fact.
+    assert values(ledger) == {("user", "home_city"): [("Delhi", "current", "stated")]}
+    check(ledger)
+
+
 VALUES = {"home_city": ["Pune", "Bengaluru", "Mumbai"], "allergy": ["peanuts", "shellfish"],
-          "blood_pressure": ["120/80 mmHg", "140/90 mmHg"], "medication_dose": ["25 mg", "50 mg"]}
+          "blood_pressure": ["120/80 mmHg", "140/90 mmHg"], "medication_dose": ["25 mg", "50 mg"],
+          "diet": ["vegan", "omnivore"],              # an agent's "stated" diet: validator rejects
+          "hometown_zz": ["Pune", "Mumbai"]}          # unknown: held; "Pune" is accepted as home_city
 statement = st.tuples(
     st.sampled_from(sorted(VALUES)), st.integers(0, 2), st.integers(0, 3),   # predicate, value, session
     st.integers(1, 28), st.sampled_from(["user", "user", "user", "document", "agent"]),
@@ -112,6 +128,8 @@ def _candidate(i, item):
     predicate, value, session, day, author, negated = item
     options = VALUES[predicate]
     basis = {"document": "verified", "agent": "inferred", "user": "stated"}[author]
+    if predicate == "diet" and author == "agent":
+        basis = "stated"                                 # preference_not_user_authored
     return cand(predicate=predicate, value=options[value % len(options)], session=f"s{session}",
                 event=f"e{i}", said_at=f"2026-09-{day:02d}T10:00:00Z", author=author, basis=basis,
                 negated=negated and predicate != "blood_pressure")
@@ -125,9 +143,32 @@ def _state(ledger):
     return {k: sorted(v) for k, v in out.items()}
 
 
+def _observe(ledger, c):
+    """Observe; a held "Pune" is accepted by a reviewer as home_city straight away."""
+    out = ledger.observe(c)
+    if out.decision == "hold" and c.value == "Pune":
+        hold = ledger.held("app", "u1")[-1]["hold_id"]
+        ledger.review_accept(hold, "home_city")
+
+
+H, A, D, M = "home_city", "allergy", "diet", "hometown_zz"
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(statement, min_size=1, max_size=14), st.lists(st.integers(0, 3), min_size=1,
                                                                max_size=2, unique=True))
+# A retracted incumbent hands the key to its challenger, which a forgotten session then superseded.
+@example([(H, 0, 0, 1, "user", False), (H, 2, 1, 2, "agent", False), (H, 0, 2, 3, "user", True),
+          (H, 1, 3, 4, "user", False), (H, 1, 2, 5, "user", False)], [3])
+# A reinforcement of a value that is superseded, then both sessions that held it are forgotten.
+@example([(A, 0, 0, 1, "user", False)] * 3 + [(H, 2, 2, 1, "user", False),
+          (H, 2, 1, 1, "user", False), (H, 0, 0, 1, "user", False)], [2, 0])
+# Validator rejections (an agent's stated diet) are never replayed as statements.
+@example([(D, 0, 0, 1, "user", False), (D, 1, 1, 2, "agent", False), (D, 0, 2, 3, "user", False)],
+         [2])
+# Held candidates, one accepted by a reviewer, around a value a forgotten session superseded.
+@example([(M, 0, 1, 1, "user", False), (M, 1, 2, 2, "user", False), (H, 2, 3, 3, "user", False),
+          (H, 1, 0, 4, "user", False)], [0, 1])
 def test_forget_sessions_equals_never_having_them(items, forgotten):
     with tempfile.TemporaryDirectory() as tmp:
         clock = MovableClock()
@@ -135,9 +176,9 @@ def test_forget_sessions_equals_never_having_them(items, forgotten):
         with Ledger(Path(tmp) / "a.db", clock=clock) as full, \
                 Ledger(Path(tmp) / "b.db", clock=clock) as fresh:
             for c in candidates:
-                full.observe(c)
+                _observe(full, c)
                 if int(c.session[1:]) not in forgotten:
-                    fresh.observe(c)
+                    _observe(fresh, c)
                 clock.tick()
             said = {c.session for c in candidates}
             forgotten = [s for s in forgotten if f"s{s}" in said]
