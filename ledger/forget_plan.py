@@ -10,6 +10,8 @@ log order, whether the event goes:
 * the decisions those caused: a `FactSuperseded` whose replacement is forgotten, a `FactDisputed`
   or `FactReinstated` or `DisputeResolved` about a forgotten fact, the `DisputeResolved` a forgotten
   reinforcement settled;
+* the held candidate (`CandidateHeld`, and any `CandidateRejected` of it) a scrubbed event came
+  from through a reviewer's accept: same `hold_id`, same value;
 * for every scope but a session, every statement about a forgotten fact (its reinforcements and
   retractions from other sessions, a rejected repeat of its value).  A session scope keeps other
   sessions' statements: they are those sessions' data, and re-decision gives them back their say.
@@ -96,6 +98,13 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry, last_confirmed: dict 
         if event.body is None or event.seq in chosen:
             continue
         if _caused(event, result.facts, scope, facts_by_id, chosen, by_seq):
+            chosen.add(event.seq)
+    # A reviewer's accept carries the held candidate's hold_id: the CandidateHeld holds the same
+    # value, so it goes with the fact (else the value stays in the log and the item reopens).
+    holds = {by_seq[seq].body.get("hold_id") for seq in chosen} - {None}
+    for event in events:
+        if (event.body is not None and event.type in CANDIDATE_TYPES
+                and event.body.get("hold_id") in holds):
             chosen.add(event.seq)
     for event in events:
         if event.seq not in chosen:

@@ -208,3 +208,15 @@ def test_dry_run_changes_nothing(ledger, clock):
     assert receipt["dry_run"] and receipt["plan"][0]["events"] == 2
     assert ledger.head() == head and values(ledger)[("user", "home_city")][0][0] == "Bengaluru"
     assert ledger.erasures() == []
+
+
+def test_forgetting_an_accepted_held_candidate_takes_the_held_copy_too(ledger, clock):
+    ledger.observe(cand(predicate="hometown_zz", value="Secretville", session="s1"))
+    hold = ledger.held("app", "u1")[0]["hold_id"]
+    fact = ledger.review_accept(hold, "home_city").fact_id
+    clock.tick()
+    receipt = ledger.forget("app", "u1", fact=fact, reason="r")
+    assert receipt["counts"]["events"] == 2
+    assert not [b for _, b in bodies(ledger) if "Secretville" in orjson.dumps(b).decode()]
+    assert ledger.held("app", "u1", status=None) == []          # the queue item does not reopen
+    settle(ledger)
