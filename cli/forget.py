@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -151,7 +152,16 @@ def export(state, app, user, data_subject, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    result = state.ledger(create=True).import_log(file)
+    created = not os.path.exists(state.db)
+    try:
+        result = state.ledger(create=True).import_log(file)
+    except LedgerError:
+        if created:                            # a failed import leaves no (empty) ledger behind
+            state.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                if os.path.exists(state.db + suffix):
+                    os.remove(state.db + suffix)
+        raise
     emit_one(result, fmt, render=lambda r: (
         f"imported {r['imported']} events ({r['redacted']} redacted); verified, head {r['head']}"))
 

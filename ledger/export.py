@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import IO
 
 import orjson
+from pydantic import ValidationError
 
 from .errors import LedgerError
+from .events import parse_body
 from .timeutil import iso
 
 LOG_FORMAT = "factledger-log/1"
@@ -68,7 +70,7 @@ def import_log(ledger, source: str | Path | IO[str]) -> dict:
         header = orjson.loads(next(lines))
     except StopIteration:
         raise LedgerError("the export is empty") from None
-    except orjson.JSONDecodeError:
+    except (orjson.JSONDecodeError, UnicodeDecodeError):
         raise LedgerError("line 1 of the export is not JSON") from None
     if not isinstance(header, dict) or header.get("format") != LOG_FORMAT:
         raise LedgerError(f"not a factledger log export (first line must name format {LOG_FORMAT})")
@@ -105,6 +107,8 @@ def _lines(source):
                     yield line
     except OSError as exc:
         raise LedgerError(f"cannot read {source}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise LedgerError(f"{source} is not UTF-8 text (a factledger log export is JSONL)") from None
 
 
 def _row(line: str, number: int) -> tuple:
@@ -120,7 +124,24 @@ def _row(line: str, number: int) -> tuple:
         raise LedgerError(f"line {number}: salt is not hex") from None
     if item["body"] is not None and not isinstance(item["body"], str):
         raise LedgerError(f"line {number}: body must be the canonical JSON text")
+    if item["body"] is not None:
+        _check_body(item["body"], item["type"], number)
     return tuple(salt if c == "salt" else item[c] for c in COLUMNS)
+
+
+def _check_body(text: str, type_, number: int) -> None:
+    """A body must be an event of the catalogue, of the row's type: the fold trusts bodies."""
+    try:
+        body = parse_body(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        raise LedgerError(f"line {number}: body is not JSON") from None
+    except ValidationError as exc:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(x) for x in first.get("loc", ())) or "body"
+        raise LedgerError(f"line {number}: not a valid event body ({where}: "
+                          f"{first.get('msg', 'invalid')})") from None
+    if body.type != type_:
+        raise LedgerError(f"line {number}: body is a {body.type} event, the row says {type_!r}")
 
 
 def export_subject(ledger, app: str, user: str) -> dict:

@@ -7,7 +7,6 @@ export of one user.
 from __future__ import annotations
 
 import io
-import sqlite3
 
 import orjson
 import pytest
@@ -121,5 +120,46 @@ def test_import_of_a_garbage_file(tmp_path):
     path.write_text("not json\n")
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.db"), "import", str(path)])
     assert result.exit_code == 1 and "Error:" in result.stderr
-    conn = sqlite3.connect(tmp_path / "c.db")
-    assert conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert not (tmp_path / "c.db").exists()                   # no empty ledger left behind
+
+
+def _reseal(lines, change):
+    """Change the body of the first event and re-seal it (commitment, hash, header head)."""
+    from ledger.chain import canonical, commitment, link
+
+    row = orjson.loads(lines[1])
+    body = orjson.loads(row["body"])
+    change(body)
+    row["body"] = canonical(body).decode()
+    row["commitment"] = commitment(bytes.fromhex(row["salt"]), row["body"].encode())
+    row["hash"] = link(row["prev_hash"], row["seq"], row["event_id"], row["type"], row["recorded_at"],
+                       row["commitment"])
+    header = orjson.loads(lines[0])
+    header["head"] = f"{row['seq']}:{row['hash']}"
+    return orjson.dumps(header).decode() + "\n" + orjson.dumps(row).decode() + "\n"
+
+
+@pytest.mark.parametrize("change", [lambda b: b.pop("subject"), lambda b: b.update(type="Nope"),
+                                    lambda b: b.update(confidence="high")])
+def test_import_of_a_sealed_but_invalid_body_is_an_error(tmp_path, change):
+    with Ledger(tmp_path / "a.db", clock=MovableClock()) as ledger:
+        ledger.observe(cand(predicate="home_city", value="Pune"))
+        buffer = io.StringIO()
+        ledger.export_log(buffer)
+    path = tmp_path / "x.jsonl"
+    path.write_text(_reseal(buffer.getvalue().splitlines(), change))
+    with Ledger(tmp_path / "lib.db") as copy:
+        with pytest.raises(LedgerError, match="line 2"):
+            copy.import_log(path)
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), "import", str(path)])
+    assert result.exit_code == 1 and "Error: line 2" in result.stderr, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_import_of_a_non_utf8_file_is_an_error(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"format": "factledger-log/1", "complete": true, "head": "0:"}\n\xff\xfe\n')
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), "import", str(path)])
+    assert result.exit_code == 1 and "not UTF-8" in result.stderr, result.output
+    assert not (tmp_path / "b.db").exists()
