@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import click
 
@@ -120,7 +121,7 @@ def retain(state, apply_, older_than, predicate, sensitivity, app, user, reason,
 @partition_options
 @click.option("--data-subject", "data_subject", is_flag=True,
               help="Export one user's facts, history and events as one JSON object (needs --app/--user)")
-@click.option("--out", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write here instead of stdout")
 @pass_state
 def export(state, app, user, data_subject, out) -> None:
@@ -129,20 +130,37 @@ def export(state, app, user, data_subject, out) -> None:
     With --app/--user: only that partition's events (for inspection; not importable).
     With --data-subject: what the ledger holds about one user, as JSON.
     """
-    ledger = state.ledger()
     if data_subject and (not app or not user):
         raise LedgerError("--data-subject needs --app and --user")
-    handle = open(out, "w", encoding="utf-8") if out else None
-    try:
-        target = handle or sys.stdout
+    if (app is None) != (user is None):
+        raise LedgerError("export a partition with both --app and --user, or the whole log with neither")
+    ledger = state.ledger()
+    if not out:
         if data_subject:
-            target.write(dumps(ledger.export_subject(app, user)) + "\n")
-            return
-        count = ledger.export_log(target, app, user)
+            sys.stdout.write(dumps(ledger.export_subject(app, user)) + "\n")
+        else:
+            ledger.export_log(sys.stdout, app, user)
+        return
+    # Into a temporary file beside FILE, renamed over it only when complete: a failed export
+    # never truncates an earlier one.
+    folder = os.path.dirname(os.path.abspath(out))
+    temp = None
+    try:
+        fd, temp = tempfile.mkstemp(prefix=".factledger-export-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            if data_subject:
+                handle.write(dumps(ledger.export_subject(app, user)) + "\n")
+                count = None
+            else:
+                count = ledger.export_log(handle, app, user)
+        os.replace(temp, out)
+        temp = None
+    except OSError as exc:
+        raise LedgerError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
-        if handle:
-            handle.close()
-    if out:
+        if temp is not None and os.path.exists(temp):
+            os.remove(temp)
+    if count is not None:
         click.echo(f"exported {count} events to {out}", err=True)
 
 

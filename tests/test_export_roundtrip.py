@@ -163,3 +163,18 @@ def test_import_of_a_non_utf8_file_is_an_error(tmp_path):
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), "import", str(path)])
     assert result.exit_code == 1 and "not UTF-8" in result.stderr, result.output
     assert not (tmp_path / "b.db").exists()
+
+
+def test_cli_export_checks_arguments_before_touching_the_file(source, tmp_path):
+    db, out = str(source.path), tmp_path / "keep.jsonl"
+    out.write_text("an earlier export\n")
+    runner = CliRunner()
+    for args in (["--data-subject"], ["--app", "app"]):
+        bad = runner.invoke(cli, ["--db", db, "export", "-o", str(out), *args])
+        assert bad.exit_code == 1 and "Error:" in bad.stderr, bad.output
+        assert out.read_text() == "an earlier export\n"
+    missing = runner.invoke(cli, ["--db", db, "export", "-o", str(tmp_path / "no" / "x.jsonl")])
+    assert missing.exit_code == 1 and "Error: cannot write" in missing.stderr, missing.output
+    good = runner.invoke(cli, ["--db", db, "export", "-o", str(out)])
+    assert good.exit_code == 0 and out.read_text().startswith('{"format":"factledger-log/1"')
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".factledger")) == []
