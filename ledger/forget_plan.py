@@ -8,7 +8,10 @@ log order, whether the event goes:
   offered that were rejected or held, its `SessionIngested` / `IngestFailed`; a fact's observation;
   a predicate's or sensitivity class's observations and candidates; everything of a user;
 * the decisions those caused: a `FactSuperseded` whose replacement is forgotten, a `FactDisputed`
-  or `FactReinstated` or `DisputeResolved` about a forgotten fact, the `DisputeResolved` a forgotten
+  or `FactReinstated` or `DisputeResolved` about a forgotten fact, a `FactDisputed` whose `disputes`
+  names a forgotten fact (either side of a dispute goes with the forgotten fact, so no surviving
+  event points at a fact that is gone; a fact id is not personal data, but a dispute against
+  nothing is not a decision the survivors would have taken), the `DisputeResolved` a forgotten
   reinforcement settled;
 * the held candidate (`CandidateHeld`, and any `CandidateRejected` of it) a scrubbed event came
   from through a reviewer's accept: same `hold_id`, same value;
@@ -193,6 +196,8 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
         return True
     if body.get("by_fact_id") in forgotten:
         return True                           # the supersession a forgotten observation caused
+    if type_ == "FactDisputed" and body.get("disputes") in forgotten:
+        return True                           # a dispute against a forgotten fact
     if type_ == "DisputeResolved" and body.get("resolved_by") == "ledger":
         before = by_seq.get(event.seq - 1)
         return (event.seq - 1 in chosen and before is not None and before.type == "FactReinforced"

@@ -220,3 +220,18 @@ def test_forgetting_an_accepted_held_candidate_takes_the_held_copy_too(ledger, c
     assert not [b for _, b in bodies(ledger) if "Secretville" in orjson.dumps(b).decode()]
     assert ledger.held("app", "u1", status=None) == []          # the queue item does not reopen
     settle(ledger)
+
+
+@pytest.mark.parametrize("by", ["session", "fact"])
+def test_a_dispute_against_a_forgotten_fact_goes_with_it(ledger, clock, by):
+    pune = ledger.observe(cand(predicate="home_city", value="Pune", session="s1",
+                               said_at="2026-09-01"))
+    clock.tick()
+    ledger.observe(cand(predicate="home_city", value="Mumbai", session="s2", said_at="2026-09-02",
+                        author="agent", basis="inferred"))
+    clock.tick()
+    scope = {"session": "s1"} if by == "session" else {"fact": pune.fact_id}
+    ledger.forget("app", "u1", reason="r", **scope)
+    assert values(ledger) == {("user", "home_city"): [("Mumbai", "current", "inferred")]}
+    assert not [b for _, b in bodies(ledger, "FactDisputed") if b["disputes"] == pune.fact_id]
+    settle(ledger)
