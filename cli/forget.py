@@ -9,6 +9,7 @@ import tempfile
 import click
 
 from ledger import LedgerError
+from ledger.forget import check_words
 
 from .context import pass_state, partition_options
 from .output import dumps, emit, emit_one, output_options
@@ -69,8 +70,7 @@ def render_receipt(r: dict) -> str:
 def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, dry_run,
            yes, vacuum, fmt) -> None:
     """Erase a user, or one session, fact, predicate or sensitivity class of it; prints the receipt."""
-    if reason is None or not reason.strip():
-        raise LedgerError("a reason is required: --reason (e.g. 'GDPR art. 17 request 2026-114')")
+    check_words(reason, requested_by)          # bad input before the ledger is even opened
     ledger = state.ledger()
     options = dict(session=session, fact=fact, predicate=predicate, sensitivity=sensitivity,
                    reason=reason, requested_by=requested_by)

@@ -154,14 +154,8 @@ def export_subject(ledger, app: str, user: str) -> dict:
         events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
                        "body": orjson.loads(body) if body is not None else None,
                        "redacted_by": redacted_by})
-    result = {"format": SUBJECT_FORMAT, "app": app, "user": user,
-              "exported_at": iso(ledger.clock()),
-              "facts": ledger.facts(app, user, include_sensitive=True),
-              "history": ledger.history(app, user), "events": events}
-    sessions = getattr(ledger, "sessions", None)
-    if sessions is not None:
-        try:
-            result["sessions"] = sessions(app, user)
-        except (sqlite3.Error, LedgerError, ImportError):
-            pass
-    return result
+    return {"format": SUBJECT_FORMAT, "app": app, "user": user,
+            "exported_at": iso(ledger.clock()),
+            "facts": ledger.facts(app, user, include_sensitive=True),
+            "history": ledger.history(app, user), "sessions": ledger.sessions(app, user),
+            "events": events}

@@ -45,7 +45,7 @@ class _DryRun(Exception):
 def forget(ledger, scope: Scope, reason: str | None, requester: str | None = None, *,
            dry_run: bool = False, vacuum: bool = False) -> dict:
     """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there)."""
-    reason, requester = _check_words(reason, requester)
+    reason, requester = check_words(reason, requester)
 
     def plans() -> list[Plan]:
         conn = ledger.conn
@@ -75,7 +75,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
     """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
     for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
     cutoffs = _policy(ledger, older_than, predicate, sensitivity)
-    reason, requester = _check_words(reason or "retention policy", requester or "retention")
+    reason, requester = check_words(reason or "retention policy", requester or "retention")
     policy = tuple(sorted(cutoffs.items()))
     kind_hash = scope_hash("retention", *(f"{p}<{c}" for p, c in policy))
 
@@ -224,7 +224,8 @@ def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
 
 # --- helpers ------------------------------------------------------------------------------
 
-def _check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
+def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
+    """A forget's reason (required) and requester, stripped and within their limits."""
     if reason is None or not reason.strip():
         raise LedgerError("a reason is required: --reason (e.g. 'GDPR art. 17 request 2026-114')")
     requester = (requester or DEFAULT_REQUESTER).strip() or DEFAULT_REQUESTER

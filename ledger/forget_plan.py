@@ -78,14 +78,13 @@ def load_partition(conn: sqlite3.Connection, app: str, user: str) -> list[Loaded
             for seq, type_, body, by in rows]
 
 
-def plan(conn: sqlite3.Connection, scope: Scope, registry, last_confirmed: dict | None = None) -> Plan:
+def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
     events = load_partition(conn, scope.app, scope.user)
     facts_by_id = {e.body["fact_id"]: e.body for e in events
                    if e.body is not None and e.type == "FactObserved"}
     result = Plan(scope, events, facts_by_id)
-    if scope.kind == "retention" and last_confirmed is None:
-        last_confirmed = _last_confirmed(events)
-    direct = _direct_test(scope, registry, last_confirmed or {})
+    last_confirmed = _last_confirmed(events) if scope.kind == "retention" else {}
+    direct = _direct_test(scope, registry, last_confirmed)
     chosen: set[int] = set()
     for event in events:
         if event.body is None:

@@ -87,6 +87,7 @@ def test_partition_export_is_not_importable(source, tmp_path):
 def test_data_subject_export(source):
     report = source.export_subject("app", "u1")
     assert report["format"] == "factledger-subject/1"
+    assert report["sessions"] == source.sessions("app", "u1")      # always there, never swallowed
     assert [f["value"] for f in report["facts"]] == ["Pune"]
     assert {h["value"] for h in report["history"]} == {"Pune"}
     assert any(e["body"] is None for e in report["events"])           # scrubbed: envelope only

@@ -202,3 +202,13 @@ def test_verify_catches_an_orphaned_scrub(db):
     seq = scrubbed_seq(db)
     tamper(db, f"UPDATE events SET redacted_by = NULL WHERE seq = {seq}")
     assert sh(db, "verify").returncode == 1
+
+
+def test_reason_rules_are_the_library_s_and_come_before_opening_the_ledger(tmp_path):
+    missing = str(tmp_path / "none.db")
+    runner = CliRunner()
+    for reason, message in (("  ", "a reason is required"), ("x" * 501, "limited to 500")):
+        result = runner.invoke(cli, ["--db", missing, "forget", "--app", "app", "--user", "u1",
+                                     "--reason", reason, "--yes"])
+        assert result.exit_code == 1 and message in result.stderr, result.output
+    assert not (tmp_path / "none.db").exists()
