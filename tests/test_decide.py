@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ledger.confidence import BASIS_RANK
-from ledger.decide import OpenFact, decide
+from ledger.decide import REJECTING_RULES, OpenFact, decide
 from ledger.registry import PredicateSpec
 
 from .conftest import cand
@@ -211,6 +211,8 @@ def test_decide_is_total_and_consistent(case):
         assert c.negated and BASIS_RANK[d.target.basis] <= BASIS_RANK[c.basis]
     if c.negated:
         assert d.action in ("retract", "reject")
+    if d.action == "reject":              # re-decision replays exactly these (ledger/redecide.py)
+        assert d.rule in REJECTING_RULES
     if spec.cardinality != "one":
         assert d.action not in ("supersede", "dispute")
     assert decide(c, facts, spec) == d   # pure: same inputs, same decision
