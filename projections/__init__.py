@@ -9,6 +9,8 @@ from .recall import RecallProjection
 from .review import ReviewProjection
 from .sessions import SessionsProjection
 
-# RecallProjection reads facts_current, so it must come after FactsProjection.
-ALL = (FactsProjection(), ProvenanceProjection(), ReviewProjection(), RecallProjection(),
+# RecallProjection reads facts_current (or the facts projection's last snapshots), so it must
+# come after FactsProjection.
+_FACTS = FactsProjection()
+ALL = (_FACTS, ProvenanceProjection(), ReviewProjection(), RecallProjection(_FACTS),
        SessionsProjection(), ErasuresProjection())

@@ -16,8 +16,14 @@ class FactsProjection:
     tables = ("facts_current", "fact_history")
     schema = current.SCHEMA + history.SCHEMA
 
+    # The last event folded and its new snapshots by fact_id: the recall index projection,
+    # which runs next for the same event, takes a touched fact's row from here instead of
+    # reading back the facts_current row just written (checked by event identity).
+    last: tuple[Event | None, dict] = (None, {})
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         changes = transition(event, history.lookup(conn))
+        self.last = (event, {snap["fact_id"]: snap for snap, _reason in changes})
         if changes:
             history.record(conn, event.seq, event.recorded_at, changes)
             current.record(conn, changes)

@@ -30,6 +30,8 @@ import sqlite3
 from ledger.store import Event
 from ledger.textindex import document_terms
 
+from .factstate import OPEN_STATES
+
 TABLE = "recall_index"
 
 SCHEMA = f"""
@@ -49,14 +51,30 @@ class RecallProjection:
     tables = (TABLE,)
     schema = SCHEMA
 
+    def __init__(self, facts=None):
+        # The facts projection of the same projector (optional): for a fact the event just
+        # changed, its new snapshot is what facts_current now holds, so it is not read back.
+        self.facts = facts
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
         if body is None:
             return
         named = [body[f] for f in _REFERENCES if isinstance(body.get(f), str) and body.get(f)]
         named += [f for f in body.get("loser_ids", ()) if isinstance(f, str)]
+        touched: dict = {}
+        if self.facts is not None:
+            folded, snaps = self.facts.last
+            if folded is event:
+                touched = snaps
         for fact_id in dict.fromkeys(named):
-            self._sync(conn, fact_id)
+            snap = touched.get(fact_id)
+            if snap is None:
+                self._sync(conn, fact_id)
+            elif snap["status"] in OPEN_STATES:
+                conn.execute(_INSERT, _row(snap))
+            else:       # closed: its facts_current row is gone; observed_seq is the same in every interval
+                conn.execute(f"DELETE FROM {TABLE} WHERE seq = ?", (snap["observed_seq"],))
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild: one row per fact open at the partition's end, from the facts fold's state.
@@ -67,9 +85,7 @@ class RecallProjection:
         table holds exactly the open facts; their text never changes while they are open.
         """
         open_facts = state["open_facts"]          # set by FactsProjection.rebuild_partition
-        rows = [(s["observed_seq"], s["fact_id"], s["app"], s["user"], s["subject"], s["predicate"],
-                 document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
-                for s in open_facts.values()]
+        rows = [_row(s) for s in open_facts.values()]
         rows.sort()
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
 
@@ -86,6 +102,13 @@ class RecallProjection:
                          " WHERE fact_id = ? LIMIT 1)", (fact_id,))
             return
         seq, app, user, subject, predicate, value, quote = row
-        conn.execute(f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)",
-                     (seq, fact_id, app, user, subject, predicate,
-                      document_terms(subject, predicate, value, quote)))
+        conn.execute(_INSERT, (seq, fact_id, app, user, subject, predicate,
+                               document_terms(subject, predicate, value, quote)))
+
+
+_INSERT = f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
+
+
+def _row(s: dict) -> tuple:
+    return (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["subject"], s["predicate"],
+            document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
