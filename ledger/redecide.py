@@ -287,12 +287,8 @@ def _reconcile(conn, plan: Plan, key, spec: PredicateSpec, sims: list[SimFact], 
     recorded = next((b for b in plan.facts_by_id.values()
                      if (b["subject"], b["predicate"]) == key), None)
 
-    # 1. A value open only through a statement that was never its observation: observe it anew.
-    for sim in open_sims:
-        if sim.origin is not None:
-            sim.fact_id = sim.origin
-            continue
-        sim.fact_id = new_id()
+    def observe_anew(sim) -> None:
+        """Record a value whose observation is gone, from its first surviving statement."""
         c = sim.first.candidate
         emit(FactObserved(
             fact_id=sim.fact_id, rule=sim.rule or RULE, subject=c.subject, predicate=spec.name,
@@ -304,6 +300,14 @@ def _reconcile(conn, plan: Plan, key, spec: PredicateSpec, sims: list[SimFact], 
             cardinality=recorded["cardinality"] if recorded else spec.cardinality,
             said_at=c.said_at, effective_date=c.effective_date, cause=cause, **common))
 
+    # 1. A value open only through a statement that was never its observation: observe it anew.
+    for sim in open_sims:
+        if sim.origin is not None:
+            sim.fact_id = sim.origin
+            continue
+        sim.fact_id = new_id()
+        observe_anew(sim)
+
     # 1b. A value re-decision opens and closes again, whose only record is an observation
     #     scrubbed now (a surviving reinforcement of it): record it, closed, so a later forget
     #     can still give it back.
@@ -314,16 +318,7 @@ def _reconcile(conn, plan: Plan, key, spec: PredicateSpec, sims: list[SimFact], 
     for sim in lost:
         sim.fact_id = new_id()
     for sim in lost:
-        c = sim.first.candidate
-        emit(FactObserved(
-            fact_id=sim.fact_id, rule=sim.rule or RULE, subject=c.subject, predicate=spec.name,
-            value=c.value, session=c.session, evidence_event=c.evidence_event, quote=c.quote,
-            author=c.author, basis=c.basis,
-            confidence=initial_confidence(c.basis, sim.first.confidence),
-            sensitivity=recorded["sensitivity"] if recorded else spec.sensitivity,
-            kind=recorded["kind"] if recorded else spec.kind,
-            cardinality=recorded["cardinality"] if recorded else spec.cardinality,
-            said_at=c.said_at, effective_date=c.effective_date, cause=cause, **common))
+        observe_anew(sim)
         for st in sim.extra:
             if st.lossy:
                 e = st.candidate
