@@ -142,24 +142,20 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict):
                           or (e.body.get("candidate") or {}).get("session") == wanted)
     if kind == "fact":
         return lambda e: e.type == "FactObserved" and e.body["fact_id"] == scope.fact_id
-    if kind == "predicate":
-        def by_predicate(e: LoadedEvent) -> bool:
+    if kind in ("predicate", "sensitivity"):
+        # an observation names its predicate and sensitivity; a candidate's come from the registry
+        field, wanted = (("predicate", scope.predicate) if kind == "predicate"
+                         else ("sensitivity", scope.sensitivity))
+        attribute = "name" if field == "predicate" else "sensitivity"
+
+        def by_class(e: LoadedEvent) -> bool:
             if e.type == "FactObserved":
-                return e.body["predicate"] == scope.predicate
+                return e.body[field] == wanted
             if e.type in CANDIDATE_TYPES:
                 spec = candidate_spec(e.body)
-                return spec is not None and spec.name == scope.predicate
+                return spec is not None and getattr(spec, attribute) == wanted
             return False
-        return by_predicate
-    if kind == "sensitivity":
-        def by_sensitivity(e: LoadedEvent) -> bool:
-            if e.type == "FactObserved":
-                return e.body["sensitivity"] == scope.sensitivity
-            if e.type in CANDIDATE_TYPES:
-                spec = candidate_spec(e.body)
-                return spec is not None and spec.sensitivity == scope.sensitivity
-            return False
-        return by_sensitivity
+        return by_class
     if kind == "retention":
         cutoffs = dict(scope.cutoffs)
 
