@@ -30,6 +30,7 @@ from .forget_plan import Plan, plan, unknown_fact
 from .redecide import compensate
 from .registry import SENSITIVITIES
 from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
+from .store import equal_filters
 from .timeutil import iso
 
 DEFAULT_REQUESTER = "unspecified"
@@ -278,14 +279,8 @@ def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: 
                         user: str | None) -> list[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for predicate, cutoff in cutoffs.items():
-        sql = ("SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
-               " AND recorded_to IS NULL")
-        args: list = [predicate, cutoff]
-        if app is not None:
-            sql += " AND app = ?"
-            args.append(app)
-        if user is not None:
-            sql += " AND user = ?"
-            args.append(user)
-        found |= {tuple(r) for r in conn.execute(sql, args)}
+        where, args = equal_filters(app=app, user=user)
+        found |= {tuple(r) for r in conn.execute(
+            "SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
+            " AND recorded_to IS NULL" + where, [predicate, cutoff, *args])}
     return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)

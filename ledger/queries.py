@@ -14,6 +14,7 @@ import orjson
 
 from .confidence import effective_confidence
 from .errors import LedgerError
+from .store import equal_filters
 from .timeutil import normalise_time, parse_time
 
 FACT_FIELDS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
@@ -187,14 +188,10 @@ def why(conn: sqlite3.Connection, fact_id: str, *, now: datetime) -> dict:
 
 def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = None,
         type: str | None = None, after: int = 0, limit: int | None = None) -> list[dict]:
+    where, args = equal_filters(app=app, user=user, type=type)
     sql = ("SELECT seq, event_id, type, app, user, recorded_at, body, commitment, prev_hash, hash,"
-           " redacted_by FROM events WHERE seq > ?")
-    args: list = [after]
-    for column, value in (("app", app), ("user", user), ("type", type)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
-    sql += " ORDER BY seq"
+           " redacted_by FROM events WHERE seq > ?" + where + " ORDER BY seq")
+    args = [after, *args]
     if limit is not None:
         sql += " LIMIT ?"
         args.append(limit)

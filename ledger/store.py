@@ -176,20 +176,23 @@ def busy_error(exc: sqlite3.OperationalError) -> LedgerError:
     return LedgerError(f"database error: {text}")
 
 
+def equal_filters(**columns) -> tuple[str, list]:
+    """` AND col = ?` for each column given a value (None means no filter), and its arguments.
+
+    The optional partition (and status, type) filters of the read paths; column names come from
+    code, never from input."""
+    given = [(name, value) for name, value in columns.items() if value is not None]
+    return "".join(f" AND {name} = ?" for name, _ in given), [value for _, value in given]
+
+
 def iter_events(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
                 after: int = 0) -> Iterator[Event]:
     """Stream the log in seq order without loading it whole (rebuilds of a million events)."""
     import orjson
 
-    sql = "SELECT seq, event_id, type, app, user, recorded_at, body FROM events WHERE seq > ?"
-    args: list = [after]
-    if app is not None:
-        sql += " AND app = ?"
-        args.append(app)
-    if user is not None:
-        sql += " AND user = ?"
-        args.append(user)
-    cursor = conn.execute(sql + " ORDER BY seq", args)
+    where, args = equal_filters(app=app, user=user)
+    cursor = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body FROM events"
+                          " WHERE seq > ?" + where + " ORDER BY seq", [after, *args])
     loads = orjson.loads
     for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
         yield Event(seq, event_id, type_, app_, user_, recorded_at,

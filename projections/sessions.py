@@ -13,7 +13,7 @@ import sqlite3
 
 import orjson
 
-from ledger.store import Event
+from ledger.store import Event, equal_filters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -109,11 +109,8 @@ def list_sessions(conn: sqlite3.Connection, app: str, user: str) -> list[dict]:
 
 def queue(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
           status: str | None = "open") -> list[dict]:
-    sql, args = f"SELECT {', '.join(QUEUE_COLUMNS)} FROM ingest_queue WHERE 1 = 1", []
-    for column, value in (("app", app), ("user", user), ("status", status)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
+    where, args = equal_filters(app=app, user=user, status=status)
+    sql = f"SELECT {', '.join(QUEUE_COLUMNS)} FROM ingest_queue WHERE 1 = 1" + where
     return _rows(conn, sql + " ORDER BY failed_seq", args, QUEUE_COLUMNS)
 
 

@@ -16,6 +16,7 @@ import orjson
 from ..candidate import make_candidate
 from ..errors import LedgerError
 from ..events import CandidateRejected
+from ..store import equal_filters
 
 if TYPE_CHECKING:
     from ..service import Ledger, Outcome
@@ -35,11 +36,8 @@ def _item(row) -> dict:
 
 def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
               status: str | None = "open") -> list[dict]:
-    sql, args = f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE 1 = 1", []
-    for column, value in (("app", app), ("user", user), ("status", status)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
+    where, args = equal_filters(app=app, user=user, status=status)
+    sql = f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE 1 = 1" + where
     return [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)]
 
 
