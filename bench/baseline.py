@@ -1,7 +1,7 @@
 """The raw-SQLite baseline every figure is divided by, run in the same process on the same data.
 
 `RawStore` is the least an event store with our guarantees could do: the same `events` table (the
-ledger's own DDL), the same pragmas, one `BEGIN IMMEDIATE` per batch, and for every event an orjson
+ledger's own DDL), the same pragmas and checkpoint thread, one `BEGIN IMMEDIATE` per batch, and for every event an orjson
 body with sorted keys, a random salt, a sha256 commitment and a sha256 link to the previous hash,
 written with one `executemany`.  No validation, no decision, no projection.  `raw_read` and
 `raw_chain` are the matching floors for replay and verify.
@@ -18,6 +18,7 @@ import uuid
 import orjson
 
 from ledger import chain
+from ledger.checkpoint import Checkpointer
 from ledger.store import SCHEMA, connect
 from ledger.timeutil import iso, system_clock
 
@@ -32,6 +33,10 @@ class RawStore:
     def __init__(self, path: str, synchronous: str = "FULL"):
         self.conn = connect(path, synchronous=synchronous)
         self.conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
+        # The ledger's checkpoint discipline too (ledger/checkpoint.py): WAL checkpoints on a
+        # thread of their own, so neither side's timed commits include them.
+        self.checkpointer = Checkpointer(path)
+        self.checkpointer.take_over(self.conn)
         self.seq, self.hash = 0, chain.GENESIS
 
     def insert(self, events: list[tuple[str, str, str, dict]]) -> float:
@@ -59,10 +64,13 @@ class RawStore:
             prev = link
         conn.executemany(_INSERT, rows)
         conn.execute("COMMIT")
+        took = time.perf_counter() - t0
+        self.checkpointer.notify()
         self.seq, self.hash = seq, prev
-        return time.perf_counter() - t0
+        return took
 
     def close(self) -> None:
+        self.checkpointer.close()
         self.conn.close()
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from contextlib import nullcontext
 from datetime import timedelta
 
 from projections.erasures import is_forgotten
@@ -139,7 +140,8 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         receipt["seconds"] = round(time.perf_counter() - started, 4)
         return receipt
     if not receipt["noop"]:
-        receipt["purge"] = purge(ledger.conn, vacuum=vacuum)
+        with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
+            receipt["purge"] = purge(ledger.conn, vacuum=vacuum)
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
 

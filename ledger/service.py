@@ -20,6 +20,7 @@ from projections.runner import Projector
 
 from . import queries
 from .candidate import Candidate
+from .checkpoint import Checkpointer
 from .decide import OpenFact, decide
 from .errors import LedgerError
 from .plan import events_for, held, rejected
@@ -57,6 +58,11 @@ class Ledger:
         self.store = EventStore(self.conn, self.clock)
         self.projector = Projector()
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
+        self.checkpointer: Checkpointer | None = None
+        if Checkpointer.applies_to(str(path)):
+            self.checkpointer = Checkpointer(str(path))
+            self.checkpointer.take_over(self.conn)
+            self.store.on_commit(self.checkpointer.notify)
         self._ensure_schema()
 
     def _ensure_schema(self) -> None:
@@ -75,6 +81,8 @@ class Ledger:
             self.replay()
 
     def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         self.conn.close()
 
     def __enter__(self) -> "Ledger":

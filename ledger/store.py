@@ -99,12 +99,17 @@ class EventStore:
         self._tail: tuple[int, str, str] | None = None
         self._now = ""                      # one recorded_at for every event of a transaction
         self._on_append: list[Callable[[Event], None]] = []
+        self._on_commit: list[Callable[[], None]] = []
 
     schema = SCHEMA
 
     def on_append(self, callback: Callable[[Event], None]) -> None:
         """Projections subscribe here; they run inside the appending transaction."""
         self._on_append.append(callback)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Called after each COMMIT has returned (the transaction is durable): never inside it."""
+        self._on_commit.append(callback)
 
     @contextmanager
     def transaction(self) -> Iterator["EventStore"]:
@@ -130,6 +135,8 @@ class EventStore:
             raise
         finally:
             self._tail = None
+        for callback in self._on_commit:
+            callback()
 
     @property
     def last_seq(self) -> int:

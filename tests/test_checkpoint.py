@@ -1,0 +1,53 @@
+"""WAL checkpoints run on the ledger's own thread (ledger/checkpoint.py), never inside a commit."""
+
+from __future__ import annotations
+
+import time
+
+from ledger import Ledger
+
+from .conftest import cand
+
+
+def _wait(predicate, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_commits_leave_checkpointing_to_the_thread(tmp_path, clock):
+    path = tmp_path / "ledger.db"
+    with Ledger(path, clock=clock) as ledger:
+        assert ledger.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        before = path.stat().st_size
+        for i in range(60):
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}"))
+        # Autocheckpoint is off on the writer, so the main file can only grow if the thread
+        # copied the WAL into it while the ledger stayed open.
+        assert _wait(lambda: path.stat().st_size > before)
+        thread = ledger.checkpointer._thread
+        assert thread is not None and thread.name == "factledger-checkpoint"
+    assert not thread.is_alive()          # close() stopped it and waited
+    with Ledger(path, clock=clock) as again:
+        assert again.verify()["ok"]
+        assert len(again.facts("app", "u59")) == 1
+
+
+def test_the_thread_ends_when_the_ledger_goes_quiet(tmp_path, clock, monkeypatch):
+    monkeypatch.setattr("ledger.checkpoint.IDLE_SECONDS", 0.1)
+    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+        ledger.observe(cand())
+        thread = ledger.checkpointer._thread
+        assert _wait(lambda: not thread.is_alive())
+        ledger.observe(cand(value="vegan", session="s2", event="e2"))   # starts a new one
+        assert ledger.checkpointer._thread is not thread
+        assert ledger.facts("app", "u1")[0]["value"] == "vegan"
+
+
+def test_a_memory_ledger_has_no_checkpointer(clock):
+    with Ledger(":memory:", clock=clock) as ledger:
+        ledger.observe(cand())
+        assert ledger.checkpointer is None
