@@ -64,8 +64,8 @@ class RawStore:
             prev = link
         conn.executemany(_INSERT, rows)
         conn.execute("COMMIT")
+        self.checkpointer.after_commit(conn)
         took = time.perf_counter() - t0
-        self.checkpointer.notify()
         self.seq, self.hash = seq, prev
         return took
 

@@ -6,7 +6,7 @@ import time
 
 from ledger import Ledger
 
-from .conftest import cand
+from .conftest import MovableClock, cand
 
 
 def _wait(predicate, seconds: float = 10.0) -> bool:
@@ -34,6 +34,26 @@ def test_commits_leave_checkpointing_to_the_thread(tmp_path, clock):
     with Ledger(path, clock=clock) as again:
         assert again.verify()["ok"]
         assert len(again.facts("app", "u59")) == 1
+
+
+def _wal_pages_after_steady_writes(path) -> float:
+    with Ledger(path, clock=MovableClock()) as ledger:
+        for i in range(300):
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}",
+                                quote=f"I said vegetarian {'x' * 1500}"))
+        size = (path.parent / (path.name + "-wal")).stat().st_size
+        return size / ledger.conn.execute("PRAGMA page_size").fetchone()[0]
+
+
+def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
+    """A background checkpoint alone never lets a steady writer start the WAL over (it grew to
+    hundreds of MB in a benchmark): past RESTART_FRAMES the writer finishes one itself."""
+    monkeypatch.setattr("ledger.checkpoint.RESTART_FRAMES", 40)
+    monkeypatch.setattr("ledger.checkpoint.MIN_INTERVAL", 0.001)
+    bounded = _wal_pages_after_steady_writes(tmp_path / "bounded.db")
+    monkeypatch.setattr("ledger.checkpoint.Checkpointer.after_commit", lambda self, conn: None)
+    unbounded = _wal_pages_after_steady_writes(tmp_path / "unbounded.db")   # every frame kept
+    assert bounded < unbounded / 4, (bounded, unbounded)
 
 
 def test_the_thread_ends_when_the_ledger_goes_quiet(tmp_path, clock, monkeypatch):
