@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import orjson
-
-from projections.current import open_facts
 from projections.runner import Projector
 
 from . import queries
@@ -28,7 +25,6 @@ from .registry import Registry, load_registry
 from .store import EventStore, connect
 from .timeutil import Clock, system_clock
 from .validate import check
-
 
 @dataclass
 class Outcome:
@@ -43,7 +39,6 @@ class Outcome:
     def as_dict(self) -> dict:
         return {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
                 "rule": self.rule, "seqs": self.seqs}
-
 
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
@@ -94,9 +89,13 @@ class Ledger:
     @contextmanager
     def transaction(self) -> Iterator[EventStore]:
         with self.store.transaction() as tx:
-            yield tx
-            if self.store.last_seq:
-                self.projector.set_position(self.conn, self.store.last_seq)
+            try:
+                yield tx
+                self.projector.flush(self.conn)
+                if self.store.last_seq:
+                    self.projector.set_position(self.conn, self.store.last_seq)
+            finally:
+                self.projector.discard()      # nothing a projection holds outlives its transaction
 
     # --- writing -------------------------------------------------------------------------
 
@@ -104,8 +103,9 @@ class Ledger:
         return self.observe_many([candidate])[0]
 
     def observe_many(self, candidates: Iterable[Candidate]) -> list[Outcome]:
-        """Decide and append a batch in one transaction; each candidate sees the ones before it."""
-        with self.transaction():
+        """Decide and append a batch in one transaction; each candidate sees the ones before it
+        (through the projections' unwritten state), and the projections write once at the end."""
+        with self.transaction(), self.projector.batched():
             return [self.append_candidate(c) for c in candidates]
 
     def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
@@ -129,9 +129,9 @@ class Ledger:
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
-        facts = [OpenFact(fid, value, basis, status, said_at, frozenset(orjson.loads(sessions)), eff)
-                 for fid, value, basis, status, said_at, sessions, eff
-                 in open_facts(self.conn, c.app, c.user, c.subject, spec.name)]
+        facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
+                          frozenset(f["sessions"]), f["effective_date"])
+                 for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:

@@ -9,8 +9,11 @@ from .recall import RecallProjection
 from .review import ReviewProjection
 from .sessions import SessionsProjection
 
-# RecallProjection reads facts_current (or the facts projection's last snapshots), so it must
-# come after FactsProjection.
-_FACTS = FactsProjection()
-ALL = (_FACTS, ProvenanceProjection(), ReviewProjection(), RecallProjection(_FACTS),
-       SessionsProjection(), ErasuresProjection())
+
+def all_projections() -> tuple:
+    """A fresh set for one projector: a projection holds what its transaction has not written
+    yet, so two ledgers (or threads) never share one.  RecallProjection follows what the facts
+    projection flushes, so it comes after it."""
+    facts = FactsProjection()
+    return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
+            SessionsProjection(), ErasuresProjection())

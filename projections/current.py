@@ -1,14 +1,13 @@
 """`facts_current`: one row per open fact (current or disputed), what readers and `decide` see.
 
 It mirrors the open intervals of `fact_history` whose state is open, so the decision table's one
-read per candidate is a small indexed lookup on `(app, user, subject, predicate)`.
+read per candidate is a small indexed lookup on `(app, user, subject, predicate)`.  The rows are
+written by the facts fold (`projections/factbatch.py`).
 """
 
 from __future__ import annotations
 
-import sqlite3
-
-from .factstate import OPEN_STATES, SNAPSHOT_COLUMNS, Snapshot, encode
+from .factstate import SNAPSHOT_COLUMNS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts_current (
@@ -25,25 +24,9 @@ CREATE TABLE IF NOT EXISTS facts_current (
 CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subject, predicate);
 """
 
-# An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
-# new one (new rowid), rewriting both index entries every time a fact is reinforced.
-_UPSERT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
-           f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
-           + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
-
-
-def record(conn: sqlite3.Connection, changes: list[tuple[Snapshot, str]]) -> None:
-    for snap, _reason in changes:
-        if snap["status"] in OPEN_STATES:
-            conn.execute(_UPSERT, encode(snap))
-        else:
-            conn.execute("DELETE FROM facts_current WHERE fact_id = ?", (snap["fact_id"],))
-
-
-def open_facts(conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
-    """The rows `decide` needs for one key."""
-    return conn.execute(
-        "SELECT fact_id, value, basis, status, said_at, sessions, effective_date FROM facts_current"
-        " WHERE app = ? AND user = ? AND subject = ? AND predicate = ?",
-        (app, user, subject, predicate),
-    ).fetchall()
+# A key's open facts, whole, with when each one's open interval began: what `decide` needs and
+# what the facts fold needs to carry on from them, in one read (rowid order within the key).
+KEY_SNAPSHOTS = (
+    f"SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from"
+    " FROM facts_current f JOIN fact_history h ON h.fact_id = f.fact_id AND h.recorded_to IS NULL"
+    " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ?")

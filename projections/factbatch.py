@@ -1,29 +1,34 @@
-"""The facts fold for a rebuild: one `(app, user)` partition folded in memory, written at once.
+"""The facts fold over a batch of events, held in memory and written with one `executemany` a table.
 
-The live fold (`history.record`, `current.record`) runs one event at a time inside the appending
-transaction and so reads each fact's open interval back from `fact_history` and writes up to
-four statements per event.  A rebuild knows the partition's whole log in advance, and every
-fact lives in exactly one partition (fact ids are partition-local: the fold never names a fact
-of another partition, which is also what makes a one-partition rebuild after forgetting exact).
-So a rebuild keeps, per fact, the latest snapshot and its open interval as Python objects, runs
-the same `transition` with an in-memory lookup, mirrors the live statements' effect on those
-rows (overwrite an interval that lasted no transaction time, close-and-open otherwise), and
-writes the partition's rows with one `executemany` per table.
+Two callers, one fold:
+- a rebuild folds one `(app, user)` partition from nothing (every fact lives in exactly one
+  partition: fact ids are partition-local, which is also what makes a one-partition rebuild
+  after forgetting exact);
+- a write transaction folds the events it appends, starting from what the tables hold: a fact
+  the batch has not seen yet is read once (`lookup`, or the decision table's read of its key,
+  `seed`), and at the end the batch writes only what changed.  Each statement of the old
+  event-at-a-time fold (read the open interval, close it, insert the next, upsert or delete the
+  current row) became a row of one of a handful of `executemany` calls at commit.
 
-The rows written are the live fold's rows, in the live fold's insertion order within the
-partition: `fact_history` rows in the order they were opened, `facts_current` rows in the order
-they were (re)inserted (a Python dict keeps a key's position on update and moves it to the end
-when it is removed and added again, which is what the upsert and delete do to rowids).
+Per fact, `fact_history` keeps one row per interval.  An interval that would last no transaction
+time (several events of one transaction touching one fact, or two transactions under one fixed
+clock) is overwritten instead of closed: no `--as-of` query could return it, and the log keeps
+every step for `why`.  Its reason is added to the interval closed at that same time.
+
+The rows written are the same in both uses and the same as an event-at-a-time fold would write
+(tests/test_fold_rebuild.py, `replay --check`).  `facts_current` rows are written in the order
+the facts were first opened (a rebuild inserts them in that order; a transaction's upsert keeps
+an existing row's rowid), which is the order `decide` sees a key's open facts in.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ledger.store import Event
 
-from .factstate import OPEN_STATES, SNAPSHOT_COLUMNS, Snapshot, encode, transition
+from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Snapshot, encode, transition
 from .history import HISTORY_COLUMNS
 
 _N = len(SNAPSHOT_COLUMNS)
@@ -32,46 +37,108 @@ _RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 _ENDED_BY = HISTORY_COLUMNS.index("ended_by")
 _REASON = HISTORY_COLUMNS.index("reason")
 
-_INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
-                   f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
-_INSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
-                   f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)})")
+INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
+_CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
+          "WHERE fact_id = ? AND recorded_to IS NULL")
+_REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:_N])}"
+            " WHERE fact_id = ? AND recorded_to IS NULL")
+_MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
+                " AND recorded_to = ? AND instr(reason, ?) = 0")
+# An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
+# new one (new rowid), rewriting both index entries every time a fact is reinforced.
+_UPSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
+                   + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
+_DELETE_CURRENT = "DELETE FROM facts_current WHERE fact_id = ?"
+
+Lookup = Callable[[str], "Snapshot | None"]
+_UNSEEN = object()
 
 
-class PartitionFacts:
-    """One partition's facts, folded in memory (see the module docstring)."""
+class FactBatch:
+    """A batch's facts, folded in memory (see the module docstring)."""
 
-    def __init__(self) -> None:
-        self.snaps: dict[str, Snapshot] = {}     # latest snapshot of every fact (open interval)
-        self.open_rows: dict[str, list] = {}     # fact_id -> its open interval's row
-        self.closed: dict[str, list] = {}        # fact_id -> its last closed interval's row
-        self.rows: list[list] = []               # every fact_history row, in insertion order
-        self.current: dict[str, list] = {}       # facts_current rows, in rowid order
-        self.open: dict[str, Snapshot] = {}      # open facts' snapshots (for the recall index)
+    def __init__(self, lookup: Lookup | None = None) -> None:
+        self._lookup = lookup                      # None in a rebuild: nothing is stored yet
+        self.snaps: dict[str, Snapshot] = {}       # latest snapshot of every fact seen
+        self.open_rows: dict[str, list] = {}       # fact_id -> its open interval's row
+        self.closed: dict[str, list] = {}          # fact_id -> its last interval closed here
+        self.rows: list[list] = []                 # fact_history rows opened here, in order
+        self.current: dict[str, Snapshot] = {}     # changed facts open now, in rowid order
+        self.current_rows: dict[str, list] = {}    # ... and their facts_current rows
+        self.removed: set[str] = set()             # changed facts closed now
+        self.stored: dict[str, list] = {}          # fact_id -> its open interval as stored
+        self.stored_open: dict[str, bool | None] = {}  # was it in facts_current? (None: unknown)
+        self.rewritten: set[str] = set()           # stored open intervals overwritten in place
+        self.more_reason: list[tuple] = []         # reasons for intervals closed before the batch
+        self.by_key: dict[tuple, list[str]] = {}   # (app, user, subject, predicate) -> fact ids
+
+    # --- what the batch knows ------------------------------------------------------------
+
+    def get(self, fact_id: str) -> Snapshot | None:
+        """The fact's latest snapshot; the transition's lookup."""
+        snap = self.snaps.get(fact_id, _UNSEEN)
+        if snap is _UNSEEN:
+            found = self._lookup(fact_id) if self._lookup is not None else None
+            if found is None:
+                return None
+            snap = self.seed(found, found.get("status") in OPEN_STATES)
+        return snap
+
+    def seed(self, snap: Snapshot, in_current: bool | None) -> Snapshot:
+        """Take a fact as stored (a snapshot carrying its open interval's `recorded_from`)."""
+        fact_id = snap["fact_id"]
+        row = [None] * len(HISTORY_COLUMNS)
+        row[_RECORDED_FROM] = snap.pop(OPEN_FROM)
+        self.stored[fact_id] = self.open_rows[fact_id] = row
+        self.stored_open[fact_id] = in_current
+        self.snaps[fact_id] = snap
+        self._index(snap)
+        return snap
+
+    def key_facts(self, key: tuple, stored_ids: list[str]) -> list[Snapshot]:
+        """A key's open facts: those stored (in stored order) as this batch now has them, then
+        the ones this batch opened."""
+        ids = dict.fromkeys(stored_ids)
+        ids.update(dict.fromkeys(self.by_key.get(key, ())))
+        return [s for s in (self.snaps[f] for f in ids) if s["status"] in OPEN_STATES]
+
+    def _index(self, snap: Snapshot) -> None:
+        key = (snap["app"], snap["user"], snap["subject"], snap["predicate"])
+        ids = self.by_key.setdefault(key, [])
+        if snap["fact_id"] not in ids:
+            ids.append(snap["fact_id"])
+
+    # --- the fold ------------------------------------------------------------------------
 
     def fold(self, events: Iterable[Event]) -> None:
-        lookup = self.snaps.get
+        get = self.get
         for event in events:
             if event.body is None:
                 continue
-            changes = transition(event, lookup)
+            changes = transition(event, get)
             if changes:
                 self._record(event.seq, event.recorded_at, changes)
 
     def _record(self, seq: int, recorded_at: str, changes: list[tuple[Snapshot, str]]) -> None:
-        """What `history.record` and `current.record` do to the tables, done to Python rows."""
         for snap, reason in changes:
             fact_id = snap["fact_id"]
+            if fact_id not in self.snaps and self._lookup is not None:
+                self.get(fact_id)                    # a new id may still have a stored interval
             values = encode(snap)
             open_row = self.open_rows.get(fact_id)
             if open_row is not None and open_row[_RECORDED_FROM] == recorded_at:
-                open_row[:_N] = values                       # history._REPLACE
-                closed = self.closed.get(fact_id)            # history._MORE_REASON
-                if (closed is not None and closed[_RECORDED_TO] == recorded_at
-                        and reason not in closed[_REASON]):
-                    closed[_REASON] = closed[_REASON] + ", " + reason
+                open_row[:_N] = values               # overwrite: it lasted no transaction time
+                closed = self.closed.get(fact_id)
+                if closed is not None:
+                    if closed[_RECORDED_TO] == recorded_at and reason not in closed[_REASON]:
+                        closed[_REASON] = closed[_REASON] + ", " + reason
+                elif open_row is self.stored.get(fact_id):
+                    self.rewritten.add(fact_id)
+                    self.more_reason.append((reason, fact_id, recorded_at, reason))
             else:
-                if open_row is not None:                     # history._CLOSE
+                if open_row is not None:             # close the open interval
                     open_row[_RECORDED_TO] = recorded_at
                     open_row[_ENDED_BY] = seq
                     open_row[_REASON] = reason
@@ -79,16 +146,45 @@ class PartitionFacts:
                 row = values + [seq, snap["said_at"], recorded_at, None, None, None]
                 self.rows.append(row)
                 self.open_rows[fact_id] = row
+            if fact_id not in self.snaps:
+                self._index(snap)
             self.snaps[fact_id] = snap
-            if snap["status"] in OPEN_STATES:                # current._UPSERT
-                self.current[fact_id] = values
-                self.open[fact_id] = snap
-            else:                                            # the DELETE
+            # A dict keeps a key's place when it is updated and moves it to the end when it is
+            # removed and added again: what the upsert and the delete do to rowids.
+            if snap["status"] in OPEN_STATES:
+                self.current[fact_id] = snap
+                self.current_rows[fact_id] = values
+                self.removed.discard(fact_id)
+            else:
                 self.current.pop(fact_id, None)
-                self.open.pop(fact_id, None)
+                self.current_rows.pop(fact_id, None)
+                self.removed.add(fact_id)
+
+    @property
+    def open(self) -> dict[str, Snapshot]:
+        """The changed facts that are open now (a rebuild's partition: every open fact)."""
+        return self.current
+
+    # --- writing -------------------------------------------------------------------------
 
     def write(self, conn: sqlite3.Connection) -> None:
+        """Write what changed; `conn` may be anything with `executemany` (a rebuild's buffer)."""
+        closes, replaces = [], []
+        for fact_id, row in self.stored.items():
+            if row[_RECORDED_TO] is not None:
+                closes.append((row[_RECORDED_TO], row[_ENDED_BY], row[_REASON], fact_id))
+            elif fact_id in self.rewritten:
+                replaces.append(row[:_N] + [fact_id])
+        if closes:
+            conn.executemany(_CLOSE, closes)
+        if replaces:
+            conn.executemany(_REPLACE, replaces)
+        if self.more_reason:
+            conn.executemany(_MORE_REASON, self.more_reason)
         if self.rows:
-            conn.executemany(_INSERT_HISTORY, self.rows)
-        if self.current:
-            conn.executemany(_INSERT_CURRENT, self.current.values())
+            conn.executemany(INSERT_HISTORY, self.rows)
+        deletes = [(f,) for f in self.removed if self.stored_open.get(f, False) is not False]
+        if deletes:
+            conn.executemany(_DELETE_CURRENT, deletes)
+        if self.current_rows:
+            conn.executemany(_UPSERT_CURRENT, self.current_rows.values())

@@ -1,4 +1,10 @@
-"""The facts projection: runs the fold and writes its result to `fact_history` and `facts_current`."""
+"""The facts projection: folds events into `fact_history` and `facts_current` (projections/factbatch.py).
+
+Live, the events of a write transaction are folded into one `FactBatch` and written when the
+projector flushes (after every event, or once at the end of a batched transaction); the decision
+table's read of a key goes through `key_facts`, so a candidate sees what the candidates before it
+in the same transaction did, written or not.  A rebuild folds a partition into a fresh batch.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,8 @@ import sqlite3
 from ledger.store import Event
 
 from . import current, history
-from .factbatch import PartitionFacts
-from .factstate import transition
+from .factbatch import FactBatch
+from .factstate import Snapshot, decode
 
 
 class FactsProjection:
@@ -16,22 +22,49 @@ class FactsProjection:
     tables = ("facts_current", "fact_history")
     schema = current.SCHEMA + history.SCHEMA
 
-    # The last event folded and its new snapshots by fact_id: the recall index projection,
-    # which runs next for the same event, takes a touched fact's row from here instead of
-    # reading back the facts_current row just written (checked by event identity).
-    last: tuple[Event | None, dict] = (None, {})
+    def __init__(self) -> None:
+        self._batch: FactBatch | None = None
+        # What the last flush wrote, for the recall index (which flushes next): per fact its
+        # snapshot now and whether it was in facts_current before (None: not known).
+        self.flushed: list[tuple[Snapshot, bool | None]] = []
+
+    def _live(self, conn: sqlite3.Connection) -> FactBatch:
+        if self._batch is None:
+            self._batch = FactBatch(history.lookup(conn))
+        return self._batch
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        changes = transition(event, history.lookup(conn))
-        self.last = (event, {snap["fact_id"]: snap for snap, _reason in changes})
-        if changes:
-            history.record(conn, event.seq, event.recorded_at, changes)
-            current.record(conn, changes)
+        self._live(conn).fold((event,))
+
+    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
+                  predicate: str) -> list[Snapshot]:
+        """The key's open facts as this transaction has them (stored, or changed and not yet written)."""
+        batch = self._live(conn)
+        stored = []
+        for row in conn.execute(current.KEY_SNAPSHOTS, (app, user, subject, predicate)):
+            fact_id = row[0]
+            if fact_id not in batch.snaps:
+                batch.seed(decode(row), True)
+            stored.append(fact_id)
+        return batch.key_facts((app, user, subject, predicate), stored)
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        batch, self._batch = self._batch, None
+        if batch is None:
+            self.flushed = []
+            return
+        batch.write(conn)
+        self.flushed = ([(s, batch.stored_open.get(f, False)) for f, s in batch.current.items()] +
+                        [(batch.snaps[f], batch.stored_open.get(f, False)) for f in batch.removed])
+
+    def discard(self) -> None:
+        self._batch = None
+        self.flushed = []
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
-        """A rebuild's fold of one partition in memory (projections/factbatch.py); the open
-        facts are left in `state["open_facts"]` for the recall index, which runs later."""
-        facts = PartitionFacts()
+        """A rebuild's fold of one partition in memory; the open facts are left in
+        `state["open_facts"]` for the recall index, which runs later."""
+        facts = FactBatch()
         facts.fold(events)
         facts.write(conn)
         state["open_facts"] = facts.open

@@ -28,6 +28,8 @@ SNAPSHOT_COLUMNS = (
 )
 _DISPUTES = SNAPSHOT_COLUMNS.index("disputes")
 _SESSIONS = SNAPSHOT_COLUMNS.index("sessions")
+_N = len(SNAPSHOT_COLUMNS)
+OPEN_FROM = "_open_from"     # a stored snapshot's note of when its open interval began (not a column)
 
 
 def encode(snap: Snapshot) -> list:
@@ -36,6 +38,15 @@ def encode(snap: Snapshot) -> list:
     row[_DISPUTES] = orjson.dumps(snap["disputes"]).decode()
     row[_SESSIONS] = orjson.dumps(snap["sessions"]).decode()
     return row
+
+
+def decode(row) -> Snapshot:
+    """A stored row (SNAPSHOT_COLUMNS, then the open interval's recorded_from) as a snapshot."""
+    snap = dict(zip(SNAPSHOT_COLUMNS, row))
+    snap["disputes"] = orjson.loads(snap["disputes"])
+    snap["sessions"] = orjson.loads(snap["sessions"])
+    snap[OPEN_FROM] = row[_N]
+    return snap
 
 
 def transition(event: Event, lookup: Lookup) -> list[tuple[Snapshot, str]]:

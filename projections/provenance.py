@@ -25,8 +25,19 @@ class ProvenanceProjection:
     tables = ("fact_events",)
     schema = SCHEMA
 
+    def __init__(self) -> None:
+        self._pending: list[tuple] = []      # rows of the events since the last flush
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        conn.executemany(_INSERT, _rows(event))
+        self._pending.extend(_rows(event))
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        rows, self._pending = self._pending, []
+        if rows:
+            conn.executemany(_INSERT, rows)
+
+    def discard(self) -> None:
+        self._pending = []
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild: the same rows, every event's in one `executemany` (rows depend on the event alone)."""

@@ -18,8 +18,8 @@ Why a plain table and not FTS5 (DESIGN section 8 allows "FTS5 or an equivalent")
 - a query never reaches SQLite as syntax: terms are compared in Python, so no quote, bracket,
   `NEAR`, `*` or newline in a query can cause an FTS syntax error.
 
-The fold reads `facts_current` (so this projection runs after the facts projection): for every
-fact an event names, the row exists while the fact is open and is gone once it is not, so a
+The fold follows the facts projection (so this projection flushes after it): for every fact
+the facts fold changes, the row exists while the fact is open and is gone once it is not, so a
 superseded or retracted fact can never be found by recall.
 """
 
@@ -42,68 +42,46 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS {TABLE}_partition ON {TABLE} (app, user);
 """
 
-# Body fields that name a fact (as in projections/provenance.py).
-_REFERENCES = ("fact_id", "by_fact_id", "disputes", "winner_id")
-
-
 class RecallProjection:
     name = "recall"
     tables = (TABLE,)
     schema = SCHEMA
 
-    def __init__(self, facts=None):
-        # The facts projection of the same projector (optional): for a fact the event just
-        # changed, its new snapshot is what facts_current now holds, so it is not read back.
+    def __init__(self, facts):
+        # The facts projection of the same projector: it flushes first, and says which facts it
+        # changed, so this index never reads facts_current back.
         self.facts = facts
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        body = event.body
-        if body is None:
-            return
-        named = [body[f] for f in _REFERENCES if isinstance(body.get(f), str) and body.get(f)]
-        named += [f for f in body.get("loser_ids", ()) if isinstance(f, str)]
-        touched: dict = {}
-        if self.facts is not None:
-            folded, snaps = self.facts.last
-            if folded is event:
-                touched = snaps
-        for fact_id in dict.fromkeys(named):
-            snap = touched.get(fact_id)
-            if snap is None:
-                self._sync(conn, fact_id)
-            elif snap["status"] in OPEN_STATES:
-                conn.execute(_INSERT, _row(snap))
-            else:       # closed: its facts_current row is gone; observed_seq is the same in every interval
-                conn.execute(f"DELETE FROM {TABLE} WHERE seq = ?", (snap["observed_seq"],))
+        """Nothing per event: the index follows the facts the facts projection flushes."""
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        """Why following the flushed facts is the same as syncing every fact an event names: a
+        fact opens or closes only by an event that names it, so after the flush the table holds
+        exactly the open facts; a fact that stayed open kept its row (its text never changes
+        while it is open)."""
+        inserts, deletes = [], []
+        for snap, was_open in self.facts.flushed:
+            if snap["status"] in OPEN_STATES:
+                if was_open is not True:
+                    inserts.append(_row(snap))
+            elif was_open is not False:
+                deletes.append((snap["observed_seq"],))
+        if deletes:
+            conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ?", deletes)
+        if inserts:
+            conn.executemany(_INSERT, inserts)
+
+    def discard(self) -> None:
+        pass
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
-        """A rebuild: one row per fact open at the partition's end, from the facts fold's state.
-
-        Why that equals the live fold: a fact opens or closes only by an event that names it
-        (observed, disputed challenger, superseded, retracted, resolved winner or loser,
-        reinstated), and every such event syncs its named facts, so after the last event the
-        table holds exactly the open facts; their text never changes while they are open.
-        """
+        """A rebuild: one row per fact open at the partition's end, from the facts fold's state
+        (the same argument as `flush`)."""
         open_facts = state["open_facts"]          # set by FactsProjection.rebuild_partition
         rows = [_row(s) for s in open_facts.values()]
         rows.sort()
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
-
-    def _sync(self, conn: sqlite3.Connection, fact_id: str) -> None:
-        # Two statements per named fact: the open row, then one write.  INSERT OR IGNORE on the
-        # seq key does what "insert unless present" did with a SELECT first (a fact's text never
-        # changes while it is open, so a present row is already right); a closed fact's row goes
-        # with one DELETE keyed by a subquery.
-        row = conn.execute(
-            "SELECT observed_seq, app, user, subject, predicate, value, quote FROM facts_current"
-            " WHERE fact_id = ?", (fact_id,)).fetchone()
-        if row is None:
-            conn.execute(f"DELETE FROM {TABLE} WHERE seq = (SELECT observed_seq FROM fact_history"
-                         " WHERE fact_id = ? LIMIT 1)", (fact_id,))
-            return
-        seq, app, user, subject, predicate, value, quote = row
-        conn.execute(_INSERT, (seq, fact_id, app, user, subject, predicate,
-                               document_terms(subject, predicate, value, quote)))
 
 
 _INSERT = f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"

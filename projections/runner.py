@@ -7,6 +7,7 @@ never ahead of or behind the log it claims to have read.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 from typing import Callable, Iterable, Iterator
@@ -15,7 +16,7 @@ import orjson
 
 from ledger.store import Event, iter_events
 
-from . import ALL
+from . import all_projections
 from .base import Projection, clear
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
@@ -30,8 +31,19 @@ POSITIONS = "CREATE TABLE IF NOT EXISTS projection_positions (name TEXT PRIMARY 
 
 
 class Projector:
-    def __init__(self, projections: Iterable[Projection] = ALL):
-        self.projections = tuple(projections)
+    """Applies events to every projection, and flushes what they hold back.
+
+    A projection with `flush` keeps what an event changes in memory until the projector flushes
+    it: after every event, or, inside `batched()`, once when the transaction ends (the
+    ledger's `transaction()` flushes before it records the position and commits, and discards
+    on the way out, so nothing held outlives its transaction).
+    """
+
+    def __init__(self, projections: Iterable[Projection] | None = None):
+        self.projections = tuple(projections) if projections is not None else all_projections()
+        self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
+        self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
+        self._batched = False
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -50,6 +62,34 @@ class Projector:
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         for projection in self.projections:
             projection.apply(conn, event)
+        if not self._batched:
+            self.flush(conn)
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Hold every flush until the transaction ends: one write per table for the batch."""
+        self._batched = True
+        try:
+            yield
+        finally:
+            self._batched = False
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        try:
+            for projection in self._flushing:
+                projection.flush(conn)
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        for projection in self._flushing:
+            projection.discard()
+
+    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
+                  predicate: str) -> list[dict]:
+        """The open facts of a key as the open transaction has them (the decision table's read)."""
+        return self._facts.key_facts(conn, app, user, subject, predicate)
 
     def set_position(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))
@@ -70,6 +110,7 @@ class Projector:
         event by event.  The rows are the live fold's (tests/test_fold_rebuild.py, `replay --check`).
         """
         source = source or conn
+        self.flush(conn)
         deferred = _drop_deferred_indexes(conn) if app is None else []
         for projection in self.projections:
             clear(conn, projection, app, user)

@@ -104,3 +104,61 @@ def test_resolve_refuses_a_fact_not_in_dispute(ledger):
         assert "not in dispute" in str(err)
     else:
         raise AssertionError("resolve accepted a fact with no dispute")
+
+
+def _candidate(op: dict):
+    return cand(user=op["user"], subject=op["subject"], predicate=op["predicate"],
+                value=op["value"], basis=op["basis"], author=AUTHORS[op["basis"]],
+                negated=op["negated"], session=op["session"],
+                said_at=f"2026-08-{op['day']:02d}T10:00:00Z")
+
+
+def _open_values(ledger: Ledger) -> list[tuple]:
+    return sorted(ledger.conn.execute(
+        "SELECT app, user, subject, predicate, value, status, basis, confidence, reinforcements,"
+        " said_at, confirmed_at, session, sessions FROM facts_current").fetchall())
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(observation, min_size=4, max_size=40), st.lists(st.integers(1, 8), min_size=1),
+       st.lists(st.sampled_from([0, 0, 60]), min_size=1))
+def test_batched_transactions_decide_and_fold_like_single_ones(ops, sizes, ticks):
+    """`observe_many` folds a transaction's events in memory and writes at the end; each
+    candidate must still see the ones before it, as when each is its own transaction.  A clock
+    that does not move gives transactions the same time, so stored intervals are overwritten
+    in place and their reasons added to the interval closed at that time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        one_clock, many_clock = MovableClock(), MovableClock()
+        with Ledger(Path(tmp) / "one.db", clock=one_clock) as one, \
+                Ledger(Path(tmp) / "many.db", clock=many_clock) as many:
+            singles = []
+            for j, op in enumerate(ops):
+                one_clock.tick(ticks[j % len(ticks)])
+                singles.append(one.observe(_candidate(op)))
+            batched, start, i = [], 0, 0
+            while start < len(ops):
+                many_clock.tick(ticks[i % len(ticks)])
+                size = sizes[i % len(sizes)]
+                batched += many.observe_many([_candidate(op) for op in ops[start:start + size]])
+                start, i = start + size, i + 1
+            assert ([(o.decision, o.reason, o.rule, len(o.seqs)) for o in batched] ==
+                    [(o.decision, o.reason, o.rule, len(o.seqs)) for o in singles])
+            assert _open_values(many) == _open_values(one)
+            check_invariants(many)
+            assert many.replay_differences() == []
+            assert many.verify()["ok"]
+
+
+def test_a_stored_interval_overwritten_at_its_own_time_adds_its_reason(ledger, clock):
+    """Two transactions at one transaction time: the second overwrites the interval the first
+    opened (it lasted no time) and adds its reason to the interval the first closed."""
+    first = ledger.observe(cand(value="vegan", session="s1"))
+    clock.tick(60)
+    ledger.observe(cand(value="vegan", session="s2", event="e2"))                  # reinforce
+    ledger.observe_many([cand(value="vegetarian", session="s3", event="e3", basis="inferred",
+                              author="agent")])                                  # dispute, same time
+    reasons = [r for (r,) in ledger.conn.execute(
+        "SELECT reason FROM fact_history WHERE fact_id = ? AND recorded_to IS NOT NULL",
+        (first.fact_id,))]
+    assert reasons == ["reinforced, disputed"]
+    assert ledger.replay_differences() == []

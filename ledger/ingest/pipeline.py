@@ -112,23 +112,8 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
-            for proposal in extraction.proposals:
-                checked = validator.check(proposal, delta, app, user, sha)
-                if isinstance(checked, CandidateRejected):
-                    result.seqs.append(ledger.store.append(checked).seq)
-                    counts["rejected"] += 1
-                    counts[f"rejected:{checked.reason}"] += 1
-                    continue
-                outcome = ledger.append_candidate(checked)
-                result.seqs.extend(outcome.seqs)
-                if outcome.decision == "reject":
-                    counts["rejected"] += 1
-                    counts[f"rejected:{outcome.reason}"] += 1
-                elif outcome.decision == "hold":
-                    counts["held"] += 1
-                    counts[f"held:{outcome.reason}"] += 1
-                else:
-                    counts[f"applied:{outcome.decision}"] += 1
+            with ledger.projector.batched():
+                _apply(ledger, extraction.proposals, delta, app, user, sha, counts, result)
             digest = one_line(extraction.digest)
             event = ledger.store.append(SessionIngested(
                 app=app, user=user, session=session.id, watermark=delta.watermark.id,
@@ -142,6 +127,28 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
         return result
     raise LedgerError(f"{result.source}: session {session.id} kept changing under concurrent "
                       f"ingestion; try again")
+
+
+def _apply(ledger: "Ledger", proposals, delta, app: str, user: str, sha: str, counts: Counter,
+           result: SessionResult) -> None:
+    """Validate, decide and append each proposal of the delta, counting what happened."""
+    for proposal in proposals:
+        checked = validator.check(proposal, delta, app, user, sha)
+        if isinstance(checked, CandidateRejected):
+            result.seqs.append(ledger.store.append(checked).seq)
+            counts["rejected"] += 1
+            counts[f"rejected:{checked.reason}"] += 1
+            continue
+        outcome = ledger.append_candidate(checked)
+        result.seqs.extend(outcome.seqs)
+        if outcome.decision == "reject":
+            counts["rejected"] += 1
+            counts[f"rejected:{outcome.reason}"] += 1
+        elif outcome.decision == "hold":
+            counts["held"] += 1
+            counts[f"held:{outcome.reason}"] += 1
+        else:
+            counts[f"applied:{outcome.decision}"] += 1
 
 
 def _refuse_if_forgotten(ledger: "Ledger", app: str, user: str, session: str, source: str) -> None:
