@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 
 import orjson
 
@@ -28,17 +29,55 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     # (a damaged index page of the event_id index passes quick_check).  Of the log only: the
     # events table and its indexes, which is what the chain below vouches for.  The projections
     # are checked by `replay --check` (a rebuild compared row by row), and a whole-file check
-    # was most of verify's time (docs/performance.md, docs/security.md).
+    # was most of verify's time (docs/performance.md, docs/security.md).  It runs on a second
+    # connection in a thread while this one walks the chain (SQLite works without the GIL, so
+    # the two overlap); a problem it finds is reported first, as if it had run first.
+    check = _IntegrityCheck(conn)
     try:
-        integrity = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
+        walked = _walk(conn, pinned, result, fail)
     except sqlite3.DatabaseError as exc:
-        return fail(0, f"SQLite integrity check failed: {exc}")
-    if integrity != ["ok"]:
-        return fail(0, "SQLite integrity check failed: " + "; ".join(integrity))
-    try:
-        return _walk(conn, pinned, result, fail)
-    except sqlite3.DatabaseError as exc:
-        return fail(result["events"] + 1, f"the file is damaged: {exc}")
+        walked = fail(result["events"] + 1, f"the file is damaged: {exc}")
+    problem = check.result()
+    if problem is not None:
+        result.update(ok=False, first_bad_seq=0, problem=problem, head=None)
+        return result
+    return walked
+
+
+class _IntegrityCheck:
+    """`PRAGMA integrity_check(events)`, on a connection of its own in a thread when the ledger
+    is a file (in the caller's thread, at `result()`, when it is not or that connection fails)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self._problem: str | None = None
+        self._thread: threading.Thread | None = None
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        if path:
+            try:
+                self._other = sqlite3.connect(path, check_same_thread=False)
+            except sqlite3.Error:
+                return
+            self._thread = threading.Thread(target=self._run, args=(self._other, True), daemon=True)
+            self._thread.start()
+
+    def _run(self, conn: sqlite3.Connection, close: bool) -> None:
+        try:
+            rows = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
+            if rows != ["ok"]:
+                self._problem = "SQLite integrity check failed: " + "; ".join(rows)
+        except sqlite3.DatabaseError as exc:
+            self._problem = f"SQLite integrity check failed: {exc}"
+        finally:
+            if close:
+                conn.close()
+
+    def result(self) -> str | None:
+        if self._thread is None:
+            self._run(self._conn, False)
+        else:
+            self._thread.join()
+        return self._problem
 
 
 def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
