@@ -78,7 +78,9 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
         _log("recall ...")
         got = queries.recall(ledger)
         if got.get("recall_reason"):
-            reasons["recall_p50_ms"] = reasons["recall_p99_ms"] = got.pop("recall_reason")
+            reason = got.pop("recall_reason")
+            for key in ("recall_p50_ms", "recall_p99_ms", "recall_mean_selected"):
+                reasons[key] = reason
         results.update(got)
     if "verify" not in skip:
         _log("verify ...")
