@@ -175,8 +175,8 @@ class Ledger:
                **options):
         """The few current facts that belong in the next prompt, rendered and explained.
 
-        Options (see `ledger.recall.RecallOptions.build`): clearance, min_confidence, max_age,
-        recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
+        Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
+        max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         from .recall import RecallOptions, recall
