@@ -297,13 +297,13 @@ def test_recall_decay_agrees_with_the_confidence_module(confidence, days):
     from datetime import timedelta
 
     from ledger.confidence import effective_confidence
-    from ledger.recall import _effective
+    from ledger.recall_facts import effective
     from ledger.timeutil import iso, parse_time
 
     now = parse_time("2027-01-01T00:00:00Z")
     confirmed = iso(now - timedelta(days=days))
     age = (now - parse_time(confirmed)).total_seconds() / 86400.0
-    assert _effective(confidence, age) == effective_confidence(confidence, confirmed, now)
+    assert effective(confidence, age) == effective_confidence(confidence, confirmed, now)
 
 
 def test_forgetting_a_session_changes_what_recall_serves(meal):
