@@ -32,6 +32,7 @@ from .redecide import compensate
 from .registry import SENSITIVITIES
 from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .store import equal_filters
+from .textindex import forget_cached
 from .timeutil import iso
 
 DEFAULT_REQUESTER = "unspecified"
@@ -140,6 +141,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         receipt["seconds"] = round(time.perf_counter() - started, 4)
         return receipt
     if not receipt["noop"]:
+        forget_cached()
         with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
             receipt["purge"] = purge(ledger.conn, vacuum=vacuum)
     receipt["seconds"] = round(time.perf_counter() - started, 4)

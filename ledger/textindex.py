@@ -81,6 +81,13 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(stem(word) for word in _WORD.findall(folded) if word not in STOP_WORDS)
 
 
+def forget_cached() -> None:
+    """Drop the memoised texts: they hold fact values and quotes, which a forget must not leave
+    behind in this process's memory either (other processes drop theirs when they exit)."""
+    _terms.cache_clear()
+    stem.cache_clear()
+
+
 def term_counts(text: str | None) -> Counter:
     return Counter(terms(text))
 

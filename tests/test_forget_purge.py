@@ -126,3 +126,18 @@ def test_vacuum_leaves_no_free_pages(tmp_path):
         assert ledger.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
         assert db.stat().st_size < size
         assert ledger.conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+
+
+def test_forget_drops_the_memoised_term_texts(tmp_path):
+    """The text index memoises the texts it cuts (values, quotes); a forget empties that memo,
+    so the forgotten words do not stay in this process's memory either."""
+    from ledger import textindex
+
+    clock = MovableClock()
+    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+        fill(ledger, clock)
+        assert textindex._terms.cache_info().currsize > 0
+        assert textindex.stem.cache_info().currsize > 0
+        ledger.forget("mealkit", USER, reason="test")
+        assert textindex._terms.cache_info().currsize == 0
+        assert textindex.stem.cache_info().currsize == 0
