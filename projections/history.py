@@ -6,9 +6,13 @@ interval).  `--as-of` and `--valid-at` are plain queries over these columns.  Th
 each fact (`recorded_to IS NULL`) is also the fold's memory of that fact; the fold itself, and
 how it writes these rows, is `projections/factbatch.py`.
 
-`fact_history_as_of` serves `--as-of T` for a long history: the interval test runs on index
-entries, which lie together for a partition, so only the intervals that held at T are read from
-the table (rows are scattered through the file, one write each over the partition's lifetime).
+`fact_history_intervals` serves every read of a partition's history: `--as-of T` (the interval
+test runs on index entries, which lie together for a partition, so only the intervals that held
+at T are read from the table; rows are scattered through the file, one write each over the
+partition's lifetime), `--valid-at` (the open intervals) and `history --subject/--predicate`
+(the key is tested on index entries too).  One index instead of a key index beside an interval
+index: each is a random insert per interval, and at a million events the key index alone was a
+sixth of the pages a batch of observations wrote (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ CREATE TABLE IF NOT EXISTS fact_history (
     recorded_to TEXT, ended_by INTEGER, reason TEXT,
     PRIMARY KEY (fact_id, from_seq)
 );
-CREATE INDEX IF NOT EXISTS fact_history_key ON fact_history (app, user, subject, predicate);
 CREATE UNIQUE INDEX IF NOT EXISTS fact_history_open ON fact_history (fact_id) WHERE recorded_to IS NULL;
-CREATE INDEX IF NOT EXISTS fact_history_as_of ON fact_history (app, user, recorded_from, recorded_to);
+CREATE INDEX IF NOT EXISTS fact_history_intervals
+    ON fact_history (app, user, recorded_from, recorded_to, subject, predicate);
 """
 
 def lookup(conn: sqlite3.Connection):
