@@ -43,6 +43,7 @@ class RawStore:
         """Append (type, app, user, body) rows in one transaction; returns the seconds it took."""
         t0 = time.perf_counter()
         conn = self.conn
+        self.checkpointer.before_begin(conn)
         conn.execute("BEGIN IMMEDIATE")
         now = iso(system_clock())
         seq, prev = self.seq, self.hash
@@ -64,7 +65,7 @@ class RawStore:
             prev = link
         conn.executemany(_INSERT, rows)
         conn.execute("COMMIT")
-        self.checkpointer.after_commit(conn)
+        self.checkpointer.after_commit()
         took = time.perf_counter() - t0
         self.seq, self.hash = seq, prev
         return took

@@ -11,9 +11,11 @@ before this thread is woken.
 A background checkpoint alone would let the WAL grow without end under a steady writer: SQLite
 starts the WAL over only when a write transaction begins after a checkpoint has copied all of
 it, and a steady writer always begins again before the thread is done.  So once the WAL has
-passed `RESTART_FRAMES`, the writer runs one PASSIVE checkpoint itself right after a commit: the
-thread has already copied almost everything, so this copies the last few pages and syncs, and
-the next transaction starts the WAL over.
+passed `RESTART_FRAMES`, the writer runs one PASSIVE checkpoint itself just before it begins its
+next transaction: by then the thread has had the time between the two transactions to copy the
+last one, so this usually copies a few pages and syncs, and the transaction starts the WAL over.
+If the thread is still copying, the writer does not wait for it, unless the WAL has passed four
+times `RESTART_FRAMES` (a writer with no pause at all): then it waits, and finishes the job.
 
 The thread starts on the first commit and ends after `IDLE_SECONDS` without one (a ledger a
 script forgets to close leaves no thread behind for long); `close` stops it and waits for a
@@ -53,15 +55,20 @@ class Checkpointer:
         """Turn the writer's own autocheckpoint off: from now on checkpoints happen here."""
         conn.execute("PRAGMA wal_autocheckpoint = 0")
 
-    def after_commit(self, conn: sqlite3.Connection) -> None:
-        """Called by the writer after COMMIT returns."""
-        if self._closed.is_set():
+    def before_begin(self, conn: sqlite3.Connection) -> None:
+        """Called by the writer before BEGIN: let the WAL start over once it is long."""
+        if self.wal_frames <= RESTART_FRAMES:
             return
-        if self.wal_frames > RESTART_FRAMES and self._lock.acquire(blocking=False):
+        if self._lock.acquire(blocking=self.wal_frames > 4 * RESTART_FRAMES):
             try:
                 self._checkpoint(conn)
             finally:
                 self._lock.release()
+
+    def after_commit(self) -> None:
+        """Called by the writer after COMMIT returns: wake the thread."""
+        if self._closed.is_set():
+            return
         self._wake.set()
         thread = self._thread
         if thread is None or not thread.is_alive():

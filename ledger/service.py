@@ -57,7 +57,8 @@ class Ledger:
         if Checkpointer.applies_to(str(path)):
             self.checkpointer = Checkpointer(str(path))
             self.checkpointer.take_over(self.conn)
-            self.store.on_commit(lambda: self.checkpointer.after_commit(self.conn))
+            self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
+            self.store.on_commit(self.checkpointer.after_commit)
         self._ensure_schema()
 
     def _ensure_schema(self) -> None:

@@ -100,6 +100,7 @@ class EventStore:
         self._now = ""                      # one recorded_at for every event of a transaction
         self._on_append: list[Callable[[Event], None]] = []
         self._on_commit: list[Callable[[], None]] = []
+        self._before_begin: list[Callable[[], None]] = []
 
     schema = SCHEMA
 
@@ -111,11 +112,17 @@ class EventStore:
         """Called after each COMMIT has returned (the transaction is durable): never inside it."""
         self._on_commit.append(callback)
 
+    def before_begin(self, callback: Callable[[], None]) -> None:
+        """Called before each BEGIN IMMEDIATE, outside any transaction."""
+        self._before_begin.append(callback)
+
     @contextmanager
     def transaction(self) -> Iterator["EventStore"]:
         """One logical operation: its events and the projection updates commit together or not at all."""
         if self.conn.in_transaction:
             raise LedgerError("internal: nested ledger transaction")
+        for callback in self._before_begin:
+            callback()
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:

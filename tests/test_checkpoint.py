@@ -47,11 +47,12 @@ def _wal_pages_after_steady_writes(path) -> float:
 
 def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
     """A background checkpoint alone never lets a steady writer start the WAL over (it grew to
-    hundreds of MB in a benchmark): past RESTART_FRAMES the writer finishes one itself."""
+    hundreds of MB in a benchmark): past RESTART_FRAMES the writer finishes one itself before
+    it begins."""
     monkeypatch.setattr("ledger.checkpoint.RESTART_FRAMES", 40)
     monkeypatch.setattr("ledger.checkpoint.MIN_INTERVAL", 0.001)
     bounded = _wal_pages_after_steady_writes(tmp_path / "bounded.db")
-    monkeypatch.setattr("ledger.checkpoint.Checkpointer.after_commit", lambda self, conn: None)
+    monkeypatch.setattr("ledger.checkpoint.Checkpointer.before_begin", lambda self, conn: None)
     unbounded = _wal_pages_after_steady_writes(tmp_path / "unbounded.db")   # every frame kept
     assert bounded < unbounded / 4, (bounded, unbounded)
 
