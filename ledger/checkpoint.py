@@ -34,7 +34,7 @@ from typing import Iterator
 
 IDLE_SECONDS = 2.0
 MIN_INTERVAL = 0.05     # at most twenty background checkpoints a second, however often commits come
-RESTART_FRAMES = 16000  # the WAL size (pages) past which the writer finishes a checkpoint itself
+RESTART_FRAMES = 8000   # the WAL size (pages) past which the writer finishes a checkpoint itself
 
 
 class Checkpointer:
