@@ -35,8 +35,8 @@ class RawStore:
         self.conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
         # The ledger's checkpoint discipline too (ledger/checkpoint.py): WAL checkpoints on a
         # thread of their own, so neither side's timed commits include them.
-        self.checkpointer = Checkpointer(path)
-        self.checkpointer.take_over(self.conn)
+        self.checkpointer = Checkpointer(self.conn, synchronous)
+        self.checkpointer.take_over()
         self.seq, self.hash = 0, chain.GENESIS
 
     def insert(self, events: list[tuple[str, str, str, dict]]) -> float:

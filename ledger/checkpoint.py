@@ -21,16 +21,20 @@ The thread starts on the first commit and ends after `IDLE_SECONDS` without one 
 script forgets to close leaves no thread behind for long); `close` stops it and waits for a
 checkpoint in progress (the connection's own close checkpoints what is left when it is the last
 one).  A checkpoint that fails (a full disk, a read-only file) is left for a later commit, or for
-the checkpoint SQLite runs when the last connection closes.  `exclusive()` keeps this thread out
+the checkpoint SQLite runs when the last connection closes; if the thread cannot be started or
+cannot open the file, the writer gets its autocheckpoint back.  A forked child starts with fresh
+locks and no thread (a ledger is still not to be used across a fork: SQLite's rule).  `exclusive()` keeps this thread out
 while the caller runs a checkpoint of its own (forget's TRUNCATE).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
 from typing import Iterator
+from urllib.parse import quote
 
 IDLE_SECONDS = 2.0
 MIN_INTERVAL = 0.05     # at most twenty background checkpoints a second, however often commits come
@@ -38,25 +42,47 @@ RESTART_FRAMES = 8000   # the WAL size (pages) past which the writer finishes a 
 
 
 class Checkpointer:
-    def __init__(self, path: str):
-        self.path = path
+    """The checkpoints of one ledger connection (see the module docstring)."""
+
+    def __init__(self, conn: sqlite3.Connection, synchronous: str = "FULL"):
+        self._writer = conn
+        self._synchronous = synchronous
+        # The file the writer has open, by absolute path, opened read-write only: a relative path
+        # would name another file after a chdir, and a plain connect would create it.
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        self._uri = f"file:{quote(path)}?mode=rw" if path else ""
+        self.wal_frames = 0                   # the WAL's length at the last checkpoint
+        self._fork_safe()
+
+    def _fork_safe(self) -> None:
+        """Fresh locks and no thread: also what a forked child must start from."""
+        self._pid = os.getpid()
         self._wake = threading.Event()
         self._closed = threading.Event()
-        self._lock = threading.Lock()         # one checkpoint at a time from this process
+        self._lock = threading.Lock()         # one checkpoint at a time from this ledger
         self._start = threading.Lock()
         self._thread: threading.Thread | None = None
-        self.wal_frames = 0                   # the WAL's length at the last checkpoint
 
     @staticmethod
     def applies_to(path: str) -> bool:
-        return path != ":memory:" and not path.startswith("file:")
+        return path not in ("", ":memory:") and not path.startswith("file:")
 
-    def take_over(self, conn: sqlite3.Connection) -> None:
-        """Turn the writer's own autocheckpoint off: from now on checkpoints happen here."""
-        conn.execute("PRAGMA wal_autocheckpoint = 0")
+    def take_over(self) -> None:
+        """Turn the writer's own autocheckpoint off: from now on checkpoints happen here.  The WAL
+        file is cut back to RESTART_FRAMES pages when it starts over (it would keep its peak)."""
+        page = self._writer.execute("PRAGMA page_size").fetchone()[0]
+        self._writer.execute(f"PRAGMA journal_size_limit = {RESTART_FRAMES * page}")
+        self._writer.execute("PRAGMA wal_autocheckpoint = 0")
+
+    def _give_back(self) -> None:
+        """This thread cannot do its job (no second connection): SQLite's autocheckpoint again."""
+        self._uri = ""
+        self._writer.execute("PRAGMA wal_autocheckpoint = 1000")
 
     def before_begin(self, conn: sqlite3.Connection) -> None:
         """Called by the writer before BEGIN: let the WAL start over once it is long."""
+        if os.getpid() != self._pid:
+            self._fork_safe()
         if self.wal_frames <= RESTART_FRAMES:
             return
         if self._lock.acquire(blocking=self.wal_frames > 4 * RESTART_FRAMES):
@@ -66,17 +92,21 @@ class Checkpointer:
                 self._lock.release()
 
     def after_commit(self) -> None:
-        """Called by the writer after COMMIT returns: wake the thread."""
-        if self._closed.is_set():
+        """Called by the writer after COMMIT returns: wake the thread (start it if need be)."""
+        if self._closed.is_set() or not self._uri:
             return
-        self._wake.set()
-        thread = self._thread
-        if thread is None or not thread.is_alive():
-            with self._start:
-                if self._thread is None or not self._thread.is_alive():
-                    self._thread = threading.Thread(target=self._run, name="factledger-checkpoint",
-                                                    daemon=True)
+        if os.getpid() != self._pid:
+            self._fork_safe()
+        with self._start:
+            self._wake.set()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="factledger-checkpoint",
+                                                daemon=True)
+                try:
                     self._thread.start()
+                except RuntimeError:               # no thread to be had: checkpoint here
+                    self._thread = None
+                    self._give_back()
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -92,24 +122,39 @@ class Checkpointer:
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
         try:
-            busy, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            busy, log, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error:
             return                                 # retried after a later commit
-        if not busy:
+        if not busy and log >= 0:
             self.wal_frames = log
 
     def _run(self) -> None:
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(self._uri, uri=True, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         except sqlite3.Error:
+            with self._start:
+                self._thread = None
+                self._give_back()
             return
         try:
-            while self._wake.wait(IDLE_SECONDS) and not self._closed.is_set():
+            while True:
+                if not self._wake.wait(IDLE_SECONDS):
+                    with self._start:              # a commit after this starts a new thread
+                        if not self._wake.is_set():
+                            self._thread = None
+                            return
+                if self._closed.is_set():
+                    return
                 self._wake.clear()
                 with self._lock:
                     self._checkpoint(conn)
                 # Throttle: commits during the pause are covered by the next checkpoint.
                 if self._closed.wait(MIN_INTERVAL):
-                    break
+                    return
         finally:
             conn.close()
+            with self._start:
+                if self._thread is threading.current_thread():
+                    self._thread = None

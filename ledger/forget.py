@@ -5,7 +5,7 @@ The steps (DESIGN section 10), all inside one `BEGIN IMMEDIATE` transaction:
 1. plan the target events (`ledger/forget_plan.py`);
 2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the
    next one, known under the write lock); for a whole user, pseudonymise the `user` column;
-3. rebuild the affected partitions' projections (every projection in `projections.ALL`, recall
+3. rebuild the affected partitions' projections (every projection of `projections.all_projections()`, recall
    index included), which is the fold of the surviving events;
 4. append `Redacted` (scope hash, reason, requester, counts, target seqs; no personal content);
 5. re-decide the affected keys and append the compensating events (`ledger/redecide.py`), through

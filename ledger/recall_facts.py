@@ -10,7 +10,8 @@ worked out the first time it is asked for, by the one function that works it out
 without `--explain` asks only about the facts that share a term with the query (and the facts
 they dispute); `--explain` and `--preload` ask about every fact, through the same functions.
 A dict is built only for a fact that is shown (`fact`).  Nothing outlives the call: no fact
-text is kept between calls, so a forgotten fact leaves nothing behind in memory.
+text is kept between calls here (the text index's memo of cut texts is emptied by every forget),
+so a forgotten fact leaves nothing behind in memory.
 """
 
 from __future__ import annotations

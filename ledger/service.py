@@ -8,12 +8,14 @@ projections' position commit together or not at all.
 from __future__ import annotations
 
 import os
+import re
+import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from projections.runner import Projector
+from projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
 from .candidate import Candidate
@@ -25,6 +27,7 @@ from .registry import Registry, load_registry
 from .store import EventStore, connect
 from .timeutil import Clock, system_clock
 from .validate import check
+
 
 @dataclass
 class Outcome:
@@ -39,6 +42,7 @@ class Outcome:
     def as_dict(self) -> dict:
         return {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
                 "rule": self.rule, "seqs": self.seqs}
+
 
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
@@ -55,8 +59,8 @@ class Ledger:
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Checkpointer | None = None
         if Checkpointer.applies_to(str(path)):
-            self.checkpointer = Checkpointer(str(path))
-            self.checkpointer.take_over(self.conn)
+            self.checkpointer = Checkpointer(self.conn, synchronous)
+            self.checkpointer.take_over()
             self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
             self.store.on_commit(self.checkpointer.after_commit)
         self._ensure_schema()
@@ -64,15 +68,27 @@ class Ledger:
     def _ensure_schema(self) -> None:
         """Create what is missing; a projection added since the file was made is folded from the log.
 
-        Only reads when nothing is missing, so a read-only ledger still opens.
+        An index this version no longer keeps is dropped and one it added is built (a file made by
+        an earlier version then writes and reads like a new one).  Only reads when nothing is
+        missing, so a read-only ledger still opens (and keeps its old indexes when only they differ).
         """
         present = {row[0] for row in self.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        wanted = {"events", "projection_positions", *self.projector.tables}
-        if wanted <= present:
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+        schema = self.store.schema + self.projector.schema
+        tables = {"events", "projection_positions", *self.projector.tables}
+        indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
+        obsolete = sorted(present & set(OBSOLETE_INDEXES))
+        if tables <= present and indexes <= present and not obsolete:
             return
-        self.conn.executescript(
-            "BEGIN IMMEDIATE;" + self.store.schema + self.projector.schema + "COMMIT;")
+        drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
+        try:
+            self.conn.executescript("BEGIN IMMEDIATE;" + drops + schema + "COMMIT;")
+        except sqlite3.OperationalError:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if tables <= present:
+                return                      # a read-only file with last version's indexes
+            raise
         if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
             self.replay()
 
@@ -90,6 +106,7 @@ class Ledger:
     @contextmanager
     def transaction(self) -> Iterator[EventStore]:
         with self.store.transaction() as tx:
+            self.projector.discard()          # nothing read before the lock is trusted
             try:
                 yield tx
                 self.projector.flush(self.conn)

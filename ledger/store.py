@@ -143,7 +143,10 @@ class EventStore:
         finally:
             self._tail = None
         for callback in self._on_commit:
-            callback()
+            try:
+                callback()
+            except Exception:         # the transaction is durable: never report it as failed
+                pass
 
     @property
     def last_seq(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from urllib.parse import quote
 
 import orjson
 
@@ -39,45 +40,64 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
         walked = fail(result["events"] + 1, f"the file is damaged: {exc}")
     problem = check.result()
     if problem is not None:
-        result.update(ok=False, first_bad_seq=0, problem=problem, head=None)
+        result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0)
         return result
     return walked
 
 
 class _IntegrityCheck:
-    """`PRAGMA integrity_check(events)`, on a connection of its own in a thread when the ledger
-    is a file (in the caller's thread, at `result()`, when it is not or that connection fails)."""
+    """`PRAGMA integrity_check(events)`: on a read-only connection of its own in a thread when
+    the ledger is a file and nothing is uncommitted (a second connection would not see what the
+    caller's open transaction wrote, say an import being checked before its commit); otherwise,
+    or when that connection cannot open or read the file, on the caller's connection at
+    `result()`."""
 
     def __init__(self, conn: sqlite3.Connection):
         self._conn = conn
         self._problem: str | None = None
+        self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-        if path:
-            try:
-                self._other = sqlite3.connect(path, check_same_thread=False)
-            except sqlite3.Error:
-                return
-            self._thread = threading.Thread(target=self._run, args=(self._other, True), daemon=True)
-            self._thread.start()
-
-    def _run(self, conn: sqlite3.Connection, close: bool) -> None:
+        if not path or conn.in_transaction:
+            return
         try:
-            rows = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
-            if rows != ["ok"]:
-                self._problem = "SQLite integrity check failed: " + "; ".join(rows)
-        except sqlite3.DatabaseError as exc:
-            self._problem = f"SQLite integrity check failed: {exc}"
+            other = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False)
+        except sqlite3.Error:
+            return
+        self._thread = threading.Thread(target=self._in_thread, args=(other,), daemon=True)
+        self._thread.start()
+
+    def _in_thread(self, other: sqlite3.Connection) -> None:
+        try:
+            self._problem = _check(other, retry_elsewhere=True)
+        except sqlite3.OperationalError:      # could not run there (locked, unreadable): see result()
+            self._problem = _RETRY
+        except BaseException as exc:           # noqa: BLE001 - handed to the caller in result()
+            self._error = exc
         finally:
-            if close:
-                conn.close()
+            other.close()
 
     def result(self) -> str | None:
-        if self._thread is None:
-            self._run(self._conn, False)
-        else:
+        if self._thread is not None:
             self._thread.join()
-        return self._problem
+            if self._error is not None:
+                raise self._error
+            if self._problem is not _RETRY:
+                return self._problem
+        return _check(self._conn)
+
+
+_RETRY = "retry on the caller's connection"
+
+
+def _check(conn: sqlite3.Connection, retry_elsewhere: bool = False) -> str | None:
+    try:
+        rows = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
+    except sqlite3.DatabaseError as exc:
+        if retry_elsewhere and isinstance(exc, sqlite3.OperationalError):
+            raise                              # locked or unopenable here, not damage
+        return f"SQLite integrity check failed: {exc}"
+    return None if rows == ["ok"] else "SQLite integrity check failed: " + "; ".join(rows)
 
 
 def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
@@ -100,10 +120,13 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
         if prev != prev_hash:
             return fail(seq, "prev_hash does not match the previous event's hash")
         digest = sha(link_tag)
-        digest.update(fromhex(prev))
-        digest.update(seq.to_bytes(8, "big"))
-        digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
-        digest.update(fromhex(commit))
+        try:
+            digest.update(fromhex(prev))
+            digest.update(seq.to_bytes(8, "big"))
+            digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
+            digest.update(fromhex(commit))
+        except (ValueError, TypeError, AttributeError):
+            return fail(seq, "a hash column or the envelope is not what the chain stores")
         if digest.hexdigest() != link:
             return fail(seq, "hash does not match the event's envelope")
         if recorded_at < last_at:

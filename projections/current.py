@@ -29,4 +29,4 @@ CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subjec
 KEY_SNAPSHOTS = (
     f"SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from"
     " FROM facts_current f JOIN fact_history h ON h.fact_id = f.fact_id AND h.recorded_to IS NULL"
-    " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ?")
+    " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")

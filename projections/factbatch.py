@@ -15,20 +15,23 @@ time (several events of one transaction touching one fact, or two transactions u
 clock) is overwritten instead of closed: no `--as-of` query could return it, and the log keeps
 every step for `why`.  Its reason is added to the interval closed at that same time.
 
-The rows written are the same in both uses and the same as an event-at-a-time fold would write
-(tests/test_fold_rebuild.py, `replay --check`).  `facts_current` rows are written in the order
-the facts were first opened (a rebuild inserts them in that order; a transaction's upsert keeps
-an existing row's rowid), which is the order `decide` sees a key's open facts in.
+The rows written are the same in both uses and the same as the event-at-a-time SQL fold this
+replaced would write (tests/test_fold_reference.py folds the log through that old fold and
+compares every table; tests/test_fold_rebuild.py, `replay --check`).  `facts_current` rows go in
+the order the facts were (re)opened, which is the order `decide` sees a key's open facts in: a
+rebuild inserts them in that order (a fact closed and opened again moves to the end, as the old
+delete and insert did); a transaction's upsert keeps a stored row's rowid (no event that
+`observe_many` or ingestion appends closes a fact and opens it again).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ledger.store import Event
 
-from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Snapshot, encode, transition
+from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, encode, transition
 from .history import HISTORY_COLUMNS
 
 _N = len(SNAPSHOT_COLUMNS)
@@ -37,7 +40,7 @@ _RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 _ENDED_BY = HISTORY_COLUMNS.index("ended_by")
 _REASON = HISTORY_COLUMNS.index("reason")
 
-INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
+_INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
                   f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
 _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
           "WHERE fact_id = ? AND recorded_to IS NULL")
@@ -52,7 +55,6 @@ _UPSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
                    + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
 _DELETE_CURRENT = "DELETE FROM facts_current WHERE fact_id = ?"
 
-Lookup = Callable[[str], "Snapshot | None"]
 _UNSEEN = object()
 
 
@@ -69,7 +71,7 @@ class FactBatch:
         self.current_rows: dict[str, list] = {}    # ... and their facts_current rows
         self.removed: set[str] = set()             # changed facts closed now
         self.stored: dict[str, list] = {}          # fact_id -> its open interval as stored
-        self.stored_open: dict[str, bool | None] = {}  # was it in facts_current? (None: unknown)
+        self.stored_open: set[str] = set()         # ... of those, the ones in facts_current
         self.rewritten: set[str] = set()           # stored open intervals overwritten in place
         self.more_reason: list[tuple] = []         # reasons for intervals closed before the batch
         self.by_key: dict[tuple, list[str]] = {}   # (app, user, subject, predicate) -> fact ids
@@ -83,16 +85,17 @@ class FactBatch:
             found = self._lookup(fact_id) if self._lookup is not None else None
             if found is None:
                 return None
-            snap = self.seed(found, found.get("status") in OPEN_STATES)
+            snap = self.seed(found)
         return snap
 
-    def seed(self, snap: Snapshot, in_current: bool | None) -> Snapshot:
+    def seed(self, snap: Snapshot) -> Snapshot:
         """Take a fact as stored (a snapshot carrying its open interval's `recorded_from`)."""
         fact_id = snap["fact_id"]
         row = [None] * len(HISTORY_COLUMNS)
         row[_RECORDED_FROM] = snap.pop(OPEN_FROM)
         self.stored[fact_id] = self.open_rows[fact_id] = row
-        self.stored_open[fact_id] = in_current
+        if snap["status"] in OPEN_STATES:        # open facts are the ones facts_current holds
+            self.stored_open.add(fact_id)
         self.snaps[fact_id] = snap
         self._index(snap)
         return snap
@@ -160,11 +163,6 @@ class FactBatch:
                 self.current_rows.pop(fact_id, None)
                 self.removed.add(fact_id)
 
-    @property
-    def open(self) -> dict[str, Snapshot]:
-        """The changed facts that are open now (a rebuild's partition: every open fact)."""
-        return self.current
-
     # --- writing -------------------------------------------------------------------------
 
     def write(self, conn: sqlite3.Connection) -> None:
@@ -182,8 +180,8 @@ class FactBatch:
         if self.more_reason:
             conn.executemany(_MORE_REASON, self.more_reason)
         if self.rows:
-            conn.executemany(INSERT_HISTORY, self.rows)
-        deletes = [(f,) for f in self.removed if self.stored_open.get(f, False) is not False]
+            conn.executemany(_INSERT_HISTORY, self.rows)
+        deletes = [(f,) for f in self.removed if f in self.stored_open]
         if deletes:
             conn.executemany(_DELETE_CURRENT, deletes)
         if self.current_rows:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from ledger.errors import LedgerError
 from ledger.store import Event
 
 from . import current, history
@@ -25,10 +26,13 @@ class FactsProjection:
     def __init__(self) -> None:
         self._batch: FactBatch | None = None
         # What the last flush wrote, for the recall index (which flushes next): per fact its
-        # snapshot now and whether it was in facts_current before (None: not known).
-        self.flushed: list[tuple[Snapshot, bool | None]] = []
+        # snapshot now and whether it was in facts_current before.
+        self.flushed: list[tuple[Snapshot, bool]] = []
 
     def _live(self, conn: sqlite3.Connection) -> FactBatch:
+        if not conn.in_transaction:
+            # What the batch holds is only true under the write lock it was read under.
+            raise LedgerError("internal: the facts projection is read or applied outside a transaction")
         if self._batch is None:
             self._batch = FactBatch(history.lookup(conn))
         return self._batch
@@ -44,7 +48,7 @@ class FactsProjection:
         for row in conn.execute(current.KEY_SNAPSHOTS, (app, user, subject, predicate)):
             fact_id = row[0]
             if fact_id not in batch.snaps:
-                batch.seed(decode(row), True)
+                batch.seed(decode(row))
             stored.append(fact_id)
         return batch.key_facts((app, user, subject, predicate), stored)
 
@@ -54,8 +58,8 @@ class FactsProjection:
             self.flushed = []
             return
         batch.write(conn)
-        self.flushed = ([(s, batch.stored_open.get(f, False)) for f, s in batch.current.items()] +
-                        [(batch.snaps[f], batch.stored_open.get(f, False)) for f in batch.removed])
+        self.flushed = ([(s, f in batch.stored_open) for f, s in batch.current.items()] +
+                        [(batch.snaps[f], f in batch.stored_open) for f in batch.removed])
 
     def discard(self) -> None:
         self._batch = None
@@ -67,4 +71,4 @@ class FactsProjection:
         facts = FactBatch()
         facts.fold(events)
         facts.write(conn)
-        state["open_facts"] = facts.open
+        state["open_facts"] = facts.current

@@ -63,9 +63,9 @@ class RecallProjection:
         inserts, deletes = [], []
         for snap, was_open in self.facts.flushed:
             if snap["status"] in OPEN_STATES:
-                if was_open is not True:
+                if not was_open:
                     inserts.append(_row(snap))
-            elif was_open is not False:
+            elif was_open:
                 deletes.append((snap["observed_seq"],))
         if deletes:
             conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ?", deletes)

@@ -16,7 +16,6 @@ import orjson
 
 from ledger.store import Event, iter_events
 
-from . import all_projections
 from .base import Projection, clear
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
@@ -26,6 +25,9 @@ from .base import Projection, clear
 # recall partition indexes can wait too.
 DEFERRED_INDEXES = ("fact_history_intervals", "facts_current_key",
                     "fact_events_partition", "fact_history_open", "recall_index_partition")
+
+# Indexes earlier versions kept and this one does not (a file made by one loses them on open).
+OBSOLETE_INDEXES = ("fact_history_key", "fact_history_as_of")
 
 POSITIONS = "CREATE TABLE IF NOT EXISTS projection_positions (name TEXT PRIMARY KEY, seq INTEGER NOT NULL);"
 
@@ -40,7 +42,11 @@ class Projector:
     """
 
     def __init__(self, projections: Iterable[Projection] | None = None):
-        self.projections = tuple(projections) if projections is not None else all_projections()
+        if projections is None:
+            from . import all_projections     # here, so `import projections` first works too
+
+            projections = all_projections()
+        self.projections = tuple(projections)
         self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
         self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
         self._batched = False
@@ -68,11 +74,11 @@ class Projector:
     @contextmanager
     def batched(self) -> Iterator[None]:
         """Hold every flush until the transaction ends: one write per table for the batch."""
-        self._batched = True
+        outer, self._batched = self._batched, True
         try:
             yield
         finally:
-            self._batched = False
+            self._batched = outer
 
     def flush(self, conn: sqlite3.Connection) -> None:
         try:
@@ -110,7 +116,8 @@ class Projector:
         event by event.  The rows are the live fold's (tests/test_fold_rebuild.py, `replay --check`).
         """
         source = source or conn
-        self.flush(conn)
+        if source is conn:
+            self.flush(conn)                  # what this transaction holds goes in before the clear
         deferred = _drop_deferred_indexes(conn) if app is None else []
         for projection in self.projections:
             clear(conn, projection, app, user)

@@ -72,3 +72,37 @@ def test_a_memory_ledger_has_no_checkpointer(clock):
     with Ledger(":memory:", clock=clock) as ledger:
         ledger.observe(cand())
         assert ledger.checkpointer is None
+
+
+def test_a_failing_after_commit_hook_does_not_fail_a_durable_commit(tmp_path, clock, monkeypatch):
+    def broken(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr("ledger.checkpoint.Checkpointer.after_commit", broken)
+    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+        outcome = ledger.observe(cand())
+        assert outcome.decision == "insert"
+        assert ledger.facts("app", "u1")[0]["value"] == "vegetarian"
+
+
+def test_the_thread_opens_the_writers_file_by_absolute_path(tmp_path, clock, monkeypatch):
+    """A relative path names another file after a chdir; the thread must never create one."""
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with Ledger("rel.db", clock=clock) as ledger:
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        for i in range(20):
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}"))
+        thread = ledger.checkpointer._thread
+        assert thread is not None
+        assert _wait(lambda: ledger.checkpointer.wal_frames > 0)
+    assert not (tmp_path / "elsewhere" / "rel.db").exists()
+    assert (tmp_path / "rel.db").exists()
+
+
+def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock):
+    from ledger.checkpoint import RESTART_FRAMES
+
+    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+        page = ledger.conn.execute("PRAGMA page_size").fetchone()[0]
+        assert ledger.conn.execute("PRAGMA journal_size_limit").fetchone()[0] == RESTART_FRAMES * page

@@ -143,3 +143,43 @@ def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
     with Ledger(path, clock=clock) as reopened:
         assert reopened.conn.execute("SELECT COUNT(*) FROM fact_events").fetchone()[0] == 1
         assert reopened.replay_differences() == []
+
+
+def test_a_candidate_outside_a_transaction_leaves_nothing_held(ledger):
+    """What the facts projection reads is only true under the write lock: outside a transaction
+    it refuses, and the next transaction starts from the tables."""
+    from ledger import LedgerError
+
+    ledger.observe(cand())
+    with pytest.raises(LedgerError, match="outside a transaction"):
+        ledger.append_candidate(cand(value="vegan", session="s2", event="e2"))
+    ledger.observe(cand(value="vegan", session="s3", event="e3"))
+    assert [f["value"] for f in ledger.facts("app", "u1")] == ["vegan"]
+    assert ledger.replay_differences() == []
+
+
+def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
+    from ledger import Ledger
+
+    path = tmp_path / "old.db"
+    with Ledger(path, clock=clock) as ledger:
+        ledger.observe(cand())
+        conn = ledger.conn
+        conn.execute("DROP INDEX fact_history_intervals")
+        conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")
+        conn.execute("CREATE INDEX fact_history_as_of ON fact_history (app, user, recorded_from, recorded_to)")
+    with Ledger(path, clock=clock) as ledger:
+        names = {r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "fact_history_intervals" in names
+        assert not {"fact_history_key", "fact_history_as_of"} & names
+        assert ledger.facts("app", "u1")[0]["value"] == "vegetarian"
+
+
+def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger):
+    from ledger.verify import _IntegrityCheck
+
+    ledger.observe(cand())
+    with ledger.transaction():
+        check = _IntegrityCheck(ledger.conn)
+        assert check._thread is None          # a second connection would not see these rows
+        assert check.result() is None

@@ -83,3 +83,23 @@ def test_expect_head_detects_a_truncated_tail(db):
 def test_malformed_expect_head_is_an_error(db):
     result = verify(db, "--expect-head", "nonsense")
     assert result.returncode == 1 and result.stderr.startswith("Error: ")
+
+
+def test_a_commitment_that_is_not_hex_is_reported_not_raised(tmp_path):
+    import sqlite3 as _sqlite3
+
+    from ledger import Ledger
+    from .conftest import MovableClock, cand
+
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=MovableClock()) as ledger:
+        ledger.observe(cand())
+        ledger.observe(cand(value="vegan", session="s2", event="e2"))
+    raw = _sqlite3.connect(path)
+    raw.execute("DROP TRIGGER events_refuse_update")
+    raw.execute("UPDATE events SET commitment = 'not hex at all' WHERE seq = 2")
+    raw.commit()
+    raw.close()
+    with Ledger(path, clock=MovableClock()) as ledger:
+        result = ledger.verify()
+    assert not result["ok"] and result["first_bad_seq"] == 2
