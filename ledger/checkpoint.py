@@ -52,6 +52,7 @@ class Checkpointer:
         path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
         self._uri = f"file:{quote(path)}?mode=rw" if path else ""
         self.wal_frames = 0                   # the WAL's length at the last checkpoint
+        self._given_back = False              # autocheckpoint restored on the writer
         self._fork_safe()
 
     def _fork_safe(self) -> None:
@@ -75,14 +76,19 @@ class Checkpointer:
         self._writer.execute("PRAGMA wal_autocheckpoint = 0")
 
     def _give_back(self) -> None:
-        """This thread cannot do its job (no second connection): SQLite's autocheckpoint again."""
+        """No thread can do the job: SQLite's autocheckpoint again.  Called in the writer's
+        thread only (the checkpoint thread just clears `_uri`, and the writer's next
+        `before_begin` calls this): one connection is never used by two threads at once."""
         self._uri = ""
+        self._given_back = True
         self._writer.execute("PRAGMA wal_autocheckpoint = 1000")
 
     def before_begin(self, conn: sqlite3.Connection) -> None:
         """Called by the writer before BEGIN: let the WAL start over once it is long."""
         if os.getpid() != self._pid:
             self._fork_safe()
+        if not self._uri and not self._given_back:
+            self._give_back()
         if self.wal_frames <= RESTART_FRAMES:
             return
         if self._lock.acquire(blocking=self.wal_frames > 4 * RESTART_FRAMES):
@@ -136,7 +142,7 @@ class Checkpointer:
         except sqlite3.Error:
             with self._start:
                 self._thread = None
-                self._give_back()
+                self._uri = ""                     # the writer gives autocheckpoint back
             return
         try:
             while True:

@@ -106,3 +106,13 @@ def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock):
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
         page = ledger.conn.execute("PRAGMA page_size").fetchone()[0]
         assert ledger.conn.execute("PRAGMA journal_size_limit").fetchone()[0] == RESTART_FRAMES * page
+
+
+def test_a_thread_that_cannot_open_the_file_gives_autocheckpoint_back(tmp_path, clock):
+    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+        ledger.checkpointer._uri = "file:/nonexistent/dir/x.db?mode=rw"
+        ledger.observe(cand())
+        assert _wait(lambda: ledger.checkpointer._thread is None)
+        ledger.observe(cand(value="vegan", session="s2", event="e2"))   # the writer's next BEGIN
+        assert ledger.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert ledger.facts("app", "u1")[0]["value"] == "vegan"
