@@ -103,6 +103,7 @@ def bulk(registry, made: list[tuple[int, Path]], log=print) -> dict:
         per_thousand = out[f"forget_{sizes[1]}_per_thousand_s"]
         if len(per_thousand) > 1 and per_thousand[0]:
             out["forget_bulk_growth_within_run"] = round(per_thousand[-1] / per_thousand[0], 3)
+            out["forget_bulk_peak_within_run"] = round(max(per_thousand) / per_thousand[0], 3)
     return out
 
 

@@ -22,8 +22,9 @@ script forgets to close leaves no thread behind for long); `close` stops it and 
 checkpoint in progress (the connection's own close checkpoints what is left when it is the last
 one).  A checkpoint that fails (a full disk, a read-only file) is left for a later commit, or for
 the checkpoint SQLite runs when the last connection closes; if the thread cannot be started or
-cannot open the file, the writer gets its autocheckpoint back.  A forked child starts with fresh
-locks and no thread (a ledger is still not to be used across a fork: SQLite's rule).  `exclusive()` keeps this thread out
+cannot open the file, the writer gets its autocheckpoint back.  A forked child's first commit
+starts it with fresh locks and no thread (a ledger is still not to be used across a fork:
+SQLite's rule).  `exclusive()` keeps this thread out
 while the caller runs a checkpoint of its own (forget's TRUNCATE).
 """
 
@@ -105,14 +106,14 @@ class Checkpointer:
             self._fork_safe()
         with self._start:
             self._wake.set()
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="factledger-checkpoint",
                                                 daemon=True)
                 try:
                     self._thread.start()
-                except RuntimeError:               # no thread to be had: checkpoint here
+                except Exception:                  # no thread to be had: checkpoint as SQLite does
                     self._thread = None
-                    self._give_back()
+                    self._uri = ""                 # the writer's next BEGIN gives it back
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -135,11 +136,14 @@ class Checkpointer:
             self.wal_frames = log
 
     def _run(self) -> None:
+        conn = None
         try:
             conn = sqlite3.connect(self._uri, uri=True, isolation_level=None,
                                    check_same_thread=False)
             conn.execute(f"PRAGMA synchronous = {self._synchronous}")
-        except sqlite3.Error:
+        except Exception:
+            if conn is not None:
+                conn.close()
             with self._start:
                 self._thread = None
                 self._uri = ""                     # the writer gives autocheckpoint back
@@ -147,8 +151,12 @@ class Checkpointer:
         try:
             while True:
                 if not self._wake.wait(IDLE_SECONDS):
-                    with self._start:              # a commit after this starts a new thread
+                    with self._start:
                         if not self._wake.is_set():
+                            # Idle: let go of `_thread` under the lock, so a commit after this
+                            # starts a new thread and none falls between the two.
+                            conn.close()
+                            conn = None
                             self._thread = None
                             return
                 if self._closed.is_set():
@@ -160,7 +168,8 @@ class Checkpointer:
                 if self._closed.wait(MIN_INTERVAL):
                     return
         finally:
-            conn.close()
-            with self._start:
-                if self._thread is threading.current_thread():
-                    self._thread = None
+            if conn is not None:
+                conn.close()                       # before `_thread` lets go: close() waits for it
+                with self._start:
+                    if self._thread is threading.current_thread():
+                        self._thread = None

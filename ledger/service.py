@@ -58,12 +58,16 @@ class Ledger:
         self.projector = Projector()
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Checkpointer | None = None
-        if Checkpointer.applies_to(str(path)):
-            self.checkpointer = Checkpointer(self.conn, synchronous)
-            self.checkpointer.take_over()
-            self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
-            self.store.on_commit(self.checkpointer.after_commit)
-        self._ensure_schema()
+        try:
+            if Checkpointer.applies_to(str(path)):
+                self.checkpointer = Checkpointer(self.conn, synchronous)
+                self.checkpointer.take_over()
+                self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
+                self.store.on_commit(self.checkpointer.after_commit)
+            self._ensure_schema()
+        except BaseException:
+            self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
+            raise
 
     def _ensure_schema(self) -> None:
         """Create what is missing; a projection added since the file was made is folded from the log.
@@ -83,11 +87,13 @@ class Ledger:
         drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
         try:
             self.conn.executescript("BEGIN IMMEDIATE;" + drops + schema + "COMMIT;")
-        except sqlite3.OperationalError:
+        except sqlite3.DatabaseError:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if tables <= present:
-                return                      # a read-only file with last version's indexes
+                # Only indexes differ: a read-only or busy file, or a damaged page that `verify`
+                # and `replay --check` must still be able to report, opens with the old ones.
+                return
             raise
         if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
             self.replay()

@@ -10,6 +10,7 @@ then catches).
 from __future__ import annotations
 
 import sqlite3
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,8 +146,9 @@ class EventStore:
         for callback in self._on_commit:
             try:
                 callback()
-            except Exception:         # the transaction is durable: never report it as failed
-                pass
+            except Exception as exc:  # the transaction is durable: never report it as failed
+                warnings.warn(f"factledger: an after-commit step failed: {exc!r}", RuntimeWarning,
+                              stacklevel=3)
 
     @property
     def last_seq(self) -> int:

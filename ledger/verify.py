@@ -65,7 +65,11 @@ class _IntegrityCheck:
         except sqlite3.Error:
             return
         self._thread = threading.Thread(target=self._in_thread, args=(other,), daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError:                   # no thread to be had: check at result()
+            self._thread = None
+            other.close()
 
     def _in_thread(self, other: sqlite3.Connection) -> None:
         try:
@@ -124,9 +128,12 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             digest.update(fromhex(prev))
             digest.update(seq.to_bytes(8, "big"))
             digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
-            digest.update(fromhex(commit))
+            commit_bytes = fromhex(commit)
         except (ValueError, TypeError, AttributeError):
             return fail(seq, "a hash column or the envelope is not what the chain stores")
+        if commit_bytes.hex() != commit:           # lower-case hex of 32 bytes, as written
+            return fail(seq, "the commitment is not in the form the chain stores")
+        digest.update(commit_bytes)
         if digest.hexdigest() != link:
             return fail(seq, "hash does not match the event's envelope")
         if recorded_at < last_at:
@@ -144,10 +151,15 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
                 data = loads(raw)
             except orjson.JSONDecodeError:
                 return fail(seq, "body is not JSON")
+            if not isinstance(data, dict):
+                return fail(seq, "body is not a JSON object")
             if data.get("type") != type_ or data.get("app") != app or data.get("user") != user:
                 return fail(seq, "type, app or user column disagrees with the body")
             if type_ == "Redacted":
-                redactions[seq] = set(data.get("target_seqs", ()))
+                targets = data.get("target_seqs", [])
+                if not isinstance(targets, list) or not all(isinstance(t, int) for t in targets):
+                    return fail(seq, "a Redacted event's target_seqs is not a list of seqs")
+                redactions[seq] = set(targets)
         if pinned and seq == pinned[0]:
             if link != pinned[1]:
                 return fail(seq, "the log does not extend the expected head")

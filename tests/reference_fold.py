@@ -27,8 +27,9 @@ _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact
                 " AND recorded_to = ? AND instr(reason, ?) = 0")
 _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
           "WHERE fact_id = ? AND recorded_to IS NULL")
-_UPSERT = (f"INSERT OR REPLACE INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
-           f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)})")
+_UPSERT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
+           f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
 _NAMING = ("fact_id", "by_fact_id", "disputes", "winner_id")
 TABLES = ("facts_current", "fact_history", "fact_events", "recall_index")
 
@@ -87,8 +88,18 @@ def apply(conn: sqlite3.Connection, event: Event) -> None:
                       document_terms(subject, predicate, value, quote)))
 
 
+KEY_ORDER = ("SELECT app, user, subject, predicate, fact_id FROM facts_current"
+             " ORDER BY app, user, subject, predicate, rowid")
+
+
+def key_order(conn: sqlite3.Connection) -> list[tuple]:
+    """Each key's open facts in rowid order: the order `decide` sees them in."""
+    return conn.execute(KEY_ORDER).fetchall()
+
+
 def reference_tables(source: sqlite3.Connection) -> dict[str, list[tuple]]:
-    """Fold `source`'s whole log, one event at a time, into a fresh in-memory schema."""
+    """Fold `source`'s whole log, one event at a time, into a fresh in-memory schema; the
+    tables' rows sorted, and under "key_order" each key's open facts in rowid order."""
     fresh = sqlite3.connect(":memory:", isolation_level=None)
     Projector().create(fresh)
     fresh.execute("BEGIN")
@@ -96,5 +107,6 @@ def reference_tables(source: sqlite3.Connection) -> dict[str, list[tuple]]:
         apply(fresh, event)
     fresh.execute("COMMIT")
     out = {t: sorted(fresh.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
+    out["key_order"] = key_order(fresh)
     fresh.close()
     return out

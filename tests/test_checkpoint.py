@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from ledger import Ledger
 
 from .conftest import MovableClock, cand
@@ -79,7 +81,8 @@ def test_a_failing_after_commit_hook_does_not_fail_a_durable_commit(tmp_path, cl
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr("ledger.checkpoint.Checkpointer.after_commit", broken)
-    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger, \
+            pytest.warns(RuntimeWarning, match="after-commit step failed"):
         outcome = ledger.observe(cand())
         assert outcome.decision == "insert"
         assert ledger.facts("app", "u1")[0]["value"] == "vegetarian"
@@ -100,12 +103,22 @@ def test_the_thread_opens_the_writers_file_by_absolute_path(tmp_path, clock, mon
     assert (tmp_path / "rel.db").exists()
 
 
-def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock):
-    from ledger.checkpoint import RESTART_FRAMES
-
+def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock, monkeypatch):
+    """Starting the WAL over reuses the file; journal_size_limit cuts it back to RESTART_FRAMES."""
+    monkeypatch.setattr("ledger.checkpoint.RESTART_FRAMES", 40)
+    wal = tmp_path / "ledger.db-wal"
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
         page = ledger.conn.execute("PRAGMA page_size").fetchone()[0]
-        assert ledger.conn.execute("PRAGMA journal_size_limit").fetchone()[0] == RESTART_FRAMES * page
+        assert ledger.conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 40 * page
+        with ledger.transaction():                 # one large transaction: a long WAL
+            for i in range(150):
+                ledger.append_candidate(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}",
+                                             quote=f"I said vegetarian {'x' * 1500}"))
+        grown = wal.stat().st_size
+        assert _wait(lambda: ledger.checkpointer.wal_frames > 40)    # the thread copied it
+        ledger.observe(cand(user="last", session="s-last", event="e-last"))  # starts it over
+        assert grown > 200 * page
+        assert wal.stat().st_size < 100 * page, (grown, wal.stat().st_size)
 
 
 def test_a_thread_that_cannot_open_the_file_gives_autocheckpoint_back(tmp_path, clock):

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ledger import Ledger
 
 from .conftest import MovableClock
-from .reference_fold import TABLES, reference_tables
+from .reference_fold import TABLES, key_order, reference_tables
 from .test_fold_rebuild import _candidate, observation
 
 step = st.one_of(
@@ -46,4 +46,7 @@ def test_live_tables_equal_the_event_at_a_time_fold(steps, ticks):
                                        by="reviewer", reason="checked")
             live = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
                     for t in TABLES}
+            live["key_order"] = key_order(ledger.conn)
             assert live == reference_tables(ledger.conn)
+            ledger.replay()                        # a rebuild keeps the order decide sees too
+            assert key_order(ledger.conn) == live["key_order"]

@@ -145,17 +145,23 @@ def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
         assert reopened.replay_differences() == []
 
 
-def test_a_candidate_outside_a_transaction_leaves_nothing_held(ledger):
+def test_a_candidate_outside_a_transaction_leaves_nothing_held(tmp_path, clock):
     """What the facts projection reads is only true under the write lock: outside a transaction
-    it refuses, and the next transaction starts from the tables."""
-    from ledger import LedgerError
+    it refuses, so another writer's change in between is never folded over with a stale copy."""
+    from ledger import Ledger, LedgerError
 
-    ledger.observe(cand())
-    with pytest.raises(LedgerError, match="outside a transaction"):
-        ledger.append_candidate(cand(value="vegan", session="s2", event="e2"))
-    ledger.observe(cand(value="vegan", session="s3", event="e3"))
-    assert [f["value"] for f in ledger.facts("app", "u1")] == ["vegan"]
-    assert ledger.replay_differences() == []
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock) as a, Ledger(path, clock=clock) as b:
+        a.observe(cand())
+        with pytest.raises(LedgerError, match="facts projection is read or applied outside"):
+            a.append_candidate(cand(value="vegan", session="s2", event="e2"))
+        assert a.projector._facts._batch is None
+        clock.tick(60)
+        b.observe(cand(value="pescatarian", session="s3", event="e3", said_at="2026-08-31T10:00:00Z"))
+        clock.tick(60)
+        a.observe(cand(value="vegan", session="s4", event="e4", said_at="2026-09-01T10:00:00Z"))
+        assert [f["value"] for f in a.facts("app", "u1")] == ["vegan"]
+        assert a.replay_differences() == []
 
 
 def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
@@ -175,11 +181,45 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
         assert ledger.facts("app", "u1")[0]["value"] == "vegetarian"
 
 
-def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger):
-    from ledger.verify import _IntegrityCheck
+def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, monkeypatch):
+    """An import verifies its rows before it commits them; a second connection would not see
+    them, so the integrity check runs on the caller's (the only one allowed here)."""
+    import ledger.verify as verify_module
 
     ledger.observe(cand())
+
+    def no_second_connection(*args, **kwargs):
+        raise AssertionError("verify opened a second connection inside a transaction")
+
     with ledger.transaction():
-        check = _IntegrityCheck(ledger.conn)
-        assert check._thread is None          # a second connection would not see these rows
-        assert check.result() is None
+        ledger.append_candidate(cand(value="vegan", session="s2", event="e2"))
+        monkeypatch.setattr(verify_module.sqlite3, "connect", no_second_connection)
+        result = ledger.verify()
+        monkeypatch.undo()
+        assert result["ok"] and result["events"] == ledger.store.last_seq > 1
+
+
+def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, clock):
+    """The index migration must not lock a user out of `verify` and `replay` on a damaged file."""
+    import sqlite3 as _sqlite3
+
+    from ledger import Ledger
+
+    path = tmp_path / "old.db"
+    with Ledger(path, clock=clock) as ledger:
+        for i in range(40):
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="x" * 1500))
+        conn = ledger.conn
+        conn.execute("DROP INDEX fact_history_intervals")
+        conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    raw = _sqlite3.connect(path)
+    page = raw.execute("SELECT pageno FROM dbstat WHERE name = 'fact_history' AND pagetype = 'leaf'"
+                       " LIMIT 1").fetchone()[0]
+    size = raw.execute("PRAGMA page_size").fetchone()[0]
+    raw.close()
+    with open(path, "r+b") as f:
+        f.seek((page - 1) * size + 8)
+        f.write(b"\xff" * (size - 16))
+    with Ledger(path, clock=clock) as ledger:            # opens: only indexes would differ
+        assert ledger.verify()["ok"]                     # the log itself is intact

@@ -86,8 +86,6 @@ def test_malformed_expect_head_is_an_error(db):
 
 
 def test_a_commitment_that_is_not_hex_is_reported_not_raised(tmp_path):
-    import sqlite3 as _sqlite3
-
     from ledger import Ledger
     from .conftest import MovableClock, cand
 
@@ -95,11 +93,70 @@ def test_a_commitment_that_is_not_hex_is_reported_not_raised(tmp_path):
     with Ledger(path, clock=MovableClock()) as ledger:
         ledger.observe(cand())
         ledger.observe(cand(value="vegan", session="s2", event="e2"))
+    result = _rewrite_and_verify(path, "UPDATE events SET commitment = 'not hex at all' WHERE seq = 2")
+    assert not result["ok"] and result["first_bad_seq"] == 2
+
+
+def _rewrite_and_verify(path, update: str) -> dict:
+    """Run one UPDATE on the log with its trigger dropped, then verify in a fresh ledger."""
+    import sqlite3 as _sqlite3
+
+    from ledger import Ledger
+    from .conftest import MovableClock
+
     raw = _sqlite3.connect(path)
     raw.execute("DROP TRIGGER events_refuse_update")
-    raw.execute("UPDATE events SET commitment = 'not hex at all' WHERE seq = 2")
+    raw.execute(update)
     raw.commit()
     raw.close()
     with Ledger(path, clock=MovableClock()) as ledger:
+        return ledger.verify()
+
+
+def _forge_body(path, seq: int, body: str) -> None:
+    """Rewrite one event's body and recompute its commitment and every link after it."""
+    import sqlite3 as _sqlite3
+
+    from ledger import chain
+
+    raw = _sqlite3.connect(path)
+    raw.execute("DROP TRIGGER events_refuse_update")
+    salt = raw.execute("SELECT salt FROM events WHERE seq = ?", (seq,)).fetchone()[0]
+    raw.execute("UPDATE events SET body = ?, commitment = ? WHERE seq = ?",
+                (body, chain.commitment(salt, body.encode()), seq))
+    prev = chain.GENESIS
+    for s, event_id, type_, at, commit in raw.execute(
+            "SELECT seq, event_id, type, recorded_at, commitment FROM events ORDER BY seq").fetchall():
+        link = chain.link(prev, s, event_id, type_, at, commit)
+        raw.execute("UPDATE events SET prev_hash = ?, hash = ? WHERE seq = ?", (prev, link, s))
+        prev = link
+    raw.commit()
+    raw.close()
+
+
+def test_a_body_that_is_json_but_not_an_object_is_reported(tmp_path):
+    from ledger import Ledger
+    from .conftest import MovableClock, cand
+
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=MovableClock()) as ledger:
+        ledger.observe(cand())
+    _forge_body(path, 1, "[]")
+    with Ledger(path, clock=MovableClock()) as ledger:
         result = ledger.verify()
-    assert not result["ok"] and result["first_bad_seq"] == 2
+    assert not result["ok"] and result["first_bad_seq"] == 1 and "object" in result["problem"]
+
+
+def test_a_commitment_in_another_spelling_is_reported(tmp_path):
+    """A redacted event's commitment is only checked through its link, and `bytes.fromhex`
+    reads upper case too: the stored text must be the lower-case hex the chain writes."""
+    from ledger import Ledger
+    from .conftest import MovableClock, cand
+
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=MovableClock()) as ledger:
+        ledger.observe(cand())
+        ledger.forget("app", "u1", reason="test")
+        assert ledger.conn.execute("SELECT body FROM events WHERE seq = 1").fetchone()[0] is None
+    result = _rewrite_and_verify(path, "UPDATE events SET commitment = upper(commitment) WHERE seq = 1")
+    assert not result["ok"] and result["first_bad_seq"] == 1
