@@ -19,6 +19,7 @@ demo: install
 	$(BIN)/factledger demo
 
 test: install-test
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 # The long crash and concurrency suites (marked slow; `make test` leaves them out).

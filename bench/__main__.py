@@ -16,10 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 
 from . import adk, forget, observe, queries, replay, report, verify
 from .baseline import RawStore
@@ -150,7 +150,7 @@ def _meta(seconds: float) -> dict:
                                 text=True, cwd=Path(__file__).parent).stdout.strip() or None
     except OSError:
         commit = None
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    return {"date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": round(seconds, 1), "python": platform.python_version(),
             "sqlite": sqlite3.sqlite_version, "cpus": os.cpu_count(),
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2), "git_commit": commit}

@@ -99,7 +99,7 @@ def measure(workdir: Path, registry=None, count: int = 200) -> dict:
     out["adk_sqlite_search_p99_ms"] = ms(percentile(samples, 99))
     out["adk_sqlite_search_p50_ms"] = ms(percentile(samples, 50))
 
-    from ledger import Ledger
+    from factledger.ledger import Ledger
 
     if not hasattr(Ledger, "ingest_session") or not hasattr(Ledger, "recall"):
         out["adk_reason"] = "factledger side not measured: Ledger.ingest_session / Ledger.recall do not exist yet"

@@ -1,7 +1,8 @@
 """The raw-SQLite baseline every figure is divided by, run in the same process on the same data.
 
 `RawStore` is the least an event store with our guarantees could do: the same `events` table (the
-ledger's own DDL), the same pragmas and checkpoint thread, one `BEGIN IMMEDIATE` per batch, and for every event an orjson
+ledger's own DDL), the same pragmas and checkpoint thread, one `BEGIN IMMEDIATE` per batch, and for every
+event an orjson
 body with sorted keys, a random salt, a sha256 commitment and a sha256 link to the previous hash,
 written with one `executemany`.  No validation, no decision, no projection.  `raw_read` and
 `raw_chain` are the matching floors for replay and verify.
@@ -17,10 +18,10 @@ import uuid
 
 import orjson
 
-from ledger import chain
-from ledger.checkpoint import Checkpointer
-from ledger.store import SCHEMA, connect
-from ledger.timeutil import iso, system_clock
+from factledger.ledger import chain
+from factledger.ledger.checkpoint import Checkpointer
+from factledger.ledger.store import SCHEMA, connect
+from factledger.ledger.timeutil import iso, system_clock
 
 _INSERT = ("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
            " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)")

@@ -14,7 +14,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 
 from .generator import APP, HEAVY_USER, USERS
 from .stats import ms, percentile

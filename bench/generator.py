@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from ledger.registry import Registry, load_registry
+from factledger.ledger.registry import Registry, load_registry
 
 APP = "bench"
 USERS = 10_000
@@ -24,7 +24,7 @@ HEAVY_USER = "u00000"          # one user with a long history (as-of queries)
 HEAVY_SHARE = 0.004            # ... who gets this share of the traffic
 MIX = (("reinforce", 0.60), ("supersede", 0.20), ("new", 0.10), ("dispute", 0.03),
        ("retract", 0.02), ("series", 0.03), ("reject", 0.02))
-START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+START = datetime(2024, 1, 1, tzinfo=UTC)
 STEP = timedelta(seconds=20)   # simulated time between two candidates
 
 _WORDS = {

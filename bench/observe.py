@@ -14,7 +14,7 @@ from collections import Counter
 
 import orjson
 
-from ledger import Ledger, make_candidate
+from factledger.ledger import Ledger, make_candidate
 
 from .stats import ms, percentile, rate, ratio
 

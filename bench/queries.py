@@ -16,8 +16,8 @@ import random
 import time
 from datetime import timedelta
 
-from ledger import Ledger, make_candidate
-from ledger.timeutil import iso
+from factledger.ledger import Ledger, make_candidate
+from factledger.ledger.timeutil import iso
 
 from .generator import APP, HEAVY_USER
 from .stats import ms, percentile

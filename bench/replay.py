@@ -36,7 +36,7 @@ def _rss_mb() -> float:
 
 
 def child(db: str) -> dict:
-    from ledger import Ledger
+    from factledger.ledger import Ledger
 
     from .baseline import raw_read
 

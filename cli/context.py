@@ -11,9 +11,9 @@ import unicodedata
 
 import click
 
-from ledger import Ledger, LedgerError
-from ledger.store import busy_error
-from ledger.timeutil import clock_from_env
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.store import busy_error
+from factledger.ledger.timeutil import clock_from_env
 
 
 class LedgerGroup(click.Group):

@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from ledger import LedgerError, make_candidate
+from factledger.ledger import LedgerError, make_candidate
 
-from .context import pass_state, partition_options, require_partition
+from .context import partition_options, pass_state, require_partition
 from .output import dumps, emit, emit_one, output_options, resolve_format
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",

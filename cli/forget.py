@@ -8,10 +8,10 @@ import tempfile
 
 import click
 
-from ledger import LedgerError
-from ledger.forget import check_words
+from factledger.ledger import LedgerError
+from factledger.ledger.forget import check_words
 
-from .context import pass_state, partition_options
+from .context import partition_options, pass_state
 from .output import dumps, emit, emit_one, output_options
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason",

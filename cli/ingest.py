@@ -9,9 +9,9 @@ import sys
 
 import click
 
-from ledger import LedgerError
+from factledger.ledger import LedgerError
 
-from .context import pass_state, partition_options, require_partition
+from .context import partition_options, pass_state, require_partition
 from .output import emit, emit_one, output_options, resolve_format
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
@@ -80,7 +80,7 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
     Each session is one transaction; re-ingesting appends nothing and a grown session ingests
     only its new tail.  Exits 1 if any file or session failed (after ingesting the others).
     """
-    from ledger.ingest.batch import ingest_paths, retry_failed
+    from factledger.ledger.ingest.batch import ingest_paths, retry_failed
 
     if candidates and not extractor:
         extractor = "candidates"
@@ -175,7 +175,7 @@ def review_reject(state, hold_id, reason, fmt) -> None:
 @pass_state
 def evaluate(state, probes, extractor, model, candidates, fmt) -> None:
     """Score an extractor on a probe set: recall, false-memory rate, entries per session."""
-    from ledger.ingest.evaluate import render_report, run_probes
+    from factledger.ledger.ingest.evaluate import render_report, run_probes
 
     if candidates and extractor == "patterns":
         extractor = "candidates"

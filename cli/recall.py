@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import click
 
-from ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
+from factledger.ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
 
-from .context import pass_state, partition_options, require_partition
+from .context import partition_options, pass_state, require_partition
 from .output import dumps, emit, to_table
 
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",

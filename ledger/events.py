@@ -8,7 +8,7 @@ of the registry it was taken under.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -170,11 +170,8 @@ class Redacted(Body):
 
 
 EventBody = Annotated[
-    Union[
-        FactObserved, FactReinforced, FactSuperseded, FactDisputed, FactRetracted,
-        DisputeResolved, FactReinstated, CandidateRejected, CandidateHeld, SessionIngested,
-        IngestFailed, Redacted,
-    ],
+    FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | DisputeResolved
+    | FactReinstated | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (

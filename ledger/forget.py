@@ -23,7 +23,7 @@ import time
 from contextlib import nullcontext
 from datetime import timedelta
 
-from projections.erasures import is_forgotten
+from factledger.projections.erasures import is_forgotten
 
 from .errors import LedgerError
 from .events import Redacted

@@ -10,8 +10,17 @@ from __future__ import annotations
 from .candidate import Candidate
 from .confidence import initial_confidence
 from .decide import Decision
-from .events import (Body, CandidateHeld, CandidateRejected, DisputeResolved, FactDisputed,
-                     FactObserved, FactReinforced, FactRetracted, FactSuperseded)
+from .events import (
+    Body,
+    CandidateHeld,
+    CandidateRejected,
+    DisputeResolved,
+    FactDisputed,
+    FactObserved,
+    FactReinforced,
+    FactRetracted,
+    FactSuperseded,
+)
 from .ids import new_id
 from .registry import PredicateSpec
 

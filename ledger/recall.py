@@ -23,8 +23,14 @@ from datetime import datetime
 from . import render
 from .queries import FACT_FIELDS
 from .recall_facts import ID, OUTCOMES, InScope
-from .recall_options import (DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT,
-                             RecallOptions, parse_clearance, parse_days)
+from .recall_options import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_LIMIT,
+    DEFAULT_RECENCY_WEIGHT,
+    RecallOptions,
+    parse_clearance,
+    parse_days,
+)
 from .registry import Registry
 from .textindex import terms
 

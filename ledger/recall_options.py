@@ -38,7 +38,7 @@ class RecallOptions:
 
     @classmethod
     def build(cls, *, clearance=None, min_confidence=None, max_age=None, recency_weight=None,
-              half_life=None, limit=None, budget=None, preload=False, domain=True) -> "RecallOptions":
+              half_life=None, limit=None, budget=None, preload=False, domain=True) -> RecallOptions:
         opts = cls(
             clearance=parse_clearance(clearance),
             min_confidence=_unit_interval("--min-confidence", min_confidence, SERVING_THRESHOLD),

@@ -21,23 +21,23 @@ of the survivors, and compensating events whose `cause` is the `Redacted` event 
 Facts that re-decision would open and close again in between are not re-created (their statements
 stay in the log), unless their value would leave the log with this redaction (a surviving
 reinforcement of a scrubbed observation): those are recorded closed, so a later forget can give
-them back.  A re-recording keeps its original statement's place in later re-decisions.  Appending goes through the live projections, so the state after a forget is the
+them back.  A re-recording keeps its original statement's place in later re-decisions.  Appending goes through the live
+projections, so the state after a forget is the
 fold of the log: `replay --check` holds by construction.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import orjson
 
 from .candidate import Candidate, value_key
 from .confidence import BASIS_RANK, initial_confidence
 from .decide import REJECTING_RULES, OpenFact, decide
-from .events import (Body, FactDisputed, FactObserved, FactReinforced, FactReinstated,
-                     FactRetracted, FactSuperseded)
+from .events import Body, FactDisputed, FactObserved, FactReinforced, FactReinstated, FactRetracted, FactSuperseded
 from .forget_plan import Plan
 from .ids import new_id
 from .registry import PredicateSpec, Registry

@@ -79,7 +79,7 @@ def _fold_name(name: str) -> str:
 
 
 def default_registry_path() -> Path:
-    return Path(str(resources.files("ledger") / "data" / "default_registry.toml"))
+    return Path(str(resources.files("factledger.ledger") / "data" / "default_registry.toml"))
 
 
 def load_registry(path: str | os.PathLike | None = None) -> Registry:

@@ -6,8 +6,8 @@ So every piece of stored text that goes into the block passes through `literal`:
 
 - a plain single word (`pescatarian`, `Bengaluru`, `148/92`) is written bare, as the issue's
   example `- diet = pescatarian (stated 2026-09-30)` wants;
-- anything else is written as a double-quoted string (a JSON string literal) in which `"` and `\\` are escaped, and every
-  character that could end the line, the block or a code span is written as a `\\uXXXX` escape:
+- anything else is written as a double-quoted string (a JSON string literal) in which `"` and `\\` are escaped,
+  and every character that could end the line, the block or a code span is written as a `\\uXXXX` escape:
   line and paragraph separators (U+2028, U+2029), every control and format character (including
   bidirectional overrides and zero-width characters), unusual spaces, `<`, `>` and backticks.
 

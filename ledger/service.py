@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from projections.runner import OBSOLETE_INDEXES, Projector
+from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
 from .candidate import Candidate
@@ -103,7 +103,7 @@ class Ledger:
             self.checkpointer.close()
         self.conn.close()
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -224,18 +224,18 @@ class Ledger:
         return ingest_session(self, session, app, user, extractor, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
-        from projections.sessions import session_state
+        from factledger.projections.sessions import session_state
 
         return session_state(self.conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
-        from projections.sessions import list_sessions
+        from factledger.projections.sessions import list_sessions
 
         return list_sessions(self.conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
-        from projections.sessions import queue
+        from factledger.projections.sessions import queue
 
         return queue(self.conn, app, user, status)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sqlite3
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from . import chain
 from .errors import LedgerError
@@ -118,7 +118,7 @@ class EventStore:
         self._before_begin.append(callback)
 
     @contextmanager
-    def transaction(self) -> Iterator["EventStore"]:
+    def transaction(self) -> Iterator[EventStore]:
         """One logical operation: its events and the projection updates commit together or not at all."""
         if self.conn.in_transaction:
             raise LedgerError("internal: nested ledger transaction")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import date, datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, date, datetime
 
 from .errors import LedgerError
 
@@ -19,7 +19,7 @@ _DATE_START = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def system_clock() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def fixed_clock(at: str | datetime) -> Clock:
@@ -39,8 +39,8 @@ def clock_from_env() -> Clock:
 
 def iso(moment: datetime) -> str:
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    m = moment.astimezone(timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
+    m = moment.astimezone(UTC)
     # formatted by hand: strftime does not zero-pad years before 1000, and text order must be time order
     return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
             f".{m.microsecond:06d}Z")
@@ -56,14 +56,14 @@ def parse_time(text: str) -> datetime:
     try:
         if len(raw) == 10:
             day = date.fromisoformat(raw)
-            return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(raw.replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
         raise LedgerError(f"timestamp {text!r} is not ISO 8601") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     try:
-        return moment.astimezone(timezone.utc)
+        return moment.astimezone(UTC)
     except OverflowError:                   # 9999-12-31T23:59-01:00 is past year 9999 in UTC
         raise LedgerError(f"timestamp {text!r} is out of range") from None
 
@@ -74,7 +74,7 @@ def normalise_time(text: str) -> str:
 
 def from_epoch(seconds: float) -> str:
     try:
-        return iso(datetime.fromtimestamp(float(seconds), tz=timezone.utc))
+        return iso(datetime.fromtimestamp(float(seconds), tz=UTC))
     except (OverflowError, OSError, ValueError):
         raise LedgerError(f"timestamp {seconds!r} is out of range") from None
 

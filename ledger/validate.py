@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .candidate import Candidate, clean_text, MAX_VALUE
+from .candidate import MAX_VALUE, Candidate, clean_text
 from .registry import PredicateSpec, Registry
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Protocol
 
-from ledger.store import Event
+from factledger.ledger.store import Event
 
 
 class Projection(Protocol):

@@ -13,7 +13,7 @@ import sqlite3
 
 import orjson
 
-from ledger.store import Event
+from factledger.ledger.store import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS erasures (

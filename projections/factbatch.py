@@ -27,9 +27,9 @@ delete and insert did); a transaction's upsert keeps a stored row's rowid (no ev
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable
+from collections.abc import Iterable
 
-from ledger.store import Event
+from factledger.ledger.store import Event
 
 from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, encode, transition
 from .history import HISTORY_COLUMNS

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from ledger.errors import LedgerError
-from ledger.store import Event
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store import Event
 
 from . import current, history
 from .factbatch import FactBatch

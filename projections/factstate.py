@@ -8,13 +8,13 @@ the decision table: decisions are read from the log, not recomputed.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import orjson
 
-from ledger.candidate import value_key
-from ledger.confidence import BASIS_RANK, reinforced_confidence
-from ledger.store import Event
+from factledger.ledger.candidate import value_key
+from factledger.ledger.confidence import BASIS_RANK, reinforced_confidence
+from factledger.ledger.store import Event
 
 OPEN_STATES = ("current", "disputed")
 Snapshot = dict

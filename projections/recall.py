@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from ledger.store import Event
-from ledger.textindex import document_terms
+from factledger.ledger.store import Event
+from factledger.ledger.textindex import document_terms
 
 from .factstate import OPEN_STATES
 

@@ -7,14 +7,14 @@ never ahead of or behind the log it claims to have read.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
-from typing import Callable, Iterable, Iterator
 
 import orjson
 
-from ledger.store import Event, iter_events
+from factledger.ledger.store import Event, iter_events
 
 from .base import Projection, clear
 
@@ -43,7 +43,7 @@ class Projector:
 
     def __init__(self, projections: Iterable[Projection] | None = None):
         if projections is None:
-            from . import all_projections     # here, so `import projections` first works too
+            from . import all_projections  # here, so `import projections` first works too
 
             projections = all_projections()
         self.projections = tuple(projections)
@@ -143,7 +143,7 @@ class Projector:
         self.set_position(conn, last)
         return count
 
-    def _fold_partition(self, conn: sqlite3.Connection, buffer: "_RowBuffer",
+    def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
                         events: list[Event]) -> None:
         state: dict = {}
         for projection in self.projections:

@@ -13,7 +13,7 @@ import sqlite3
 
 import orjson
 
-from ledger.store import Event, equal_filters
+from factledger.ledger.store import Event, equal_filters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 
-from ledger import Ledger, make_candidate
-from ledger.timeutil import parse_time
+from factledger.ledger import Ledger, make_candidate
+from factledger.ledger.timeutil import parse_time
 
 
 class MovableClock:

@@ -12,12 +12,12 @@ import sqlite3
 
 import orjson
 
-from ledger.store import Event, iter_events
-from ledger.textindex import document_terms
-from projections.factstate import OPEN_STATES, SNAPSHOT_COLUMNS, encode, transition
-from projections.history import HISTORY_COLUMNS
-from projections.provenance import _rows as provenance_rows
-from projections.runner import Projector
+from factledger.ledger.store import Event, iter_events
+from factledger.ledger.textindex import document_terms
+from factledger.projections.factstate import OPEN_STATES, SNAPSHOT_COLUMNS, encode, transition
+from factledger.projections.history import HISTORY_COLUMNS
+from factledger.projections.provenance import _rows as provenance_rows
+from factledger.projections.runner import Projector
 
 _INSERT = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
            f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")

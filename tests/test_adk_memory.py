@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import AsyncGenerator
 
 import pytest
 
 pytest.importorskip("google.adk")
 
 from google.adk.agents import LlmAgent  # noqa: E402
-from google.adk.memory import InMemoryMemoryService  # noqa: E402
 from google.adk.memory.memory_entry import MemoryEntry  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_request import LlmRequest  # noqa: E402
@@ -26,9 +25,9 @@ from google.adk.sessions import InMemorySessionService, Session  # noqa: E402
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool  # noqa: E402
 from google.genai import types  # noqa: E402
 
-from ledger import Ledger  # noqa: E402
-from ledger.adk import LedgerMemoryService  # noqa: E402
-from ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger import Ledger  # noqa: E402
+from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.ledger.timeutil import fixed_clock  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions" / "meal-kit"
 QUESTION = "where do I live and what do I eat?"

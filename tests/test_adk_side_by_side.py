@@ -11,9 +11,9 @@ pytest.importorskip("google.adk")
 
 from google.adk.memory import InMemoryMemoryService  # noqa: E402
 
-from ledger import Ledger  # noqa: E402
-from ledger.adk import LedgerMemoryService  # noqa: E402
-from ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger import Ledger  # noqa: E402
+from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.ledger.timeutil import fixed_clock  # noqa: E402
 
 from .test_adk_memory import NOW, QUESTION, ask, meal_kit_sessions  # noqa: E402
 

@@ -13,10 +13,10 @@ import httpx2
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import LedgerError
-from ledger.ingest.anthropic import AnthropicExtractor
-from ledger.ingest.batch import ingest_paths, retry_failed
+from factledger.cli.main import cli
+from factledger.ledger import LedgerError
+from factledger.ledger.ingest.anthropic import AnthropicExtractor
+from factledger.ledger.ingest.batch import ingest_paths, retry_failed
 
 from .ingest_helpers import SESSIONS, types
 

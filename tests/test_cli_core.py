@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger.queries import FACT_FIELDS, HISTORY_FIELDS
+from factledger.cli.main import cli
+from factledger.ledger.queries import FACT_FIELDS, HISTORY_FIELDS
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 PART = ["--app", "mealkit", "--user", "priya"]

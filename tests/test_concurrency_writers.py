@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 
 from .test_crash_ingest import write_sessions
 
@@ -39,7 +39,7 @@ from pathlib import Path
 role, db, out, go, params = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4]), json.loads(sys.argv[5])
 while not go.exists():
     time.sleep(0.002)
-from ledger import Ledger, LedgerError, make_candidate
+from factledger.ledger import Ledger, LedgerError, make_candidate
 rng = random.Random(params["seed"])
 ops = 0
 with open(out, "w") as log, Ledger(db, busy_timeout=60) as ledger:
@@ -65,7 +65,7 @@ with open(out, "w") as log, Ledger(db, busy_timeout=60) as ledger:
             ops += size
             batch += 1
     elif role == "ingest":
-        from ledger.ingest.batch import ingest_paths
+        from factledger.ledger.ingest.batch import ingest_paths
         for path in sorted(Path(params["folder"]).glob("*.json")):
             summary = ingest_paths(ledger, [str(path)], None, None, "patterns", None, None)
             for r in summary.results:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from factledger.cli.main import cli
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,8 +208,8 @@ def ingest_trials(reference, tmp_path, trials: int, rng: random.Random) -> dict:
             continue                          # killed before the file was created
         got = log_types(db)
         # whole sessions or nothing: a prefix of the reference log ending on a session boundary
-        assert len(got) in boundaries, (trial, delay, len(got))
-        assert got == types[:len(got)], (trial, delay)
+        assert len(got) in boundaries, (trial, len(got))
+        assert got == types[:len(got)], trial
         done = ingested_sessions(db)
         assert done == reference["sessions"][:len(done)]
         stats["mid_work"] += 0 < len(done) < SESSIONS
@@ -247,7 +247,7 @@ def test_ingest_killed_at_random_moments_long(ingest_reference, tmp_path, capsys
 # would, without paying for an interpreter start per request).
 FORGET_DRIVER = """
 import sys, json
-from cli.main import cli
+from factledger.cli.main import cli
 db = sys.argv[1]
 for args in json.loads(sys.argv[2]):
     try:

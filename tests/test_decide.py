@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ledger.confidence import BASIS_RANK
-from ledger.decide import REJECTING_RULES, OpenFact, decide
-from ledger.registry import PredicateSpec
+from factledger.ledger.confidence import BASIS_RANK
+from factledger.ledger.decide import REJECTING_RULES, OpenFact, decide
+from factledger.ledger.registry import PredicateSpec
 
 from .conftest import cand
 

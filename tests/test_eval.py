@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import LedgerError
-from ledger.ingest.evaluate import load_probes, run_probes, supported
+from factledger.cli.main import cli
+from factledger.ledger import LedgerError
+from factledger.ledger.ingest.evaluate import load_probes, run_probes, supported
 
 from .ingest_helpers import CANDIDATES, EXAMPLES
 
@@ -72,7 +72,7 @@ def test_eval_command_table_and_json(tmp_path):
 
 
 def test_an_answer_must_be_the_value_or_whole_words_of_it():
-    from ledger.ingest.evaluate import answers
+    from factledger.ledger.ingest.evaluate import answers
 
     assert answers("50 mg", "metoprolol tartrate 50 mg")
     assert answers("148/92", "148/92mmHg") and answers("148/92 mmHg", "148/92mmHg")
@@ -105,7 +105,7 @@ def test_a_longer_number_is_neither_a_hit_nor_a_leak(tmp_path):
 
 
 def test_eval_reads_each_session_file_once(monkeypatch):
-    import ledger.ingest.sources as sources
+    import factledger.ledger.ingest.sources as sources
 
     reads: list[str] = []
     real = sources.read_source

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.confidence import SERVING_THRESHOLD
+from factledger.ledger.confidence import SERVING_THRESHOLD
 
 from .conftest import cand, values
 

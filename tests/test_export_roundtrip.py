@@ -12,8 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import Ledger, LedgerError
+from factledger.cli.main import cli
+from factledger.ledger import Ledger, LedgerError
 from tests.conftest import MovableClock, cand
 
 
@@ -45,7 +45,7 @@ def test_export_import_reproduces_projections_and_verifies(source, tmp_path):
     count = source.export_log(buffer)
     lines = buffer.getvalue().splitlines()
     header = orjson.loads(lines[0])
-    assert header["complete"] and header["head"] == "%d:%s" % source.head()
+    assert header["complete"] and header["head"] == "{}:{}".format(*source.head())
     assert count == len(lines) - 1
     redacted = [orjson.loads(x) for x in lines[1:] if orjson.loads(x)["body"] is None]
     assert redacted and all(r["salt"] is None and r["commitment"] for r in redacted)
@@ -103,7 +103,7 @@ def test_cli_export_import_and_data_subject(source, tmp_path):
     copy = str(tmp_path / "copy.db")
     imported = runner.invoke(cli, ["--db", copy, "import", str(out), "--json"])
     assert imported.exit_code == 0, imported.output
-    assert orjson.loads(imported.stdout)["head"] == "%d:%s" % source.head()
+    assert orjson.loads(imported.stdout)["head"] == "{}:{}".format(*source.head())
     assert runner.invoke(cli, ["--db", copy, "replay", "--check"]).exit_code == 0
     again = runner.invoke(cli, ["--db", copy, "import", str(out)])
     assert again.exit_code == 1 and "empty" in again.stderr
@@ -126,7 +126,7 @@ def test_import_of_a_garbage_file(tmp_path):
 
 def _reseal(lines, change):
     """Change the body of the first event and re-seal it (commitment, hash, header head)."""
-    from ledger.chain import canonical, commitment, link
+    from factledger.ledger.chain import canonical, commitment, link
 
     row = orjson.loads(lines[1])
     body = orjson.loads(row["body"])

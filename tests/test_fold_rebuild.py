@@ -10,10 +10,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ledger import Ledger, LedgerError
-from ledger.confidence import BASIS_RANK
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.confidence import BASIS_RANK
 
 from .conftest import MovableClock, cand
 
@@ -61,7 +62,7 @@ def check_invariants(ledger: Ledger) -> None:
             key = (app, user, subject, predicate)
             assert key not in current, f"two current facts for {key}"
             current[key] = basis
-    for app, user, subject, predicate, cardinality, status, basis in rows:
+    for app, user, subject, predicate, _cardinality, status, _basis in rows:
         if status == "disputed":      # a dispute always has a current fact to dispute
             assert (app, user, subject, predicate) in current
     # no supersession ever replaced a fact with a less authoritative one

@@ -11,9 +11,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 
 from .conftest import MovableClock
 from .reference_fold import TABLES, key_order, reference_tables

@@ -15,16 +15,16 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import Ledger, chain
-from ledger.events import Redacted
+from factledger.cli.main import cli
+from factledger.ledger import Ledger, chain
+from factledger.ledger.events import Redacted
 
 from .conftest import MovableClock, cand
 

@@ -12,8 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import Ledger
+from factledger.cli.main import cli
+from factledger.ledger import Ledger
 from tests.conftest import MovableClock, cand
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
@@ -131,7 +131,7 @@ def test_retain_is_a_dry_run_unless_apply(tmp_path):
 
 
 def test_confirmation_on_a_terminal(db, monkeypatch):
-    import cli.forget as module
+    import factledger.cli.forget as module
 
     monkeypatch.setattr(module, "interactive", lambda: True)
     before = head(db)

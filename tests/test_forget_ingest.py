@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import LedgerError
+from factledger.cli.main import cli
+from factledger.ledger import LedgerError
 
 
 def session(sid="meal-9", user="priya"):
@@ -51,8 +51,8 @@ def test_cli_ingest_of_a_forgotten_session_exits_1(tmp_path):
 
 def test_a_forget_committed_during_extraction_wins(tmp_path):
     """The forget lands between the first check and the write transaction: nothing is ingested."""
-    from ledger import Ledger
-    from ledger.ingest.patterns import PatternsExtractor
+    from factledger.ledger import Ledger
+    from factledger.ledger.ingest.patterns import PatternsExtractor
 
     path = tmp_path / "l.db"
     with Ledger(path) as ours, Ledger(path) as theirs:

@@ -14,7 +14,7 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 from tests.conftest import MovableClock, cand, values
 
 
@@ -200,8 +200,8 @@ def _session(sid, eid, ts, text):
 
 
 def test_a_quote_the_session_validator_rejected_never_becomes_a_fact(ledger, clock):
-    from ledger.ingest.candidates import CandidatesExtractor
-    from ledger.ingest.proposal import Proposal
+    from factledger.ledger.ingest.candidates import CandidatesExtractor
+    from factledger.ledger.ingest.proposal import Proposal
 
     def ingest(sid, eid, ts, text, value, quote):
         ledger.ingest_session(_session(sid, eid, ts, text), extractor=CandidatesExtractor(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import Ledger, make_candidate
+from factledger.ledger import Ledger, make_candidate
 from tests.conftest import MovableClock
 
 PREDICATES = [("home_city", ["Pune", "Bengaluru", "Mumbai", "Chennai"]),

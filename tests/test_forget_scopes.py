@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ledger import LedgerError
+from factledger.ledger import LedgerError
 from tests.conftest import cand, values
 
 

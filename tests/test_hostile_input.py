@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli.main import cli
+from factledger.cli.main import cli
 
 HERE = Path(__file__).parent / "hostile"
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))

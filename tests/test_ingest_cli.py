@@ -10,8 +10,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import Ledger
+from factledger.cli.main import cli
+from factledger.ledger import Ledger
 
 from .ingest_helpers import CANDIDATES, ROOT, SESSIONS, adk_event, adk_session, write_json
 

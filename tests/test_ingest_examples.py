@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.ingest.batch import ingest_paths
+from factledger.ledger.ingest.batch import ingest_paths
 
 from .conftest import values
 from .ingest_helpers import CANDIDATES, SESSIONS

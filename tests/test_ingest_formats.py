@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ledger import LedgerError
-from ledger.ingest.formats import parse_adk, parse_jsonl, parse_text
-from ledger.ingest.session import tail
-from ledger.ingest.sources import load
+from factledger.ledger import LedgerError
+from factledger.ledger.ingest.formats import parse_adk, parse_jsonl, parse_text
+from factledger.ledger.ingest.session import tail
+from factledger.ledger.ingest.sources import load
 
 from .ingest_helpers import SESSIONS, adk_event, adk_session, write_json, write_jsonl
 
@@ -167,7 +167,7 @@ def test_unreadable_file_in_a_directory_is_named_and_the_rest_load(tmp_path):
 def test_a_sniffed_json_document_is_parsed_once(monkeypatch):
     import orjson
 
-    import ledger.ingest.formats as formats
+    import factledger.ledger.ingest.formats as formats
 
     calls, real = [], orjson.loads
     monkeypatch.setattr(formats.orjson, "loads", lambda text: calls.append(1) or real(text))

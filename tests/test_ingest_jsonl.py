@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ledger import LedgerError
-from ledger.ingest.evaluate import load_probes
-from ledger.ingest.jsonl import json_lines, read_text
-from ledger.ingest.proposal import read_candidates
-from ledger.ingest.sources import read_source
+from factledger.ledger import LedgerError
+from factledger.ledger.ingest.evaluate import load_probes
+from factledger.ledger.ingest.jsonl import json_lines, read_text
+from factledger.ledger.ingest.proposal import read_candidates
+from factledger.ledger.ingest.sources import read_source
 
 READERS = [read_candidates, read_source, load_probes]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ledger import LedgerError
+from factledger.ledger import LedgerError
 
 from .test_validator_session import c, ingest
 

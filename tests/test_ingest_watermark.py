@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ledger import Ledger, LedgerError
-from ledger.ingest.extractor import Extraction
-from ledger.ingest.patterns import PatternsExtractor
-from projections.runner import Projector
-from projections.sessions import SessionsProjection
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.ingest.extractor import Extraction
+from factledger.ledger.ingest.patterns import PatternsExtractor
+from factledger.projections.runner import Projector
+from factledger.projections.sessions import SessionsProjection
 
 from .ingest_helpers import adk_event, adk_session, event_count, types
 
@@ -74,7 +74,7 @@ def test_a_crash_mid_session_writes_nothing_and_the_retry_ingests_it(ledger):
             extraction.proposals.append(None)          # breaks halfway through the appends
             return extraction
 
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):
         ledger.ingest_session(adk_session(FIRST), extractor=Boom())
     assert event_count(ledger) == 0 and ledger.session_state("app", "u1", "s1") is None
     assert ledger.ingest_session(adk_session(FIRST), extractor="patterns").status == "ingested"

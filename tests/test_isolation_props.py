@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli.main import cli
-from ledger import Ledger, LedgerError, make_candidate
+from factledger.cli.main import cli
+from factledger.ledger import Ledger, LedgerError, make_candidate
 
 from .conftest import MovableClock
 

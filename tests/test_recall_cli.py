@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from factledger.cli.main import cli
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 NOW = {"FACTLEDGER_NOW": "2026-11-29T10:00:00Z"}

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import Ledger, LedgerError, make_candidate
-from ledger.recall_facts import InScope
-from ledger.timeutil import iso
+from factledger.ledger import Ledger, LedgerError, make_candidate
+from factledger.ledger.recall_facts import InScope
+from factledger.ledger.timeutil import iso
 
 from .conftest import MovableClock
 

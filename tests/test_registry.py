@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ledger import LedgerError
-from ledger.registry import load_registry, parse_registry
+from factledger.ledger import LedgerError
+from factledger.ledger.registry import load_registry, parse_registry
 
 
 def test_default_registry_covers_the_design_examples():

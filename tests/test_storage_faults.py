@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ledger import Ledger, LedgerError
+from factledger.cli.main import cli
+from factledger.ledger import Ledger, LedgerError
 
 from .conftest import MovableClock, cand
 
@@ -83,7 +83,7 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(tmp_path):
 
 FULL_DISK_CLI = """
 import sys
-import ledger.store as store
+import factledger.ledger.store as store
 real = store.connect
 def connect(path, *a, **k):
     conn = real(path, *a, **k)
@@ -91,9 +91,9 @@ def connect(path, *a, **k):
     conn.execute(f"PRAGMA max_page_count = {max(pages, 1) + 1}")
     return conn
 store.connect = connect
-import ledger.service
-ledger.service.connect = connect
-from cli.main import cli
+import factledger.ledger.service
+factledger.ledger.service.connect = connect
+from factledger.cli.main import cli
 sys.argv = ["factledger", *sys.argv[1:]]
 cli()
 """
@@ -295,7 +295,7 @@ def test_not_a_database_is_a_clear_error(tmp_path):
 
 def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
     """Ingest stops session by session with a clear reason; whatever it wrote is whole sessions."""
-    from ledger.ingest.batch import ingest_paths
+    from factledger.ledger.ingest.batch import ingest_paths
 
     from .test_crash_ingest import write_sessions
 

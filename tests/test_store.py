@@ -7,8 +7,8 @@ import sqlite3
 import orjson
 import pytest
 
-from ledger import chain
-from ledger.events import EVENT_TYPES, parse_body
+from factledger.ledger import chain
+from factledger.ledger.events import EVENT_TYPES, parse_body
 
 from .conftest import cand
 
@@ -111,14 +111,14 @@ def test_a_failed_batch_writes_nothing(ledger):
 
 def test_every_event_type_has_a_model():
     assert len(EVENT_TYPES) == 12
-    from ledger import events
+    from factledger.ledger import events
 
     for name in EVENT_TYPES:
         assert getattr(events, name).model_fields["type"].default == name
 
 
 def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
-    from ledger import Ledger, LedgerError
+    from factledger.ledger import Ledger, LedgerError
 
     path = tmp_path / "busy.db"
     first = Ledger(path, clock=clock)
@@ -134,7 +134,7 @@ def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
 
 
 def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
-    from ledger import Ledger
+    from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock) as ledger:
@@ -148,7 +148,7 @@ def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
 def test_a_candidate_outside_a_transaction_leaves_nothing_held(tmp_path, clock):
     """What the facts projection reads is only true under the write lock: outside a transaction
     it refuses, so another writer's change in between is never folded over with a stale copy."""
-    from ledger import Ledger, LedgerError
+    from factledger.ledger import Ledger, LedgerError
 
     path = tmp_path / "l.db"
     with Ledger(path, clock=clock) as a, Ledger(path, clock=clock) as b:
@@ -165,7 +165,7 @@ def test_a_candidate_outside_a_transaction_leaves_nothing_held(tmp_path, clock):
 
 
 def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
-    from ledger import Ledger
+    from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock) as ledger:
@@ -184,7 +184,7 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
 def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, monkeypatch):
     """An import verifies its rows before it commits them; a second connection would not see
     them, so the integrity check runs on the caller's (the only one allowed here)."""
-    import ledger.verify as verify_module
+    import factledger.ledger.verify as verify_module
 
     ledger.observe(cand())
 
@@ -203,7 +203,7 @@ def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, cloc
     """The index migration must not lock a user out of `verify` and `replay` on a damaged file."""
     import sqlite3 as _sqlite3
 
-    from ledger import Ledger
+    from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock) as ledger:

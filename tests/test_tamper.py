@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import Ledger
+from factledger.ledger import Ledger
 
 from .conftest import cand
 
@@ -86,7 +86,8 @@ def test_malformed_expect_head_is_an_error(db):
 
 
 def test_a_commitment_that_is_not_hex_is_reported_not_raised(tmp_path):
-    from ledger import Ledger
+    from factledger.ledger import Ledger
+
     from .conftest import MovableClock, cand
 
     path = tmp_path / "l.db"
@@ -101,7 +102,8 @@ def _rewrite_and_verify(path, update: str) -> dict:
     """Run one UPDATE on the log with its trigger dropped, then verify in a fresh ledger."""
     import sqlite3 as _sqlite3
 
-    from ledger import Ledger
+    from factledger.ledger import Ledger
+
     from .conftest import MovableClock
 
     raw = _sqlite3.connect(path)
@@ -117,7 +119,7 @@ def _forge_body(path, seq: int, body: str) -> None:
     """Rewrite one event's body and recompute its commitment and every link after it."""
     import sqlite3 as _sqlite3
 
-    from ledger import chain
+    from factledger.ledger import chain
 
     raw = _sqlite3.connect(path)
     raw.execute("DROP TRIGGER events_refuse_update")
@@ -135,7 +137,8 @@ def _forge_body(path, seq: int, body: str) -> None:
 
 
 def test_a_body_that_is_json_but_not_an_object_is_reported(tmp_path):
-    from ledger import Ledger
+    from factledger.ledger import Ledger
+
     from .conftest import MovableClock, cand
 
     path = tmp_path / "l.db"
@@ -150,7 +153,8 @@ def test_a_body_that_is_json_but_not_an_object_is_reported(tmp_path):
 def test_a_commitment_in_another_spelling_is_reported(tmp_path):
     """A redacted event's commitment is only checked through its link, and `bytes.fromhex`
     reads upper case too: the stored text must be the lower-case hex the chain writes."""
-    from ledger import Ledger
+    from factledger.ledger import Ledger
+
     from .conftest import MovableClock, cand
 
     path = tmp_path / "l.db"

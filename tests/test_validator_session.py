@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import unicodedata
 
-from ledger.ingest.candidates import CandidatesExtractor
-from ledger.ingest.proposal import proposal_from
-from ledger.ingest.session import Session
+from factledger.ledger.ingest.candidates import CandidatesExtractor
+from factledger.ledger.ingest.proposal import proposal_from
+from factledger.ledger.ingest.session import Session
 
 from .ingest_helpers import adk_event, adk_session
 
@@ -181,7 +181,7 @@ def test_every_candidate_not_applied_leaves_an_event(ledger):
 
 
 def test_parsed_session_objects_are_accepted_too(ledger):
-    from ledger.ingest.formats import parse_adk
+    from factledger.ledger.ingest.formats import parse_adk
 
     session = parse_adk(adk_session(EVENTS[:1]))
     assert isinstance(session, Session)

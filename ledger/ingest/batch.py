@@ -8,8 +8,9 @@ session; the summary names every source that failed, and the caller decides the 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..errors import LedgerError
 from .candidates import CandidatesExtractor
@@ -54,7 +55,7 @@ class Summary:
         }
 
 
-def ingest_paths(ledger: "Ledger", paths: Iterable[str], app: str | None, user: str | None,
+def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: str | None,
                  extractor: str | None = None, model: str | None = None,
                  candidates: str | None = None, stdin: TextIO | None = None,
                  progress: Callable[[int], None] | None = None,
@@ -64,7 +65,7 @@ def ingest_paths(ledger: "Ledger", paths: Iterable[str], app: str | None, user: 
                          progress=progress, on_total=on_total, **options)
 
 
-def ingest_loaded(ledger: "Ledger", sessions: list[Session], errors: list[SourceError],
+def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceError],
                   app: str | None, user: str | None, extractor: str | None = None,
                   model: str | None = None, candidates: str | None = None,
                   progress: Callable[[int], None] | None = None,
@@ -85,7 +86,7 @@ def ingest_loaded(ledger: "Ledger", sessions: list[Session], errors: list[Source
     return summary
 
 
-def retry_failed(ledger: "Ledger", app: str | None = None, user: str | None = None,
+def retry_failed(ledger: Ledger, app: str | None = None, user: str | None = None,
                  extractor: str | None = None, model: str | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:

@@ -8,9 +8,10 @@ in one transaction, so an extractor that fails halfway leaves nothing behind.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
 from ..errors import LedgerError
 from ..registry import Registry
@@ -67,7 +68,7 @@ def default_extractor_name() -> str:
     return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "patterns"
 
 
-def make_extractor(name: "str | Extractor | None" = None, *, model: str | None = None,
+def make_extractor(name: str | Extractor | None = None, *, model: str | None = None,
                    candidates: str | list[str] | None = None, **options) -> Extractor:
     if name is not None and not isinstance(name, str):
         return name                                   # already an extractor object

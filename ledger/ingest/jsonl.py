@@ -5,8 +5,8 @@ Every error is a `LedgerError` naming the file (and the line), for the person wh
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 

@@ -75,7 +75,7 @@ def one_line(text: str | None) -> str | None:
     return clean[:MAX_DIGEST] or None
 
 
-def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = None,
+def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = None,
                    user: str | None = None, extractor: Extractor | str | None = None,
                    source: str | None = None, **options) -> SessionResult:
     """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing."""
@@ -129,7 +129,7 @@ def ingest_session(ledger: "Ledger", session: Session | dict, app: str | None = 
                       f"ingestion; try again")
 
 
-def _apply(ledger: "Ledger", proposals, delta, app: str, user: str, sha: str, counts: Counter,
+def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
     for proposal in proposals:
@@ -151,7 +151,7 @@ def _apply(ledger: "Ledger", proposals, delta, app: str, user: str, sha: str, co
             counts[f"applied:{outcome.decision}"] += 1
 
 
-def _refuse_if_forgotten(ledger: "Ledger", app: str, user: str, session: str, source: str) -> None:
+def _refuse_if_forgotten(ledger: Ledger, app: str, user: str, session: str, source: str) -> None:
     if ledger.is_forgotten_session(app, user, session):
         raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
@@ -168,7 +168,7 @@ def path_of(source: str) -> str | None:
     return None if source.startswith("<") else source.split("[", 1)[0] if source.endswith("]") else source
 
 
-def _failed(ledger: "Ledger", result: SessionResult, extractor, message: str,
+def _failed(ledger: Ledger, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
     with ledger.transaction():
         event = ledger.store.append(IngestFailed(

@@ -53,7 +53,7 @@ def _open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
     return item
 
 
-def accept(ledger: "Ledger", hold_id: str, predicate: str) -> "Outcome":
+def accept(ledger: Ledger, hold_id: str, predicate: str) -> Outcome:
     if not predicate or not predicate.strip():
         raise LedgerError("say which predicate: --as PREDICATE")
     spec = ledger.registry.resolve(predicate)
@@ -66,7 +66,7 @@ def accept(ledger: "Ledger", hold_id: str, predicate: str) -> "Outcome":
         return ledger.append_candidate(candidate, hold_id=hold_id)
 
 
-def reject(ledger: "Ledger", hold_id: str, reason: str) -> "Outcome":
+def reject(ledger: Ledger, hold_id: str, reason: str) -> Outcome:
     from ..service import Outcome
 
     if not reason or not reason.strip():

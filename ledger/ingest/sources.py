@@ -7,9 +7,10 @@ good sessions instead of being raised, so one bad file in a batch never loses th
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import TextIO
 
 from ..errors import LedgerError
 from .formats import parse_text

@@ -1,0 +1,1 @@
+"""`factledger`, the command line: a thin click shell over `factledger.ledger.Ledger`."""
