@@ -15,3 +15,8 @@ class ChainError(LedgerError):
     def __init__(self, seq: int, message: str):
         super().__init__(f"seq {seq}: {message}")
         self.seq = seq
+
+
+class InvalidId(LedgerError, ValueError):
+    """An app, user, session or fact id that cannot name anything (empty, too long, control
+    characters).  Also a `ValueError`, since that is what google-adk's own services raise."""

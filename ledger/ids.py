@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
+
+from .errors import InvalidId
 
 
 def new_id() -> str:
@@ -17,3 +20,25 @@ def new_id() -> str:
     # str(uuid.UUID(int=value)), without building the object (same text: 8-4-4-4-12 lowercase hex)
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+MAX_ID_LENGTH = 200
+
+
+def normalize_id(value: str, what: str = "id") -> str:
+    """The one spelling of an app, user, session or fact id that the ledger stores and looks up.
+
+    Every entry point (library, CLI, ADK service) passes ids through here, so "josé" typed with a
+    combining accent, or with surrounding spaces, reaches the same partition as the stored id:
+    NFC, stripped, non-empty, at most MAX_ID_LENGTH characters, no control characters.
+    """
+    if not isinstance(value, str):
+        raise InvalidId(f"{what} must be text, not {type(value).__name__}")
+    text = unicodedata.normalize("NFC", value).strip()
+    if not text:
+        raise InvalidId(f"{what} is empty")
+    if len(text) > MAX_ID_LENGTH:
+        raise InvalidId(f"{what} is longer than {MAX_ID_LENGTH} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
+        raise InvalidId(f"{what} contains a control or format character")
+    return text
