@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+import warnings
 
 import click
 
@@ -48,8 +49,12 @@ class State:
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
-            self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                  busy_timeout=self.busy_timeout, create=create)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
+                self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
+                                      busy_timeout=self.busy_timeout, create=create)
+            for line in self._ledger.work.schema_report:
+                click.echo(f"Warning: {line}", err=True)
         return self._ledger
 
     def close(self) -> None:

@@ -179,6 +179,8 @@ def verify(state, expect_head, fmt) -> None:
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))
+    if result.get("triggers"):
+        raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")
 
 

@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 
 import click
+import orjson
+from click.testing import CliRunner
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
@@ -19,14 +21,14 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions"
 
 
 def run(db: str, args: list[str], quiet: bool = False) -> str:
-    """Run one factledger command in-process, echoing it as a shell line; returns its stdout."""
-    from click.testing import CliRunner
+    """Run one factledger command in-process, echoing it as a shell line; returns its stdout.
 
-    from .main import cli
-
+    The command group is the one the demo itself runs under (the click context's root), so this
+    module needs nothing from `cli.main`, which registers it."""
+    root = click.get_current_context().find_root().command
     if not quiet:
         click.secho("\n$ factledger " + shlex.join(args), fg="cyan", bold=True)
-    result = CliRunner().invoke(cli, ["--db", db, *args], catch_exceptions=False)
+    result = CliRunner().invoke(root, ["--db", db, *args], catch_exceptions=False)
     if not quiet:
         click.echo(result.stdout.rstrip())
     if result.exit_code:
@@ -49,7 +51,6 @@ def demo(out: str | None) -> None:
     if not EXAMPLES.is_dir():
         raise click.ClickException(f"the bundled examples are not at {EXAMPLES} "
                                    "(run the demo from a source checkout: make demo)")
-    import orjson
 
     run(out, ["init"])
     # Nine sessions (ADK JSON and JSONL), offline: the patterns extractor, no API key.

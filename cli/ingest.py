@@ -90,12 +90,12 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
         if retry:
             if paths:
                 raise LedgerError("--retry-failed takes no paths: it re-reads the queued sources")
-            summary = retry_failed(ledger, app, user, extractor, model, progress=step,
+            summary = retry_failed(ledger.work, app, user, extractor, model, progress=step,
                                    on_total=on_total)
         else:
             if not paths:
                 raise LedgerError("name at least one session file, directory, or - for stdin")
-            summary = ingest_paths(ledger, paths, app, user, extractor, model,
+            summary = ingest_paths(ledger.work, paths, app, user, extractor, model,
                                    list(candidates) or None,
                                    progress=step,
                                    on_total=on_total)

@@ -1,107 +1,53 @@
 """`Ledger`: the one object a library user opens.
 
-It wires the store, the registry, the decision table and the projections together, and owns the
-transaction boundary: one logical operation, its events, the projection rows they change and the
-projections' position commit together or not at all.
+A facade: it opens a unit of work (`ledger/unit.py`: the connection, the store, the projections,
+the registry, the clock and the transaction boundary) and hands that, never itself, to the use
+cases: observe, ingest, review, resolve, forget, import; reads go to the projections' and the
+log's read modules.  Nothing below this module imports it.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from factledger.projections.runner import OBSOLETE_INDEXES, Projector
+from factledger.projections.sessions import list_sessions, queue, session_state
 
-from . import queries
+from . import export, forget, queries
 from .candidate import Candidate
-from .checkpoint import Checkpointer
-from .decide import OpenFact, decide
 from .errors import LedgerError
-from .plan import events_for, held, rejected
-from .registry import Registry, load_registry
-from .store import EventStore, connect
-from .timeutil import Clock, system_clock
-from .validate import check
+from .ingest import pipeline, review
+from .outcome import Outcome
+from .recall import RecallOptions, recall
+from .registry import Registry
+from .resolve import resolution
+from .scope import build_scope
+from .store import EventStore
+from .timeutil import Clock
+from .unit import UnitOfWork
+from .verify import verify
 
-
-@dataclass
-class Outcome:
-    """What happened to one candidate: the decision and the seqs of the events that record it."""
-
-    decision: str
-    fact_id: str | None
-    reason: str
-    rule: str
-    seqs: list[int] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
-                "rule": self.rule, "seqs": self.seqs}
+__all__ = ["Ledger", "LedgerError", "Outcome"]
 
 
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
-        self.path = Path(path)
-        if not create and str(path) != ":memory:" and not self.path.exists():
-            raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
-        self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
-        self.clock = clock or system_clock
-        self.conn = connect(path, busy_timeout, synchronous)
-        self.store = EventStore(self.conn, self.clock)
-        self.projector = Projector()
-        self.store.on_append(lambda event: self.projector.apply(self.conn, event))
-        self.checkpointer: Checkpointer | None = None
-        try:
-            if Checkpointer.applies_to(str(path)):
-                self.checkpointer = Checkpointer(self.conn, synchronous)
-                self.checkpointer.take_over()
-                self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
-                self.store.on_commit(self.checkpointer.after_commit)
-            self._ensure_schema()
-        except BaseException:
-            self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
-            raise
+        self.work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create)
 
-    def _ensure_schema(self) -> None:
-        """Create what is missing; a projection added since the file was made is folded from the log.
-
-        An index this version no longer keeps is dropped and one it added is built (a file made by
-        an earlier version then writes and reads like a new one).  Only reads when nothing is
-        missing, so a read-only ledger still opens (and keeps its old indexes when only they differ).
-        """
-        present = {row[0] for row in self.conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
-        schema = self.store.schema + self.projector.schema
-        tables = {"events", "projection_positions", *self.projector.tables}
-        indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
-        obsolete = sorted(present & set(OBSOLETE_INDEXES))
-        if tables <= present and indexes <= present and not obsolete:
-            return
-        drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
-        try:
-            self.conn.executescript("BEGIN IMMEDIATE;" + drops + schema + "COMMIT;")
-        except sqlite3.DatabaseError:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            if tables <= present:
-                # Only indexes differ: a read-only or busy file, or a damaged page that `verify`
-                # and `replay --check` must still be able to report, opens with the old ones.
-                return
-            raise
-        if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
-            self.replay()
+    # What the unit of work holds, for callers that inspect a ledger (tests, the bench, the CLI).
+    path = property(lambda self: self.work.path)
+    registry = property(lambda self: self.work.registry)
+    clock = property(lambda self: self.work.clock)
+    conn = property(lambda self: self.work.conn)
+    store = property(lambda self: self.work.store)
+    projector = property(lambda self: self.work.projector)
+    checkpointer = property(lambda self: self.work.checkpointer)
 
     def close(self) -> None:
-        if self.checkpointer is not None:
-            self.checkpointer.close()
-        self.conn.close()
+        self.work.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -111,17 +57,10 @@ class Ledger:
 
     @contextmanager
     def transaction(self) -> Iterator[EventStore]:
-        with self.store.transaction() as tx:
-            self.projector.discard()          # nothing read before the lock is trusted
-            try:
-                yield tx
-                self.projector.flush(self.conn)
-                if self.store.last_seq:
-                    self.projector.set_position(self.conn, self.store.last_seq)
-            finally:
-                self.projector.discard()      # nothing a projection holds outlives its transaction
+        with self.work.transaction() as tx:
+            yield tx
 
-    # --- writing -------------------------------------------------------------------------
+    # Writing.
 
     def observe(self, candidate: Candidate) -> Outcome:
         return self.observe_many([candidate])[0]
@@ -129,51 +68,21 @@ class Ledger:
     def observe_many(self, candidates: Iterable[Candidate]) -> list[Outcome]:
         """Decide and append a batch in one transaction; each candidate sees the ones before it
         (through the projections' unwritten state), and the projections write once at the end."""
-        with self.transaction(), self.projector.batched():
-            return [self.append_candidate(c) for c in candidates]
+        with self.work.transaction(), self.work.projector.batched():
+            return [self.work.append_candidate(c) for c in candidates]
 
     def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
-        """Validate, decide and append one candidate; call inside `with ledger.transaction():`.
-
-        `hold_id` names the review-queue item a reviewer's decision closes (issue 3): it is set
-        on the events that record the decision, and a candidate that would be held again is
-        refused instead.
-        """
-        sha = self.registry.sha256
-        verdict = check(candidate, self.registry)
-        if verdict.action == "hold":
-            if hold_id is not None:
-                raise LedgerError(f"{candidate.predicate!r} is not a predicate of the registry")
-            event = self.store.append(held(candidate, verdict.reason, sha))
-            return Outcome("hold", None, verdict.reason, "validator", [event.seq])
-        if verdict.action == "reject":
-            body = rejected(candidate, verdict.reason, "validator", sha)
-            if hold_id is not None:
-                body = body.model_copy(update={"hold_id": hold_id})
-            event = self.store.append(body)
-            return Outcome("reject", None, verdict.reason, "validator", [event.seq])
-        c, spec = verdict.candidate, verdict.spec
-        facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
-                          frozenset(f["sessions"]), f["effective_date"])
-                 for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
-        decision = decide(c, facts, spec)
-        bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
-        if hold_id is not None:
-            bodies = [b.model_copy(update={"hold_id": hold_id}) if "hold_id" in type(b).model_fields
-                      else b for b in bodies]
-        seqs = [self.store.append(body).seq for body in bodies]
-        return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+        """Validate, decide and append one candidate; call inside `with ledger.transaction():`."""
+        return self.work.append_candidate(candidate, hold_id)
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
-        from .resolve import resolution
-
-        with self.transaction():
+        with self.work.transaction():
             bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
-            seqs = [self.store.append(body).seq for body in bodies]
+            seqs = [self.work.append(body).seq for body in bodies]
         return Outcome("resolve", fact_id, bodies[0].outcome, bodies[0].rule, seqs)
 
-    # --- reading -------------------------------------------------------------------------
+    # Reading.
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
         return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
@@ -193,8 +102,6 @@ class Ledger:
     def head(self) -> tuple[int, str]:
         return self.store.head()
 
-    # --- recall (issue 5: ledger/recall.py, ledger/render.py) ---------------------------
-
     def recall(self, app: str, user: str, query: str | None = "", *, explain: bool = False,
                **options):
         """The few current facts that belong in the next prompt, rendered and explained.
@@ -203,15 +110,11 @@ class Ledger:
         max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
-        from .recall import RecallOptions, recall
-
         opts = options.pop("options", None) or RecallOptions.build(**options)
         return recall(self.conn, app, user, query, now=self.clock(), options=opts,
                       registry=self.registry, explain=explain)
 
-    # --- end recall ----------------------------------------------------------------------
-
-    # --- ingestion (issue 3: ledger/ingest/, projections/sessions.py) --------------------
+    # Ingestion and review.
 
     def ingest_session(self, session, app: str | None = None, user: str | None = None,
                        extractor=None, **options):
@@ -219,102 +122,66 @@ class Ledger:
         parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
-        from .ingest.pipeline import ingest_session
-
-        return ingest_session(self, session, app, user, extractor, **options)
+        return pipeline.ingest_session(self.work, session, app, user, extractor, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
-        from factledger.projections.sessions import session_state
-
         return session_state(self.conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
-        from factledger.projections.sessions import list_sessions
-
         return list_sessions(self.conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
-        from factledger.projections.sessions import queue
-
         return queue(self.conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
-        from .ingest.review import held_rows
-
-        return held_rows(self.conn, app, user, status)
+        return review.held_rows(self.conn, app, user, status)
 
     def review_accept(self, hold_id: str, predicate: str) -> Outcome:
-        from .ingest.review import accept
-
-        return accept(self, hold_id, predicate)
+        return review.accept(self.work, hold_id, predicate)
 
     def review_reject(self, hold_id: str, reason: str) -> Outcome:
-        from .ingest.review import reject
+        return review.reject(self.work, hold_id, reason)
 
-        return reject(self, hold_id, reason)
-
-    # --- end ingestion -------------------------------------------------------------------
-
-    # --- forgetting (issue 4: ledger/forget*.py, ledger/redecide.py, ledger/export.py) ----
+    # Forgetting, export and import.
 
     def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
                predicate: str | None = None, sensitivity: str | None = None,
                reason: str | None = None, requested_by: str | None = None,
                dry_run: bool = False, vacuum: bool = False) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
-        from .forget import forget
-        from .scope import build_scope
-
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
+        return forget.forget(self.work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
-        from .forget import retain
-
-        return retain(self, **options)
+        return forget.retain(self.work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        from .forget import erasures
-
-        return erasures(self.conn, app)
+        return forget.erasures(self.conn, app)
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
-        from .forget import is_forgotten_session
-
-        return is_forgotten_session(self.conn, app, user, session)
+        return forget.is_forgotten_session(self.conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
-        from .export import export_log
-
-        return export_log(self.conn, out, app, user)
+        return export.export_log(self.conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
-        from .export import export_subject
-
-        return export_subject(self, app, user)
+        return export.export_subject(self.work, app, user)
 
     def import_log(self, source) -> dict:
-        from .export import import_log
+        return export.import_log(self.work, source)
 
-        return import_log(self, source)
-
-    # --- end forgetting ------------------------------------------------------------------
-
-    # --- checking ------------------------------------------------------------------------
+    # Checking.
 
     def verify(self, expect_head: str | None = None) -> dict:
-        from .verify import verify
-
         return verify(self.conn, expect_head)
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""
-        with self.transaction():
-            return self.projector.rebuild(self.conn, progress=progress)
+        return self.work.replay(progress)
 
     def replay_differences(self) -> list[str]:
         return self.projector.differences(self.conn)

@@ -13,8 +13,9 @@ from urllib.parse import quote
 
 import orjson
 
-from . import chain
+from . import chain, triggers
 from .errors import LedgerError
+from .store import SCHEMA
 
 
 def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
@@ -42,6 +43,12 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     if problem is not None:
         result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0)
         return result
+    if walked["ok"]:
+        # The chain holds; the append-only triggers must too (missing, altered, or restored on
+        # an open since, each named).  The chain's own problem, when there is one, comes first.
+        guards = triggers.problems(conn, SCHEMA)
+        if guards:
+            walked.update(ok=False, first_bad_seq=0, problem="; ".join(guards), triggers=guards)
     return walked
 
 

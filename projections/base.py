@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Protocol
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 
 class Projection(Protocol):

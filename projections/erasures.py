@@ -13,7 +13,7 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS erasures (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 from . import current, history
 from .factbatch import FactBatch

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
 from .factstate import OPEN_STATES

@@ -12,11 +12,11 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 
-import orjson
-
-from factledger.ledger.store import Event, iter_events
+from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
+from factledger.ledger.store import iter_events
 
 from .base import Projection, clear
+from .catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
 # facts up by fact_id).  A full rebuild drops them and builds each once at the end, one sort
@@ -42,11 +42,7 @@ class Projector:
     """
 
     def __init__(self, projections: Iterable[Projection] | None = None):
-        if projections is None:
-            from . import all_projections  # here, so `import projections` first works too
-
-            projections = all_projections()
-        self.projections = tuple(projections)
+        self.projections = tuple(all_projections() if projections is None else projections)
         self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
         self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
         self._batched = False
@@ -218,9 +214,5 @@ class _RowBuffer:
 
 def _iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
     """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index."""
-    loads = orjson.loads
-    cursor = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body FROM events"
-                          " INDEXED BY events_partition ORDER BY app, user, seq")
-    for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
-        yield Event(seq, event_id, type_, app_, user_, recorded_at,
-                    loads(body) if body is not None else None)
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
+    return map(decode, cursor)

@@ -10,17 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
+
+from factledger.projections.sessions import queue
 
 from ..errors import LedgerError
+from ..unit import UnitOfWork
 from .candidates import CandidatesExtractor
-from .extractor import Extractor, make_extractor
+from .extractor import Extractor
+from .extractors import make_extractor
 from .pipeline import SessionResult, ingest_session
 from .session import Session
 from .sources import SourceError, load, read_source
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Summary:
         }
 
 
-def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: str | None,
+def ingest_paths(ledger: UnitOfWork, paths: Iterable[str], app: str | None, user: str | None,
                  extractor: str | None = None, model: str | None = None,
                  candidates: str | None = None, stdin: TextIO | None = None,
                  progress: Callable[[int], None] | None = None,
@@ -65,7 +66,7 @@ def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: st
                          progress=progress, on_total=on_total, **options)
 
 
-def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceError],
+def ingest_loaded(ledger: UnitOfWork, sessions: list[Session], errors: list[SourceError],
                   app: str | None, user: str | None, extractor: str | None = None,
                   model: str | None = None, candidates: str | None = None,
                   progress: Callable[[int], None] | None = None,
@@ -86,12 +87,12 @@ def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceEr
     return summary
 
 
-def retry_failed(ledger: Ledger, app: str | None = None, user: str | None = None,
+def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = None,
                  extractor: str | None = None, model: str | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
     """Re-read and re-ingest every open item of the retry queue (optionally one partition's)."""
-    items = ledger.ingest_queue(app=app, user=user)
+    items = queue(ledger.conn, app, user, "open")
     if on_total:
         on_total(len(items))
     summary = Summary()

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from factledger.projections.erasures import is_forgotten
+from factledger.projections.sessions import session_state
 
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
+from ..scope import session_hash
+from ..unit import UnitOfWork
 from . import validator
-from .extractor import Context, ExtractionFailed, Extractor, make_extractor
+from .extractor import Context, ExtractionFailed, Extractor
+from .extractors import make_extractor
 from .formats import parse_adk
 from .session import Session, tail
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 MAX_DIGEST = 300
 ATTEMPTS = 3
@@ -75,7 +77,7 @@ def one_line(text: str | None) -> str | None:
     return clean[:MAX_DIGEST] or None
 
 
-def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = None,
+def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None = None,
                    user: str | None = None, extractor: Extractor | str | None = None,
                    source: str | None = None, **options) -> SessionResult:
     """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing."""
@@ -90,7 +92,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
     _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
     sha = ledger.registry.sha256
     for _attempt in range(ATTEMPTS):
-        state = ledger.session_state(app, user, session.id)
+        state = session_state(ledger.conn, app, user, session.id)
         mark = state["watermark"] if state else None
         mark_at = state["watermark_at"] if state else None
         delta = tail(session, mark, mark_at)
@@ -108,7 +110,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
         with ledger.transaction():
             # Again under the write lock: a forget may have committed while we extracted.
             _refuse_if_forgotten(ledger, app, user, session.id, result.source)
-            now = ledger.session_state(app, user, session.id)
+            now = session_state(ledger.conn, app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
@@ -129,7 +131,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
                       f"ingestion; try again")
 
 
-def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, counts: Counter,
+def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
     for proposal in proposals:
@@ -151,8 +153,8 @@ def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, coun
             counts[f"applied:{outcome.decision}"] += 1
 
 
-def _refuse_if_forgotten(ledger: Ledger, app: str, user: str, session: str, source: str) -> None:
-    if ledger.is_forgotten_session(app, user, session):
+def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
+    if is_forgotten(ledger.conn, "session", session_hash(app, user, session)):
         raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
@@ -168,7 +170,7 @@ def path_of(source: str) -> str | None:
     return None if source.startswith("<") else source.split("[", 1)[0] if source.endswith("]") else source
 
 
-def _failed(ledger: Ledger, result: SessionResult, extractor, message: str,
+def _failed(ledger: UnitOfWork, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
     with ledger.transaction():
         event = ledger.store.append(IngestFailed(

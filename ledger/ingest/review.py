@@ -9,17 +9,15 @@ Rejecting appends `CandidateRejected` with the reviewer's reason.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
 import orjson
 
 from ..candidate import make_candidate
 from ..errors import LedgerError
 from ..events import CandidateRejected
+from ..outcome import Outcome
 from ..store import equal_filters
-
-if TYPE_CHECKING:
-    from ..service import Ledger, Outcome
+from ..unit import UnitOfWork
 
 COLUMNS = ("hold_id", "app", "user", "held_seq", "held_at", "reason", "candidate", "status",
            "closed_seq", "closed_reason")
@@ -53,7 +51,7 @@ def _open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
     return item
 
 
-def accept(ledger: Ledger, hold_id: str, predicate: str) -> Outcome:
+def accept(ledger: UnitOfWork, hold_id: str, predicate: str) -> Outcome:
     if not predicate or not predicate.strip():
         raise LedgerError("say which predicate: --as PREDICATE")
     spec = ledger.registry.resolve(predicate)
@@ -66,9 +64,7 @@ def accept(ledger: Ledger, hold_id: str, predicate: str) -> Outcome:
         return ledger.append_candidate(candidate, hold_id=hold_id)
 
 
-def reject(ledger: Ledger, hold_id: str, reason: str) -> Outcome:
-    from ..service import Outcome
-
+def reject(ledger: UnitOfWork, hold_id: str, reason: str) -> Outcome:
     if not reason or not reason.strip():
         raise LedgerError("say why: --reason R")
     with ledger.transaction():
