@@ -18,6 +18,7 @@ from factledger.projections.sessions import session_state
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
 from ..scope import session_hash
+from ..terminal import escape
 from ..unit import UnitOfWork
 from . import validator
 from .extractor import Context, ExtractionFailed, Extractor
@@ -174,7 +175,7 @@ def _failed(ledger: UnitOfWork, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
     with ledger.transaction():
         event = ledger.store.append(IngestFailed(
-            app=result.app, user=result.user, session=result.session, error=message[:500],
+            app=result.app, user=result.user, session=result.session, error=escape(message)[:500],
             extractor=extractor.name, model=getattr(extractor, "model", None), source=path,
             attempts=attempts))
     result.status, result.error, result.seqs = "failed", message, [event.seq]
