@@ -72,7 +72,7 @@ def demo(out: str | None) -> None:
     run(out, ["history", *CLINIC, "--predicate", "medication_dose", "-t"])
     run(out, ["stats", "-t"])
     run(out, ["verify", "-t"])
-    # Right-to-forget (issue 4): forget the session that said "We moved to Bengaluru"; Pune is
+    # Right-to-forget: forget the session that said "We moved to Bengaluru"; Pune is
     # current again, the receipt names no one, and the chain and projections still check out.
     run(out, ["forget", *MEAL, "--session", "meal-2", "--reason", "demo: user request",
               "--requested-by", "dpo", "--yes", "-t"])

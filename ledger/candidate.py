@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import LedgerError
 from .timeutil import normalise_time
+from .vocabulary import Author, Basis
 
 MAX_VALUE = 500
 MAX_QUOTE = 2000
@@ -62,8 +62,8 @@ class Candidate(BaseModel):
     quote: str
     session: str
     evidence_event: str
-    author: Literal["user", "agent", "tool", "document"] = "user"
-    basis: Literal["inferred", "stated", "verified"] = "stated"
+    author: Author = "user"
+    basis: Basis = "stated"
     negated: bool = False
     confidence: float | None = None
     said_at: str

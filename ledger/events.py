@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-Author = Literal["user", "agent", "tool", "document"]
-Basis = Literal["inferred", "stated", "verified"]
+from .vocabulary import Author, Basis
 
 
 class Body(BaseModel):

@@ -29,7 +29,7 @@ from factledger.projections.sessions import list_sessions
 from . import queries
 from .errors import LedgerError
 from .events import parse_body
-from .store import head
+from .store import head, snapshot
 from .timeutil import iso
 from .unit import UnitOfWork
 from .verify import verify
@@ -150,19 +150,21 @@ def _check_body(text: str, type_, number: int) -> None:
 
 
 def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:
-    """Everything the ledger holds about one user (a data-subject access export), as one JSON object."""
+    """Everything the ledger holds about one user (a data-subject access export), as one JSON
+    object, read in one snapshot (its facts, history, sessions and events agree)."""
     conn = ledger.conn
-    events = []
-    for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
-            "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
-            " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
-        events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
-                       "body": orjson.loads(body) if body is not None else None,
-                       "redacted_by": redacted_by})
-    return {"format": SUBJECT_FORMAT, "app": app, "user": user,
-            "exported_at": iso(ledger.clock()),
-            "facts": queries.facts(conn, app, user, now=ledger.clock(), registry=ledger.registry,
-                                   include_sensitive=True),
-            "history": queries.history(conn, app, user, registry=ledger.registry, now=ledger.clock()),
-            "sessions": list_sessions(conn, app, user),
-            "events": events}
+    with snapshot(conn):
+        events = []
+        for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
+                "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
+                " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
+            events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
+                           "body": orjson.loads(body) if body is not None else None,
+                           "redacted_by": redacted_by})
+        return {"format": SUBJECT_FORMAT, "app": app, "user": user,
+                "exported_at": iso(ledger.clock()),
+                "facts": queries.facts(conn, app, user, now=ledger.clock(), registry=ledger.registry,
+                                       include_sensitive=True),
+                "history": queries.history(conn, app, user, registry=ledger.registry, now=ledger.clock()),
+                "sessions": list_sessions(conn, app, user),
+                "events": events}

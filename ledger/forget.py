@@ -1,6 +1,6 @@
 """Right-to-forget and retention: one request, one transaction, one receipt, no byte left behind.
 
-The steps (DESIGN section 10), all inside one `BEGIN IMMEDIATE` transaction:
+The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 
 1. plan the target events (`ledger/forget_plan.py`);
 2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the

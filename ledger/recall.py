@@ -62,7 +62,7 @@ _THIN = (
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
     " FROM facts_current f"
     " LEFT JOIN recall_index r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
-# Full rows (the field names of DESIGN section 12): only for what is shown.
+# Full rows (the public field names (`queries.FACT_FIELDS`)): only for what is shown.
 _FULL = ("SELECT fact_id, app, user, subject, predicate, value, status, basis, confidence,"
          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
          " quote, author, effective_date FROM facts_current WHERE fact_id IN ")
@@ -127,7 +127,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
 
 
 def _complete(conn: sqlite3.Connection, shown: list[dict]) -> None:
-    """Add the remaining fields of DESIGN section 12 to the facts that will be shown."""
+    """Add the remaining public fields (`queries.FACT_FIELDS`) to the facts that will be shown."""
     by_id = {c["fact_id"]: c for c in shown}
     ids = list(by_id)
     for start in range(0, len(ids), 500):
@@ -166,7 +166,7 @@ def _pack(scope: InScope, eligible: list[int]) -> list[int]:
 
 
 def _public(c: dict) -> dict:
-    """A shown fact with the field names of DESIGN section 12, plus its scores."""
+    """A shown fact with the public field names (`queries.FACT_FIELDS`), plus its scores."""
     fact = {name: c.get(name) for name in FACT_FIELDS}
     fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
     if c.get("via"):

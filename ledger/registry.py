@@ -17,9 +17,8 @@ from pathlib import Path
 
 from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
+from .vocabulary import CARDINALITIES, SENSITIVITIES, Basis, Cardinality, Sensitivity
 
-CARDINALITIES = ("one", "many", "series")
-SENSITIVITIES = ("normal", "personal", "health")
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
 NORMALISERS = ("none", "lower", "title")
@@ -34,15 +33,15 @@ class Pattern:
     value: str | None = None
     subject: str = "user"
     negated: bool = False
-    basis: str = "stated"
+    basis: Basis = "stated"
     authors: tuple[str, ...] = ("user",)
 
 
 @dataclass(frozen=True)
 class PredicateSpec:
     name: str
-    cardinality: str
-    sensitivity: str
+    cardinality: Cardinality
+    sensitivity: Sensitivity
     kind: str
     aliases: tuple[str, ...] = ()
     description: str = ""

@@ -23,7 +23,7 @@ from .recall import RecallOptions, recall
 from .registry import Registry
 from .resolve import resolution
 from .scope import build_scope
-from .store import EventStore
+from .store import EventStore, snapshot
 from .timeutil import Clock
 from .unit import UnitOfWork
 from .verify import verify
@@ -84,20 +84,26 @@ class Ledger:
 
     # Reading.
 
+    # Every read of more than one statement runs in one read transaction (`store.snapshot`).
+
     def facts(self, app: str, user: str, **filters) -> list[dict]:
-        return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
+        with snapshot(self.conn):
+            return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
-        return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
+        with snapshot(self.conn):
+            return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
-        return queries.why(self.conn, fact_id, now=self.clock())
+        with snapshot(self.conn):
+            return queries.why(self.conn, fact_id, now=self.clock())
 
     def log(self, **filters) -> list[dict]:
         return queries.log(self.conn, **filters)
 
     def stats(self) -> dict:
-        return queries.stats(self.conn)
+        with snapshot(self.conn):
+            return queries.stats(self.conn)
 
     def head(self) -> tuple[int, str]:
         return self.store.head()
@@ -111,8 +117,9 @@ class Ledger:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         opts = options.pop("options", None) or RecallOptions.build(**options)
-        return recall(self.conn, app, user, query, now=self.clock(), options=opts,
-                      registry=self.registry, explain=explain)
+        with snapshot(self.conn):
+            return recall(self.conn, app, user, query, now=self.clock(), options=opts,
+                          registry=self.registry, explain=explain)
 
     # Ingestion and review.
 

@@ -168,6 +168,23 @@ class EventStore:
         return head(self.conn)
 
 
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around a read of several statements, so every part of it sees the
+    same committed state (a WAL reader keeps one snapshot from its first read to the end) and a
+    concurrent writer cannot make them disagree.  Inside a transaction that is already open (a
+    write, or an outer snapshot) it adds nothing.  Ends with ROLLBACK: a read keeps nothing."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+
 def tail(conn: sqlite3.Connection) -> tuple[int, str, str]:
     """The last event's seq, hash and recorded_at (the genesis when the log is empty): the one
     head query, for the writer (under its lock), `head` and `verify`."""

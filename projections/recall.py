@@ -6,7 +6,7 @@ rebuild gives every row the same key as the live table had), with the partition,
 stop words dropped, stemmed), space separated.  Recall reads one partition's rows with one
 indexed query and scores them in memory.
 
-Why a plain table and not FTS5 (DESIGN section 8 allows "FTS5 or an equivalent"):
+Why a plain table and not FTS5 (the design allows "FTS5 or an equivalent"):
 - recall's statistics must be partition-local: FTS5's bm25() takes its idf from the whole table,
   so one user's records would shift another user's scores (and a user's scores would hint at
   what others hold);
