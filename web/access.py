@@ -52,7 +52,7 @@ class Context:
 async def render(datasette, request, actor: Actor | None, template: str, status: int = 200,
                  **values) -> Response:
     config = config_of(datasette)
-    values.update(actor=actor, prefix=PREFIX, database=config.database if config else None,
+    values.update(me=actor, prefix=PREFIX, database=config.database if config else None,
                   public=bool(config and config.public))
     html = await datasette.render_template(template, values, request=request)
     return Response.html(html, status=status)
