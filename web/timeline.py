@@ -18,12 +18,12 @@ from factledger.ledger.timeutil import parse_time
 BASIS_COLOURS = {"verified": "#1b7f3b", "stated": "#1f5fbf", "inferred": "#c77700"}
 STATE_COLOURS = {"current": "#1f5fbf", "disputed": "#c77700", "superseded": "#8a8f98",
                  "retracted": "#b3261e", "rejected": "#5b5f66"}
-WIDTH, LABEL, LANE, TOP = 620, 170, 30, 34
+WIDTH, LABEL, LANE, TOP, RIGHT = 610, 150, 30, 34, 96
 
 
 def _scale(start: datetime, end: datetime):
     span = max((end - start).total_seconds(), 1.0)
-    usable = WIDTH - LABEL - 20
+    usable = WIDTH - LABEL - RIGHT
 
     def x(moment: datetime) -> float:
         return LABEL + usable * (moment - start).total_seconds() / span
@@ -48,12 +48,14 @@ def _bounds(rows: list[dict], now: datetime, *fields: str) -> tuple[datetime, da
 
 def _axis(x, start: datetime, end: datetime, height: int, title: str) -> list[str]:
     out = [f'<text x="{LABEL}" y="14" class="axis-title">{escape(title)}</text>',
-           f'<line x1="{LABEL}" y1="{TOP - 8}" x2="{WIDTH - 20}" y2="{TOP - 8}" class="axis"/>']
+           f'<line x1="{LABEL}" y1="{TOP - 8}" x2="{WIDTH - RIGHT}" y2="{TOP - 8}" class="axis"/>']
+    span = (end - start).total_seconds()
+    pattern = "%Y-%m-%d" if span > 4 * 86400 else "%m-%d %H:%M" if span > 3600 else "%H:%M:%S"
     for i in range(5):
         moment = start + (end - start) * (i / 4)
         px = x(moment)
         out.append(f'<line x1="{px:.1f}" y1="{TOP - 12}" x2="{px:.1f}" y2="{height - 20}" class="grid"/>')
-        out.append(f'<text x="{px:.1f}" y="{height - 6}" class="tick">{moment:%Y-%m-%d}</text>')
+        out.append(f'<text x="{px:.1f}" y="{height - 6}" class="tick">{moment.strftime(pattern)}</text>')
     return out
 
 
@@ -100,7 +102,7 @@ def valid_time_svg(rows: list[dict], reinstated: list[dict], now: datetime) -> s
         elif not row["valid_to"]:
             parts.append(f'<text x="{x1 + 3:.1f}" y="{y + 14}" class="mark">{escape(state)}</text>')
         if fact_id in back:
-            parts.append(f'<text x="{x0 + 3:.1f}" y="{y + 14}" class="mark mark-erasure">↺ reinstated '
+            parts.append(f'<text x="{x0 + 3:.1f}" y="{y + 14}" class="mark on-bar">↺ reinstated '
                          f'after erasure (seq {back[fact_id]["cause"]})</text>')
     return _svg(height, "valid-time history", parts)
 
@@ -141,5 +143,5 @@ svg .axis, svg .grid { stroke: #c9ccd1; } svg .grid { stroke-dasharray: 2 3; }
 svg text { font: 11px system-ui, sans-serif; fill: #222; }
 svg .axis-title { font-weight: 600; } svg .tick { text-anchor: middle; fill: #555; }
 svg .lane-label { text-anchor: end; } svg .mark-retracted { fill: #b3261e; }
-svg .mark-erasure { fill: #6a1b9a; font-weight: 600; } svg .erasure { stroke: #6a1b9a; stroke-dasharray: 4 3; }
+svg .mark-erasure { fill: #6a1b9a; font-weight: 600; } svg .on-bar { fill: #fff; font-weight: 600; } svg .erasure { stroke: #6a1b9a; stroke-dasharray: 4 3; }
 """
