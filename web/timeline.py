@@ -143,5 +143,6 @@ svg .axis, svg .grid { stroke: #c9ccd1; } svg .grid { stroke-dasharray: 2 3; }
 svg text { font: 11px system-ui, sans-serif; fill: #222; }
 svg .axis-title { font-weight: 600; } svg .tick { text-anchor: middle; fill: #555; }
 svg .lane-label { text-anchor: end; } svg .mark-retracted { fill: #b3261e; }
-svg .mark-erasure { fill: #6a1b9a; font-weight: 600; } svg .on-bar { fill: #fff; font-weight: 600; } svg .erasure { stroke: #6a1b9a; stroke-dasharray: 4 3; }
+svg .mark-erasure { fill: #6a1b9a; font-weight: 600; } svg .on-bar { fill: #fff; font-weight: 600; }
+svg .erasure { stroke: #6a1b9a; stroke-dasharray: 4 3; }
 """
