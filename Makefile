@@ -13,7 +13,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui]'
 
 demo: install
 	$(BIN)/factledger demo
@@ -29,7 +29,7 @@ lint: install-test
 	$(BIN)/ruff check .
 	rm -rf $(IMPORT_GRAPH) && mkdir -p $(IMPORT_GRAPH)/factledger
 	cp factledger/__init__.py $(IMPORT_GRAPH)/factledger/
-	for d in ledger projections cli; do ln -s $(CURDIR)/$$d $(IMPORT_GRAPH)/factledger/$$d; done
+	for d in ledger projections cli web; do ln -s $(CURDIR)/$$d $(IMPORT_GRAPH)/factledger/$$d; done
 	cd $(IMPORT_GRAPH) && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --no-cache $(CURDIR)/pyproject.toml
 
 # The long crash and concurrency suites (marked slow; `make test` leaves them out).

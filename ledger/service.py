@@ -71,9 +71,10 @@ class Ledger:
         with self.work.transaction(), self.work.projector.batched():
             return [self.work.append_candidate(c) for c in candidates]
 
-    def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
+    def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
+                         review: dict | None = None) -> Outcome:
         """Validate, decide and append one candidate; call inside `with ledger.transaction():`."""
-        return self.work.append_candidate(candidate, hold_id)
+        return self.work.append_candidate(candidate, hold_id, review)
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
@@ -145,11 +146,13 @@ class Ledger:
              status: str | None = "open") -> list[dict]:
         return review.held_rows(self.conn, app, user, status)
 
-    def review_accept(self, hold_id: str, predicate: str) -> Outcome:
-        return review.accept(self.work, hold_id, predicate)
+    def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
+                      reason: str | None = None) -> Outcome:
+        """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
+        return review.accept(self.work, hold_id, predicate, by=by, reason=reason)
 
-    def review_reject(self, hold_id: str, reason: str) -> Outcome:
-        return review.reject(self.work, hold_id, reason)
+    def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
+        return review.reject(self.work, hold_id, reason, by=by)
 
     # Forgetting, export and import.
 

@@ -81,12 +81,15 @@ class UnitOfWork:
         """Append one event inside `transaction()`; the projections fold it at once."""
         return self.store.append(body)
 
-    def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
+    def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
+                         review: dict | None = None) -> Outcome:
         """Validate, decide and append one candidate; call inside `transaction()`.
 
         `hold_id` names the review-queue item a reviewer's decision closes: it is set on the
         events that record the decision, and a candidate that would be held again is refused.
+        `review` (reviewed_by, review_reason) is set on the same events.
         """
+        stamp = {"hold_id": hold_id, **(review or {})}
         sha = self.registry.sha256
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
@@ -97,7 +100,7 @@ class UnitOfWork:
         if verdict.action == "reject":
             body = rejected(candidate, verdict.reason, "validator", sha)
             if hold_id is not None:
-                body = body.model_copy(update={"hold_id": hold_id})
+                body = body.model_copy(update=stamp)
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
@@ -107,7 +110,7 @@ class UnitOfWork:
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
-            bodies = [b.model_copy(update={"hold_id": hold_id}) if "hold_id" in type(b).model_fields
+            bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
                       else b for b in bodies]
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)

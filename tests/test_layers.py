@@ -10,7 +10,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"ledger": "factledger.ledger", "projections": "factledger.projections", "cli": "factledger.cli"}
+PACKAGES = {"ledger": "factledger.ledger", "projections": "factledger.projections", "cli": "factledger.cli",
+            "web": "factledger.web"}
 
 
 def _layered() -> set[str]:
