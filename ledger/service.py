@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
 from . import export, forget, queries
@@ -144,7 +145,7 @@ class Ledger:
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
-        return review.held_rows(self.conn, app, user, status)
+        return held_rows(self.conn, app, user, status)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:

@@ -167,6 +167,19 @@ class EventStore:
     def head(self) -> tuple[int, str]:
         return head(self.conn)
 
+    def events(self, app: str | None = None, user: str | None = None, after: int = 0) -> Iterator[Event]:
+        return iter_events(self.conn, app, user, after)
+
+    def snapshot(self):
+        return snapshot(self.conn)
+
+
+def open_sqlite(path: str | Path, clock: Clock, busy_timeout: float = 5.0,
+                synchronous: str = "FULL") -> EventStore:
+    """The SQLite backend (`ledger/backend.py: Backend`): a connection with the shared pragmas and
+    the store on it."""
+    return EventStore(connect(path, busy_timeout, synchronous), clock)
+
 
 @contextmanager
 def snapshot(conn: sqlite3.Connection) -> Iterator[None]:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from factledger.projections.runner import Projector
 
+from .backend import Backend, EventLog
 from .candidate import Candidate
 from .checkpoint import Checkpointer
 from .decide import OpenFact, decide
@@ -26,7 +27,7 @@ from .outcome import Outcome
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
-from .store import EventStore, connect
+from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
 
@@ -34,14 +35,15 @@ from .validate import check
 class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 backend: Backend = open_sqlite):
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
-        self.conn = connect(path, busy_timeout, synchronous)
-        self.store = EventStore(self.conn, self.clock)
+        self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
+        self.conn = self.store.conn
         self.projector = Projector()
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Checkpointer | None = None
@@ -66,7 +68,7 @@ class UnitOfWork:
         self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[EventStore]:
+    def transaction(self) -> Iterator[EventLog]:
         with self.store.transaction() as tx:
             self.projector.discard()          # nothing read before the lock is trusted
             try:

@@ -6,7 +6,6 @@ million events as at ten.  The first problem found names its seq; nothing after 
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from urllib.parse import quote
@@ -121,27 +120,22 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
     rows = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment,"
                         " prev_hash, hash, redacted_by FROM events ORDER BY seq")
     last_at = ""
-    # chain.link and chain.commitment inlined (same bytes hashed): the loop runs once per event.
-    sha, fromhex, loads = hashlib.sha256, bytes.fromhex, orjson.loads
-    link_tag, commitment_tag = chain.LINK_TAG, chain.COMMITMENT_TAG
+    # The writer's own functions (ledger/chain.py): the hashes are computed in one place.
+    link_of, commitment_of, fromhex, loads = chain.link, chain.commitment, bytes.fromhex, orjson.loads
     for (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link,
          redacted_by) in rows:
         if seq != expected_seq:
             return fail(expected_seq, f"missing event (next seq present is {seq})")
         if prev != prev_hash:
             return fail(seq, "prev_hash does not match the previous event's hash")
-        digest = sha(link_tag)
         try:
-            digest.update(fromhex(prev))
-            digest.update(seq.to_bytes(8, "big"))
-            digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
-            commit_bytes = fromhex(commit)
-        except (ValueError, TypeError, AttributeError):
+            expected = link_of(prev, seq, event_id, type_, recorded_at, commit)
+            well_formed = fromhex(commit).hex() == commit   # lower-case hex of 32 bytes, as written
+        except (ValueError, TypeError, AttributeError, OverflowError):
             return fail(seq, "a hash column or the envelope is not what the chain stores")
-        if commit_bytes.hex() != commit:           # lower-case hex of 32 bytes, as written
+        if not well_formed:
             return fail(seq, "the commitment is not in the form the chain stores")
-        digest.update(commit_bytes)
-        if digest.hexdigest() != link:
+        if expected != link:
             return fail(seq, "hash does not match the event's envelope")
         if recorded_at < last_at:
             return fail(seq, "recorded_at goes backwards")
@@ -152,7 +146,7 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             result["redacted"] += 1
         else:
             raw = body.encode() if isinstance(body, str) else body
-            if salt is None or sha(commitment_tag + salt + raw).hexdigest() != commit:
+            if salt is None or commitment_of(salt, raw) != commit:
                 return fail(seq, "body does not match its commitment")
             try:
                 data = loads(raw)

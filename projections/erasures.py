@@ -35,6 +35,7 @@ class ErasuresProjection:
     name = "erasures"
     tables = ("erasures", "forgotten_scopes")
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body

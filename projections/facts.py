@@ -22,6 +22,7 @@ class FactsProjection:
     name = "facts"
     tables = ("facts_current", "fact_history")
     schema = current.SCHEMA + history.SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._batch: FactBatch | None = None

@@ -24,6 +24,7 @@ class ProvenanceProjection:
     name = "provenance"
     tables = ("fact_events",)
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._pending: list[tuple] = []      # rows of the events since the last flush

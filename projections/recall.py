@@ -46,6 +46,7 @@ class RecallProjection:
     name = "recall"
     tables = (TABLE,)
     schema = SCHEMA
+    depends_on = ("facts",)        # reads what the facts projection flushed (`facts.flushed`)
 
     def __init__(self, facts):
         # The facts projection of the same projector: it flushes first, and says which facts it

@@ -15,7 +15,7 @@ from operator import attrgetter
 from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
 from factledger.ledger.store import iter_events
 
-from .base import Projection, clear
+from .base import BufferedProjection, KeyReader, Projection, check_order, clear
 from .catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
@@ -43,8 +43,10 @@ class Projector:
 
     def __init__(self, projections: Iterable[Projection] | None = None):
         self.projections = tuple(all_projections() if projections is None else projections)
-        self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
-        self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
+        check_order(self.projections)
+        self._flushing = tuple(p for p in self.projections if isinstance(p, BufferedProjection))
+        self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
+        self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
 
     @property
@@ -142,10 +144,9 @@ class Projector:
     def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
                         events: list[Event]) -> None:
         state: dict = {}
-        for projection in self.projections:
-            batch = getattr(projection, "rebuild_partition", None)
-            if batch is not None:
-                batch(buffer, events, state)
+        for projection, buffered in zip(self.projections, self._buffered):
+            if buffered:
+                projection.rebuild_partition(buffer, events, state)
             else:
                 for event in events:
                     projection.apply(conn, event)

@@ -49,6 +49,7 @@ class SessionsProjection:
     name = "sessions"
     tables = ("sessions", "ingest_queue")
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from factledger.projections.current import partition_keys
 from factledger.projections.erasures import is_forgotten
 from factledger.projections.sessions import session_state
 
@@ -102,7 +103,7 @@ def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None 
             result.watermark = mark
             return result
         context = Context(app, user, ledger.registry,
-                          load_current=lambda: current_keys(ledger.conn, app, user))
+                          load_current=lambda: partition_keys(ledger.conn, app, user))
         try:
             extraction = extractor.extract(delta, context)
         except ExtractionFailed as exc:
@@ -157,13 +158,6 @@ def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, 
 def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
     if is_forgotten(ledger.conn, "session", session_hash(app, user, session)):
         raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
-
-
-def current_keys(conn, app: str, user: str) -> list[dict]:
-    """The partition's open facts as an extractor sees them (no confidence decay needed)."""
-    rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
-                        "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
-    return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]
 
 
 def path_of(source: str) -> str | None:
