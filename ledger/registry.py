@@ -11,13 +11,20 @@ import hashlib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
 
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass
+
 from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
-from .vocabulary import CARDINALITIES, SENSITIVITIES, Basis, Cardinality, Sensitivity
+from .vocabulary import AUTHORS, BASES, CARDINALITIES, SENSITIVITIES, Author, Basis, Cardinality, Sensitivity
+
+# The registry's models are pydantic dataclasses: validated when built (a spec holds only the
+# registry's words), positional like any dataclass, and as cheap to read as one.
+_MODEL = ConfigDict(arbitrary_types_allowed=True)
 
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
@@ -25,7 +32,7 @@ NORMALISERS = ("none", "lower", "title")
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class Pattern:
     """One offline-extractor rule: a regular expression with a `value` group, or a fixed value."""
 
@@ -34,10 +41,10 @@ class Pattern:
     subject: str = "user"
     negated: bool = False
     basis: Basis = "stated"
-    authors: tuple[str, ...] = ("user",)
+    authors: tuple[Author, ...] = ("user",)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class PredicateSpec:
     name: str
     cardinality: Cardinality
@@ -57,7 +64,7 @@ class PredicateSpec:
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class Registry:
     predicates: dict[str, PredicateSpec]
     aliases: dict[str, str]
@@ -182,10 +189,10 @@ def _parse_pattern(fail, index: int, entry) -> Pattern:
     if value is None and "value" not in regex.groupindex:
         raise fail(where, "needs a (?P<value>...) group or a fixed value")
     authors = entry.get("authors", ["user"])
-    if not isinstance(authors, list) or not set(authors) <= {"user", "agent", "tool", "document"}:
+    if not isinstance(authors, list) or not set(authors) <= set(AUTHORS):
         raise fail(where, "authors must list user, agent, tool or document")
     basis = entry.get("basis", "stated")
-    if basis not in ("stated", "inferred", "verified"):
+    if basis not in BASES:
         raise fail(where, f"basis {basis!r} is not stated, inferred or verified")
     return Pattern(
         regex=regex,
