@@ -57,11 +57,19 @@ def render_summary(s: dict) -> str:
     ]
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
+    for a in s.get("ambiguous_candidates", ()):
+        lines.append(f"REFUSED {escape(a['candidate'])}: {ambiguity(a)}")
     for f in s["failures"]:
         lines.append(f"FAILED {escape(f['source'])}"
                      + (f" (session {escape(f['session'])})" if f["session"] else "")
                      + f": {escape(f['error'])}")
     return "\n".join(lines)
+
+
+def ambiguity(a: dict) -> str:
+    cited = f"session {a['session']}" if a.get("session") else f"event {a['evidence_event']}"
+    return escape(f"{cited} matches {len(a['matches'])} sessions ({'; '.join(a['matches'])}); "
+                  "nothing was ingested for it: give it a session field")
 
 
 @click.command()
@@ -107,9 +115,12 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
     if resolve_format(fmt) not in ("json", "nl"):
         report.pop("results")
     emit_one(report, fmt, render=render_summary)
+    refused = [f"{a['candidate']}: {ambiguity(a)}" for a in report["ambiguous_candidates"]]
+    if refused and not summary.failed:
+        raise LedgerError(f"{len(refused)} candidate(s) refused as ambiguous: " + "; ".join(refused))
     if summary.failed:
         errors = [f["error"] if f["source"] in (f["error"] or "") else f"{f['source']}: {f['error']}"
-                  for f in report["failures"]]
+                  for f in report["failures"]] + refused
         if len(errors) == 1 and len(summary.results) == 1:
             raise LedgerError(errors[0])
         raise LedgerError(f"{len(summary.failed)} of {len(summary.results)} sessions or files "

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 class Summary:
     results: list[SessionResult] = field(default_factory=list)
     unmatched_candidates: int = 0
+    ambiguous_candidates: list[dict] = field(default_factory=list)
 
     @property
     def failed(self) -> list[SessionResult]:
@@ -49,6 +50,7 @@ class Summary:
             "rejected": by("rejected"),
             "held": by("held"),
             "unmatched_candidates": self.unmatched_candidates,
+            "ambiguous_candidates": self.ambiguous_candidates,
             "failures": [{"source": r.source, "session": r.session, "error": r.error}
                          for r in self.failed],
             "results": [r.as_dict() for r in self.results],
@@ -76,13 +78,14 @@ def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceEr
         on_total(len(sessions))
     chosen: Extractor = make_extractor(extractor, model=model, candidates=candidates, **options)
     if isinstance(chosen, CandidatesExtractor):
-        chosen.single_session = len(sessions) == 1
+        chosen.route(sessions, app, user)
     for session in sessions:
         summary.results.append(_one(ledger, session, app, user, chosen))
         if progress:
             progress(1)
     if isinstance(chosen, CandidatesExtractor):
         summary.unmatched_candidates = chosen.unmatched
+        summary.ambiguous_candidates = chosen.ambiguous
     return summary
 
 
