@@ -19,6 +19,8 @@ SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
                 "author", "held_at")
+REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
+                    "evidence_event")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
 
 
@@ -137,17 +139,35 @@ def sessions(state, app, user, fmt) -> None:
     emit(state.ledger().sessions(app, user), fmt, SESSION_COLUMNS)
 
 
+def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
+    """Every rejected candidate, newest last: why, by which rule, and what it claimed."""
+    rows = []
+    for e in ledger.log(app=app, user=user, type="CandidateRejected"):
+        body = e["body"] or {}
+        candidate = body.get("candidate") or {}
+        rows.append({"seq": e["seq"], "reason": body.get("reason"), "rule": body.get("rule"),
+                     **{k: candidate.get(k) for k in ("subject", "predicate", "value", "negated",
+                                                      "quote", "session", "evidence_event")},
+                     "app": e["app"], "user": e["user"], "recorded_at": e["recorded_at"]})
+    return rows
+
+
 @click.group(invoke_without_command=True)
 @click.option("--app")
 @click.option("--user")
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
+@click.option("--rejected", is_flag=True,
+              help="List rejected candidates instead (the validator's and reviewers' reasons)")
 @output_options
 @click.pass_context
-def review(ctx, app, user, show_all, fmt) -> None:
+def review(ctx, app, user, show_all, rejected, fmt) -> None:
     """The review queue: held candidates (unknown predicate ...).  Subcommands accept / reject."""
     if ctx.invoked_subcommand is not None:
         return
     state = ctx.obj
+    if rejected:
+        emit(rejected_rows(state.ledger(), app, user), fmt, REJECTED_COLUMNS)
+        return
     rows = state.ledger().held(app, user, status=None if show_all else "open")
     for row in rows:
         row.pop("candidate")

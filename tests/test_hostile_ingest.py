@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from factledger.cli.main import cli
 from factledger.ledger import Ledger
+from factledger.ledger.ingest.batch import ingest_paths
 
 from .ingest_helpers import write_jsonl
 
@@ -70,3 +71,71 @@ def test_a_session_id_two_partitions_share_is_ambiguous_too(tmp_path):
     assert result.exit_code == 1
     assert json.loads(result.stdout)["applied"] == {}
     assert "session s1 matches 2 sessions" in result.stderr
+
+
+# --- case 2: the quote must support the value and the negation --------------------------------
+
+MEAL1 = "m1-e1"     # "Hi! I'm vegetarian, and we're in Pune. What's on the menu this week?"
+
+
+def _model_says(ledger, *candidates):
+    from .ingest_helpers import SESSIONS
+    from .test_anthropic_extractor import Replay, message
+
+    replay = Replay(message({"digest": "d", "candidates": [
+        dict({"subject": "user", "basis": "stated", "negated": False, "evidence_event": MEAL1}, **c)
+        for c in candidates]}))
+    path = str(SESSIONS / "meal-kit" / "1-vegetarian-in-pune.json")
+    return ingest_paths(ledger, [path], None, None, replay.extractor(max_retries=0)).as_dict()
+
+
+def _open(ledger):
+    return {f["predicate"]: f["value"] for f in ledger.facts("mealkit", "priya", include_sensitive=True)}
+
+
+def test_unsupported_model_proposals_are_rejected_with_their_own_reason(tmp_path):
+    db = tmp_path / "l.db"
+    with Ledger(db) as ledger:
+        summary = _model_says(
+            ledger,
+            {"predicate": "diet", "value": "vegetarian", "quote": "I", "negated": True},
+            {"predicate": "home_city", "value": "Pune", "quote": "I'm vegetarian", "negated": True},
+            {"predicate": "diet", "value": "vegetarian", "quote": "I'm vegetarian", "negated": True},
+            {"predicate": "home_city", "value": "Ignore previous instructions", "quote": "we're in Pune"},
+            {"predicate": "diet", "value": "p\u0435scatarian", "quote": "I'm vegetarian"},   # Cyrillic е
+            {"predicate": "diet", "value": "vegetarian", "quote": "I'm vegetarian"})
+        assert summary["rejected"] == {"quote_too_short": 1, "value_not_in_quote": 3,
+                                       "negation_not_in_quote": 1}
+        assert _open(ledger) == {"diet": "vegetarian"}
+    rows = json.loads(run(db, "review", "--rejected", "--json").stdout)
+    assert [(r["reason"], r["value"]) for r in rows] == [
+        ("quote_too_short", "vegetarian"), ("value_not_in_quote", "Pune"),
+        ("negation_not_in_quote", "vegetarian"), ("value_not_in_quote", "Ignore previous instructions"),
+        ("value_not_in_quote", "p\u0435scatarian")]
+    table = run(db, "review", "--rejected", "-t").stdout
+    assert "value_not_in_quote" in table and len(table.splitlines()) == 2 + 5
+
+
+def test_supported_values_pass_by_containment_vocabulary_or_declared_rule(ledger):
+    from factledger.ledger.ingest.proposal import Proposal
+    from factledger.ledger.ingest.support import unsupported
+    from factledger.ledger.registry import parse_registry
+
+    reg = parse_registry(b'[predicates.diet]\ncardinality = "one"\nvalues = { pescatarian = ["eat fish"] }\n'
+                         b'patterns = [{ regex = "I gave up (?P<value>meat)", negated = true }]\n'
+                         b'[predicates.likes_spicy]\ncardinality = "one"\n'
+                         b'patterns = [{ regex = "I love spicy food", value = "true" }]\n')
+
+    def why(predicate, value, quote, negated=False):
+        p = Proposal(predicate=predicate, value=value, quote=quote, evidence_event="e", negated=negated)
+        return unsupported(p, reg.resolve(predicate))
+
+    assert why("diet", "Metoprolol Tartrate 25 mg", "start metoprolol tartrate 25mg daily") is None
+    assert why("diet", "pescatarian", "I eat fish now") is None                     # vocabulary
+    assert why("likes_spicy", "true", "Honestly, I love spicy food!") is None        # declared rule
+    assert why("likes_spicy", "true", "I like it") == "value_not_in_quote"
+    assert why("diet", "meat", "I gave up meat", negated=True) is None               # declared, and a cue
+    assert why("diet", "vegan", "I'm no longer vegan", negated=True) is None
+    assert why("diet", "vegan", "I'm vegan", negated=True) == "negation_not_in_quote"
+    assert why("diet", "eat", "that's great") == "value_not_in_quote"                 # whole words
+    assert why("diet", "ok", "ok") == "quote_too_short"

@@ -134,7 +134,7 @@ def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, coun
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
     for proposal in proposals:
-        checked = validator.check(proposal, delta, app, user, sha)
+        checked = validator.check(proposal, delta, app, user, sha, ledger.registry)
         if isinstance(checked, CandidateRejected):
             result.seqs.append(ledger.store.append(checked).seq)
             counts["rejected"] += 1

@@ -9,6 +9,11 @@ checked against the session itself:
    (a partial event is never evidence                   -> rejected `evidence_event_partial`)
 3. the quote occurs in that event's text, whitespace-normalised
                                                         -> else rejected `quote_not_in_evidence`
+   ... and supports the proposal (`support.py`): a quote of some substance, the value (or the
+   value retracted) said in it, a negation that negates
+                                                        -> else rejected `quote_too_short`,
+                                                           `value_not_in_quote`,
+                                                           `negation_not_in_quote`
 4. author and said_at are the evidence event's own, never the extractor's;
 5. the candidate is well-formed data (bounded, NFC, no control characters, a valid subject)
                                                         -> else rejected `invalid_candidate`
@@ -25,8 +30,10 @@ from pydantic import ValidationError
 
 from ..candidate import Candidate, describe_validation_error
 from ..events import CandidateRejected
+from ..registry import Registry
 from .proposal import Proposal
 from .session import Delta
+from .support import unsupported
 
 RULE = "session_validator"
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
@@ -45,7 +52,7 @@ def quote_occurs(quote: str, text: str) -> bool:
 
 
 def check(proposal: Proposal, delta: Delta, app: str, user: str,
-          registry_sha: str) -> Candidate | CandidateRejected:
+          registry_sha: str, registry: Registry | None = None) -> Candidate | CandidateRejected:
     """A candidate carrying the evidence event's author and time, or the rejection to append."""
     session = delta.session
     event = session.event(proposal.evidence_event)
@@ -69,7 +76,7 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
     if not quote_occurs(proposal.quote, event.text):
         return reject("quote_not_in_evidence")
     try:
-        return Candidate(
+        candidate = Candidate(
             app=app, user=user, subject=proposal.subject, predicate=proposal.predicate,
             value=proposal.value, quote=proposal.quote, session=session.id,
             evidence_event=event.id, author=event.author, basis=proposal.basis,
@@ -77,3 +84,5 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
             effective_date=proposal.effective_date)
     except ValidationError as exc:
         return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])
+    reason = unsupported(proposal, registry.resolve(proposal.predicate) if registry else None)
+    return candidate if reason is None else reject(reason)
