@@ -59,6 +59,8 @@ def render_summary(s: dict) -> str:
     ]
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
+    for skipped in s.get("skipped", ()):
+        lines.append(f"skipped {escape(skipped['path'])}: {escape(skipped['reason'])}")
     for a in s.get("ambiguous_candidates", ()):
         lines.append(f"REFUSED {escape(a['candidate'])}: {ambiguity(a)}")
     for f in s["failures"]:

@@ -139,3 +139,101 @@ def test_supported_values_pass_by_containment_vocabulary_or_declared_rule(ledger
     assert why("diet", "vegan", "I'm vegan", negated=True) == "negation_not_in_quote"
     assert why("diet", "eat", "that's great") == "value_not_in_quote"                 # whole words
     assert why("diet", "ok", "ok") == "quote_too_short"
+
+
+# --- case 9: only regular files, bounded --------------------------------------------------------
+
+SESSION = [{"session": "s1", "app": "a", "user": "u"}, event()]
+
+
+def test_a_device_or_a_symlink_to_it_is_refused_with_an_error(tmp_path):
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    for name in ("/dev/zero", str(link)):
+        result = run(tmp_path / "l.db", "ingest", name, "--json")
+        assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+        assert "not a regular file (a character device)" in result.stderr
+
+
+def test_a_fifo_named_or_in_a_directory_never_blocks(tmp_path):
+    import os
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    write_jsonl(folder / "a.jsonl", SESSION)
+    os.mkfifo(folder / "b.jsonl")
+    result = run(tmp_path / "l.db", "ingest", str(folder), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["ingested"] == 1
+    assert summary["skipped"] == [{"path": str(folder / "b.jsonl"), "reason": "a FIFO, not a regular file"}]
+    named = run(tmp_path / "l.db", "ingest", str(folder / "b.jsonl"))
+    assert named.exit_code == 1 and "not a regular file (a FIFO)" in named.stderr
+
+
+def test_file_and_line_sizes_are_capped_and_configurable(tmp_path, monkeypatch):
+    path = write_jsonl(tmp_path / "s.jsonl", [SESSION[0], event(text="x " * 2000)])
+    monkeypatch.setenv("FACTLEDGER_MAX_FILE_BYTES", "1000")
+    result = run(tmp_path / "l.db", "ingest", str(path))
+    assert result.exit_code == 1 and "larger than 1000 bytes" in result.stderr
+    stdin = run(tmp_path / "l.db", "ingest", "-", input=b"{" * 5000)
+    assert stdin.exit_code == 1 and "<stdin>: larger than 1000 bytes" in stdin.stderr
+    monkeypatch.setenv("FACTLEDGER_MAX_FILE_BYTES", "100000")
+    monkeypatch.setenv("FACTLEDGER_MAX_LINE_BYTES", "1000")
+    result = run(tmp_path / "l.db", "ingest", str(path))
+    assert result.exit_code == 1 and "line 2: longer than 1000 bytes" in result.stderr
+    monkeypatch.setenv("FACTLEDGER_MAX_LINE_BYTES", "lots")
+    result = run(tmp_path / "l.db", "ingest", str(path))
+    assert result.exit_code == 1 and "FACTLEDGER_MAX_LINE_BYTES must be a whole number" in result.stderr
+    monkeypatch.delenv("FACTLEDGER_MAX_LINE_BYTES")
+    assert run(tmp_path / "l.db", "ingest", str(path)).exit_code == 0
+
+
+def test_a_directory_walk_does_not_follow_symlinks_out_of_the_tree(tmp_path):
+    outside = write_jsonl(tmp_path / "secret.jsonl", SESSION)
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    write_jsonl(folder / "sub" / "real.jsonl", [dict(SESSION[0], session="s2"), event()])
+    (folder / "out.jsonl").symlink_to(outside)
+    (folder / "in.jsonl").symlink_to(folder / "sub" / "real.jsonl")
+    (folder / "linked").symlink_to(tmp_path, target_is_directory=True)
+    summary = json.loads(run(tmp_path / "l.db", "ingest", str(folder), "--json").stdout)
+    assert {r["source"] for r in summary["results"]} == {str(folder / "in.jsonl"), str(folder / "sub" / "real.jsonl")}
+    assert summary["skipped"] == [
+        {"path": str(folder / "linked"), "reason": "a symlinked directory, not followed"},
+        {"path": str(folder / "out.jsonl"), "reason": "a symlink out of the directory"}]
+
+
+# --- case 12: a walk reports what it skips; nothing ingested from a path is an error -------------
+
+def test_a_directory_walk_reports_skipped_files_and_reads_upper_case_suffixes(tmp_path):
+    import gzip
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "s1.jsonl.gz").write_bytes(gzip.compress(b"{}"))
+    write_jsonl(folder / "s2.JSONL", SESSION)
+    (folder / "notes.txt").write_text("hello")
+    db = tmp_path / "l.db"
+    result = run(db, "ingest", str(folder), "-t")
+    assert result.exit_code == 0, result.output
+    assert "sessions: 1 (1 ingested" in result.stdout
+    assert f"skipped {folder / 's1.jsonl.gz'}: compressed; decompress it first" in result.stdout
+    assert f"skipped {folder / 'notes.txt'}: not a session file" in result.stdout
+
+
+def test_nothing_ingested_from_an_explicit_path_exits_1(tmp_path):
+    import gzip
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "s1.jsonl.gz").write_bytes(gzip.compress(b"{}"))
+    result = run(tmp_path / "l.db", "ingest", str(folder), "--json")
+    assert result.exit_code == 1 and result.stderr.startswith("Error: ")
+    assert "no session files found (skipped 1:" in result.stderr and "compressed" in result.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    other = write_jsonl(tmp_path / "ok.jsonl", SESSION)
+    result = run(tmp_path / "l.db", "ingest", str(other), str(empty), "--json")
+    assert result.exit_code == 1 and f"{empty}: no session files found" in result.stderr
+    assert json.loads(result.stdout)["ingested"] == 1
