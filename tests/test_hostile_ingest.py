@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from factledger.cli.main import cli
 from factledger.ledger import Ledger
@@ -237,3 +239,46 @@ def test_nothing_ingested_from_an_explicit_path_exits_1(tmp_path):
     result = run(tmp_path / "l.db", "ingest", str(other), str(empty), "--json")
     assert result.exit_code == 1 and f"{empty}: no session files found" in result.stderr
     assert json.loads(result.stdout)["ingested"] == 1
+
+
+# --- case 11: the patterns extractor is linear within one message ------------------------------
+
+def _old_sentence_around(text, start, end):
+    """The rescanning version the extractor used before (quadratic over many matches)."""
+    from factledger.ledger.ingest.patterns import _SENTENCE_END, MAX_QUOTE
+
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right_match = _SENTENCE_END.search(text, end)
+    right = right_match.end() if right_match and right_match.group() != "\n" else (
+        right_match.start() if right_match else len(text))
+    sentence = text[left:right].strip()
+    return sentence if 0 < len(sentence) <= MAX_QUOTE else text[start:end].strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("ab .!?;\nDrMs")), max_size=60), data=st.data())
+def test_sentences_finds_what_the_rescanning_version_found(text, data):
+    from factledger.ledger.ingest.patterns import Sentences
+
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert Sentences(text).around(start, end) == _old_sentence_around(text, start, end)
+
+
+def test_a_long_message_with_thousands_of_matches_gives_every_proposal_its_sentence():
+    # bench/patterns_long.py times this (python -m bench.patterns_long 144); here: correctness
+    from bench.patterns_long import long_message
+    from factledger.ledger.ingest.extractor import Context
+    from factledger.ledger.ingest.patterns import PatternsExtractor
+    from factledger.ledger.ingest.session import Session, SessionEvent, tail
+    from factledger.ledger.registry import load_registry
+
+    text = long_message(144) + "Also. I'm allergic to latex. Thanks"
+    session = Session(id="s", app="a", user="u", events=(
+        SessionEvent(id="e1", author="user", said_at="2026-01-01T00:00:00.000000Z", text=text),))
+    proposals = PatternsExtractor().extract(tail(session, None), Context("a", "u", load_registry())).proposals
+    assert len(proposals) > 5000 and len({p.value for p in proposals}) == len(proposals)
+    assert proposals[0].quote == "I'm allergic to aaaa and"       # the sentence is too long: the match
+    assert proposals[-1].quote == "I'm allergic to latex."         # a short sentence: the sentence
+    for p in proposals[:: len(proposals) // 7]:
+        assert p.quote in text and p.value in p.quote
