@@ -133,8 +133,10 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
 def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
-    for proposal in proposals:
-        checked = validator.check(proposal, delta, app, user, sha, ledger.registry)
+    proposals = validator.in_transcript_order(proposals, delta)
+    clashes = validator.conflicting(proposals, ledger.registry)
+    for index, proposal in enumerate(proposals):
+        checked = validator.check(proposal, delta, app, user, sha, ledger.registry, index in clashes)
         if isinstance(checked, CandidateRejected):
             result.seqs.append(ledger.store.append(checked).seq)
             counts["rejected"] += 1

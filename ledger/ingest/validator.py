@@ -14,7 +14,9 @@ checked against the session itself:
                                                         -> else rejected `quote_too_short`,
                                                            `value_not_in_quote`,
                                                            `negation_not_in_quote`
-4. author and said_at are the evidence event's own, never the extractor's;
+4. author and said_at are the evidence event's own, never the extractor's; proposals are decided
+   in transcript order, and two that give one single-valued key different values from the
+   same event are both rejected                         -> `conflicting_proposals`
 5. the candidate is well-formed data (bounded, NFC, no control characters, a valid subject)
                                                         -> else rejected `invalid_candidate`
 
@@ -28,7 +30,7 @@ import unicodedata
 
 from pydantic import ValidationError
 
-from ..candidate import Candidate, describe_validation_error
+from ..candidate import Candidate, describe_validation_error, value_key
 from ..events import CandidateRejected
 from ..registry import Registry
 from .proposal import Proposal
@@ -51,8 +53,31 @@ def quote_occurs(quote: str, text: str) -> bool:
     return bool(wanted) and wanted in normalise_quote(text)
 
 
+def in_transcript_order(proposals: list[Proposal], delta: Delta) -> list[Proposal]:
+    """Proposals ordered by their evidence event, so the later statement is decided last
+    whatever order the extractor (a model) listed them in."""
+    order = {e.id: i for i, e in enumerate(delta.session.events)}
+    return sorted(proposals, key=lambda p: order.get(p.evidence_event, -1))
+
+
+def conflicting(proposals: list[Proposal], registry: Registry | None) -> set[int]:
+    """Indexes of proposals that give one single-valued key different values from one event:
+    the event cannot say both, so neither is kept (instead of silently keeping the last)."""
+    values: dict[tuple, set[str]] = {}
+    keys = []
+    for p in proposals:
+        spec = registry.resolve(p.predicate) if registry else None
+        key = None
+        if spec is not None and spec.cardinality == "one" and not p.negated:
+            key = (p.subject, spec.name, p.evidence_event)
+            values.setdefault(key, set()).add(value_key(p.value))
+        keys.append(key)
+    return {i for i, key in enumerate(keys) if key is not None and len(values[key]) > 1}
+
+
 def check(proposal: Proposal, delta: Delta, app: str, user: str,
-          registry_sha: str, registry: Registry | None = None) -> Candidate | CandidateRejected:
+          registry_sha: str, registry: Registry | None = None,
+          conflict: bool = False) -> Candidate | CandidateRejected:
     """A candidate carrying the evidence event's author and time, or the rejection to append."""
     session = delta.session
     event = session.event(proposal.evidence_event)
@@ -85,4 +110,6 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
     except ValidationError as exc:
         return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])
     reason = unsupported(proposal, registry.resolve(proposal.predicate) if registry else None)
+    if reason is None and conflict:
+        reason = "conflicting_proposals"
     return candidate if reason is None else reject(reason)
