@@ -8,7 +8,7 @@ escaped quoted string with no line break, tag or control character in it).  Numb
 
 In: `add_memory` entries become candidates for the validator and the decision table.  A field a
 caller sets in `custom_metadata` is checked for its type here, strictly: `negated: "false"` is a
-string, not a boolean, and is refused rather than guessed at.
+string, not a boolean, and is refused rather than guessed at (`booleans.strict_bool`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
 from .. import render
+from ..booleans import strict_bool
 from ..candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
 from ..errors import InvalidId, LedgerError
 from .errors import InvalidMemory
@@ -62,15 +63,6 @@ def memory_entries(facts: list[dict]) -> list[MemoryEntry]:
     return out
 
 
-def strict_bool(value, what: str) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, bool):
-        return value
-    raise InvalidMemory(f"{what} must be a boolean (true or false), not {type(value).__name__} "
-                        f"{render.literal(str(value))}")
-
-
 def candidate(app: str, user: str, entry: MemoryEntry, shared: dict, now: str) -> Candidate:
     """One entry as a candidate; `app` and `user` are partition names already."""
     meta = {**shared, **(entry.custom_metadata or {})}
@@ -94,7 +86,7 @@ def candidate(app: str, user: str, entry: MemoryEntry, shared: dict, now: str) -
             else f"_adk_memory_{digest}",
             evidence_event=str(meta.get("evidence_event") or entry.id or f"adk-memory-{digest}"),
             said_at=entry.timestamp or now, author=author, basis=basis,
-            negated=strict_bool(meta.get("negated"), "custom_metadata.negated"),
+            negated=strict_bool(meta.get("negated"), "custom_metadata.negated", default=False),
             confidence=meta.get("confidence"), effective_date=meta.get("effective_date"))
     except (InvalidMemory, InvalidId):
         raise
