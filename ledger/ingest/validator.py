@@ -60,37 +60,43 @@ def in_transcript_order(proposals: list[Proposal], delta: Delta) -> list[Proposa
     return sorted(proposals, key=lambda p: order.get(p.evidence_event, -1))
 
 
-def conflicting(proposals: list[Proposal], registry: Registry | None) -> set[int]:
-    """Indexes of proposals that give one single-valued key different values from one event:
-    the event cannot say both, so neither is kept (instead of silently keeping the last)."""
+def conflicting(checked: list, registry: Registry | None) -> set[int]:
+    """Indexes of the valid candidates that give one single-valued key different values from one
+    event: the event cannot say both, so neither is kept (instead of silently keeping the last)."""
     values: dict[tuple, set[str]] = {}
     keys = []
-    for p in proposals:
-        spec = registry.resolve(p.predicate) if registry else None
+    for c in checked:
+        spec = registry.resolve(c.predicate) if registry and isinstance(c, Candidate) else None
         key = None
-        if spec is not None and spec.cardinality == "one" and not p.negated:
-            key = (p.subject, spec.name, p.evidence_event)
-            values.setdefault(key, set()).add(value_key(p.value))
+        if spec is not None and spec.cardinality == "one" and not c.negated:
+            key = (c.subject, spec.name, c.evidence_event)
+            values.setdefault(key, set()).add(value_key(c.value))
         keys.append(key)
     return {i for i, key in enumerate(keys) if key is not None and len(values[key]) > 1}
 
 
+def rejection(proposal: Proposal, delta: Delta, app: str, user: str, registry_sha: str,
+              reason: str, **extra) -> CandidateRejected:
+    """The `CandidateRejected` body for a proposal, with the evidence event's author and time."""
+    event = delta.session.event(proposal.evidence_event)
+    record = {k: (v[:_RECORD_LIMIT] if isinstance(v, str) else v)
+              for k, v in proposal.record().items()}
+    record["session"] = delta.session.id
+    if event is not None:
+        record.update(author=event.author, said_at=event.said_at)
+    record.update(extra)
+    return CandidateRejected(app=app, user=user, reason=reason, rule=RULE, candidate=record,
+                             registry_sha256=registry_sha)
+
+
 def check(proposal: Proposal, delta: Delta, app: str, user: str,
-          registry_sha: str, registry: Registry | None = None,
-          conflict: bool = False) -> Candidate | CandidateRejected:
+          registry_sha: str, registry: Registry | None = None) -> Candidate | CandidateRejected:
     """A candidate carrying the evidence event's author and time, or the rejection to append."""
     session = delta.session
     event = session.event(proposal.evidence_event)
 
     def reject(reason: str, **extra) -> CandidateRejected:
-        record = {k: (v[:_RECORD_LIMIT] if isinstance(v, str) else v)
-                  for k, v in proposal.record().items()}
-        record["session"] = session.id
-        if event is not None:
-            record.update(author=event.author, said_at=event.said_at)
-        record.update(extra)
-        return CandidateRejected(app=app, user=user, reason=reason, rule=RULE, candidate=record,
-                                 registry_sha256=registry_sha)
+        return rejection(proposal, delta, app, user, registry_sha, reason, **extra)
 
     if event is None:
         return reject("evidence_event_missing")
@@ -110,6 +116,4 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
     except ValidationError as exc:
         return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])
     reason = unsupported(proposal, registry.resolve(proposal.predicate) if registry else None)
-    if reason is None and conflict:
-        reason = "conflicting_proposals"
     return candidate if reason is None else reject(reason)
