@@ -54,7 +54,7 @@ def stored_count(size: int) -> int:
 
 def size_for_count(count: int) -> int:
     """The tree size whose stored hashes number `count` (strictly increasing, so a search finds it)."""
-    lo, hi = 0, count
+    lo, hi = count // 2, min(count, count // 2 + count.bit_length())   # 2n - log2(n) <= count < 2n
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if stored_count(mid) <= count:

@@ -152,8 +152,9 @@ def verify(conn, note: str, log_key: VerifierKey | None = None, witnesses: list[
     opened: list[Checkpoint] = []
     for which, text in notes:
         try:
-            if log_key is not None:
-                opened.append(open_checkpoint(text, log_key, witnesses, quorum))
+            if log_key is not None:                # the witness policy is the newer checkpoint's
+                opened.append(open_checkpoint(text, log_key, witnesses if not opened else [],
+                                              quorum if not opened else None))
             else:
                 opened.append(read_note(text))
         except VerificationError as exc:

@@ -375,8 +375,9 @@ def main(argv: list[str] | None = None) -> int:
             return open_checkpoint(note, log_key, witnesses, args.quorum, args.origin)
 
         if args.what == "checkpoint":
-            result = {"ok": True, **vars(opened(_read(args.file)))}
-            result["root"] = base64.b64encode(result["root"]).decode()
+            c = opened(_read(args.file))
+            result = {"ok": True, "origin": c.origin, "tree_size": c.size,
+                      "root_hash": base64.b64encode(c.root).decode(), "extensions": list(c.extensions)}
         elif args.what == "inclusion":
             proof = _json(args.file)
             note = _read(args.checkpoint) if args.checkpoint else proof.get("checkpoint", "")
@@ -389,8 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     except VerificationError as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps({**result, "extensions": list(result.get("extensions", ()))} if "extensions" in result
-                     else result, sort_keys=True))
+    print(json.dumps(result, sort_keys=True))
     return 0
 
 

@@ -25,7 +25,15 @@ class MerkleProjection:
     log_wide = True                    # the runner folds it in seq order, never per partition
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        self.catch_up(conn, event.seq)
+        """Nothing yet: the leaves are read back from the log when the projector flushes (after
+        this event, or once for a batched transaction), since the tree needs the chain hashes
+        the event carries no copy of."""
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        self.catch_up(conn)
+
+    def discard(self) -> None:
+        """Holds nothing between flushes: what is written is in the transaction, or rolled back."""
 
     def catch_up(self, conn: sqlite3.Connection, upto: int | None = None,
                  source: sqlite3.Connection | None = None) -> int:

@@ -51,7 +51,7 @@ class Projector:
         # only whole, never cleared with a partition, and own no partitioned table.
         self.log_wide = tuple(p for p in projections if getattr(p, "log_wide", False))
         self.projections = tuple(p for p in projections if p not in self.log_wide)
-        self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
+        self._flushing = tuple(p for p in self.projections + self.log_wide if hasattr(p, "flush"))
         self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
         self._batched = False
 
