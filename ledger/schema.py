@@ -32,7 +32,7 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     present_tables = set(db.table_names())
     present_indexes = {index.name for table in present_tables for index in db[table].indexes}
     schema = store_schema + projector.schema
-    tables = {"events", "projection_positions", *projector.tables}
+    tables = {"events", "projection_positions", *projector.all_tables}
     indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
     lost_triggers = triggers.missing(conn, store_schema) if "events" in present_tables else []
     obsolete = sorted(present_indexes & set(OBSOLETE_INDEXES))
@@ -59,5 +59,5 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
                   [f"trigger {name} was missing; restored (verify reports it)" for name in lost_triggers])
         for line in report:
             warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=4)
-    refold = "events" in present_tables and not {"projection_positions", *projector.tables} <= present_tables
+    refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
     return refold, report

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
-from . import export, forget, queries
+from . import export, forget, proofs, queries
 from .candidate import Candidate
 from .errors import LedgerError
 from .ingest import pipeline, review
@@ -196,3 +196,20 @@ class Ledger:
 
     def replay_differences(self) -> list[str]:
         return self.projector.differences(self.conn)
+
+    # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/proofs.py).
+
+    def checkpoint(self, signer=None, origin: str | None = None) -> dict:
+        """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        return proofs.issue(self.work, signer, origin)
+
+    def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        return proofs.inclusion(self.conn, seq, checkpoint)
+
+    def prove_consistency(self, older: str, newer: str) -> dict:
+        return proofs.consistency(self.conn, older, newer)
+
+    def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
+                          older: str | None = None) -> dict:
+        """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        return proofs.verify(self.conn, checkpoint, pubkey, list(witnesses), quorum, older)

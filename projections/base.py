@@ -39,6 +39,25 @@ class BufferedProjection(Projection, Protocol):
 
 
 @runtime_checkable
+class LogWideProjection(Protocol):
+    """A projection over the whole log in seq order (the Merkle tree): folded live with the rest,
+    flushed and discarded with them, rebuilt only whole, never cleared per partition."""
+
+    name: str
+    tables: tuple[str, ...]
+    schema: str
+    log_wide: bool
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None: ...
+
+    def flush(self, conn: sqlite3.Connection) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None) -> int: ...
+
+
+@runtime_checkable
 class KeyReader(Protocol):
     """The projection the decision table reads a key's open facts from (the facts projection)."""
 
@@ -50,7 +69,7 @@ def check_order(projections: Iterable[Projection]) -> None:
     """Each projection comes after the ones it depends on (they fold and flush first)."""
     seen: set[str] = set()
     for projection in projections:
-        missing = [name for name in projection.depends_on if name not in seen]
+        missing = [name for name in getattr(projection, "depends_on", ()) if name not in seen]
         if missing:
             raise ValueError(f"projection {projection.name} must come after {', '.join(missing)}")
         seen.add(projection.name)

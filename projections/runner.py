@@ -15,7 +15,7 @@ from operator import attrgetter
 from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
 from factledger.ledger.store import iter_events
 
-from .base import BufferedProjection, KeyReader, Projection, check_order, clear
+from .base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
 from .catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
@@ -42,9 +42,13 @@ class Projector:
     """
 
     def __init__(self, projections: Iterable[Projection] | None = None):
-        self.projections = tuple(all_projections() if projections is None else projections)
-        check_order(self.projections)
-        self._flushing = tuple(p for p in self.projections if isinstance(p, BufferedProjection))
+        projections = tuple(all_projections() if projections is None else projections)
+        check_order(projections)
+        # Log-wide projections (the Merkle tree) fold every event in seq order; they are rebuilt
+        # only whole, never cleared with a partition, and own no partitioned table.
+        self.log_wide = tuple(p for p in projections if isinstance(p, LogWideProjection))
+        self.projections = tuple(p for p in projections if p not in self.log_wide)
+        self._flushing = tuple(p for p in self.projections if isinstance(p, BufferedProjection)) + self.log_wide
         self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
@@ -54,10 +58,15 @@ class Projector:
         return tuple(t for p in self.projections for t in p.tables)
 
     @property
+    def all_tables(self) -> tuple[str, ...]:
+        """Every projection table, the log-wide ones included (`tables` are the partitioned ones)."""
+        return self.tables + tuple(t for p in self.log_wide for t in p.tables)
+
+    @property
     def schema(self) -> str:
         """DDL for every projection table plus their positions (safe to run twice)."""
         names = ", ".join(f"('{p.name}', 0)" for p in self.projections)
-        return (POSITIONS + "".join(p.schema for p in self.projections) +
+        return (POSITIONS + "".join(p.schema for p in self.projections + self.log_wide) +
                 f"INSERT OR IGNORE INTO projection_positions VALUES {names};")
 
     def create(self, conn: sqlite3.Connection) -> None:
@@ -65,6 +74,8 @@ class Projector:
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         for projection in self.projections:
+            projection.apply(conn, event)
+        for projection in self.log_wide:
             projection.apply(conn, event)
         if not self._batched:
             self.flush(conn)
@@ -137,6 +148,9 @@ class Projector:
             progress(count - reported)
         for sql in deferred:
             conn.execute(sql)
+        if app is None:
+            for projection in self.log_wide:
+                projection.rebuild(conn, source)
         last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         self.set_position(conn, last)
         return count
@@ -159,7 +173,7 @@ class Projector:
         self.rebuild(fresh, source=conn)
         fresh.execute("COMMIT")
         problems = []
-        for table in self.tables:
+        for table in self.all_tables:
             live = _rows(conn, table)
             rebuilt = _rows(fresh, table)
             if live != rebuilt:

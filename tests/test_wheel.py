@@ -28,8 +28,14 @@ def test_the_wheel_installs_only_factledger_and_imports_in_a_fresh_venv(tmp_path
     built = _run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, ROOT, cwd=tmp_path)
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next(dist.glob("factledger-*.whl"))
-    tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"factledger"}
+    # every module of the card's folders is in the wheel (a subpackage missing from pyproject's
+    # package list would install without its modules)
+    for folder in ("ledger", "projections", "cli", "web"):
+        for path in (ROOT / folder).rglob("*.py"):
+            assert f"factledger/{path.relative_to(ROOT).as_posix()}" in names, path
 
     env = tmp_path / "venv"
     venv.create(env, with_pip=False)

@@ -7,7 +7,7 @@ from .anthropic import AnthropicExtractor
 from .candidates import CandidatesExtractor
 from .extractor import EXTRACTORS, Extractor, default_extractor_name
 from .patterns import PatternsExtractor
-from .proposal import read_candidates
+from .proposal import read_candidate_lines
 
 
 def make_extractor(name: str | Extractor | None = None, *, model: str | None = None,
@@ -21,7 +21,8 @@ def make_extractor(name: str | Extractor | None = None, *, model: str | None = N
         if not candidates:
             raise LedgerError("the candidates extractor needs --candidates FILE")
         files = [candidates] if isinstance(candidates, str) else list(candidates)
-        return CandidatesExtractor([p for name in files for p in read_candidates(name)])
+        lines = [line for name in files for line in read_candidate_lines(name)]
+        return CandidatesExtractor([p for p, _ in lines], wheres=[w for _, w in lines])
     if name == "anthropic":
         return AnthropicExtractor(model=model, **options)
     raise LedgerError(f"unknown extractor {name!r} (choose from {', '.join(EXTRACTORS)})")
