@@ -24,9 +24,9 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from factledger.projections import queries
 from factledger.projections.sessions import list_sessions
 
-from . import queries
 from .errors import LedgerError
 from .events import parse_body
 from .store import head, snapshot

@@ -12,10 +12,11 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
+from factledger.projections import queries
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
-from . import export, forget, proofs, queries
+from . import export, forget, proofs
 from .candidate import Candidate
 from .errors import LedgerError
 from .ingest import pipeline, review

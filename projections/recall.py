@@ -91,3 +91,43 @@ _INSERT = f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 def _row(s: dict) -> tuple:
     return (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["subject"], s["predicate"],
             document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
+
+
+# Reading the index for recall (ledger/recall.py scores what these return).
+
+# Thin rows: what the gates, the scores and the packing need, for every in-scope fact (their
+# positions are named in ledger/recall_facts.py).
+_THIN = (
+    "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
+    " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
+    f" FROM facts_current f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
+# Full rows: only for what is shown.
+_FULL_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
+                 "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at",
+                 "confirmed_by", "session", "evidence_event", "quote", "author", "effective_date")
+_FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM facts_current WHERE fact_id IN "
+
+
+def scope_rows(conn: sqlite3.Connection, app: str, users: list[str]) -> list[tuple]:
+    """The thin row of every open fact of the scope (one indexed read)."""
+    return conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
+
+
+def full_rows(conn: sqlite3.Connection, fact_ids: list[str]):
+    """(fact_id, its full row as a dict) for each fact named, read 500 at a time."""
+    for start in range(0, len(fact_ids), 500):
+        chunk = fact_ids[start:start + 500]
+        for row in conn.execute(_FULL + f"({', '.join('?' for _ in chunk)})", chunk):
+            yield row[0], dict(zip(_FULL_COLUMNS, row))
+
+
+def other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:
+    """How many open facts lie outside the scope: counted, never shown."""
+    total = conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
+    inside = sum(conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
+                              (app, u)).fetchone()[0] for u in users)
+    partitions = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM facts_current)").fetchone()[0]
+    inside_partitions = sum(1 for u in users if conn.execute(
+        "SELECT 1 FROM facts_current WHERE app = ? AND user = ? LIMIT 1", (app, u)).fetchone())
+    return {"facts": total - inside, "partitions": partitions - inside_partitions}

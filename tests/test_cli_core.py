@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factledger.cli.main import cli
-from factledger.ledger.queries import FACT_FIELDS, HISTORY_FIELDS
+from factledger.projections.queries import FACT_FIELDS, HISTORY_FIELDS
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 PART = ["--app", "mealkit", "--user", "priya"]

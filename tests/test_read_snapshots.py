@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger import Ledger, queries
+from factledger.ledger import Ledger
+from factledger.projections import queries
 
 from .conftest import MovableClock, cand
 

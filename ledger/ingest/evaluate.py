@@ -24,7 +24,8 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .. import queries
+from factledger.projections import queries
+
 from ..candidate import value_key
 from ..errors import LedgerError
 from ..recall import RecallOptions, recall

@@ -12,10 +12,10 @@ from datetime import datetime
 
 import orjson
 
-from .confidence import effective_confidence
-from .errors import LedgerError
-from .store import equal_filters
-from .timeutil import normalise_time, parse_time
+from factledger.ledger.confidence import effective_confidence
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store import equal_filters
+from factledger.ledger.timeutil import normalise_time, parse_time
 
 FACT_FIELDS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
                "confidence", "effective_confidence", "sensitivity", "said_at", "recorded_at",
