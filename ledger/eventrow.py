@@ -30,5 +30,9 @@ class Event:
 def decode(row) -> Event:
     """A row selected as `EVENT_COLUMNS` (a tuple or a sqlite3.Row) as an `Event`."""
     seq, event_id, type_, app, user, recorded_at, body = row
-    return Event(seq, event_id, type_, app, user, recorded_at,
-                 orjson.loads(body) if body is not None else None)
+    return Event(seq, event_id, type_, app, user, recorded_at, body_of(body))
+
+
+def body_of(stored: str | bytes | None) -> dict | None:
+    """A stored body column as the dict it holds; None once redacted (the column is NULL)."""
+    return orjson.loads(stored) if stored is not None else None

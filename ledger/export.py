@@ -28,6 +28,7 @@ from factledger.projections import queries
 from factledger.projections.sessions import list_sessions
 
 from .errors import LedgerError
+from .eventrow import body_of
 from .events import parse_body
 from .store import head, snapshot
 from .timeutil import iso
@@ -159,7 +160,7 @@ def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:
                 "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
                 " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
             events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
-                           "body": orjson.loads(body) if body is not None else None,
+                           "body": body_of(body),
                            "redacted_by": redacted_by})
         return {"format": SUBJECT_FORMAT, "app": app, "user": user,
                 "exported_at": iso(ledger.clock()),

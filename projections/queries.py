@@ -14,6 +14,7 @@ import orjson
 
 from factledger.ledger.confidence import effective_confidence
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.eventrow import body_of
 from factledger.ledger.store import equal_filters
 from factledger.ledger.timeutil import normalise_time, parse_time
 
@@ -175,7 +176,7 @@ def why(conn: sqlite3.Connection, fact_id: str, *, now: datetime) -> dict:
         " JOIN events e ON e.seq = fe.seq WHERE fe.fact_id = ? ORDER BY e.seq", (fact_id,)).fetchall()
     return {"fact": fact, "events": [
         {"seq": e["seq"], "event_id": e["event_id"], "type": e["type"], "role": e["role"],
-         "recorded_at": e["recorded_at"], "body": orjson.loads(e["body"]) if e["body"] else None}
+         "recorded_at": e["recorded_at"], "body": body_of(e["body"])}
         for e in events]}
 
 
@@ -193,7 +194,7 @@ def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = 
     out = []
     for row in conn.execute(sql, args):
         item = dict(zip(keys, row))
-        item["body"] = orjson.loads(item["body"]) if item["body"] else None
+        item["body"] = body_of(item["body"])
         out.append(item)
     return out
 
