@@ -31,6 +31,7 @@ from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
 from .factstate import OPEN_STATES
+from .queries import FACT_FIELDS
 
 TABLE = "recall_index"
 
@@ -101,10 +102,8 @@ _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
     f" FROM facts_current f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
-# Full rows: only for what is shown.
-_FULL_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
-                 "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at",
-                 "confirmed_by", "session", "evidence_event", "quote", "author", "effective_date")
+# Full rows: only for what is shown; the public fields, less the two worked out (recall_facts.py).
+_FULL_COLUMNS = tuple(f for f in FACT_FIELDS if f not in ("effective_confidence", "disputes"))
 _FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM facts_current WHERE fact_id IN "
 
 
