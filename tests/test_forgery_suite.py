@@ -25,9 +25,9 @@ from click.testing import CliRunner
 from factledger.cli.main import cli
 from factledger.ledger import Ledger, chain
 from factledger.ledger.events import Redacted
-from factledger.ledger.store import SCHEMA
 
 from .conftest import MovableClock, cand
+from .forger import raw_forger
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 REDACTED_TARGET = 3          # the FactObserved scrubbed by an authorised redaction
@@ -69,22 +69,8 @@ def pristine(tmp_path_factory) -> Path:
     return path
 
 
-class _Forger(sqlite3.Connection):
-    """A careful forger: the append-only triggers go for the rewrite and come back, exactly as
-    written, before the file is left (verify names a missing or altered trigger)."""
-
-    def close(self) -> None:
-        if self.in_transaction:
-            self.execute("COMMIT")
-        self.executescript(SCHEMA)
-        super().close()
-
-
 def raw(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, factory=_Forger)
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_delete")
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_update")
-    return conn
+    return raw_forger(path)                  # a careful forger: the triggers come back on close
 
 
 def rows(conn) -> list[list]:

@@ -21,6 +21,7 @@ from factledger.ledger.tlog_verify import (
     verify_inclusion_proof,
 )
 from tests.conftest import MovableClock, cand
+from tests.forger import raw_forger
 
 KEY = new_signer("factledger.test/ledger")
 VKEY = parse_vkey(KEY.vkey)
@@ -108,10 +109,7 @@ def test_a_forget_between_checkpoints_keeps_every_proof_valid(ledger):
 # --- tamper cases -----------------------------------------------------------------------------
 
 def _raw(path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_delete")
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_update")
-    return conn
+    return raw_forger(path)                                # a careful forger (tests/forger.py)
 
 
 def _rechain(conn, start: int) -> None:
