@@ -248,6 +248,10 @@ def test_unsigned_checkpoint_and_empty_ledger(ledger):
     assert ledger.verify_checkpoint(issued["note"], VKEY)["check"] == "signature"
     with pytest.raises(LedgerError, match="already name it"):
         ledger.checkpoint(origin="example.org/renamed")
+    with pytest.raises(LedgerError, match="reserved"):
+        ledger.forget("_all", "_checkpoints", reason="no")
+    with pytest.raises(LedgerError, match="reserved"):
+        ledger.observe(cand(app="_all", user="_checkpoints"))
 
 
 def test_an_exported_and_imported_log_keeps_its_checkpoints(ledger, tmp_path):
