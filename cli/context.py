@@ -7,11 +7,11 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 
 import click
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.ids import normalize_partition
 from factledger.ledger.store import busy_error
 from factledger.ledger.timeutil import clock_from_env
 
@@ -74,5 +74,4 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    # stored ids are NFC-normalised and stripped (ledger.candidate.clean_text): look them up so
-    return unicodedata.normalize("NFC", app.strip()), unicodedata.normalize("NFC", user.strip())
+    return normalize_partition(app, user)      # the library's one spelling of ids

@@ -18,12 +18,15 @@ from pathlib import Path
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
+from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .checkpoint import Checkpointer
 from .decide import OpenFact, decide
 from .errors import LedgerError
+from .ids import normalize_id, normalize_optional, normalize_partition
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
+from .rowcheck import first_bad_row
 from .store import EventStore, connect
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -168,6 +171,7 @@ class Ledger:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
         from .resolve import resolution
 
+        fact_id = normalize_id(fact_id, "fact id")
         with self.transaction():
             bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
             seqs = [self.store.append(body).seq for body in bodies]
@@ -176,15 +180,21 @@ class Ledger:
     # --- reading -------------------------------------------------------------------------
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
-        return queries.why(self.conn, fact_id, now=self.clock())
+        return queries.why(self.conn, normalize_id(fact_id, "fact id"), now=self.clock())
 
     def log(self, **filters) -> list[dict]:
+        for name in ("app", "user"):
+            if name in filters:
+                filters[name] = normalize_optional(filters[name], name)
+        check_log_window(filters.get("after", 0), filters.get("limit"))
         return queries.log(self.conn, **filters)
 
     def stats(self) -> dict:
@@ -205,6 +215,7 @@ class Ledger:
         """
         from .recall import RecallOptions, recall
 
+        app, user = normalize_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         return recall(self.conn, app, user, query, now=self.clock(), options=opts,
                       registry=self.registry, explain=explain)
@@ -221,39 +232,45 @@ class Ledger:
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
         from .ingest.pipeline import ingest_session
 
+        app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         return ingest_session(self, session, app, user, extractor, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
         from factledger.projections.sessions import session_state
 
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return session_state(self.conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
         from factledger.projections.sessions import list_sessions
 
+        app, user = normalize_partition(app, user)
         return list_sessions(self.conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
         from factledger.projections.sessions import queue
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return queue(self.conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
         from .ingest.review import held_rows
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return held_rows(self.conn, app, user, status)
 
     def review_accept(self, hold_id: str, predicate: str) -> Outcome:
         from .ingest.review import accept
 
-        return accept(self, hold_id, predicate)
+        return accept(self, normalize_id(hold_id, "hold id"), predicate)
 
     def review_reject(self, hold_id: str, reason: str) -> Outcome:
         from .ingest.review import reject
 
-        return reject(self, hold_id, reason)
+        return reject(self, normalize_id(hold_id, "hold id"), reason)
 
     # --- end ingestion -------------------------------------------------------------------
 
@@ -267,6 +284,8 @@ class Ledger:
         from .forget import forget
         from .scope import build_scope
 
+        app, user = normalize_partition(app, user)
+        session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
         return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
@@ -275,26 +294,34 @@ class Ledger:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
         from .forget import retain
 
+        for name in ("app", "user"):
+            if name in options:
+                options[name] = normalize_optional(options[name], name)
+        check_days("--older-than", options.get("older_than"), self.clock())
         return retain(self, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
         from .forget import erasures
 
-        return erasures(self.conn, app)
+        return erasures(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         from .forget import is_forgotten_session
 
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return is_forgotten_session(self.conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
         from .export import export_log
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return export_log(self.conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
         from .export import export_subject
 
+        app, user = normalize_partition(app, user)
         return export_subject(self, app, user)
 
     def import_log(self, source) -> dict:
@@ -317,4 +344,8 @@ class Ledger:
             return self.projector.rebuild(self.conn, progress=progress)
 
     def replay_differences(self) -> list[str]:
+        """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
+        bad = first_bad_row(self.conn)
+        if bad is not None:                    # nothing folded from a damaged log is worth comparing
+            return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
         return self.projector.differences(self.conn)

@@ -19,8 +19,8 @@ import math
 
 import orjson
 
-from ..candidate import MAX_ID, clean_text
 from ..errors import LedgerError
+from ..ids import normalize_id
 from ..timeutil import from_epoch, normalise_time
 from .jsonl import json_lines
 from .session import Session, SessionEvent
@@ -34,7 +34,7 @@ def _ident(value, what: str, where: str) -> str:
     if not isinstance(value, str):
         raise LedgerError(f"{where}: {what} must be a string")
     try:
-        return clean_text(value, what, MAX_ID)
+        return normalize_id(value, what)
     except ValueError as exc:
         raise LedgerError(f"{where}: {exc}") from None
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
+from ..ids import normalize_optional
 from . import validator
 from .extractor import Context, ExtractionFailed, Extractor, make_extractor
 from .formats import parse_adk
@@ -54,6 +55,7 @@ class SessionResult:
 def partition_of(session: Session, app: str | None, user: str | None) -> tuple[str, str]:
     """The caller's partition, checked against what the session says about itself."""
     where = f"{session.source}: session {session.id}"
+    app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
     for what, given, own in (("app", app, session.app), ("user", user, session.user)):
         if given and own and given != own:
             raise LedgerError(f"{where} belongs to {what} {own!r}, not {given!r}")
