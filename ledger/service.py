@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
@@ -21,6 +22,7 @@ from . import queries
 from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .checkpoint import Checkpointer
+from .clocksanity import refuse_future, tolerance
 from .decide import OpenFact, decide
 from .errors import LedgerError
 from .ids import normalize_id, normalize_optional, normalize_partition
@@ -50,12 +52,15 @@ class Outcome:
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
+        # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
+        self.future_tolerance = tolerance(future_tolerance)
         self.conn = connect(path, busy_timeout, synchronous)
         self.store = EventStore(self.conn, self.clock)
         self.projector = Projector()
@@ -143,6 +148,7 @@ class Ledger:
         refused instead.
         """
         sha = self.registry.sha256
+        refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
             if hold_id is not None:
