@@ -23,7 +23,7 @@ from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .checkpoint import Checkpointer
 from .clocksanity import refuse_future, tolerance
-from .decide import OpenFact, decide
+from .decide import decide
 from .errors import LedgerError
 from .ids import normalize_id, normalize_optional, normalize_partition
 from .plan import events_for, held, rejected
@@ -162,9 +162,7 @@ class Ledger:
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
-        facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
-                          frozenset(f["sessions"]), f["effective_date"])
-                 for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
+        facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
