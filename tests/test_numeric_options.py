@@ -125,3 +125,32 @@ def test_a_cutoff_before_year_one_is_refused_even_within_the_day_range(tmp_path)
     with Ledger(tmp_path / "l.db", clock=fixed_clock("0100-01-01")) as ledger:
         with pytest.raises(LedgerError, match="before year 1"):
             ledger.retain(older_than=99_999, predicate="diet")
+
+
+def test_the_proof_commands_numbers(db, tmp_path):
+    """`prove SEQ` and `verify --quorum N` far past any log: `Error:` and exit 1."""
+    key = tmp_path / "k"
+    assert invoke(db, "keygen", "--out", str(key), "--name", "test.example/log").exit_code == 0
+    assert invoke(db, "checkpoint", "--key", str(key), "--out", str(tmp_path / "c.ckpt")).exit_code == 0
+    for args in (("prove", HUGE), ("prove", SEQ_MAX), ("prove", "0"),
+                 ("verify", "--checkpoint", str(tmp_path / "c.ckpt"), "--pubkey", str(key) + ".pub",
+                  "--quorum", HUGE)):
+        result = invoke(db, *args)
+        assert result.exit_code == 1 and result.stderr.startswith("Error: "), (args, result.output)
+
+
+@pytest.mark.parametrize("args", [
+    ("--busy-timeout", "1e400", "head"), ("--busy-timeout", "-1", "head"),
+    ("serve", "--port", "70000"), ("cosign", "c.ckpt", "--key", "k", "--pubkey", "k.pub", "--time", HUGE),
+], ids=lambda a: " ".join(a)[:40])
+def test_click_ranges_are_usage_errors_not_tracebacks(db, args):
+    """Options whose range click checks are usage errors (exit 2), as for any malformed option."""
+    result = invoke(db, *args)
+    assert result.exit_code == 2 and "Error: " in result.stderr, result.output
+    assert not isinstance(result.exception, (OverflowError, TypeError))
+
+
+def test_a_bad_future_tolerance_is_an_error(db):
+    for value in ("1e400", "-1d", "soon"):
+        result = invoke(db, "--future-tolerance", value, "facts", "--app", "a", "--user", "u")
+        assert result.exit_code == 1 and result.stderr.startswith("Error: "), result.output
