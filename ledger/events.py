@@ -142,6 +142,7 @@ class SessionIngested(Body):
     prompt_sha256: str | None = None
     digest: str | None = None
     registry_sha256: str = ""
+    event_ids: list[str] | None = None     # the ids read, when what is new is decided by id (ADK)
 
 
 class IngestFailed(Body):
@@ -173,6 +174,7 @@ class Redacted(Body):
     session_hashes: list[str] = []
     fact_hashes: list[str] = []
     partitions: int = 1
+    event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
 
 
 EventBody = Annotated[
