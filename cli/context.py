@@ -7,12 +7,12 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 import warnings
 
 import click
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.ids import normalize_partition
 from factledger.ledger.store import busy_error
 from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import clock_from_env
@@ -50,8 +50,10 @@ class LedgerGroup(click.Group):
 
 
 class State:
-    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0):
+    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0,
+                 future_tolerance: str | None = None):
         self.db = db
+        self.future_tolerance = future_tolerance
         self.registry = registry
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
@@ -61,7 +63,8 @@ class State:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
                 self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                      busy_timeout=self.busy_timeout, create=create)
+                                      busy_timeout=self.busy_timeout, create=create,
+                                      future_tolerance=self.future_tolerance)
             for line in self._ledger.work.schema_report:
                 click.echo(f"Warning: {line}", err=True)
         return self._ledger
@@ -88,5 +91,4 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    # stored ids are NFC-normalised and stripped (ledger.candidate.clean_text): look them up so
-    return unicodedata.normalize("NFC", app.strip()), unicodedata.normalize("NFC", user.strip())
+    return normalize_partition(app, user)      # the library's one spelling of ids

@@ -11,19 +11,23 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from factledger.projections import queries
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
 from . import export, forget, proofs
+from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .errors import LedgerError
+from .ids import normalize_id, normalize_optional, normalize_partition
 from .ingest import pipeline, review
 from .outcome import Outcome
 from .recall import RecallOptions, recall
 from .registry import Registry
 from .resolve import resolution
+from .rowcheck import first_bad_row
 from .scope import build_scope
 from .store import EventStore, snapshot
 from .timeutil import Clock
@@ -36,8 +40,11 @@ __all__ = ["Ledger", "LedgerError", "Outcome"]
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
-        self.work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create)
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 future_tolerance: timedelta | float | str | None = None):
+        # said_at later than clock + future_tolerance is refused (ledger/clocksanity.py); default one day
+        self.work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
+                               future_tolerance=future_tolerance)
 
     # What the unit of work holds, for callers that inspect a ledger (tests, the bench, the CLI).
     path = property(lambda self: self.work.path)
@@ -47,6 +54,7 @@ class Ledger:
     store = property(lambda self: self.work.store)
     projector = property(lambda self: self.work.projector)
     checkpointer = property(lambda self: self.work.checkpointer)
+    future_tolerance = property(lambda self: self.work.future_tolerance)
 
     def close(self) -> None:
         self.work.close()
@@ -80,6 +88,7 @@ class Ledger:
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
+        fact_id = normalize_id(fact_id, "fact id")
         with self.work.transaction():
             bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
             seqs = [self.work.append(body).seq for body in bodies]
@@ -90,18 +99,24 @@ class Ledger:
     # Every read of more than one statement runs in one read transaction (`store.snapshot`).
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         with snapshot(self.conn):
             return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         with snapshot(self.conn):
             return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
         with snapshot(self.conn):
-            return queries.why(self.conn, fact_id, now=self.clock())
+            return queries.why(self.conn, normalize_id(fact_id, "fact id"), now=self.clock())
 
     def log(self, **filters) -> list[dict]:
+        for name in ("app", "user"):
+            if name in filters:
+                filters[name] = normalize_optional(filters[name], name)
+        check_log_window(filters.get("after", 0), filters.get("limit"))
         return queries.log(self.conn, **filters)
 
     def stats(self) -> dict:
@@ -119,6 +134,7 @@ class Ledger:
         max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
+        app, user = normalize_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         with snapshot(self.conn):
             return recall(self.conn, app, user, query, now=self.clock(), options=opts,
@@ -132,29 +148,35 @@ class Ledger:
         parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
+        app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         return pipeline.ingest_session(self.work, session, app, user, extractor, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return session_state(self.conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
+        app, user = normalize_partition(app, user)
         return list_sessions(self.conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return queue(self.conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return held_rows(self.conn, app, user, status)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:
         """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
-        return review.accept(self.work, hold_id, predicate, by=by, reason=reason)
+        return review.accept(self.work, normalize_id(hold_id, "hold id"), predicate, by=by, reason=reason)
 
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
-        return review.reject(self.work, hold_id, reason, by=by)
+        return review.reject(self.work, normalize_id(hold_id, "hold id"), reason, by=by)
 
     # Forgetting, export and import.
 
@@ -163,24 +185,34 @@ class Ledger:
                reason: str | None = None, requested_by: str | None = None,
                dry_run: bool = False, vacuum: bool = False) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+        app, user = normalize_partition(app, user)
+        session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
         return forget.forget(self.work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
+        for name in ("app", "user"):
+            if name in options:
+                options[name] = normalize_optional(options[name], name)
+        check_days("--older-than", options.get("older_than"), self.clock())
         return forget.retain(self.work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        return forget.erasures(self.conn, app)
+        return forget.erasures(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return forget.is_forgotten_session(self.conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return export.export_log(self.conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
+        app, user = normalize_partition(app, user)
         return export.export_subject(self.work, app, user)
 
     def import_log(self, source) -> dict:
@@ -196,6 +228,10 @@ class Ledger:
         return self.work.replay(progress)
 
     def replay_differences(self) -> list[str]:
+        """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
+        bad = first_bad_row(self.conn)
+        if bad is not None:                    # nothing folded from a damaged log is worth comparing
+            return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
         return self.projector.differences(self.conn)
 
     # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/proofs.py).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from factledger.projections.runner import Projector
@@ -19,7 +20,8 @@ from factledger.projections.runner import Projector
 from .backend import Backend, EventLog
 from .candidate import Candidate
 from .checkpoint import Checkpointer
-from .decide import OpenFact, decide
+from .clocksanity import refuse_future, tolerance
+from .decide import decide
 from .errors import LedgerError
 from .eventrow import Event
 from .events import Body
@@ -36,12 +38,14 @@ class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
-                 backend: Backend = open_sqlite):
+                 backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
+        # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
+        self.future_tolerance = tolerance(future_tolerance)
         self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
         self.conn = self.store.conn
         self.projector = Projector()
@@ -93,6 +97,7 @@ class UnitOfWork:
         """
         stamp = {"hold_id": hold_id, **(review or {})}
         sha = self.registry.sha256
+        refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
             if hold_id is not None:
@@ -106,9 +111,7 @@ class UnitOfWork:
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
-        facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
-                          frozenset(f["sessions"]), f["effective_date"])
-                 for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
+        facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:

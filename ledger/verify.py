@@ -13,7 +13,9 @@ from urllib.parse import quote
 import orjson
 
 from . import chain, triggers
+from .bounds import MAX_SEQ
 from .errors import LedgerError
+from .rowcheck import COLUMNS, column_problem
 from .store import SCHEMA
 
 
@@ -117,13 +119,16 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
     pinned_seen = bool(pinned) and pinned[0] == 0 and pinned[1] == chain.GENESIS
     if pinned and pinned[0] == 0 and not pinned_seen:
         return fail(0, "the log does not extend the expected head")
-    rows = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment,"
-                        " prev_hash, hash, redacted_by FROM events ORDER BY seq")
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM events ORDER BY seq")
     last_at = ""
     # The writer's own functions (ledger/chain.py): the hashes are computed in one place.
     link_of, commitment_of, fromhex, loads = chain.link, chain.commitment, bytes.fromhex, orjson.loads
-    for (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link,
-         redacted_by) in rows:
+    for row in rows:
+        (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link, redacted_by) = row
+        if ((salt is not None and type(salt) is not bytes) or (body is not None and type(body) is not str)
+                or (redacted_by is not None and type(redacted_by) is not int)
+                or type(seq) is not int or type(app) is not str or type(user) is not str):
+            return fail(seq if type(seq) is int else expected_seq, column_problem(dict(zip(COLUMNS, row))))
         if seq != expected_seq:
             return fail(expected_seq, f"missing event (next seq present is {seq})")
         if prev != prev_hash:
@@ -132,7 +137,8 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             expected = link_of(prev, seq, event_id, type_, recorded_at, commit)
             well_formed = fromhex(commit).hex() == commit   # lower-case hex of 32 bytes, as written
         except (ValueError, TypeError, AttributeError, OverflowError):
-            return fail(seq, "a hash column or the envelope is not what the chain stores")
+            return fail(seq, column_problem(dict(zip(COLUMNS, row)))
+                        or "a hash column or the envelope is not what the chain stores")
         if not well_formed:
             return fail(seq, "the commitment is not in the form the chain stores")
         if expected != link:
@@ -145,7 +151,9 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             scrubbed[seq] = redacted_by
             result["redacted"] += 1
         else:
-            raw = body.encode() if isinstance(body, str) else body
+            if redacted_by is not None:
+                return fail(seq, "a live event has redacted_by set (only a redaction sets it)")
+            raw = body.encode()
             if salt is None or commitment_of(salt, raw) != commit:
                 return fail(seq, "body does not match its commitment")
             try:
@@ -179,6 +187,7 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
 def _parse_head(text: str) -> tuple[int, str]:
     seq, _, digest = text.strip().partition(":")
     digest = digest.lower()
-    if not seq.isdigit() or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    if (not (seq.isascii() and seq.isdigit()) or int(seq) > MAX_SEQ or len(digest) != 64
+            or any(c not in "0123456789abcdef" for c in digest)):
         raise LedgerError(f"--expect-head {text!r} must look like SEQ:HASH (hash in hex)")
     return int(seq), digest

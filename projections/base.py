@@ -61,8 +61,8 @@ class LogWideProjection(Protocol):
 class KeyReader(Protocol):
     """The projection the decision table reads a key's open facts from (the facts projection)."""
 
-    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                  predicate: str) -> list[dict]: ...
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`)."""
 
 
 def check_order(projections: Iterable[Projection]) -> None:

@@ -101,10 +101,10 @@ class Projector:
         for projection in self._flushing:
             projection.discard()
 
-    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                  predicate: str) -> list[dict]:
-        """The open facts of a key as the open transaction has them (the decision table's read)."""
-        return self._facts.key_facts(conn, app, user, subject, predicate)
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The open facts of a key as the open transaction has them (the decision table's read:
+        a `projections.keyindex.KeyView`)."""
+        return self._facts.key_view(conn, app, user, subject, predicate)
 
     def set_position(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))

@@ -16,8 +16,10 @@ from factledger.projections.current import partition_keys
 from factledger.projections.erasures import is_forgotten
 from factledger.projections.sessions import session_state
 
+from ..clocksanity import refuse_future
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
+from ..ids import normalize_optional
 from ..scope import session_hash
 from ..terminal import escape
 from ..unit import UnitOfWork
@@ -58,6 +60,7 @@ class SessionResult:
 def partition_of(session: Session, app: str | None, user: str | None) -> tuple[str, str]:
     """The caller's partition, checked against what the session says about itself."""
     where = f"{session.source}: session {session.id}"
+    app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
     for what, given, own in (("app", app, session.app), ("user", user, session.user)):
         if given and own and given != own:
             raise LedgerError(f"{where} belongs to {what} {own!r}, not {given!r}")
@@ -108,6 +111,7 @@ def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None 
             result.status = "unchanged"
             result.watermark = mark
             return result
+        _refuse_future_events(ledger, delta, result.source)          # before a model call
         context = Context(app, user, ledger.registry,
                           load_current=lambda: partition_keys(ledger.conn, app, user))
         try:
@@ -167,6 +171,14 @@ def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, 
             counts[f"held:{outcome.reason}"] += 1
         else:
             counts[f"applied:{outcome.decision}"] += 1
+
+
+def _refuse_future_events(ledger: UnitOfWork, delta, source: str) -> None:
+    """A session event dated after the ledger's clock (plus its tolerance) fails the session."""
+    now = ledger.clock()
+    for event in (*delta.events, delta.watermark):
+        refuse_future(event.said_at, now, ledger.future_tolerance,
+                      f"{source}: session {delta.session.id}: event {event.id} timestamp")
 
 
 def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
