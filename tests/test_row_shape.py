@@ -18,6 +18,7 @@ import pytest
 from factledger.ledger import Ledger, LedgerError
 
 from .conftest import cand
+from .forger import raw_forger
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 REDACTED = 7          # the fixture's Redacted event (six observations; seqs 3 and 4 forgotten)
@@ -38,12 +39,9 @@ def db(tmp_path, clock):
 
 
 def raw(path: Path, *statements: str) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TRIGGER events_refuse_delete")
-    conn.execute("DROP TRIGGER events_refuse_update")
+    conn = raw_forger(path)              # the triggers come back on close (tests/forger.py)
     for sql in statements:
         conn.execute(sql)
-    conn.commit()
     conn.close()
 
 
