@@ -139,7 +139,7 @@ def test_a_session_ingested_by_the_library_continues_by_id_in_the_service(memory
 
 # --- reserved names cannot be reached from a caller's ids ------------------------------------
 
-@pytest.mark.parametrize("reserved", ["_domain", "_erasures", "erased:0123456789abcdef", "~_domain"])
+@pytest.mark.parametrize("reserved", ["_domain", "_erasures", "_checkpoints", "erased:0123456789abcdef", "~_domain"])
 def test_a_user_named_like_a_reserved_partition_is_an_ordinary_user(memory, ledger, reserved):
     run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)],
                                              user=reserved)))
