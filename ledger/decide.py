@@ -52,6 +52,7 @@ class Decision:
 
 
 def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec) -> Decision:
+    """`open_facts` in the order the key's facts were opened (`facts_current` rowid order)."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
     same = [f for f in open_facts if value_key(f.value) == wanted]
@@ -62,7 +63,7 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
             same = [f for f in same if f.reading_date == candidate.effective_date[:10]]
         if not same:
             return Decision("reject", "negation", "nothing_to_retract")
-        target = max(same, key=lambda f: (f.said_at, f.fact_id))
+        target = latest(same)
         if BASIS_RANK[target.basis] > rank:
             return Decision("reject", "negation", "insufficient_authority", target)
         if candidate.said_at < target.said_at:
@@ -104,8 +105,17 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
 
 
 def strongest(facts: list[OpenFact]) -> OpenFact:
-    """The challenger with the most authority, then the latest said: who inherits a key."""
-    return max(facts, key=lambda f: (BASIS_RANK[f.basis], f.said_at, f.fact_id))
+    """The challenger with the most authority, then the latest said: who inherits a key.
+
+    Ties go to the fact opened last (`facts` in the order the key's facts were opened), never to
+    an id: ids are random, and a ledger fed the same statements must decide the same way (forget
+    compares itself with one that never heard the forgotten statements)."""
+    return max(reversed(facts), key=lambda f: (BASIS_RANK[f.basis], f.said_at))
+
+
+def latest(facts: list[OpenFact]) -> OpenFact:
+    """The latest said; a tie goes to the fact opened last (see `strongest`)."""
+    return max(reversed(facts), key=lambda f: f.said_at)
 
 
 def _reinforce(candidate: Candidate, fact: OpenFact, open_facts: list[OpenFact], rule: str) -> Decision:

@@ -28,8 +28,8 @@ from factledger.projections.erasures import is_forgotten
 from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
-from .redecide import compensate
 from .registry import SENSITIVITIES
+from .restate import restate, restatement
 from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .store import equal_filters
 from .textindex import forget_cached
@@ -152,18 +152,17 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
              requester: str) -> dict:
     conn, store, projector = ledger.conn, ledger.store, ledger.projector
     redaction_seq = store.last_seq + 1          # the Redacted event's seq, known under the lock
-    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0}
+    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0}
     targets: list[int] = []
+    restated: list[int] = []
     sessions: set[str] = set()
     facts: list[str] = []
-    pre_open: dict[int, set[str]] = {}
-    for i, p in enumerate(plans):
+    again = [restatement(p, ledger.registry) for p in plans]
+    for p, r in zip(plans, again):
         s = p.scope
-        pre_open[i] = {r[0] for r in conn.execute(
-            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))}
         before = _partition_rows(conn, projector, s.app, s.user)
         conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
-                         [(redaction_seq, seq) for seq in p.targets])
+                         [(redaction_seq, seq) for seq in [*p.targets, *r.moved]])
         if s.kind == "user":
             conn.execute("UPDATE events SET user = ?, body = NULL, salt = NULL,"
                          " redacted_by = COALESCE(redacted_by, ?) WHERE app = ? AND user = ?",
@@ -178,22 +177,27 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["events"] += len(p.targets)
         counts["facts"] += len(p.facts)
         counts["sessions"] += len(p.sessions)
-        counts["keys"] += len(p.keys)
-        targets += p.targets
+        counts["keys"] += len(r.keys)
+        counts["restated"] += len(r.moved)
+        p.restated = r.moved
+        targets += p.targets + r.moved
+        restated += r.moved
         sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
         if s.kind != "user":
             facts += [fact_hash(s.app, s.user, f) for f in sorted(p.facts)]
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
-                    partitions=len(plans))
+                    partitions=len(plans), restated_seqs=sorted(restated))
     event = store.append(body)
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")
     compensating: list[int] = []
-    for i, p in enumerate(plans):
-        compensate(conn, p, ledger.registry, event.seq, pre_open[i],
-                   lambda b: compensating.append(store.append(b).seq))
+    for p, r in zip(plans, again):
+        s = p.scope
+        restate(p, r, event.seq, ledger.registry.sha256,
+                lambda subject, predicate, s=s: projector.key_facts(conn, s.app, s.user, subject, predicate),
+                lambda b: compensating.append(store.append(b).seq))
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,
@@ -203,7 +207,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
 def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
     return {"noop": True, "redaction_seq": None, "event_id": None, "scope_kind": kind,
             "scope_hash": digest, "recorded_at": iso(ledger.clock()), "reason": reason,
-            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0},
+            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0},
             "compensating_seqs": [], "partitions": 0}
 
 
