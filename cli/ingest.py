@@ -10,6 +10,7 @@ import sys
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.terminal import escape
 
 from .context import partition_options, pass_state, require_partition
 from .output import emit, emit_one, output_options, resolve_format
@@ -43,7 +44,7 @@ def _progress(label: str):
 
 def render_summary(s: dict) -> str:
     def by(counts: dict) -> str:
-        return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+        return ", ".join(f"{escape(k)} {v}" for k, v in counts.items()) or "none"
 
     lines = [
         f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
@@ -57,8 +58,9 @@ def render_summary(s: dict) -> str:
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
     for f in s["failures"]:
-        lines.append(f"FAILED {f['source']}" + (f" (session {f['session']})" if f["session"] else "")
-                     + f": {f['error']}")
+        lines.append(f"FAILED {escape(f['source'])}"
+                     + (f" (session {escape(f['session'])})" if f["session"] else "")
+                     + f": {escape(f['error'])}")
     return "\n".join(lines)
 
 

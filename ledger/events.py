@@ -46,6 +46,8 @@ class FactObserved(Decided):
     said_at: str
     effective_date: str | None = None
     hold_id: str | None = None
+    reviewed_by: str | None = None        # the reviewer who accepted the held candidate, and why
+    review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event that recorded it again
     restates: int | None = None           # ... and the seq of the statement it records again
 
@@ -68,6 +70,8 @@ class FactReinforced(Decided):
     effective_date: str | None = None
     basis_claimed: Basis | None = None
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
+    reviewed_by: str | None = None
+    review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event, for a compensating event
     restates: int | None = None
 
@@ -135,6 +139,8 @@ class CandidateRejected(Body):
     fact_id: str | None = None
     hold_id: str | None = None
     basis_claimed: Basis | None = None
+    reviewed_by: str | None = None        # the reviewer who rejected it (`reason` is theirs), or who
+    review_reason: str | None = None      # accepted it into a rejection (`review_reason` is theirs)
     registry_sha256: str = ""
     cause: int | None = None
     restates: int | None = None

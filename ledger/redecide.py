@@ -19,7 +19,7 @@ from factledger.projections.factstate import OPEN_STATES, Snapshot, transition
 from .decide import OpenFact, decide
 from .errors import LedgerError
 from .events import Body
-from .plan import events_for
+from .plan import events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
 from .statement import Statement
@@ -76,8 +76,8 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             c = st.candidate
             decision = decide(c, fold.open_facts(), spec)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
-            bodies, _ = events_for(decision, c, spec, registry_sha, st.basis_claimed,
-                                   hold_id=st.hold_id, fact_id=reuse)
+            bodies, _ = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
+            bodies = stamped(bodies, st.hold_id, dict(st.review))
         if cause is not None:
             bodies = [_caused(b, cause, st.seq if i == 0 else None) for i, b in enumerate(bodies)]
         for body in bodies:
