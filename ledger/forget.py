@@ -158,8 +158,11 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     sessions: set[str] = set()
     facts: list[str] = []
     again = [restatement(p, ledger.registry) for p in plans]
+    open_before: list[set[str]] = []
     for p, r in zip(plans, again):
         s = p.scope
+        open_before.append({row[0] for row in conn.execute(
+            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))})
         before = _partition_rows(conn, projector, s.app, s.user)
         conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
                          [(redaction_seq, seq) for seq in [*p.targets, *r.moved]])
@@ -177,7 +180,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["events"] += len(p.targets)
         counts["facts"] += len(p.facts)
         counts["sessions"] += len(p.sessions)
-        counts["keys"] += len(r.keys)
+        counts["keys"] += len(r.cut)
         counts["restated"] += len(r.moved)
         p.restated = r.moved
         targets += p.targets + r.moved
@@ -193,11 +196,11 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")
     compensating: list[int] = []
-    for p, r in zip(plans, again):
+    for p, r, before in zip(plans, again, open_before):
         s = p.scope
         restate(p, r, event.seq, ledger.registry.sha256,
                 lambda subject, predicate, s=s: projector.key_facts(conn, s.app, s.user, subject, predicate),
-                lambda b: compensating.append(store.append(b).seq))
+                lambda b: compensating.append(store.append(b).seq), before)
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .events import Body, parse_body
+from .events import Body, FactReinstated, parse_body
 from .forget_plan import LoadedEvent, Plan
 from .redecide import redecide
 from .registry import PredicateSpec, Registry
@@ -37,6 +37,7 @@ SESSION_EVENTS = ("SessionIngested", "IngestFailed")
 @dataclass
 class Restatement:
     moved: list[int] = field(default_factory=list)             # surviving seqs scrubbed now
+    cut: set[Key] = field(default_factory=set)                  # keys decided again
     keys: dict[Key, tuple[PredicateSpec, list[Statement]]] = field(default_factory=dict)
     records: list[tuple[int, dict]] = field(default_factory=list)   # other events, as recorded again
 
@@ -59,6 +60,7 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
                 e.seq not in targets and masker and is_statement(e.type, e.body) and _names(e, masker)):
             cuts[key] = e.seq
     specs = {key: spec for key in cuts if (spec := _spec(registry, plan, key)) is not None}
+    out.cut = set(specs)
     seen: set[tuple] = set()
     for e in plan.events:
         if e.body is None or e.seq in targets:
@@ -79,15 +81,27 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
 
 
 def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
-            key_facts: Callable[[str, str], list[dict]], append: Callable[[Body], object]) -> None:
+            key_facts: Callable[[str, str], list[dict]], append: Callable[[Body], object],
+            open_before: set[str]) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
     state now (`key_facts(subject, predicate)`, the live projection's read) and append the events,
-    then the other events recorded again."""
+    then the other events recorded again.
+
+    A value that is current again (it was closed before the forget, its observation survives and
+    nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
+    new interval in transaction time: history says when, and by which erasure, it came back."""
     app, user = plan.scope.app, plan.scope.user
-    for key in sorted(found.keys):
-        spec, statements = found.keys[key]
-        for body in redecide(statements, spec, registry_sha, app, user, seed=key_facts(*key), cause=cause):
-            append(body)
+    for key in sorted(found.cut):
+        spec, statements = found.keys.get(key, (None, []))
+        if statements:
+            for body in redecide(statements, spec, registry_sha, app, user, seed=key_facts(*key),
+                                 cause=cause):
+                append(body)
+        for fact in key_facts(*key):
+            if (fact["status"] == "current" and not fact["disputes"] and fact["observed_seq"] < cause
+                    and fact["fact_id"] not in open_before):
+                append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule="redaction",
+                                      cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
         append(parse_body({**body, "cause": cause, "restates": seq}))
 

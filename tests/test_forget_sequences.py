@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.decide import REJECTING_RULES
 from factledger.ledger.masking import Masker
 from factledger.ledger.validate import check
 from tests.conftest import MovableClock, cand
@@ -205,11 +206,12 @@ def forgotten_by(ledger, scope, items: list[Item]) -> tuple[dict, set[int]]:
     fact = facts[arg % len(facts)]
     plan = ledger.forget("app", "u1", fact=fact, reason="property", dry_run=True)["plan"][0]
     said_in = set()
-    for seq in plan["target_seqs"]:            # the statements it takes (a closed hold naming the
-        type_, body = ledger.conn.execute(     # value goes too, but not the statement it became)
+    for seq in plan["target_seqs"]:            # the statements it takes (a closed hold or a validator's
+        type_, body = ledger.conn.execute(     # rejection naming the value goes too: not statements)
             "SELECT type, body FROM events WHERE seq = ?", (seq,)).fetchone()
-        if type_ in ("FactObserved", "FactReinforced", "FactRetracted", "CandidateRejected"):
-            body = orjson.loads(body)
+        body = orjson.loads(body)
+        if type_ in ("FactObserved", "FactReinforced", "FactRetracted") or (
+                type_ == "CandidateRejected" and body["rule"] in REJECTING_RULES):
             said_in.add(int(body.get("evidence_event", (body.get("candidate") or {}).get("evidence_event"))[1:]))
     return {"fact": fact}, {it.index for it in alive if it.index in said_in}
 
