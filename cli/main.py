@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo, forget, ingest, recall, serve
+from . import core, demo, forget, ingest, proofs, recall, serve
 from .context import LedgerGroup, State
 
 
@@ -25,6 +25,6 @@ def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float) 
     ctx.call_on_close(state.close)
 
 
-for module in (core, demo, recall, ingest, forget, serve):
+for module in (core, demo, recall, ingest, forget, serve, proofs):
     for command in module.COMMANDS:
         cli.add_command(command)

@@ -30,7 +30,7 @@ from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
 from .registry import SENSITIVITIES
 from .restate import restate, restatement
-from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
+from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .store import equal_filters
 from .textindex import forget_cached
 from .timeutil import iso
@@ -157,6 +157,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     restated: list[int] = []
     sessions: set[str] = set()
     facts: list[str] = []
+    events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
     again = [restatement(p, ledger.registry) for p in plans]
     open_before: list[set[str]] = []
     for p, r in zip(plans, again):
@@ -186,12 +187,16 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         targets += p.targets + r.moved
         restated += r.moved
         sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
+        read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
+        events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
+                        if seq in read for x in read[seq].get("event_ids") or ()}
         if s.kind != "user":
             facts += [fact_hash(s.app, s.user, f) for f in sorted(p.facts)]
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
-                    partitions=len(plans), restated_seqs=sorted(restated))
+                    partitions=len(plans), restated_seqs=sorted(restated),
+                    event_hashes=sorted(events_read) or None)
     event = store.append(body)
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")

@@ -79,7 +79,7 @@ class Ledger:
         present = {row[0] for row in self.conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         schema = self.store.schema + self.projector.schema
-        tables = {"events", "projection_positions", *self.projector.tables}
+        tables = {"events", "projection_positions", *self.projector.all_tables}
         indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
         obsolete = sorted(present & set(OBSOLETE_INDEXES))
         if tables <= present and indexes <= present and not obsolete:
@@ -95,7 +95,7 @@ class Ledger:
                 # and `replay --check` must still be able to report, opens with the old ones.
                 return
             raise
-        if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
+        if "events" in present and not {"projection_positions", *self.projector.all_tables} <= present:
             self.replay()
 
     def close(self) -> None:
@@ -322,3 +322,28 @@ class Ledger:
 
     def replay_differences(self) -> list[str]:
         return self.projector.differences(self.conn)
+
+    # --- proofs: checkpoints, inclusion and consistency (ledger/proofs.py) -----------------
+
+    def checkpoint(self, signer=None, origin: str | None = None) -> dict:
+        """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        from .proofs import issue
+
+        return issue(self, signer, origin)
+
+    def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        from .proofs import inclusion
+
+        return inclusion(self.conn, seq, checkpoint)
+
+    def prove_consistency(self, older: str, newer: str) -> dict:
+        from .proofs import consistency
+
+        return consistency(self.conn, older, newer)
+
+    def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
+                          older: str | None = None) -> dict:
+        """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        from .proofs import verify
+
+        return verify(self.conn, checkpoint, pubkey, list(witnesses), quorum, older)
