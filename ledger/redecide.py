@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from factledger.projections.factstate import OPEN_STATES, Snapshot, transition
+from factledger.projections.factstate import Snapshot, transition
+from factledger.projections.keyindex import KeyIndex, KeyView
 
 from .decide import OpenFact, decide
 from .errors import LedgerError
@@ -27,42 +28,41 @@ from .store import Event
 
 
 class KeyFold:
-    """One key's facts folded in memory, open facts kept in the order `facts_current` holds them
-    (a fact goes to the end when it opens and leaves when it closes)."""
+    """One key's facts folded in memory, indexed for `decide` as the live fold indexes them
+    (`projections.keyindex`: open facts in the order the key first held them, and by value)."""
 
     def __init__(self, seed: Iterable[Snapshot] = ()):
         self.snaps: dict[str, Snapshot] = {}
-        self.order: dict[str, None] = {}
+        self.index = KeyIndex(self.snaps)
         for snap in seed:
-            self.snaps[snap["fact_id"]] = dict(snap)
-            if snap["status"] in OPEN_STATES:
-                self.order[snap["fact_id"]] = None
+            self._put(dict(snap))
         self._seq = 0
 
+    def _put(self, snap: Snapshot) -> None:
+        self.snaps[snap["fact_id"]] = snap
+        self.index.update(snap)
+
+    def view(self) -> KeyView:
+        return self.index.view()
+
     def open_facts(self) -> list[OpenFact]:
-        return [OpenFact(s["fact_id"], s["value"], s["basis"], s["status"], s["said_at"],
-                         frozenset(s["sessions"]), s["effective_date"])
-                for s in (self.snaps[f] for f in self.order)]
+        return list(self.index.view())
 
     def fold(self, body: Body) -> None:
         self._seq -= 1                        # not a log seq: these events are not appended yet
         data = body.model_dump(mode="json", exclude_none=True)
         event = Event(self._seq, "", data["type"], data["app"], data["user"], "", data)
         for snap, _reason in transition(event, self.snaps.get):
-            fact_id = snap["fact_id"]
-            self.snaps[fact_id] = snap
-            if snap["status"] in OPEN_STATES:
-                self.order.setdefault(fact_id, None)
-            else:
-                self.order.pop(fact_id, None)
+            self._put(snap)
 
 
 def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha: str, app: str,
-             user: str, seed: Iterable[Snapshot] = (), cause: int | None = None) -> list[Body]:
+             user: str, fold: KeyFold | None = None, cause: int | None = None) -> list[Body]:
     """The events the live ledger would append for `statements`, one after the other, on a key
-    whose open facts are `seed`.  With `cause` (a `Redacted` seq) every body names it, and the
-    body recording a statement names the statement's first record (`restates`)."""
-    fold = KeyFold(seed)
+    folded so far into `fold` (a new, empty key by default; left holding the key's state after
+    them).  With `cause` (a `Redacted` seq) every body names it, and the body recording a
+    statement names the statement's first record (`restates`)."""
+    fold = fold if fold is not None else KeyFold()
     out: list[Body] = []
     for st in statements:
         if st.resolution is not None:
@@ -74,7 +74,7 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
                 continue                      # the dispute it settled never arose
         else:
             c = st.candidate
-            decision = decide(c, fold.open_facts(), spec)
+            decision = decide(c, fold.view(), spec)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
             bodies, _ = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
             bodies = stamped(bodies, st.hold_id, dict(st.review))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .events import Body, FactReinstated, parse_body
 from .forget_plan import LoadedEvent, Plan
-from .redecide import redecide
+from .redecide import KeyFold, redecide
 from .registry import PredicateSpec, Registry
 from .statement import FACT_EVENTS, Key, Statement, is_statement, key_of, statement_of
 
@@ -81,11 +81,11 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
 
 
 def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
-            key_facts: Callable[[str, str], list[dict]], append: Callable[[Body], object],
+            key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
             open_before: set[str]) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
-    state now (`key_facts(subject, predicate)`, the live projection's read) and append the events,
-    then the other events recorded again.
+    state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order) and
+    append the events, then the other events recorded again.
 
     A value that is current again (it was closed before the forget, its observation survives and
     nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
@@ -93,13 +93,12 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     app, user = plan.scope.app, plan.scope.user
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
-        if statements:
-            for body in redecide(statements, spec, registry_sha, app, user, seed=key_facts(*key),
-                                 cause=cause):
-                append(body)
-        for fact in key_facts(*key):
-            if (fact["status"] == "current" and not fact["disputes"] and fact["observed_seq"] < cause
-                    and fact["fact_id"] not in open_before):
+        fold = KeyFold(key_snapshots(*key))
+        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause):
+            append(body)
+        for fact in fold.snaps.values():
+            if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before
+                    and fact["observed_seq"] > 0):            # observed before: not recorded here
                 append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule="redaction",
                                       cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
