@@ -2,7 +2,8 @@
 
 A key's decisions depend on everything said about it before.  So for each key a forget touches,
 every surviving event of the key from its first forgotten event on is scrubbed with the
-forgotten ones, and its statements (`ledger.statement`) are decided again, in their original
+forgotten ones (of a `many` or `series` key, whose decisions only look at open facts of the same
+value, every surviving event of that value), and its statements (`ledger.statement`) are decided again, in their original
 order, from the state the key had just before (`ledger.redecide`: the live ledger's decide,
 record and fold), and appended after the `Redacted` event with `cause` = its seq and `restates` =
 the seq each statement was first recorded at.  The key's log then reads, in order: what was said
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .candidate import value_key
 from .events import Body, FactReinstated, parse_body
 from .forget_plan import LoadedEvent, Plan
 from .redecide import KeyFold, redecide
@@ -49,24 +51,44 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
         return out
     targets = set(plan.targets)
     masker, facts = plan.masker, plan.facts_by_id
-    cuts: dict[Key, int] = {}
+    specs: dict[Key, PredicateSpec | None] = {}
+
+    def unit(e: LoadedEvent) -> tuple | None:
+        """What an event's decision depends on: its key, or for a `many` or `series` key (whose
+        decisions only look at open facts of the same value) its key and value."""
+        key = key_of(e.type, e.body, facts)
+        if key is None:
+            return None
+        if key not in specs:
+            specs[key] = _spec(registry, plan, key)
+        spec = specs[key]
+        if spec is None:
+            return None
+        if spec.cardinality == "one":
+            return (key,)
+        value = _value(e, facts)
+        return (key,) if value is None else (key, value_key(value))
+
+    cuts: dict[tuple, int] = {}
     for e in plan.events:
         if e.body is None:
             continue
-        key = key_of(e.type, e.body, facts)
-        if key is None or key in cuts:
-            continue
         if (e.seq in targets and e.type in FACT_EVENTS) or (
                 e.seq not in targets and masker and is_statement(e.type, e.body) and _names(e, masker)):
-            cuts[key] = e.seq
-    specs = {key: spec for key in cuts if (spec := _spec(registry, plan, key)) is not None}
-    out.cut = set(specs)
+            u = unit(e)
+            if u is not None:
+                cuts.setdefault(u, e.seq)
+    cut_keys = {u[0] for u in cuts}
+    out.cut = cut_keys
     seen: set[tuple] = set()
     for e in plan.events:
         if e.body is None or e.seq in targets:
             continue
         key = key_of(e.type, e.body, facts)
-        if key not in specs or e.seq < cuts[key]:
+        if key not in cut_keys:
+            continue
+        u = unit(e)
+        if u is None or e.seq < min(cuts.get(u, e.seq + 1), cuts.get((key,), e.seq + 1)):
             continue
         out.moved.append(e.seq)
         st = statement_of(e.seq, e.type, e.body, plan.scope.app, plan.scope.user, facts)
@@ -103,6 +125,15 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
                                       cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
         append(parse_body({**body, "cause": cause, "restates": seq}))
+
+
+def _value(e: LoadedEvent, facts: dict[str, dict]) -> str | None:
+    """The value an event states or is about."""
+    body = e.body
+    value = body.get("value", (body.get("candidate") or {}).get("value"))
+    if value is None:
+        value = (facts.get(body.get("fact_id")) or {}).get("value")
+    return value if isinstance(value, str) else None
 
 
 def _names(e: LoadedEvent, masker) -> bool:
