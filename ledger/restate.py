@@ -3,8 +3,8 @@
 A key's decisions depend on everything said about it before.  So for each key a forget touches,
 every surviving event of the key from its first forgotten event on is scrubbed with the
 forgotten ones (of a `many` or `series` key, whose decisions only look at open facts of the same
-value, every surviving event of that value), and its statements (`ledger.statement`) are decided again, in their original
-order, from the state the key had just before (`ledger.redecide`: the live ledger's decide,
+value, every surviving event of that value), and its statements (`ledger.statement`) are decided
+again, in their original order, from the state the key had just before (`ledger.redecide`: the live ledger's decide,
 record and fold), and appended after the `Redacted` event with `cause` = its seq and `restates` =
 the seq each statement was first recorded at.  The key's log then reads, in order: what was said
 before the first forgotten statement, and the survivors decided again: exactly the statements a
