@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factledger.projections import vectors
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
@@ -65,6 +66,7 @@ class Ledger:
                 self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
                 self.store.on_commit(self.checkpointer.after_commit)
             self._ensure_schema()
+            vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
@@ -202,7 +204,7 @@ class Ledger:
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain, mode.  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         from .recall import RecallOptions, recall
