@@ -51,7 +51,10 @@ class Decision:
     redisputes: tuple[OpenFact, ...] = ()    # other challengers, now disputing the promoted one
 
 
-def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec) -> Decision:
+def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec,
+           restates: tuple[OpenFact | None, str | None] = (None, None)) -> Decision:
+    """`restates`: the open fact the candidate says again in other words, and the rule that
+    found it (`ledger.semantic.dedup.same_meaning`; the semantic extra), or (None, None)."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
     same = [f for f in open_facts if value_key(f.value) == wanted]
@@ -86,6 +89,10 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
     if same:
         fact = next((f for f in same if f.status == "current"), same[0])
         return _reinforce(candidate, fact, open_facts, "same_value")
+
+    # Row 3b: another wording of an open value (ledger/semantic/dedup.py guards when).
+    if restates[0] is not None and not candidate.negated:
+        return _reinforce(candidate, restates[0], open_facts, restates[1])
 
     current = next((f for f in open_facts if f.status == "current"), None)
 

@@ -25,6 +25,9 @@ from .decide import OpenFact, decide
 from .errors import LedgerError
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
+from .semantic.dedup import same_meaning
+from .semantic.embedder import wanted
+from .semantic.review import contradictions, with_suggestions
 from .store import EventStore, connect
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -160,7 +163,8 @@ class Ledger:
         facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
                           frozenset(f["sessions"]), f["effective_date"])
                  for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
-        decision = decide(c, facts, spec)
+        restates = same_meaning(c.subject, spec.name, spec.cardinality, c.value, facts) if wanted() else (None, None)
+        decision = decide(c, facts, spec, restates)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
             bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
@@ -247,7 +251,11 @@ class Ledger:
              status: str | None = "open") -> list[dict]:
         from .ingest.review import held_rows
 
-        return held_rows(self.conn, app, user, status)
+        return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
+
+    def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
+        """Open facts of registry-declared contradicting predicates with equal values."""
+        return contradictions(self.conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:
