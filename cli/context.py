@@ -7,11 +7,11 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 
 import click
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.ids import normalize_partition
 from factledger.ledger.store import busy_error
 from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import clock_from_env
@@ -49,8 +49,10 @@ class LedgerGroup(click.Group):
 
 
 class State:
-    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0):
+    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0,
+                 future_tolerance: str | None = None):
         self.db = db
+        self.future_tolerance = future_tolerance
         self.registry = registry
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
@@ -58,7 +60,8 @@ class State:
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
             self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                  busy_timeout=self.busy_timeout, create=create)
+                                  busy_timeout=self.busy_timeout, create=create,
+                                  future_tolerance=self.future_tolerance)
         return self._ledger
 
     def close(self) -> None:
@@ -83,5 +86,4 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    # stored ids are NFC-normalised and stripped (ledger.candidate.clean_text): look them up so
-    return unicodedata.normalize("NFC", app.strip()), unicodedata.normalize("NFC", user.strip())
+    return normalize_partition(app, user)      # the library's one spelling of ids

@@ -131,7 +131,7 @@ def render_why(report: dict) -> str:
 @click.option("--user")
 @click.option("--type", "type_", help="Only events of this type")
 @click.option("--after", type=int, default=0, help="Only events after this seq")
-@click.option("--limit", type=click.IntRange(min=0), default=None)
+@click.option("--limit", type=int, default=None, help="At most this many events")
 @output_options
 @pass_state
 def log(state, app, user, type_, after, limit, fmt) -> None:

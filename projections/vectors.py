@@ -128,3 +128,11 @@ def partition_vectors(conn: sqlite3.Connection, app: str, users: list[str], iden
     marks = ", ".join("?" for _ in users)
     return dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user IN ({marks})"
                              " AND model = ?", (app, *users, identity)))
+
+
+def key_vectors(conn: sqlite3.Connection, app: str, user: str, predicate: str) -> dict:
+    """fact_id -> vector bytes for one partition's open facts of a predicate (any subject: the
+    caller keeps the key's own), embedded by the encoder in use."""
+    identity = encoders.identity()
+    return dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ?"
+                             " AND predicate = ? AND model = ?", (app, user, predicate, identity)))

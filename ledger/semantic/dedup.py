@@ -26,6 +26,8 @@ from ..candidate import value_key
 from . import embedder as encoders
 
 THRESHOLD = 0.94
+PREFILTER = 3                  # open values looked at closely per candidate
+PREFILTER_FLOOR = 0.6          # stored-sentence cosine below which a value is not looked at
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _WORD = re.compile(r"[^\W_]+")
 _NEGATIONS = frozenset("no not never none nothing neither nor without non cannot cant dont doesnt didnt isnt "
@@ -96,30 +98,56 @@ def _names(text: str) -> set[str]:
         {words[0].casefold()} if words and words[0][:1].isupper() and len(words) == 1 else set())
 
 
-def same_meaning(subject: str, predicate: str, cardinality: str, value: str, open_facts: list):
-    """(the open fact the candidate only restates, the rule) or (None, None)."""
-    if cardinality == "series" or not open_facts:
+def same_meaning(candidate, spec, open_facts, stored_vectors):
+    """(the open fact the candidate only restates, the rule) or (None, None).
+
+    `open_facts` is the key's open facts (a list or the decision table's key view);
+    `stored_vectors()` gives fact_id -> stored vector bytes for the key's predicate
+    (projections/vectors.py).  The stored vectors (fact sentence with its quote) pick at most
+    PREFILTER open values close to the candidate, and only those are embedded in the key's frame
+    and put through the guards, so a key holding thousands of values costs one read and a few
+    runs of the encoder, not one per value.  Facts opened earlier in the same transaction have
+    no stored vector yet and are compared directly."""
+    cardinality = spec.cardinality
+    if cardinality == "series" or candidate.negated or not open_facts:
         return None, None
+    value = candidate.value
+    lookup = getattr(open_facts, "same", None)
     wanted = value_key(value)
-    if any(value_key(f.value) == wanted for f in open_facts):
+    if (lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]):
         return None, None                   # the exact rule of the decision table applies
-    for fact in open_facts:
-        if same_form(value, fact.value):
-            return fact, "same_form"
+    facts = list(open_facts)
     if cardinality != "many":
-        return None, None
+        fact = next((f for f in facts if same_form(value, f.value)), None)
+        return (fact, "same_form") if fact is not None else (None, None)
     model = encoders.get()
     if model is None:
-        return None, None
+        fact = next((f for f in facts if same_form(value, f.value)), None)
+        return (fact, "same_form") if fact is not None else (None, None)
+    import numpy as np
+
+    stored = stored_vectors()
+    subject, predicate = candidate.subject, spec.name
+    full = model.embed(encoders.sentence(subject, predicate, value, candidate.quote))
+    with_vector = [f for f in facts if f.fact_id in stored]
+    shortlist = [f for f in facts if f.fact_id not in stored]
+    if with_vector:
+        matrix = np.frombuffer(b"".join(stored[f.fact_id] for f in with_vector), dtype="<f4")
+        cosines = matrix.reshape(len(with_vector), -1) @ full
+        order = np.argsort(-cosines, kind="stable")[:PREFILTER]
+        shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
+    shortlist += [f for f in facts if same_form(value, f.value) and f not in shortlist]
     mine = model.embed(encoders.sentence(subject, predicate, value, None))
-    best, best_cosine = None, THRESHOLD
-    for fact in open_facts:
+    best, best_cosine, rule = None, THRESHOLD, None
+    for fact in shortlist:
+        if same_form(value, fact.value):
+            return fact, "same_form"
         if guards(value, fact.value) is not None:
             continue
         cosine = float(mine @ model.embed(encoders.sentence(subject, predicate, fact.value, None)))
         if cosine >= best_cosine:
-            best, best_cosine = fact, cosine
-    return (best, "same_meaning") if best is not None else (None, None)
+            best, best_cosine, rule = fact, cosine, "same_meaning"
+    return (best, rule) if best is not None else (None, None)
 
 
 def merges(subject: str, predicate: str, a: str, b: str, model) -> tuple[bool, float, str | None]:
