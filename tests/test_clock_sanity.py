@@ -139,3 +139,15 @@ def test_adk_add_memory_from_the_future_is_refused(ledger):
     with pytest.raises(LedgerError, match="in the future"):
         asyncio.run(LedgerMemoryService(ledger).add_memory(app_name="app", user_id="u1", memories=[entry]))
     assert event_count(ledger) == 0
+
+
+def test_adk_add_session_with_a_future_event_is_refused(ledger):
+    pytest.importorskip("google.adk")
+    from google.adk.sessions import Session
+
+    from factledger.ledger.adk import LedgerMemoryService
+
+    session = Session.model_validate(future_session("adk-future"))
+    with pytest.raises(LedgerError, match="adk-future.*in the future"):
+        asyncio.run(LedgerMemoryService(ledger).add_session_to_memory(session))
+    assert event_count(ledger) == 0
