@@ -248,6 +248,14 @@ def test_a_corrupt_file_is_refused_with_a_value_error(tmp_path):
         LedgerMemoryService(tmp_path)                 # a directory
 
 
+def test_a_service_opened_from_a_path_closes_its_ledger(tmp_path):
+    memory = LedgerMemoryService(tmp_path / "owned.db")
+    run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)])))
+    run(memory.close())
+    with Ledger(tmp_path / "owned.db") as reopened:
+        assert [f["value"] for f in reopened.facts("mealkit", "priya")] == ["Pune"]
+
+
 def test_memory_not_found_is_a_value_error_and_a_ledger_error():
     assert issubclass(MemoryNotFound, ValueError) and issubclass(MemoryNotFound, LedgerError)
 
