@@ -29,6 +29,7 @@ from .registry import Registry
 from .resolve import resolution
 from .rowcheck import first_bad_row
 from .scope import build_scope
+from .semantic.review import contradictions, with_suggestions
 from .store import EventStore, snapshot
 from .timeutil import Clock
 from .unit import UnitOfWork
@@ -131,7 +132,7 @@ class Ledger:
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain, mode.  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         app, user = normalize_partition(app, user)
@@ -168,7 +169,12 @@ class Ledger:
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return held_rows(self.conn, app, user, status)
+        return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
+
+    def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
+        """Open facts of registry-declared contradicting predicates with equal values."""
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        return contradictions(self.conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:

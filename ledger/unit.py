@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
+from factledger.projections import vectors
 from factledger.projections.runner import Projector
 
 from .backend import Backend, EventLog
@@ -29,6 +30,8 @@ from .outcome import Outcome
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
+from .semantic.dedup import same_meaning
+from .semantic.embedder import wanted
 from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -62,6 +65,7 @@ class UnitOfWork:
                                                        self.clock)
             if refold:
                 self.replay()
+            vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
@@ -112,7 +116,9 @@ class UnitOfWork:
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        decision = decide(c, facts, spec)
+        restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
+                    if wanted() else (None, None))
+        decision = decide(c, facts, spec, restates)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
             bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
