@@ -26,8 +26,8 @@ class Projection(Protocol):
 
 
 @runtime_checkable
-class BufferedProjection(Projection, Protocol):
-    """A projection that holds what events change until the projector flushes it (after each
+class BufferedProjection(Protocol):
+    """What a `Projection` adds when it holds what events change until the projector flushes it (after each
     event, or once at the end of a batched transaction), and folds a rebuild's partition in
     memory, writing its rows through `executemany` (the projector's row buffer)."""
 
