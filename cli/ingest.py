@@ -18,7 +18,9 @@ from .output import emit, emit_one, output_options, resolve_format
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
-                "author", "held_at")
+                "author", "held_at", "suggestions")
+CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predicate", "other_value",
+                         "semantic_hint", "fact_id", "other_fact_id", "app", "user")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
@@ -160,20 +162,30 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
 @click.option("--rejected", is_flag=True,
               help="List rejected candidates instead (the validator's and reviewers' reasons)")
+@click.option("--contradictions", "contradicting", is_flag=True,
+              help="List open facts of registry-declared contradicting predicates with equal values")
 @output_options
 @click.pass_context
-def review(ctx, app, user, show_all, rejected, fmt) -> None:
+def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
     """The review queue: held candidates (unknown predicate ...).  Subcommands accept / reject."""
     if ctx.invoked_subcommand is not None:
         return
     state = ctx.obj
+    if contradicting:
+        emit(state.ledger().contradictions(app, user), fmt, CONTRADICTION_COLUMNS)
+        return
     if rejected:
         emit(rejected_rows(state.ledger(), app, user), fmt, REJECTED_COLUMNS)
         return
     rows = state.ledger().held(app, user, status=None if show_all else "open")
     for row in rows:
         row.pop("candidate")
+        row["suggestions"] = ", ".join(row.get("suggestions") or ())
     emit(rows, fmt, HELD_COLUMNS + (("status",) if show_all else ()))
+    if resolve_format(fmt) == "table":
+        found = len(state.ledger().contradictions(app, user))
+        if found:
+            click.echo(f"{found} contradicting pair(s) of open facts: factledger review --contradictions")
 
 
 @review.command("accept")

@@ -16,7 +16,8 @@ from .output import dumps, emit, to_table
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
                     "said_at", "relevance", "recency", "score", "fact_id")
 EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
-                   "effective_confidence", "age_days", "relevance", "recency", "score", "fact_id")
+                   "effective_confidence", "age_days", "meaning", "lexical", "relevance", "recency", "score",
+                   "fact_id")
 
 
 @click.command()
@@ -38,6 +39,8 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
               help=f"Age at which recency is one half  [default: {DEFAULT_HALF_LIFE_DAYS:g}d]")
 @click.option("--limit", default=None, metavar="N", help=f"At most N facts  [default: {DEFAULT_LIMIT}]")
 @click.option("--budget", default=None, metavar="WORDS", help="At most this many words of fact lines")
+@click.option("--mode", default=None, type=click.Choice(["lexical", "semantic", "hybrid"]),
+              help="Match by words, by meaning, or both  [default: hybrid with the semantic extra, else lexical]")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
 @click.option("--json", "fmt", flag_value="json", help="Selected facts as JSON (with --explain: everything)")
 @click.option("--nl", "fmt", flag_value="nl", help="Newline-delimited JSON rows")
@@ -45,13 +48,13 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("-t", "--table", "fmt", flag_value="table", help="A table of rows")
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, no_domain, fmt) -> None:
+           recency_weight, half_life, limit, budget, mode, no_domain, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
     app, user = require_partition(app, user)
     result = state.ledger().recall(
         app, user, query, explain=explain, clearance=clearance, min_confidence=min_confidence,
         max_age=max_age, recency_weight=recency_weight, half_life=half_life, limit=limit,
-        budget=budget, preload=preload, domain=not no_domain)
+        budget=budget, preload=preload, domain=not no_domain, mode=mode)
     if fmt is None:
         click.echo(result.text)
         if explain:
