@@ -66,8 +66,8 @@ def demo(out: str | None) -> None:
     run(out, ["recall", "where do I live and what do I eat?", *MEAL, "--explain"])  # and why
     run(out, ["facts", *DEPLOY, "-t"])
     run(out, ["log", *DEPLOY, "--type", "CandidateRejected", "--nl"])   # the runbook, and why not
-    run(out, ["facts", *CLINIC, "--include-sensitive", "-t"])
-    run(out, ["facts", *CLINIC, "--include-sensitive", "--valid-at", "2026-07-05", "-t"])
+    run(out, ["facts", *CLINIC, "--clearance", "health", "-t"])
+    run(out, ["facts", *CLINIC, "--clearance", "health", "--valid-at", "2026-07-05", "-t"])
     run(out, ["history", *CLINIC, "--predicate", "medication_dose", "-t"])
     run(out, ["stats", "-t"])
     run(out, ["verify", "-t"])

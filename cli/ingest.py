@@ -11,8 +11,10 @@ import click
 
 from factledger.ledger import LedgerError
 
-from .context import partition_options, pass_state, require_partition
+from .context import create_option, pass_state
+from .notices import check_partition
 from .output import emit, emit_one, output_options, resolve_format
+from .scope import partition_options
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
@@ -64,7 +66,8 @@ def render_summary(s: dict) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@partition_options
+@partition_options(required=False, help_app="App for sessions that do not name one (env FACTLEDGER_APP)",
+                   help_user="User for sessions that do not name one (env FACTLEDGER_USER)")
 @click.option("--extractor", type=EXTRACTOR, default=None,
               help="Default: anthropic when ANTHROPIC_API_KEY is set, else patterns")
 @click.option("--model", default=None, help="Model for the anthropic extractor")
@@ -72,9 +75,10 @@ def render_summary(s: dict) -> str:
               help="JSONL file of candidates (the candidates extractor); repeatable")
 @click.option("--retry-failed", "retry", is_flag=True,
               help="Retry the sessions whose extraction failed (the retry queue)")
+@create_option
 @output_options
 @pass_state
-def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) -> None:
+def ingest(state, paths, app, user, extractor, model, candidates, retry, create, fmt) -> None:
     """Ingest agent sessions: ADK JSON or JSONL files, directories, or - for stdin.
 
     Each session is one transaction; re-ingesting appends nothing and a grown session ingests
@@ -84,7 +88,7 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
 
     if candidates and not extractor:
         extractor = "candidates"
-    ledger = state.ledger(create=True)
+    ledger = state.ledger(create=create)
     on_total, step, close = _progress("ingesting")
     try:
         if retry:
@@ -120,13 +124,16 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
 @pass_state
 def sessions(state, app, user, fmt) -> None:
     """A user's ingested sessions: watermark, counts and digest."""
-    app, user = require_partition(app, user)
-    emit(state.ledger().sessions(app, user), fmt, SESSION_COLUMNS)
+    ledger = state.ledger()
+    rows = ledger.sessions(app, user)
+    if not rows:
+        check_partition(ledger, app, user)
+    emit(rows, fmt, SESSION_COLUMNS)
 
 
 @click.group(invoke_without_command=True)
-@click.option("--app")
-@click.option("--user")
+@partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
+                   help_user="Only this user (env FACTLEDGER_USER)")
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
 @output_options
 @click.pass_context

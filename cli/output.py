@@ -95,3 +95,36 @@ def to_csv(rows: list[dict]) -> str:
         for row in rows:
             writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
     return buffer.getvalue()
+
+
+def emit_stream(rows, fmt: str | None, columns: tuple[str, ...] | None = None) -> int:
+    """`emit` for an iterator, without holding it in memory (a table, which needs every width, is
+    the exception: people read tables, so they are short).  Returns the number of rows."""
+    fmt = resolve_format(fmt)
+    if fmt == "table":
+        rows = list(rows)
+        emit(rows, fmt, columns)
+        return len(rows)
+    count = 0
+    writer = None
+    if fmt == "json":
+        click.echo("[", nl=False)
+    for row in rows:
+        if fmt == "json":
+            click.echo(("," if count else "") + "\n" + "\n".join(
+                "  " + line for line in dumps(row).splitlines()), nl=False)
+        elif fmt == "nl":
+            click.echo(dumps(row, pretty=False))
+        else:
+            if writer is None:
+                buffer = io.StringIO()
+                writer = csv.DictWriter(buffer, fieldnames=list(row.keys()), lineterminator="\n")
+                writer.writeheader()
+            writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
+            click.echo(buffer.getvalue(), nl=False)
+            buffer.seek(0)
+            buffer.truncate()
+        count += 1
+    if fmt == "json":
+        click.echo("\n]" if count else "]")
+    return count

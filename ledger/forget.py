@@ -263,7 +263,7 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
     if predicate is not None:
         spec = registry.resolve(predicate)
         if spec is None:
-            raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")
+            raise registry.unknown(predicate)
         days = older_than or spec.retention_days
         if days is None:
             raise LedgerError(f"predicate {spec.name} has no retention_days; give --older-than DAYS")

@@ -45,7 +45,8 @@ class RecallResult:
     options: RecallOptions
     selected: list[dict]                       # facts in the order they are rendered
     candidates: list[dict]                     # every in-scope fact, scores and outcome
-    other_partitions: dict | None = None       # counts only, with explain
+    other_partitions: dict | None = None       # kept for callers; never counted: one tenant's
+                                               # explanation says nothing of another's
     text: str = ""                             # the rendered block
 
     def as_dict(self) -> dict:
@@ -121,8 +122,6 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     result = RecallResult(query, app, user, options, facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
                           text=render.render(facts))
-    if explain:
-        result.other_partitions = _other_partitions(conn, app, users)
     return result
 
 
@@ -180,18 +179,6 @@ def _explained(c: dict) -> dict:
     row.update(outcome=c["outcome"], rank=c["rank"], age_days=c["age_days"], via=c["via"])
     row.pop("shown_with", None)
     return row
-
-
-def _other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:
-    """How many open facts lie outside the scope: counted, never shown."""
-    total = conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
-    inside = sum(conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
-                              (app, u)).fetchone()[0] for u in users)
-    partitions = conn.execute(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM facts_current)").fetchone()[0]
-    inside_partitions = sum(1 for u in users if conn.execute(
-        "SELECT 1 FROM facts_current WHERE app = ? AND user = ? LIMIT 1", (app, u)).fetchone())
-    return {"facts": total - inside, "partitions": partitions - inside_partitions}
 
 
 def explain_rows(result: RecallResult) -> list[dict]:

@@ -22,6 +22,7 @@ from .candidate import Candidate
 from .checkpoint import Checkpointer
 from .decide import OpenFact, decide
 from .errors import LedgerError
+from .files import prepare as prepare_file
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .store import EventStore, connect
@@ -51,6 +52,7 @@ class Ledger:
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         self.conn = connect(path, busy_timeout, synchronous)

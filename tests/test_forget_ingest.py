@@ -42,9 +42,9 @@ def test_cli_ingest_of_a_forgotten_session_exits_1(tmp_path):
     path.write_text(json.dumps(session()))
     db = str(tmp_path / "l.db")
     runner = CliRunner()
-    assert runner.invoke(cli, ["--db", db, "ingest", str(path)]).exit_code == 0
+    assert runner.invoke(cli, ["--db", db, "ingest", str(path), "--create"]).exit_code == 0
     assert runner.invoke(cli, ["--db", db, "forget", "--app", "mealkit", "--user", "priya",
-                               "--session", "meal-9", "--reason", "r"]).exit_code == 0
+                               "--session", "meal-9", "--reason", "r", "--yes"]).exit_code == 0
     again = runner.invoke(cli, ["--db", db, "ingest", str(path)])
     assert again.exit_code == 1 and "forgotten" in again.stderr
 
