@@ -1,7 +1,7 @@
 """What every command shares: the global options, the open ledger, and error handling.
 
 No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerError` becomes
-`Error: ...` and exit 1; anything else is a bug and keeps its traceback.
+`Error: ...` (one line, escaped for the terminal) and exit 1; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import click
 
 from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.store import busy_error
+from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import clock_from_env
 
 from .scope import partition_options, require_partition  # noqa: F401  (the partition rule)
@@ -29,6 +30,14 @@ class LedgerGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
+        try:
+            return self._invoke(ctx)
+        except click.ClickException as exc:
+            # Error text quotes file names, JSON keys, ids and a model's words: one line, always.
+            exc.message = escape(exc.message)
+            raise
+
+    def _invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except LedgerError as exc:

@@ -8,6 +8,7 @@ import click
 
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.logquery import iter_log
+from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import normalise_time
 
 from .context import create_option, pass_state
@@ -152,22 +153,24 @@ def why(state, fact_id, fmt) -> None:
 
 
 def render_why(report: dict) -> str:
-    f = report["fact"]
+    """For people; every stored string is escaped, so a quote cannot fake a provenance line."""
+    f = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else escape(str(v))
+         for k, v in report["fact"].items()}
     lines = [
-        f"{f['subject']} {f['predicate']} = {f['value']!r}  [{f['status']}, {f['basis']}, "
-        f"confidence {f['confidence']:.2f}]",
+        f"{f['subject']} {f['predicate']} = {report['fact']['value']!r}  [{f['status']}, "
+        f"{f['basis']}, confidence {report['fact']['confidence']:.2f}]",
         f"fact {f['fact_id']}  (app {f['app']}, user {f['user']})",
         f"said {f['said_at']} by {f['author']} in session {f['session']}, event {f['evidence_event']}:",
         f"  \"{f['quote']}\"",
-        f"valid {f['valid_from']} .. {f['valid_to'] or 'now'}; last confirmed {f['confirmed_at']} "
-        f"by session {f['confirmed_by']}",
+        f"valid {f['valid_from']} .. {report['fact']['valid_to'] or 'now'}; last confirmed "
+        f"{f['confirmed_at']} by session {f['confirmed_by']}",
         "events:",
     ]
     for e in report["events"]:
         body = e["body"] or {}
-        detail = body.get("rule") or body.get("reason") or ""
-        session = f" session {body['session']}" if body.get("session") else ""
-        lines.append(f"  seq {e['seq']:>6}  {e['type']:<16} {e['role']:<11} {detail}{session}"
+        detail = escape(body.get("rule") or body.get("reason") or "")
+        session = f" session {escape(body['session'])}" if body.get("session") else ""
+        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(e['role']):<11} {detail}{session}"
                      + ("  (redacted)" if e["body"] is None else ""))
     return "\n".join(lines)
 

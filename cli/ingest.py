@@ -10,6 +10,7 @@ import sys
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.terminal import escape
 
 from .context import create_option, pass_state
 from .notices import check_partition
@@ -45,7 +46,7 @@ def _progress(label: str):
 
 def render_summary(s: dict) -> str:
     def by(counts: dict) -> str:
-        return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+        return ", ".join(f"{escape(k)} {v}" for k, v in counts.items()) or "none"
 
     lines = [
         f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
@@ -59,8 +60,9 @@ def render_summary(s: dict) -> str:
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
     for f in s["failures"]:
-        lines.append(f"FAILED {f['source']}" + (f" (session {f['session']})" if f["session"] else "")
-                     + f": {f['error']}")
+        lines.append(f"FAILED {escape(f['source'])}"
+                     + (f" (session {escape(f['session'])})" if f["session"] else "")
+                     + f": {escape(f['error'])}")
     return "\n".join(lines)
 
 

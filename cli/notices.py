@@ -14,10 +14,11 @@ import click
 
 from factledger.ledger.presence import partition_notice, session_notice, type_notice
 from factledger.ledger.recall_options import parse_clearance
+from factledger.ledger.terminal import escape
 
 
 def note(text: str) -> None:
-    click.echo(f"factledger: {text}", err=True)
+    click.echo(f"factledger: {escape(text)}", err=True)
 
 
 def check_partition(ledger, app: str, user: str) -> bool:

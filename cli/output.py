@@ -12,6 +12,8 @@ import sys
 import click
 import orjson
 
+from factledger.ledger.terminal import escape, json_safe
+
 FORMATS = ("json", "nl", "csv", "table")
 
 
@@ -31,8 +33,9 @@ def resolve_format(fmt: str | None) -> str:
 
 
 def dumps(value, pretty: bool = True) -> str:
+    """JSON with control, format and separator characters escaped: the same data, safe to print."""
     option = orjson.OPT_INDENT_2 if pretty else 0
-    return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS).decode()
+    return json_safe(orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS).decode())
 
 
 def emit(rows: list[dict], fmt: str | None, columns: tuple[str, ...] | None = None) -> None:
@@ -57,7 +60,7 @@ def emit_one(obj: dict, fmt: str | None, render=None) -> None:
     elif fmt == "csv":
         click.echo(to_csv([obj]), nl=False)
     else:
-        click.echo(render(obj) if render else "\n".join(f"{k}: {cell(v)}" for k, v in obj.items()))
+        click.echo(render(obj) if render else "\n".join(f"{escape(k)}: {cell(v)}" for k, v in obj.items()))
 
 
 def cell(value, width: int | None = None) -> str:
@@ -69,7 +72,7 @@ def cell(value, width: int | None = None) -> str:
         text = f"{value:.3g}" if value < 1 else f"{value:g}"
     else:
         text = str(value)
-    text = text.replace("\n", "\\n")
+    text = escape(text)
     if width and len(text) > width:
         text = text[: width - 1] + "…"
     return text
@@ -80,8 +83,8 @@ def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: in
         return "(no rows)"
     columns = columns or tuple(rows[0].keys())
     cells = [[cell(row.get(c), width) for c in columns] for row in rows]
-    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+    widths = [max(len(escape(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(escape(c).ljust(w) for c, w in zip(columns, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from .timeutil import normalise_time
 MAX_VALUE = 500
 MAX_QUOTE = 2000
 MAX_ID = 200
-SUBJECT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}$")
+SUBJECT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}")      # whole-string: fullmatch
 _CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
 _QUOTE_ALLOWED = {"\n", "\t", "\r"}
 _NUMBER_UNIT = re.compile(r"(\d) (?=[^\W\d])")     # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg"
@@ -81,7 +81,7 @@ class Candidate(BaseModel):
     @classmethod
     def _subject(cls, v: str) -> str:
         v = clean_text(v, "subject", MAX_ID)
-        if not SUBJECT_RE.match(v):
+        if not SUBJECT_RE.fullmatch(v):
             raise ValueError(f"subject {v!r} must be like user, user.daughter or account:4411")
         return v
 

@@ -18,7 +18,7 @@ from .registry import SENSITIVITIES
 DEFAULT_LIMIT = 12
 DEFAULT_RECENCY_WEIGHT = 0.3
 DEFAULT_HALF_LIFE_DAYS = 90.0
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([hdwmy]?)\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hdwmy]?)\s*", re.IGNORECASE)   # fullmatch
 _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
 
 
@@ -81,7 +81,7 @@ def parse_days(option: str, value, allow_zero: bool = False) -> float:
     if isinstance(value, (int, float)):
         days = float(value)
     else:
-        found = _DURATION.match(str(value))
+        found = _DURATION.fullmatch(str(value))
         if not found:
             raise LedgerError(f"{option} {value!r} is not a duration (say 90d, 12w, 6m or 1y)")
         days = float(found.group(1)) * _UNIT_DAYS[found.group(2).lower()]

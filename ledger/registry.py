@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
 
 CARDINALITIES = ("one", "many", "series")
@@ -23,7 +24,7 @@ SENSITIVITIES = ("normal", "personal", "health")
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
 NORMALISERS = ("none", "lower", "title")
-NAME_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$")
+NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
     def fail(fieldname: str, why: str) -> LedgerError:
         return LedgerError(f"registry {source}: predicate {name}: field {fieldname}: {why}")
 
-    if not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise fail("name", "use lower-case words joined by _ or .")
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
@@ -209,7 +210,14 @@ def _parse_pattern(fail, index: int, entry) -> Pattern:
         regex=regex,
         value=None if value is None else str(value),
         subject=str(entry.get("subject", "user")),
-        negated=bool(entry.get("negated", False)),
+        negated=_flag(fail, where, entry.get("negated"), "negated"),
         basis=basis,
         authors=tuple(authors),
     )
+
+
+def _flag(fail, where: str, value, name: str) -> bool:
+    try:
+        return strict_bool(value, name, default=False)
+    except NotABoolean as exc:
+        raise fail(where, str(exc)) from None

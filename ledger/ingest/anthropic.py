@@ -17,10 +17,11 @@ import hashlib
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ..errors import LedgerError
 from ..registry import Registry
+from ..terminal import escape
 from .extractor import Context, Extraction, ExtractionFailed
 from .proposal import Proposal
 from .session import Delta
@@ -40,7 +41,7 @@ class ProposedFact(BaseModel):
     quote: str = Field(description="the exact words from the evidence event that state it")
     evidence_event: str = Field(description="the id in [brackets] of the event quoted")
     basis: Literal["stated", "inferred", "verified"] = "stated"
-    negated: bool = Field(default=False, description="true when the text says it is no longer so")
+    negated: StrictBool = Field(default=False, description="true when the text says it is no longer so")
     confidence: float | None = None
     effective_date: str | None = Field(default=None, description="YYYY-MM-DD of a dated reading")
 
@@ -140,8 +141,8 @@ class AnthropicExtractor:
             answer = Answer.model_validate_json(text)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "answer"
-            raise ExtractionFailed(f"malformed model output ({where}: {first['msg']})") from None
+            where = escape(".".join(str(p) for p in first["loc"])[:80]) or "answer"
+            raise ExtractionFailed(f"malformed model output ({where}: {escape(first['msg'])})") from None
         proposals = [Proposal(**c.model_dump()) for c in answer.candidates]
         return Extraction(proposals=proposals, digest=answer.digest, model=message.model or self.model,
                           prompt_sha256=prompt_sha)

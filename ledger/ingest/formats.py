@@ -19,6 +19,7 @@ import math
 
 import orjson
 
+from ..booleans import NotABoolean, strict_bool
 from ..candidate import MAX_ID, clean_text
 from ..errors import LedgerError
 from ..timeutil import from_epoch, normalise_time
@@ -51,6 +52,13 @@ def _epoch(value, where: str) -> str:
     try:
         return from_epoch(value)
     except LedgerError as exc:
+        raise LedgerError(f"{where}: {exc}") from None
+
+
+def _flag(value, what: str, where: str) -> bool:
+    try:
+        return strict_bool(value, what, default=False)
+    except NotABoolean as exc:
         raise LedgerError(f"{where}: {exc}") from None
 
 
@@ -109,7 +117,7 @@ def parse_adk(data, source: str = "<memory>") -> Session:
         else:
             author = "agent"
         events.append(SessionEvent(id=event_id, author=author, said_at=said_at, text=text,
-                                   partial=raw.get("partial") is True, tool_result=tool_result,
+                                   partial=_flag(raw.get("partial"), "partial", where), tool_result=tool_result,
                                    name=name.strip()))
     return Session(id=session_id, app=app, user=user, events=tuple(events), source=source, fmt="adk")
 

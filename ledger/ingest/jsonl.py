@@ -30,7 +30,7 @@ def read_text(path: str, missing: str | None = None) -> str:
 
 def json_lines(text: str, source: str) -> Iterator[tuple[int, str, object]]:
     """(line number, "SOURCE line N", parsed value) for each non-blank line of `text`."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{source} line {number}"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
+from ..terminal import escape
 from . import validator
 from .extractor import Context, ExtractionFailed, Extractor, make_extractor
 from .formats import parse_adk
@@ -172,7 +173,7 @@ def _failed(ledger: Ledger, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
     with ledger.transaction():
         event = ledger.store.append(IngestFailed(
-            app=result.app, user=result.user, session=result.session, error=message[:500],
+            app=result.app, user=result.user, session=result.session, error=escape(message)[:500],
             extractor=extractor.name, model=getattr(extractor, "model", None), source=path,
             attempts=attempts))
     result.status, result.error, result.seqs = "failed", message, [event.seq]

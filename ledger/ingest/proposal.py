@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ..candidate import describe_validation_error
 from ..errors import LedgerError
@@ -30,7 +30,7 @@ class Proposal(BaseModel):
     quote: str
     evidence_event: str
     basis: Literal["inferred", "stated", "verified"] = "stated"
-    negated: bool = False
+    negated: StrictBool = False           # "false" (a string) is refused, never read as true
     confidence: float | None = None
     effective_date: str | None = None
     session: str | None = Field(default=None, description="only in candidates files: routing")
