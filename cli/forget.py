@@ -10,7 +10,7 @@ import click
 
 from factledger.ledger import LedgerError
 from factledger.ledger.forget import check_words
-from factledger.ledger.presence import already_erased_at
+from factledger.ledger.presence import already_erased_at, receipt_seqs
 
 from .context import pass_state
 from .notices import check_partition, note
@@ -46,7 +46,7 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
                 lines.append(f"  events pseudonymised: {p['pseudonymised']}")
         if not r.get("plan"):
             lines.append("  nothing to forget")
-        lines.append(f"  compensating events: {len(r['compensating_seqs'])}")
+        lines.append(f"  compensating events: {r.get('compensating_events', len(r['compensating_seqs']))}")
         return "\n".join(lines)
     if r["noop"] and r.get("already_erased_at") is not None:
         return (f"already erased at seq {r['already_erased_at']} ({r['scope_kind']} {r['scope_hash']}): "
@@ -122,8 +122,24 @@ def confirm(preview: dict, command: str) -> None:
 @output_options
 @pass_state
 def erasures(state, app, user, session, fmt) -> None:
-    """List erasure receipts (one per redaction), newest last."""
-    emit(state.ledger().erasures(app), fmt, ERASURE_COLUMNS)
+    """List erasure receipts (one per redaction), newest last.
+
+    With --app and --user (and --session) only the receipts of that data subject: found by hashing
+    the ids the way the receipts do, so the receipts still name no one.
+    """
+    if user is not None and app is None:
+        raise LedgerError("--user needs --app")
+    if session is not None and user is None:
+        raise LedgerError("--session needs --app and --user")
+    ledger = state.ledger()
+    rows = ledger.erasures(app)
+    if user is not None:
+        seqs = receipt_seqs(ledger.conn, app, user, session)
+        rows = [r for r in rows if r["redaction_seq"] in seqs]
+        if not rows:
+            note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
+                 " (ids are matched exactly, as hashed)")
+    emit(rows, fmt, ERASURE_COLUMNS)
 
 
 @click.command()

@@ -14,6 +14,7 @@ import click
 
 from factledger.ledger.presence import partition_notice, session_notice, type_notice
 from factledger.ledger.recall_options import parse_clearance
+from factledger.ledger.registry import SENSITIVITIES
 from factledger.ledger.terminal import escape
 
 
@@ -69,5 +70,6 @@ def withhold(rows: list[dict], allowed: tuple[str, ...]) -> list[dict]:
     if hidden:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(hidden.items()))
         note(f"{sum(hidden.values())} facts withheld by clearance ({kinds}; cleared for "
-             f"{', '.join(allowed)}); see them with --clearance {','.join(sorted(hidden))}")
+             f"{', '.join(allowed)}); see them with --clearance "
+             f"{','.join(k for k in SENSITIVITIES if k != 'normal' and (k in allowed or k in hidden))}")
     return shown

@@ -14,7 +14,7 @@ from factledger.ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFA
 
 from .context import pass_state
 from .notices import check_partition, note
-from .output import dumps, emit, to_table
+from .output import dumps, emit, output_options, to_table
 from .scope import partition_options
 
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
@@ -43,10 +43,8 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("--limit", default=None, metavar="N", help=f"At most N facts  [default: {DEFAULT_LIMIT}]")
 @click.option("--budget", default=None, metavar="WORDS", help="At most this many words of fact lines")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
-@click.option("--json", "fmt", flag_value="json", help="Selected facts as JSON (with --explain: everything)")
-@click.option("--nl", "fmt", flag_value="nl", help="Newline-delimited JSON rows")
-@click.option("--csv", "fmt", flag_value="csv", help="CSV rows")
-@click.option("-t", "--table", "fmt", flag_value="table", help="A table of rows")
+@output_options(help={"json": "Selected facts as JSON (with --explain: everything)",
+                      "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
            recency_weight, half_life, limit, budget, no_domain, fmt) -> None:

@@ -138,6 +138,9 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
                 raise _DryRun(receipt)
     except _DryRun as rolled_back:
         receipt = rolled_back.receipt
+        # nothing was recorded: a plan has no seq, event id or compensating seqs, only counts
+        receipt["compensating_events"] = len(receipt.get("compensating_seqs") or [])
+        receipt.update(redaction_seq=None, event_id=None, compensating_seqs=[])
         receipt["seconds"] = round(time.perf_counter() - started, 4)
         return receipt
     if not receipt["noop"]:
