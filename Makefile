@@ -13,7 +13,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui]'
 
 demo: install
 	$(BIN)/factledger demo

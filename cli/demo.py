@@ -81,8 +81,11 @@ def demo(out: str | None) -> None:
     run(out, ["replay", "--check", "-t"])
     if workdir is not None:
         workdir.cleanup()
+        click.echo("\nTo look at the demo ledger in a browser (the ui extra: pip install 'factledger[ui]'):\n"
+                   "  factledger demo --out demo.db && factledger --db demo.db serve --public")
     else:
-        click.echo(f"\ndemo ledger kept at {out}")
+        click.echo(f"\ndemo ledger kept at {out}; look at it in a browser (pip install 'factledger[ui]'):\n"
+                   f"  factledger --db {shlex.quote(out)} serve --public")
 
 
 COMMANDS = (demo,)

@@ -46,6 +46,8 @@ class FactObserved(Decided):
     said_at: str
     effective_date: str | None = None
     hold_id: str | None = None
+    reviewed_by: str | None = None        # the reviewer who accepted the held candidate, and why
+    review_reason: str | None = None
     cause: int | None = None
 
 
@@ -59,6 +61,8 @@ class FactReinforced(Decided):
     confidence: float
     said_at: str
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
+    reviewed_by: str | None = None
+    review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event, for a compensating event
 
 
@@ -113,6 +117,8 @@ class CandidateRejected(Body):
     candidate: dict
     fact_id: str | None = None
     hold_id: str | None = None
+    reviewed_by: str | None = None        # the reviewer who rejected it (`reason` is theirs), or who
+    review_reason: str | None = None      # accepted it into a rejection (`review_reason` is theirs)
     registry_sha256: str = ""
 
 

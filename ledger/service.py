@@ -134,13 +134,15 @@ class Ledger:
         with self.transaction(), self.projector.batched():
             return [self.append_candidate(c) for c in candidates]
 
-    def append_candidate(self, candidate: Candidate, hold_id: str | None = None) -> Outcome:
+    def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
+                         review: dict | None = None) -> Outcome:
         """Validate, decide and append one candidate; call inside `with ledger.transaction():`.
 
         `hold_id` names the review-queue item a reviewer's decision closes (issue 3): it is set
         on the events that record the decision, and a candidate that would be held again is
-        refused instead.
+        refused instead.  `review` (reviewed_by, review_reason) is set on the same events.
         """
+        stamp = {"hold_id": hold_id, **(review or {})}
         sha = self.registry.sha256
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
@@ -151,7 +153,7 @@ class Ledger:
         if verdict.action == "reject":
             body = rejected(candidate, verdict.reason, "validator", sha)
             if hold_id is not None:
-                body = body.model_copy(update={"hold_id": hold_id})
+                body = body.model_copy(update=stamp)
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
@@ -161,7 +163,7 @@ class Ledger:
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
-            bodies = [b.model_copy(update={"hold_id": hold_id}) if "hold_id" in type(b).model_fields
+            bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
                       else b for b in bodies]
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
@@ -247,15 +249,17 @@ class Ledger:
 
         return held_rows(self.conn, app, user, status)
 
-    def review_accept(self, hold_id: str, predicate: str) -> Outcome:
+    def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
+                      reason: str | None = None) -> Outcome:
+        """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
         from .ingest.review import accept
 
-        return accept(self, hold_id, predicate)
+        return accept(self, hold_id, predicate, by=by, reason=reason)
 
-    def review_reject(self, hold_id: str, reason: str) -> Outcome:
+    def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
         from .ingest.review import reject
 
-        return reject(self, hold_id, reason)
+        return reject(self, hold_id, reason, by=by)
 
     # --- end ingestion -------------------------------------------------------------------
 

@@ -53,7 +53,14 @@ def _open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
     return item
 
 
-def accept(ledger: Ledger, hold_id: str, predicate: str) -> Outcome:
+def _reviewer(by: str | None, reason: str | None = None) -> dict:
+    """The reviewer's name and words as the events record them (absent when not given)."""
+    out = {"reviewed_by": (by or "").strip()[:200], "review_reason": (reason or "").strip()[:500]}
+    return {key: value for key, value in out.items() if value}
+
+
+def accept(ledger: Ledger, hold_id: str, predicate: str, *, by: str | None = None,
+           reason: str | None = None) -> Outcome:
     if not predicate or not predicate.strip():
         raise LedgerError("say which predicate: --as PREDICATE")
     spec = ledger.registry.resolve(predicate)
@@ -63,10 +70,10 @@ def accept(ledger: Ledger, hold_id: str, predicate: str) -> Outcome:
         item = _open_item(ledger.conn, hold_id)
         fields = dict(item["candidate"], predicate=spec.name, app=item["app"], user=item["user"])
         candidate = make_candidate(**fields)
-        return ledger.append_candidate(candidate, hold_id=hold_id)
+        return ledger.append_candidate(candidate, hold_id=hold_id, review=_reviewer(by, reason))
 
 
-def reject(ledger: Ledger, hold_id: str, reason: str) -> Outcome:
+def reject(ledger: Ledger, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
     from ..service import Outcome
 
     if not reason or not reason.strip():
@@ -75,5 +82,6 @@ def reject(ledger: Ledger, hold_id: str, reason: str) -> Outcome:
         item = _open_item(ledger.conn, hold_id)
         event = ledger.store.append(CandidateRejected(
             app=item["app"], user=item["user"], reason=reason.strip()[:500], rule="reviewer",
-            candidate=item["candidate"], hold_id=hold_id, registry_sha256=ledger.registry.sha256))
+            candidate=item["candidate"], hold_id=hold_id, registry_sha256=ledger.registry.sha256,
+            **_reviewer(by)))
     return Outcome("reject", None, reason.strip(), "reviewer", [event.seq])

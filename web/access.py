@@ -1,0 +1,89 @@
+"""Who is asking, whether they may, and the one way every page is rendered.
+
+Every route goes through `page`: no actor (and no `--public`) gets 403 with a sign-in link; an
+action needs a signed-in reviewer and a POST (Datasette's CSRF check has already run on every
+POST that carries a cookie); a `LedgerError` is shown as the CLI would print it, status 400.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from datasette.utils.asgi import NotFound, Response
+
+from factledger.ledger import LedgerError
+
+from .actors import ANONYMOUS, Actor
+from .config import WebConfig, config_of
+from .reading import Withheld
+
+PREFIX = "/-/factledger"
+
+
+def current_actor(datasette, request) -> Actor | None:
+    """The signed-in actor as the actors file says now (the cookie names them, nothing more)."""
+    config = config_of(datasette)
+    if config is None:
+        return None
+    ident = request.actor.get("id") if isinstance(request.actor, dict) else None
+    actor = config.actors.get(ident) if isinstance(ident, str) else None
+    if actor is not None:
+        return actor
+    return ANONYMOUS if config.public else None
+
+
+@dataclass
+class Context:
+    datasette: object
+    request: object
+    config: WebConfig
+    actor: Actor
+
+    async def render(self, template: str, status: int = 200, **values) -> Response:
+        return await render(self.datasette, self.request, self.actor, template, status, **values)
+
+    def form_value(self, form: dict, name: str, what: str | None = None, required: bool = True) -> str:
+        value = (form.get(name) or "").strip()
+        if required and not value:
+            raise LedgerError(f"{what or name} is required")
+        return value
+
+
+async def render(datasette, request, actor: Actor | None, template: str, status: int = 200,
+                 **values) -> Response:
+    config = config_of(datasette)
+    values.update(me=actor, prefix=PREFIX, database=config.database if config else None,
+                  public=bool(config and config.public))
+    html = await datasette.render_template(template, values, request=request)
+    return Response.html(html, status=status)
+
+
+def page(*, act: bool = False, methods: tuple[str, ...] = ("GET",)):
+    """Resolve the actor, check the role and the method, and turn a LedgerError into a 400 page."""
+    def decorate(view):
+        async def wrapped(datasette, request):
+            config = config_of(datasette)
+            if config is None:
+                raise NotFound("factledger is not configured on this Datasette")
+            actor = current_actor(datasette, request)
+            if actor is None:
+                return await render(datasette, request, None, "factledger_denied.html", 403,
+                                    message="Sign in to see this page.", sign_in=True)
+            if request.method not in methods:
+                return await render(datasette, request, actor, "factledger_denied.html", 405,
+                                    message=f"{request.method} is not allowed here.")
+            if act and not actor.may_act:
+                return await render(datasette, request, actor, "factledger_denied.html", 403,
+                                    message="Only a signed-in reviewer may do this.",
+                                    sign_in=not actor.signed_in)
+            ctx = Context(datasette, request, config, actor)
+            try:
+                return await view(ctx)
+            except Withheld as exc:
+                return await ctx.render("factledger_denied.html", 403, message=f"Withheld: {exc}.")
+            except LedgerError as exc:
+                return await ctx.render("factledger_error.html", 400, message=str(exc))
+        # Not functools.wraps: Datasette reads the view's signature to pass it arguments.
+        wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
+        return wrapped
+    return decorate

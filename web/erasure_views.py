@@ -1,0 +1,115 @@
+"""Erasure (a dry-run plan, then the commit with a reason and a ticket), the receipts, the
+printable record, and the integrity page (verify, optionally against a pinned head, and
+replay --check).  Every erasure is `Ledger.forget`, requested in the signed-in reviewer's name."""
+
+from __future__ import annotations
+
+import time
+
+from factledger.ledger import LedgerError
+from factledger.ledger.erasure_record import erasure_record
+from factledger.ledger.ids import normalize_id
+from factledger.ledger.timeutil import iso
+
+from .access import PREFIX, Context, page
+
+KINDS = ("session", "fact", "predicate", "sensitivity", "user")
+
+
+def _scope(form) -> dict:
+    kind = (form.get("kind") or "").strip()
+    if kind not in KINDS:
+        raise LedgerError(f"the scope is one of {', '.join(KINDS)}")
+    scope = {"app": normalize_id(form.get("app", ""), "app"), "user": normalize_id(form.get("user", ""), "user"),
+             "kind": kind, "target": ""}
+    if kind != "user":
+        scope["target"] = normalize_id(form.get("target", ""), f"the {kind} to erase")
+    return scope
+
+
+def _forget(ctx: Context, scope: dict, reason: str, ticket: str, dry_run: bool) -> dict:
+    """The ticket travels in the recorded reason: an external reference, never personal data."""
+    words = f"{reason} (ticket {ticket})"
+    options = {scope["kind"]: scope["target"]} if scope["kind"] != "user" else {}
+    with ctx.config.ledger() as ledger:
+        return ledger.forget(scope["app"], scope["user"], reason=words, requested_by=ctx.actor.name,
+                             dry_run=dry_run, **options)
+
+
+@page()
+async def erase_form(ctx: Context):
+    args = ctx.request.args
+    return await ctx.render("factledger_erase.html", kinds=KINDS, step="form",
+                            scope={"app": args.get("app", ""), "user": args.get("user", ""),
+                                   "kind": args.get("kind", "session"), "target": args.get("target", "")})
+
+
+@page(act=True, methods=("POST",))
+async def erase_plan(ctx: Context):
+    form = await ctx.request.post_vars()
+    scope = _scope(form)
+    reason, ticket = ctx.form_value(form, "reason", "a reason"), ctx.form_value(form, "ticket", "a ticket")
+    receipt = _forget(ctx, scope, reason, ticket, dry_run=True)
+    return await ctx.render("factledger_erase.html", kinds=KINDS, step="plan", scope=scope, reason=reason,
+                            ticket=ticket, receipt=receipt)
+
+
+@page(act=True, methods=("POST",))
+async def erase_commit(ctx: Context):
+    form = await ctx.request.post_vars()
+    scope = _scope(form)
+    reason, ticket = ctx.form_value(form, "reason", "a reason"), ctx.form_value(form, "ticket", "a ticket")
+    if form.get("confirm") != "yes":
+        raise LedgerError("tick the box to confirm the erasure")
+    receipt = _forget(ctx, scope, reason, ticket, dry_run=False)
+    return await ctx.render("factledger_erase.html", kinds=KINDS, step="done", scope=scope, reason=reason,
+                            ticket=ticket, receipt=receipt)
+
+
+@page()
+async def receipts(ctx: Context):
+    with ctx.config.ledger() as ledger:
+        rows = ledger.erasures()
+    return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)))
+
+
+@page()
+async def record(ctx: Context):
+    try:
+        seq = int(ctx.request.args.get("seq", ""))
+    except ValueError:
+        raise LedgerError("seq must be the redaction's seq (a number)") from None
+    expect = (ctx.request.args.get("expect_head") or "").strip() or None
+    with ctx.config.ledger() as ledger:
+        found = erasure_record(ledger, seq, expect)
+    return await ctx.render("factledger_record.html", **found)
+
+
+@page()
+async def integrity(ctx: Context):
+    """verify and replay --check are reads: they run on GET, and only when asked (`run=1`)."""
+    args = ctx.request.args
+    expect = (args.get("expect_head") or "").strip() or None
+    result = None
+    if args.get("run"):
+        with ctx.config.ledger() as ledger:
+            started, began = time.perf_counter(), iso(ledger.clock())
+            verified = ledger.verify(expect)
+            verify_seconds = time.perf_counter() - started
+            started = time.perf_counter()
+            differences = ledger.replay_differences()
+            replay_seconds = time.perf_counter() - started
+            result = {"verify": verified, "differences": differences, "ran_at": began,
+                      "verify_seconds": round(verify_seconds, 3), "replay_seconds": round(replay_seconds, 3),
+                      "head": "{}:{}".format(*ledger.head())}
+    return await ctx.render("factledger_integrity.html", result=result, expect_head=expect or "")
+
+
+ROUTES = [
+    (rf"^{PREFIX}/erase$", erase_form),
+    (rf"^{PREFIX}/erase/plan$", erase_plan),
+    (rf"^{PREFIX}/erase/commit$", erase_commit),
+    (rf"^{PREFIX}/erasures$", receipts),
+    (rf"^{PREFIX}/erasures/record$", record),
+    (rf"^{PREFIX}/integrity$", integrity),
+]

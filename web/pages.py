@@ -1,0 +1,101 @@
+"""The reading pages: partitions, a user's facts, a fact, a key's timeline."""
+
+from __future__ import annotations
+
+from datasette.utils.asgi import Response
+
+from factledger.ledger import LedgerError
+from factledger.ledger.ids import normalize_id
+from factledger.ledger.timeutil import normalise_time
+
+from . import reading
+from .access import PREFIX, Context, page
+from .timeline import STYLE, transaction_time_svg, valid_time_svg
+
+
+async def root(datasette, request):
+    return Response.redirect(PREFIX + "/")
+
+
+def _partition(ctx: Context) -> tuple[str, str]:
+    args = ctx.request.args
+    return normalize_id(args.get("app", ""), "app"), normalize_id(args.get("user", ""), "user")
+
+
+def _time(value: str | None, what: str) -> str | None:
+    """An as-of / valid-at picker's value (a date or a datetime-local), as the CLI reads it."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    if len(value) == 16 and value[10] == "T":          # <input type=datetime-local>: no seconds
+        value += ":00"
+    try:
+        return normalise_time(value)
+    except ValueError:
+        raise LedgerError(f"{what} must be a date or a date and time, not {value!r}") from None
+
+
+@page()
+async def home(ctx: Context):
+    with ctx.config.ledger() as ledger:
+        rows = reading.partitions(ledger)
+        head = ledger.head()
+    return await ctx.render("factledger_home.html", partitions=rows, head=head)
+
+
+def _user_data(ctx: Context) -> dict:
+    app, user = _partition(ctx)
+    as_of = _time(ctx.request.args.get("as_of"), "as of")
+    valid_at = _time(ctx.request.args.get("valid_at"), "valid at")
+    with ctx.config.ledger() as ledger:
+        facts, withheld = reading.user_facts(ledger, ctx.actor, app, user, as_of, valid_at)
+        sessions = ledger.sessions(app, user)
+    return {"app": app, "user": user, "as_of": as_of, "valid_at": valid_at, "facts": facts,
+            "withheld": dict(withheld), "sessions": sessions}
+
+
+@page()
+async def user_page(ctx: Context):
+    data = _user_data(ctx)
+    return await ctx.render("factledger_user.html", **data, as_of_input=ctx.request.args.get("as_of", ""),
+                            valid_at_input=ctx.request.args.get("valid_at", ""))
+
+
+@page()
+async def user_json(ctx: Context):
+    data = _user_data(ctx)
+    data["withheld_count"] = sum(data["withheld"].values())
+    return Response.json(data)
+
+
+@page()
+async def fact_page(ctx: Context):
+    fact_id = normalize_id(ctx.request.args.get("id", ""), "fact id")
+    with ctx.config.ledger() as ledger:
+        found = reading.fact_page(ledger, ctx.actor, fact_id)
+    return await ctx.render("factledger_fact.html", **found)
+
+
+@page()
+async def timeline_page(ctx: Context):
+    app, user = _partition(ctx)
+    args = ctx.request.args
+    subject = normalize_id(args.get("subject") or "user", "subject")
+    predicate = normalize_id(args.get("predicate", ""), "predicate")
+    with ctx.config.ledger() as ledger:
+        rows = reading.key_history(ledger, ctx.actor, app, user, subject, predicate)
+        marks = reading.key_erasures(ledger, app, user, {row["fact_id"] for row in rows})
+        now = ledger.clock()
+    return await ctx.render(
+        "factledger_timeline.html", app=app, user=user, subject=subject, predicate=predicate,
+        rows=rows, marks=marks, svg_style=STYLE, valid_svg=valid_time_svg(rows, marks, now),
+        transaction_svg=transaction_time_svg(rows, marks, now))
+
+
+ROUTES = [
+    (rf"^{PREFIX}/$", home),
+    (rf"^{PREFIX}/user$", user_page),
+    (rf"^{PREFIX}/user\.json$", user_json),
+    (rf"^{PREFIX}/fact$", fact_page),
+    (rf"^{PREFIX}/timeline$", timeline_page),
+]

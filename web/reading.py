@@ -1,0 +1,148 @@
+"""What an actor may read: the ledger's own queries, with values above their clearance withheld.
+
+Withheld values are counted, never shown (as `recall` does): a page says how many it left out
+and of which sensitivity, so a viewer knows the picture is partial without learning its content.
+Nothing here is cached; each call reads the ledger it is given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import orjson
+
+from factledger.ledger import Ledger, LedgerError
+
+from .actors import FULL_CLEARANCE, Actor
+
+# Body fields that name another fact, and what that fact is to the one on the page.
+RELATIONS = (("by_fact_id", "replaced by"), ("disputes", "disputes"), ("winner_id", "settled for"),
+             ("fact_id", "named by"))
+
+
+class Withheld(LedgerError):
+    """The page's subject is above the actor's clearance (shown as 403, not as an error)."""
+
+
+def sensitivity_of(ledger: Ledger, predicate: str | None) -> str:
+    """An unknown predicate (a held candidate's, typically) counts as the most sensitive."""
+    spec = ledger.registry.resolve(predicate) if predicate else None
+    return spec.sensitivity if spec is not None else FULL_CLEARANCE
+
+
+def split(actor: Actor, rows: list[dict], sensitivity=lambda row: row["sensitivity"]):
+    """(rows the actor may see, Counter of withheld rows by sensitivity)."""
+    shown, withheld = [], Counter()
+    for row in rows:
+        level = sensitivity(row)
+        if actor.cleared_for(level):
+            shown.append(row)
+        else:
+            withheld[level] += 1
+    return shown, withheld
+
+
+def partitions(ledger: Ledger) -> list[dict]:
+    """Every partition with open facts, held candidates or ingested sessions, and their counts."""
+    rows = ledger.conn.execute("""
+        SELECT app, user, SUM(open_facts), SUM(disputed), SUM(held), SUM(sessions) FROM (
+            SELECT app, user, COUNT(*) AS open_facts, SUM(status = 'disputed') AS disputed,
+                   0 AS held, 0 AS sessions FROM facts_current GROUP BY app, user
+            UNION ALL SELECT app, user, 0, 0, COUNT(*), 0 FROM review_queue WHERE status = 'open'
+                   GROUP BY app, user
+            UNION ALL SELECT app, user, 0, 0, 0, COUNT(*) FROM sessions GROUP BY app, user)
+        GROUP BY app, user ORDER BY app, user""").fetchall()
+    keys = ("app", "user", "open_facts", "disputed", "held", "sessions")
+    return [dict(zip(keys, row)) for row in rows]
+
+
+def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | None = None,
+               valid_at: str | None = None) -> tuple[list[dict], Counter]:
+    rows = ledger.facts(app, user, as_of=as_of or None, valid_at=valid_at or None, include_sensitive=True)
+    return split(actor, rows)
+
+
+def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
+    """The fact, every event that touched it, and the other facts those events name."""
+    try:
+        found = ledger.why(fact_id)
+    except LedgerError:
+        raise LedgerError(f"no fact {fact_id!r} in this ledger (never recorded, or erased)") from None
+    fact = found["fact"]
+    if not actor.cleared_for(fact["sensitivity"]):
+        raise Withheld(f"this fact is {fact['sensitivity']}: above your clearance ({actor.clearance})")
+    related: dict[str, dict] = {}
+    for event in found["events"]:
+        body = event["body"] or {}
+        names = [(body.get(field), label) for field, label in RELATIONS]
+        names += [(loser, "closed by the same settlement") for loser in body.get("loser_ids", ())]
+        for other, label in names:
+            if other and other != fact_id and other not in related:
+                related[other] = {"fact_id": other, "relation": f"{label} ({event['type']}, seq {event['seq']})"}
+    for item in related.values():
+        row = ledger.conn.execute("SELECT value, state, sensitivity FROM fact_history WHERE fact_id = ?"
+                                  " AND recorded_to IS NULL", (item["fact_id"],)).fetchone()
+        shown = row is not None and actor.cleared_for(row[2])
+        item.update(value=row[0] if shown else None, state=row[1] if row else "erased",
+                    withheld=row is not None and not shown)
+    return {"fact": fact, "events": found["events"], "related": list(related.values())}
+
+
+def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str, predicate: str) -> list[dict]:
+    spec = ledger.registry.resolve(predicate)
+    rows = ledger.history(app, user, subject=subject, predicate=spec.name if spec else predicate)
+    level = rows[0]["sensitivity"] if rows else sensitivity_of(ledger, predicate)
+    if not actor.cleared_for(level):
+        raise Withheld(f"{predicate} is {level}: above your clearance ({actor.clearance})")
+    return rows
+
+
+def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> list[dict]:
+    """Reinstatements the key's facts owe to an erasure: the marks the timeline draws for one."""
+    if not fact_ids:
+        return []
+    marks = ", ".join("?" for _ in fact_ids)
+    rows = ledger.conn.execute(
+        f"SELECT e.seq, e.recorded_at, e.body FROM fact_events fe JOIN events e ON e.seq = fe.seq"
+        f" WHERE fe.fact_id IN ({marks}) AND e.type = 'FactReinstated' ORDER BY e.seq",
+        sorted(fact_ids)).fetchall()
+    out = []
+    for seq, recorded_at, body in rows:
+        data = orjson.loads(body) if body else {}
+        out.append({"seq": seq, "recorded_at": recorded_at, "fact_id": data.get("fact_id"),
+                    "cause": data.get("cause")})
+    return out
+
+
+def review_items(ledger: Ledger, actor: Actor) -> dict:
+    """Open held candidates and open disputes the actor may see, and how many they may not."""
+    held = ledger.held()
+    for item in held:
+        item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
+    held, held_withheld = split(actor, held)
+    rows = ledger.conn.execute(
+        "SELECT fact_id, app, user, subject, predicate, value, basis, sensitivity, said_at, session,"
+        " quote, disputes FROM facts_current WHERE status = 'disputed'"
+        " ORDER BY app, user, subject, predicate, said_at").fetchall()
+    keys = ("fact_id", "app", "user", "subject", "predicate", "value", "basis", "sensitivity",
+            "said_at", "session", "quote", "disputes")
+    disputes = []
+    for row in rows:
+        item = dict(zip(keys, row))
+        item["disputes"] = orjson.loads(item["disputes"])
+        item["against"] = [dict(zip(("fact_id", "value", "basis", "said_at"), other)) for other in
+                           ledger.conn.execute(
+                               "SELECT fact_id, value, basis, said_at FROM facts_current WHERE app = ?"
+                               " AND user = ? AND subject = ? AND predicate = ? AND status = 'current'",
+                               (item["app"], item["user"], item["subject"], item["predicate"]))]
+        disputes.append(item)
+    disputes, disputes_withheld = split(actor, disputes)
+    return {"held": held, "disputes": disputes, "withheld": held_withheld + disputes_withheld}
+
+
+def held_item(ledger: Ledger, hold_id: str) -> dict:
+    for item in ledger.held(status=None):
+        if item["hold_id"] == hold_id:
+            item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
+            return item
+    raise LedgerError(f"no held candidate {hold_id!r}")

@@ -1,0 +1,79 @@
+"""The review queue and its three actions, each a `Ledger` call recorded as events in the
+signed-in reviewer's name with their reason: accept or reject a held candidate, settle a dispute."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from datasette.utils.asgi import Response
+
+from factledger.ledger import LedgerError
+from factledger.ledger.ids import normalize_id
+
+from . import reading
+from .access import PREFIX, Context, page
+from .reading import Withheld
+
+
+@page()
+async def queue(ctx: Context):
+    with ctx.config.ledger() as ledger:
+        items = reading.review_items(ledger, ctx.actor)
+        predicates = sorted(spec.name for spec in ledger.registry.predicates.values())
+    done = ctx.request.args.get("done")
+    return await ctx.render("factledger_review.html", **items, withheld_total=sum(items["withheld"].values()),
+                            predicates=predicates, done=done)
+
+
+def _done(message: str) -> Response:
+    return Response.redirect(f"{PREFIX}/review?" + urlencode({"done": message}))
+
+
+@page(act=True, methods=("POST",))
+async def accept(ctx: Context):
+    form = await ctx.request.post_vars()
+    hold_id = normalize_id(form.get("hold_id", ""), "hold id")
+    predicate = ctx.form_value(form, "predicate")
+    reason = ctx.form_value(form, "reason", "a reason")
+    with ctx.config.ledger() as ledger:
+        item = reading.held_item(ledger, hold_id)
+        target = reading.sensitivity_of(ledger, predicate)
+        if not (ctx.actor.cleared_for(item["sensitivity"]) and ctx.actor.cleared_for(target)):
+            raise Withheld("this candidate is above your clearance")
+        outcome = ledger.review_accept(hold_id, predicate, by=ctx.actor.name, reason=reason)
+    return _done(f"accepted {hold_id[:13]}… as {predicate}: {outcome.decision} ({outcome.reason})")
+
+
+@page(act=True, methods=("POST",))
+async def reject(ctx: Context):
+    form = await ctx.request.post_vars()
+    hold_id = normalize_id(form.get("hold_id", ""), "hold id")
+    reason = ctx.form_value(form, "reason", "a reason")
+    with ctx.config.ledger() as ledger:
+        item = reading.held_item(ledger, hold_id)
+        if not ctx.actor.cleared_for(item["sensitivity"]):
+            raise Withheld("this candidate is above your clearance")
+        ledger.review_reject(hold_id, reason, by=ctx.actor.name)
+    return _done(f"rejected {hold_id[:13]}…")
+
+
+@page(act=True, methods=("POST",))
+async def resolve(ctx: Context):
+    form = await ctx.request.post_vars()
+    fact_id = normalize_id(form.get("fact_id", ""), "fact id")
+    verdict = ctx.form_value(form, "verdict")
+    reason = ctx.form_value(form, "reason", "a reason")
+    if verdict not in ("accept", "reject"):
+        raise LedgerError("the verdict is accept or reject")
+    with ctx.config.ledger() as ledger:
+        reading.fact_page(ledger, ctx.actor, fact_id)           # exists, and within clearance
+        outcome = ledger.resolve(fact_id, verdict == "accept", ctx.actor.name, reason)
+    return _done(f"{verdict}ed {fact_id[:13]}…: {outcome.reason}")
+
+
+ROUTES = [
+    (rf"^{PREFIX}/review$", queue),
+    (rf"^{PREFIX}/review/accept$", accept),
+    (rf"^{PREFIX}/review/reject$", reject),
+    (rf"^{PREFIX}/resolve$", resolve),
+]
