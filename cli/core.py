@@ -8,7 +8,6 @@ import click
 
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.logquery import iter_log
-from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import normalise_time
 
 from .context import create_option, pass_state
@@ -144,38 +143,6 @@ def history(state, app, user, subject, predicate, fmt) -> None:
 
 
 @click.command()
-@click.argument("fact_id")
-@output_options
-@pass_state
-def why(state, fact_id, fmt) -> None:
-    """A fact's provenance: session, evidence event, quote, author, and every event that touched it."""
-    emit_one(state.ledger().why(fact_id), fmt, render=render_why)
-
-
-def render_why(report: dict) -> str:
-    """For people; every stored string is escaped, so a quote cannot fake a provenance line."""
-    f = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else escape(str(v))
-         for k, v in report["fact"].items()}
-    lines = [
-        f"{f['subject']} {f['predicate']} = {report['fact']['value']!r}  [{f['status']}, "
-        f"{f['basis']}, confidence {report['fact']['confidence']:.2f}]",
-        f"fact {f['fact_id']}  (app {f['app']}, user {f['user']})",
-        f"said {f['said_at']} by {f['author']} in session {f['session']}, event {f['evidence_event']}:",
-        f"  \"{f['quote']}\"",
-        f"valid {f['valid_from']} .. {report['fact']['valid_to'] or 'now'}; last confirmed "
-        f"{f['confirmed_at']} by session {f['confirmed_by']}",
-        "events:",
-    ]
-    for e in report["events"]:
-        body = e["body"] or {}
-        detail = escape(body.get("rule") or body.get("reason") or "")
-        session = f" session {escape(body['session'])}" if body.get("session") else ""
-        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(e['role']):<11} {detail}{session}"
-                     + ("  (redacted)" if e["body"] is None else ""))
-    return "\n".join(lines)
-
-
-@click.command()
 @partition_options(required=False, help_app="Only events of this app (env FACTLEDGER_APP)",
                    help_user="Only events of this user (env FACTLEDGER_USER)")
 @click.option("--type", "type_", help="Only events of this type")
@@ -273,4 +240,4 @@ def stats(state, fmt) -> None:
     emit_one(state.ledger().stats(), fmt)
 
 
-COMMANDS = (init, observe, facts, history, why, log, head, replay, verify, resolve, stats)
+COMMANDS = (init, observe, facts, history, log, head, replay, verify, resolve, stats)

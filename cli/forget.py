@@ -10,14 +10,15 @@ import click
 
 from factledger.ledger import LedgerError
 from factledger.ledger.forget import check_words
-from factledger.ledger.presence import already_erased_at, receipt_seqs
+from factledger.ledger.presence import already_erased_at, receipt_seqs, receipt_tickets
+from factledger.ledger.terminal import escape
 
 from .context import pass_state
 from .notices import check_partition, note
 from .output import dumps, emit, emit_one, output_options
 from .scope import all_option, check_whole_ledger, partition_options
 
-ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason",
+ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
                    "requester", "event_id")
 
 
@@ -58,7 +59,8 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
     purge = r.get("purge") or {}
     return "\n".join([
         f"forgotten: {r['scope_kind']} {r['scope_hash']}",
-        f"redaction: seq {r['redaction_seq']}, event {r['event_id']}, at {r['recorded_at']}",
+        f"redaction: seq {r['redaction_seq']}, event {r['event_id']}, at {r['recorded_at']}"
+        + (f", ticket {escape(r['ticket'])}" if r.get("ticket") else ""),
         f"counts: {counts}",
         f"compensating events: {', '.join(map(str, r['compensating_seqs'])) or 'none'}",
         f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else ""),
@@ -73,18 +75,19 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
 @click.option("--sensitivity", help="Forget every fact of this sensitivity class (e.g. health)")
 @click.option("--reason", help="Why (required): recorded in the Redacted event and the receipt")
 @click.option("--requested-by", "requested_by", help="Who asked (recorded; no personal data please)")
+@click.option("--ticket", help="External reference (case number), recorded in the receipt; no personal data")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation")
 @click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards")
 @output_options
 @pass_state
-def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, dry_run,
-           yes, vacuum, fmt) -> None:
+def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, ticket,
+           dry_run, yes, vacuum, fmt) -> None:
     """Erase a user, or one session, fact, predicate or sensitivity class of it; prints the receipt."""
     check_words(reason, requested_by)          # bad input before the ledger is even opened
     ledger = state.ledger()
     options = dict(session=session, fact=fact, predicate=predicate, sensitivity=sensitivity,
-                   reason=reason, requested_by=requested_by)
+                   reason=reason, requested_by=requested_by, ticket=ticket)
     if not dry_run and not yes:
         preview = ledger.forget(app, user, dry_run=True, **options)
         confirm(preview, "forget")
@@ -133,6 +136,9 @@ def erasures(state, app, user, session, fmt) -> None:
         raise LedgerError("--session needs --app and --user")
     ledger = state.ledger()
     rows = ledger.erasures(app)
+    tickets = receipt_tickets(ledger.conn)
+    for row in rows:
+        row["ticket"] = tickets.get(row["redaction_seq"])
     if user is not None:
         seqs = receipt_seqs(ledger.conn, app, user, session)
         rows = [r for r in rows if r["redaction_seq"] in seqs]

@@ -10,6 +10,7 @@ import sys
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.presence import open_disputes
 from factledger.ledger.terminal import escape
 
 from .context import create_option, pass_state
@@ -19,6 +20,8 @@ from .scope import partition_options
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
+REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "quote", "session",
+                  "author", "held_at")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
                 "author", "held_at")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
@@ -50,7 +53,8 @@ def render_summary(s: dict) -> str:
 
     lines = [
         f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
-        f"{s['failed']} failed)",
+        + (f"{s['skipped_erased']} skipped (erased), " if s.get("skipped_erased") else "")
+        + f"{s['failed']} failed)",
         f"events read: {s['events_read']}",
         f"candidates: {s['candidates']}",
         f"applied: {sum(s['applied'].values())} ({by(s['applied'])})",
@@ -140,24 +144,35 @@ def sessions(state, app, user, fmt) -> None:
 @output_options
 @click.pass_context
 def review(ctx, app, user, show_all, fmt) -> None:
-    """The review queue: held candidates (unknown predicate ...).  Subcommands accept / reject."""
+    """The review queue: held candidates (unknown predicate ...) and open disputes.
+
+    Held candidates: `review accept HOLD --as P` / `review reject HOLD`.  Disputes (kind
+    `dispute`, item = the fact id): `resolve FACT --accept|--reject --by WHO --reason WHY`.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    state = ctx.obj
-    rows = state.ledger().held(app, user, status=None if show_all else "open")
-    for row in rows:
-        row.pop("candidate")
-    emit(rows, fmt, HELD_COLUMNS + (("status",) if show_all else ()))
+    ledger = ctx.obj.ledger()
+    rows = [{"kind": "held", "item": row["hold_id"], **{k: v for k, v in row.items() if k != "candidate"}}
+            for row in ledger.held(app, user, status=None if show_all else "open")]
+    rows += [{"kind": "dispute", "item": d["fact_id"], "hold_id": None, "reason": d["reason"],
+              "subject": d["subject"], "predicate": d["predicate"], "value": d["value"],
+              "quote": d["quote"], "session": d["session"], "author": d["author"],
+              "held_at": d["said_at"], "app": d["app"], "user": d["user"],
+              "status": "open", "disputes": d["disputes"]}
+             for d in open_disputes(ledger.conn, app, user)]
+    emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
 
 
 @review.command("accept")
 @click.argument("hold_id")
 @click.option("--as", "predicate", required=True, help="Registry predicate to apply it under")
+@click.option("--by", "by", help="Who decides (recorded in the events; shown by why)")
+@click.option("--reason", help="Why (recorded in the events; shown by why)")
 @output_options
 @pass_state
-def review_accept(state, hold_id, predicate, fmt) -> None:
+def review_accept(state, hold_id, predicate, by, reason, fmt) -> None:
     """Apply a held candidate under a registry predicate (through the normal decision path)."""
-    outcome = state.ledger().review_accept(hold_id, predicate).as_dict()
+    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason).as_dict()
     emit_one(outcome, fmt, render=lambda o: (
         f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; seqs "
         f"{', '.join(map(str, o['seqs']))})"))
@@ -165,12 +180,13 @@ def review_accept(state, hold_id, predicate, fmt) -> None:
 
 @review.command("reject")
 @click.argument("hold_id")
-@click.option("--reason", required=True)
+@click.option("--reason", required=True, help="Why (recorded in CandidateRejected)")
+@click.option("--by", "by", help="Who decides (recorded in CandidateRejected)")
 @output_options
 @pass_state
-def review_reject(state, hold_id, reason, fmt) -> None:
+def review_reject(state, hold_id, reason, by, fmt) -> None:
     """Close a held candidate without applying it (CandidateRejected with the reason)."""
-    outcome = state.ledger().review_reject(hold_id, reason).as_dict()
+    outcome = state.ledger().review_reject(hold_id, reason, by=by).as_dict()
     emit_one(outcome, fmt, render=lambda o: f"rejected {hold_id} (seq {o['seqs'][0]})")
 
 

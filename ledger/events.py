@@ -173,6 +173,7 @@ class Redacted(Body):
     session_hashes: list[str] = []
     fact_hashes: list[str] = []
     partitions: int = 1
+    ticket: str | None = None             # an external reference (a case number), no personal data
 
 
 EventBody = Annotated[

@@ -129,3 +129,41 @@ def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session:
                            (fact_hash(app, user, fact),)).fetchone()
         return row[0] if row else None
     return None
+
+
+def fact_erased_at(conn: sqlite3.Connection, fact_id: str) -> int | None:
+    """Seq of the receipt that forgot this fact, found by hashing the id with each partition the
+    log still names (receipts name no one, and a scrubbed event keeps only its envelope)."""
+    for app, user in conn.execute("SELECT DISTINCT app, user FROM events WHERE user != ?",
+                                  (ERASURES_USER,)):
+        row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'fact' AND hash = ?",
+                           (fact_hash(app, user, fact_id),)).fetchone()
+        if row:
+            return row[0]
+    return None
+
+
+def open_disputes(conn: sqlite3.Connection, app: str | None = None, user: str | None = None) -> list[dict]:
+    """Open facts in dispute, for the review list beside the held candidates (`resolve` settles them)."""
+    sql = ("SELECT fact_id, app, user, subject, predicate, value, quote, session, author, said_at, disputes"
+           " FROM facts_current WHERE status = 'disputed'")
+    args: list = []
+    for column, value in (("app", app), ("user", user)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    keys = ("fact_id", "app", "user", "subject", "predicate", "value", "quote", "session", "author",
+            "said_at", "disputes")
+    out = []
+    for row in conn.execute(sql + " ORDER BY app, user, said_at, fact_id", args):
+        item = dict(zip(keys, row))
+        item["reason"] = "disputed"
+        out.append(item)
+    return out
+
+
+def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
+    """seq -> the external reference a receipt was filed under (only receipts that have one)."""
+    return {seq: ticket for seq, ticket in conn.execute(
+        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
+        " AND body IS NOT NULL") if ticket}

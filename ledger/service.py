@@ -268,14 +268,14 @@ class Ledger:
     def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
                predicate: str | None = None, sensitivity: str | None = None,
                reason: str | None = None, requested_by: str | None = None,
-               dry_run: bool = False, vacuum: bool = False) -> dict:
+               dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
         from .forget import forget
         from .scope import build_scope
 
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
+        return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum, ticket=ticket)
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""

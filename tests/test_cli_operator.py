@@ -192,3 +192,84 @@ def test_a_piped_table_cuts_nothing_and_wide_characters_align(db):
         # the status column starts at the same display column on every row
         assert any(display_width(prefix[:i]) == column and prefix[i:].startswith(("current", "disputed"))
                    for i in range(len(prefix)))
+
+
+# --- reviewers ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def disputed(tmp_path) -> tuple[str, str, str]:
+    """A stated diet, then an agent's weaker inference that disputes it."""
+    path = str(tmp_path / "d.db")
+    invoke(path, "init")
+    first = json.loads(invoke(path, "observe", *P, "--predicate", "diet", "--value", "vegetarian",
+                              "--quote", "I'm vegetarian", "--session", "s1", "--event-id", "e1",
+                              "--said-at", "2026-08-30", "--json").stdout)
+    second = json.loads(invoke(path, "observe", *P, "--predicate", "diet", "--value", "vegan",
+                               "--basis", "inferred", "--author", "agent", "--quote", "orders vegan boxes",
+                               "--session", "s3", "--event-id", "e9", "--said-at", "2026-10-02",
+                               "--json").stdout)
+    assert second["decision"] == "dispute"
+    return path, first["fact_id"], second["fact_id"]
+
+
+def test_review_lists_open_disputes_beside_held_candidates(disputed):
+    path, _, challenger = disputed
+    invoke(path, "observe", *P, "--predicate", "shoe_colour", "--value", "red", "--quote", "red shoes",
+           "--session", "s4", "--event-id", "e4", "--said-at", "2026-10-03")
+    rows = json.loads(invoke(path, "review", "--json").stdout)
+    assert {r["kind"] for r in rows} == {"held", "dispute"}
+    assert [r["item"] for r in rows if r["kind"] == "dispute"] == [challenger]
+
+
+def test_resolve_by_and_reason_are_shown_by_why_with_what_disputed_it(disputed):
+    path, original, challenger = disputed
+    done = invoke(path, "resolve", challenger, "--reject", "--by", "dr.rao", "--reason", "pharmacy record")
+    assert done.exit_code == 0, done.output
+    report = json.loads(invoke(path, "why", original, "--json").stdout)
+    relations = {r["relation"]: r for r in report["related"]}
+    assert relations["disputed by"]["value"] == "vegan" and relations["disputed by"]["session"] == "s3"
+    text = invoke(path, "why", challenger, "-t").stdout
+    assert "what happened:" in text and "dispute resolved (reject)" in text
+    assert "by dr.rao: pharmacy record" in text and "'vegetarian'" in text
+
+
+def test_why_shows_what_replaced_a_fact(db):
+    rows = json.loads(invoke(db, "history", *P, "--predicate", "home_city", "--json").stdout)
+    pune = [r for r in rows if r["value"] == "Pune"][0]["fact_id"]
+    text = invoke(db, "why", pune, "-t").stdout
+    assert "replaced by 'Bengaluru' (session s2" in text and '"I said Bengaluru"' in text
+
+
+def test_review_accept_and_reject_record_the_reviewer(tmp_path):
+    path = str(tmp_path / "r.db")
+    invoke(path, "init")
+    for value, event in (("red", "e1"), ("blue", "e2")):
+        invoke(path, "observe", *P, "--predicate", "shoe_colour", "--value", value, "--quote", value,
+               "--session", "s1", "--event-id", event, "--said-at", "2026-10-01")
+    held = json.loads(invoke(path, "review", "--json").stdout)
+    accepted = json.loads(invoke(path, "review", "accept", held[0]["item"], "--as", "diet", "--by", "ana",
+                                 "--reason", "means diet", "--json").stdout)
+    assert "accepted from review by ana: means diet" in invoke(path, "why", accepted["fact_id"], "-t").stdout
+    assert invoke(path, "review", "reject", held[1]["item"], "--reason", "noise", "--by", "ana").exit_code == 0
+    rejected = json.loads(invoke(path, "log", "--type", "CandidateRejected", "--json").stdout)
+    assert rejected[-1]["body"]["reviewed_by"] == "ana"
+
+
+def test_why_of_an_erased_fact_names_its_receipt(db):
+    fact = json.loads(invoke(db, "facts", *P, "--predicate", "home_city", "--json").stdout)[0]["fact_id"]
+    receipt = json.loads(invoke(db, "forget", *P, "--fact", fact, "--reason", "r", "--yes", "--json").stdout)
+    result = invoke(db, "why", fact)
+    assert result.exit_code == 1
+    assert f"erased by the receipt at seq {receipt['redaction_seq']}" in result.stderr
+
+
+def test_forget_ticket_is_recorded_in_the_receipt_report_and_list(db):
+    receipt = json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "r", "--ticket", "DPO-2026-114",
+                                "--yes", "--json").stdout)
+    assert receipt["ticket"] == "DPO-2026-114"
+    rows = json.loads(invoke(db, "erasures", "--json").stdout)
+    assert rows[-1]["ticket"] == "DPO-2026-114"
+    report = json.loads(invoke(db, "report", "erasure", str(receipt["redaction_seq"]), "--json").stdout)
+    assert report["receipt"]["ticket"] == "DPO-2026-114"
+    bad = invoke(db, "forget", *P, "--session", "s1", "--reason", "r", "--ticket", "a\nb", "--yes")
+    assert bad.exit_code == 1 and "--ticket" in bad.stderr

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..errors import LedgerError
 from .candidates import CandidatesExtractor
 from .extractor import Extractor, make_extractor
-from .pipeline import SessionResult, ingest_session
+from .pipeline import SessionErased, SessionResult, ingest_session
 from .session import Session
 from .sources import SourceError, load, read_source
 
@@ -42,6 +42,7 @@ class Summary:
             "sessions": sum(1 for r in self.results if r.session is not None),
             "ingested": sum(1 for r in self.results if r.status == "ingested"),
             "unchanged": sum(1 for r in self.results if r.status == "unchanged"),
+            "skipped_erased": sum(1 for r in self.results if r.status == "skipped"),
             "failed": len(self.failed),
             "events_read": sum(r.events_read for r in self.results),
             "candidates": sum(r.candidates for r in self.results),
@@ -119,6 +120,10 @@ def retry_failed(ledger: Ledger, app: str | None = None, user: str | None = None
 def _one(ledger, session, app, user, extractor) -> SessionResult:
     try:
         return ingest_session(ledger, session, app, user, extractor)
+    except SessionErased:
+        # forgotten on purpose: not a failure, and never ingested again
+        return SessionResult(source=session.source, session=session.id, status="skipped",
+                             error="erased")
     except LedgerError as exc:
         return SessionResult(source=session.source, session=session.id, status="error",
                              error=str(exc))

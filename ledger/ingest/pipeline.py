@@ -152,9 +152,13 @@ def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, coun
             counts[f"applied:{outcome.decision}"] += 1
 
 
+class SessionErased(LedgerError):
+    """The session was forgotten: ingesting it again is refused (a batch reports it as skipped)."""
+
+
 def _refuse_if_forgotten(ledger: Ledger, app: str, user: str, session: str, source: str) -> None:
     if ledger.is_forgotten_session(app, user, session):
-        raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
+        raise SessionErased(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
 def current_keys(conn, app: str, user: str) -> list[dict]:
