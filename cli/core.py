@@ -171,11 +171,16 @@ def log(state, app, user, type_, predicate, session, fact, since, until, after, 
 
 
 @click.command()
+@output_options
 @pass_state
-def head(state) -> None:
-    """Print the latest SEQ:HASH, for pinning outside the ledger."""
+def head(state, fmt) -> None:
+    """Print the latest SEQ:HASH, for pinning outside the ledger (plain unless a format is asked)."""
     seq, digest = state.ledger().head()
-    click.echo(f"{seq}:{digest}")
+    if fmt is None:
+        click.echo(f"{seq}:{digest}")
+        return
+    emit_one({"seq": seq, "hash": digest, "head": f"{seq}:{digest}"}, fmt,
+             render=lambda r: r["head"])
 
 
 @click.command()

@@ -273,3 +273,30 @@ def test_forget_ticket_is_recorded_in_the_receipt_report_and_list(db):
     assert report["receipt"]["ticket"] == "DPO-2026-114"
     bad = invoke(db, "forget", *P, "--session", "s1", "--reason", "r", "--ticket", "a\nb", "--yes")
     assert bad.exit_code == 1 and "--ticket" in bad.stderr
+
+
+def test_demo_out_leaves_a_ledger_to_explore(tmp_path):
+    out = tmp_path / "demo-out" / "factledger.db"
+    done = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "# Erasure report: seq" in done.stdout and f"demo ledger kept at {out}" in done.stdout
+    facts = json.loads(invoke(str(out), "facts", "--app", "mealkit", "--user", "priya", "--json").stdout)
+    assert {f["predicate"] for f in facts} >= {"diet", "home_city"}
+    assert (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_head_verify_why_ingest_honour_the_output_flags(db, tmp_path):
+    plain = invoke(db, "head").stdout.strip()
+    assert json.loads(invoke(db, "head", "--json").stdout)["head"] == plain
+    assert invoke(db, "head", "--csv").stdout.startswith("seq,hash,head")
+    assert json.loads(invoke(db, "verify", "--json").stdout)["ok"] is True
+    assert invoke(db, "verify", "--csv").stdout.startswith("ok,")
+    fact = json.loads(invoke(db, "facts", *P, "--json").stdout)[0]["fact_id"]
+    assert json.loads(invoke(db, "why", fact, "--json").stdout)["fact"]["fact_id"] == fact
+    assert json.loads(invoke(db, "why", fact, "--nl").stdout)["fact"]["fact_id"] == fact
+    session = tmp_path / "chat.jsonl"
+    session.write_text(json.dumps({"id": "a1", "author": "user", "timestamp": "2026-06-01T09:00:00Z",
+                                   "text": "I'm vegetarian"}) + "\n")
+    ingested = invoke(db, "ingest", str(session), *P, "--json")
+    assert json.loads(ingested.stdout)["sessions"] == 1
+    assert invoke(db, "ingest", str(session), *P, "--csv").stdout.startswith("sessions,")
