@@ -22,6 +22,7 @@ from .notices import (
     withhold,
 )
 from .output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
+from .proofs import checkpoint_report, render_checkpoint
 from .scope import partition_options
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
@@ -207,14 +208,29 @@ def replay(state, check, fmt) -> None:
 
 @click.command()
 @click.option("--expect-head", "expect_head", help="SEQ:HASH the log must still extend")
+@click.option("--checkpoint", "checkpoint_file", type=click.Path(dir_okay=False),
+              help="Also check this checkpoint: origin, root of the log's tree at its size")
+@click.option("--pubkey", type=click.Path(dir_okay=False), help="The log's public key: check the signature")
+@click.option("--witness", "witnesses", multiple=True, type=click.Path(dir_okay=False),
+              help="A witness's public key whose cosignature is required (repeatable)")
+@click.option("--quorum", type=click.IntRange(min=0), default=None,
+              help="How many of the --witness keys must have cosigned (default: all)")
+@click.option("--older", type=click.Path(dir_okay=False),
+              help="An older checkpoint the --checkpoint must be consistent with")
 @output_options
 @pass_state
-def verify(state, expect_head, fmt) -> None:
-    """Recompute the hash chain and commitments; exit 1 naming the first bad seq."""
+def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, fmt) -> None:
+    """Recompute the hash chain and commitments; exit 1 naming the first bad seq (or failed check)."""
+    if (pubkey or witnesses or older or quorum is not None) and not checkpoint_file:
+        raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
     result = state.ledger().verify(expect_head)
     if result["ok"]:
+        if checkpoint_file:
+            result["checkpoint"] = checkpoint_report(state.ledger(), checkpoint_file, pubkey, witnesses,
+                                                     quorum, older)
         emit_one(result, fmt, render=lambda r: (
-            f"ok: {r['events']} events verified ({r['redacted']} redacted), head {r['head']}"))
+            f"ok: {r['events']} events verified ({r['redacted']} redacted), head {r['head']}"
+            + (render_checkpoint(r["checkpoint"]) if "checkpoint" in r else "")))
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))

@@ -62,7 +62,8 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
         f"redaction: seq {r['redaction_seq']}, event {r['event_id']}, at {r['recorded_at']}"
         + (f", ticket {escape(r['ticket'])}" if r.get("ticket") else ""),
         f"counts: {counts}",
-        f"compensating events: {', '.join(map(str, r['compensating_seqs'])) or 'none'}",
+        f"compensating events: {len(r['compensating_seqs'])}"
+        + (f" (seqs {', '.join(map(str, r['compensating_seqs']))})" if r["compensating_seqs"] else ""),
         f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else ""),
     ])
 

@@ -13,6 +13,7 @@ import click
 from factledger.ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
 
 from .context import pass_state
+from .core import TIME_FORMATS, check_as_of
 from .notices import check_partition, note
 from .output import dumps, emit, output_options, to_table
 from .scope import partition_options
@@ -43,20 +44,24 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("--limit", default=None, metavar="N", help=f"At most N facts  [default: {DEFAULT_LIMIT}]")
 @click.option("--budget", default=None, metavar="WORDS", help="At most this many words of fact lines")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
+@click.option("--as-of", "as_of", metavar="TIME",
+              help=f"Serve what the ledger would have served at TIME (its open facts then, scored then). "
+                   f"{TIME_FORMATS}")
 @output_options(help={"json": "Selected facts as JSON (with --explain: everything)",
                       "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, no_domain, fmt) -> None:
+           recency_weight, half_life, limit, budget, no_domain, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
     ledger = state.ledger()
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
-                   preload=preload, domain=not no_domain)
+                   preload=preload, domain=not no_domain, as_of=as_of)
     result = ledger.recall(app, user, query, explain=explain, **options)
     explained = result if explain else ledger.recall(app, user, query, explain=True, **options)
     if not explained.candidates:
         check_partition(ledger, app, user)
+        check_as_of(ledger, as_of)
     report_withheld(explained)
     if fmt is None:
         click.echo(result.text)

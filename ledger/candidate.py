@@ -73,8 +73,8 @@ class Candidate(BaseModel):
     @classmethod
     def _ident(cls, v: str, info) -> str:
         v = clean_text(v, info.field_name, MAX_ID)
-        if info.field_name == "user" and (v.startswith("erased:") or v == "_erasures"):
-            raise ValueError(f"user id {v!r} is reserved (erased users and erasure receipts)")
+        if info.field_name == "user" and (v.startswith("erased:") or v in ("_erasures", "_checkpoints")):
+            raise ValueError(f"user id {v!r} is reserved (erased users, erasure receipts, checkpoints)")
         return v
 
     @field_validator("subject")

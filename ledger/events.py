@@ -142,6 +142,7 @@ class SessionIngested(Body):
     prompt_sha256: str | None = None
     digest: str | None = None
     registry_sha256: str = ""
+    event_ids: list[str] | None = None     # the ids read, when what is new is decided by id (ADK)
 
 
 class IngestFailed(Body):
@@ -174,17 +175,37 @@ class Redacted(Body):
     fact_hashes: list[str] = []
     partitions: int = 1
     ticket: str | None = None             # an external reference (a case number), no personal data
+    event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
+
+
+class CheckpointIssued(Body):
+    """A tree head of the log's Merkle tree, published: what `factledger checkpoint` printed.
+
+    Ledger-wide, so it lives in the partition `("_all", "_checkpoints")`: no app's and no person's
+    (a forget never scrubs it, and it holds only hashes).  It covers the events before it
+    (`tree_size` = its own seq - 1); `note` is the C2SP checkpoint exactly as printed, signed or
+    not.
+    """
+
+    type: Literal["CheckpointIssued"] = "CheckpointIssued"
+    origin: str
+    tree_size: int
+    root_hash: str                         # hex; the note carries it in base64
+    note: str
+    key_name: str | None = None
+    key_id: str | None = None
 
 
 EventBody = Annotated[
     FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | DisputeResolved
-    | FactReinstated | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted,
+    | FactReinstated | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted
+    | CheckpointIssued,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
     "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted",
     "DisputeResolved", "FactReinstated", "CandidateRejected", "CandidateHeld", "SessionIngested",
-    "IngestFailed", "Redacted",
+    "IngestFailed", "Redacted", "CheckpointIssued",
 )
 event_adapter: TypeAdapter = TypeAdapter(EventBody)
 

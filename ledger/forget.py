@@ -30,7 +30,7 @@ from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
 from .redecide import compensate
 from .registry import SENSITIVITIES
-from .scope import ALL_APPS, ERASURES_USER, Scope, fact_hash, pseudonym, scope_hash, session_hash, user_hash
+from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .store import equal_filters
 from .textindex import forget_cached
 from .timeutil import iso
@@ -164,6 +164,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     targets: list[int] = []
     sessions: set[str] = set()
     facts: list[str] = []
+    events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
     pre_open: dict[int, set[str]] = {}
     for i, p in enumerate(plans):
         s = p.scope
@@ -189,12 +190,16 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["keys"] += len(p.keys)
         targets += p.targets
         sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
+        read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
+        events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
+                        if seq in read for x in read[seq].get("event_ids") or ()}
         if s.kind != "user":
             facts += [fact_hash(s.app, s.user, f) for f in sorted(p.facts)]
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
-                    partitions=len(plans), ticket=ticket)
+                    partitions=len(plans), ticket=ticket,
+                    event_hashes=sorted(events_read) or None)
     event = store.append(body)
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")

@@ -61,12 +61,12 @@ class RecallResult:
 _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
-    " FROM facts_current f"
+    " FROM {source} f"
     " LEFT JOIN recall_index r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
 # Full rows (the field names of DESIGN section 12): only for what is shown.
 _FULL = ("SELECT fact_id, app, user, subject, predicate, value, status, basis, confidence,"
          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
-         " quote, author, effective_date FROM facts_current WHERE fact_id IN ")
+         " quote, author, effective_date FROM {source} WHERE fact_id IN ")
 _FULL_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
                  "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at",
                  "confirmed_by", "session", "evidence_event", "quote", "author", "effective_date")
@@ -96,9 +96,22 @@ def _registry_suffixes(registry: Registry | None) -> dict[str, str]:
 _REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
 
 
+# What the ledger held open at a past transaction time: the same columns as facts_current, from
+# the bitemporal history (`recall --as-of`).
+_AS_OF = ("(SELECT fact_id, app, user, subject, predicate, value, state AS status, basis, confidence,"
+          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
+          " quote, author, effective_date, disputes, observed_seq FROM fact_history"
+          " WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+          " AND state IN ('current', 'disputed'))")
+
+
+def _source(as_of: str | None) -> tuple[str, list]:
+    return ("facts_current", []) if as_of is None else (_AS_OF, [as_of, as_of])
+
+
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
-           explain: bool = False) -> RecallResult:
+           explain: bool = False, as_of: str | None = None) -> RecallResult:
     """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
     (the selected facts, or every candidate with `explain`).
 
@@ -106,14 +119,16 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    rows = conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
+    source, source_args = _source(as_of)
+    rows = conn.execute(_THIN.format(source=source) + f"({', '.join('?' for _ in users)})",
+                        (*source_args, app, *users)).fetchall()
     scope = InScope(rows, now, options, _registry_suffixes(registry))
     scope.score_hits(terms(query))
     pool = scope.cleared if options.preload else scope.hits
     selected = _pack(scope, [i for i in pool if scope.gate(i) is None])
     shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
     facts_of = {i: scope.fact(i) for i in shown}
-    _complete(conn, list(facts_of.values()))
+    _complete(conn, list(facts_of.values()), as_of)
     for rank, i in enumerate(shown, 1):
         facts_of[i]["rank"] = rank
         if scope.outcome[i] == "sensitivity":
@@ -125,14 +140,15 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     return result
 
 
-def _complete(conn: sqlite3.Connection, shown: list[dict]) -> None:
+def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = None) -> None:
     """Add the remaining fields of DESIGN section 12 to the facts that will be shown."""
     by_id = {c["fact_id"]: c for c in shown}
     ids = list(by_id)
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        sql = _FULL + f"({', '.join('?' for _ in chunk)})"
-        for row in conn.execute(sql, chunk):
+        source, source_args = _source(as_of)
+        sql = _FULL.format(source=source) + f"({', '.join('?' for _ in chunk)})"
+        for row in conn.execute(sql, (*source_args, *chunk)):
             by_id[row[0]].update(zip(_FULL_COLUMNS, row))
 
 

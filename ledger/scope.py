@@ -37,6 +37,11 @@ def session_hash(app: str, user: str, session: str) -> str:
     return scope_hash("session", app, user, session)
 
 
+def event_hash(app: str, user: str, session: str, event_id: str) -> str:
+    """A session event an ingestion read by id, once erased: never read again (ledger/adk/delta.py)."""
+    return scope_hash("event", app, user, session, event_id)
+
+
 def user_hash(app: str, user: str) -> str:
     return scope_hash("user", app, user)
 

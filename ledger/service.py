@@ -26,7 +26,7 @@ from .files import prepare as prepare_file
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .store import EventStore, connect
-from .timeutil import Clock, system_clock
+from .timeutil import Clock, normalise_time, parse_time, system_clock
 from .validate import check
 
 
@@ -81,7 +81,7 @@ class Ledger:
         present = {row[0] for row in self.conn.execute(
             "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
         schema = self.store.schema + self.projector.schema
-        tables = {"events", "projection_positions", *self.projector.tables}
+        tables = {"events", "projection_positions", *self.projector.all_tables}
         indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
         obsolete = sorted(present & set(OBSOLETE_INDEXES))
         if tables <= present and indexes <= present and not obsolete:
@@ -97,7 +97,7 @@ class Ledger:
                 # and `replay --check` must still be able to report, opens with the old ones.
                 return
             raise
-        if "events" in present and not {"projection_positions", *self.projector.tables} <= present:
+        if "events" in present and not {"projection_positions", *self.projector.all_tables} <= present:
             self.replay()
 
     def close(self) -> None:
@@ -204,14 +204,17 @@ class Ledger:
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain.  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain; and `as_of` (a time:
+        the facts open then, scored as of then).  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         from .recall import RecallOptions, recall
 
+        as_of = options.pop("as_of", None)     # serve what would have been served then
         opts = options.pop("options", None) or RecallOptions.build(**options)
-        return recall(self.conn, app, user, query, now=self.clock(), options=opts,
-                      registry=self.registry, explain=explain)
+        at = normalise_time(as_of) if as_of is not None else None
+        return recall(self.conn, app, user, query, now=parse_time(at) if at else self.clock(),
+                      options=opts, registry=self.registry, explain=explain, as_of=at)
 
     # --- end recall ----------------------------------------------------------------------
 
@@ -324,3 +327,28 @@ class Ledger:
 
     def replay_differences(self) -> list[str]:
         return self.projector.differences(self.conn)
+
+    # --- proofs: checkpoints, inclusion and consistency (ledger/proofs.py) -----------------
+
+    def checkpoint(self, signer=None, origin: str | None = None) -> dict:
+        """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        from .proofs import issue
+
+        return issue(self, signer, origin)
+
+    def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        from .proofs import inclusion
+
+        return inclusion(self.conn, seq, checkpoint)
+
+    def prove_consistency(self, older: str, newer: str) -> dict:
+        from .proofs import consistency
+
+        return consistency(self.conn, older, newer)
+
+    def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
+                          older: str | None = None) -> dict:
+        """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        from .proofs import verify
+
+        return verify(self.conn, checkpoint, pubkey, list(witnesses), quorum, older)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .erasures import ErasuresProjection
 from .facts import FactsProjection
+from .merkle import MerkleProjection
 from .provenance import ProvenanceProjection
 from .recall import RecallProjection
 from .review import ReviewProjection
@@ -16,4 +17,4 @@ def all_projections() -> tuple:
     projection flushes, so it comes after it."""
     facts = FactsProjection()
     return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
-            SessionsProjection(), ErasuresProjection())
+            SessionsProjection(), ErasuresProjection(), MerkleProjection())

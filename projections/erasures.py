@@ -50,6 +50,7 @@ class ErasuresProjection:
         scopes = [(body["scope_kind"], body["scope_hash"])]
         scopes += [("session", h) for h in body.get("session_hashes", ())]
         scopes += [("fact", h) for h in body.get("fact_hashes", ())]
+        scopes += [("event", h) for h in body.get("event_hashes") or ()]
         conn.executemany("INSERT OR IGNORE INTO forgotten_scopes VALUES (?,?,?,?,?)",
                          [(kind, digest, event.app, event.user, event.seq) for kind, digest in scopes])
 

@@ -46,8 +46,12 @@ class Projector:
             from . import all_projections  # here, so `import projections` first works too
 
             projections = all_projections()
-        self.projections = tuple(projections)
-        self._flushing = tuple(p for p in self.projections if hasattr(p, "flush"))
+        projections = tuple(projections)
+        # Log-wide projections (the Merkle tree) fold every event in seq order; they are rebuilt
+        # only whole, never cleared with a partition, and own no partitioned table.
+        self.log_wide = tuple(p for p in projections if getattr(p, "log_wide", False))
+        self.projections = tuple(p for p in projections if p not in self.log_wide)
+        self._flushing = tuple(p for p in self.projections + self.log_wide if hasattr(p, "flush"))
         self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
         self._batched = False
 
@@ -56,10 +60,15 @@ class Projector:
         return tuple(t for p in self.projections for t in p.tables)
 
     @property
+    def all_tables(self) -> tuple[str, ...]:
+        """Every projection table, the log-wide ones included (`tables` are the partitioned ones)."""
+        return self.tables + tuple(t for p in self.log_wide for t in p.tables)
+
+    @property
     def schema(self) -> str:
         """DDL for every projection table plus their positions (safe to run twice)."""
         names = ", ".join(f"('{p.name}', 0)" for p in self.projections)
-        return (POSITIONS + "".join(p.schema for p in self.projections) +
+        return (POSITIONS + "".join(p.schema for p in self.projections + self.log_wide) +
                 f"INSERT OR IGNORE INTO projection_positions VALUES {names};")
 
     def create(self, conn: sqlite3.Connection) -> None:
@@ -67,6 +76,8 @@ class Projector:
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         for projection in self.projections:
+            projection.apply(conn, event)
+        for projection in self.log_wide:
             projection.apply(conn, event)
         if not self._batched:
             self.flush(conn)
@@ -139,6 +150,9 @@ class Projector:
             progress(count - reported)
         for sql in deferred:
             conn.execute(sql)
+        if app is None:
+            for projection in self.log_wide:
+                projection.rebuild(conn, source)
         last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         self.set_position(conn, last)
         return count
@@ -162,7 +176,7 @@ class Projector:
         self.rebuild(fresh, source=conn)
         fresh.execute("COMMIT")
         problems = []
-        for table in self.tables:
+        for table in self.all_tables:
             live = _rows(conn, table)
             rebuilt = _rows(fresh, table)
             if live != rebuilt:

@@ -300,3 +300,21 @@ def test_head_verify_why_ingest_honour_the_output_flags(db, tmp_path):
     ingested = invoke(db, "ingest", str(session), *P, "--json")
     assert json.loads(ingested.stdout)["sessions"] == 1
     assert invoke(db, "ingest", str(session), *P, "--csv").stdout.startswith("sessions,")
+
+
+def test_recall_as_of_serves_what_would_have_been_served_then(tmp_path):
+    path = str(tmp_path / "a.db")
+    invoke(path, "init")
+    for value, said, now in (("vegetarian", "2026-08-30", "2026-09-01T00:00:00Z"),
+                             ("pescatarian", "2026-10-28", "2026-10-29T00:00:00Z")):
+        done = CliRunner(env={"FACTLEDGER_NOW": now}).invoke(cli, [
+            "--db", path, "observe", *P, "--predicate", "diet", "--value", value, "--quote", f"I am {value}",
+            "--session", f"s-{value}", "--event-id", "e1", "--said-at", said])
+        assert done.exit_code == 0, done.output
+    then = invoke(path, "recall", "diet", *P, "--as-of", "2026-10-01")
+    assert "diet = vegetarian" in then.stdout and "pescatarian" not in then.stdout
+    now = invoke(path, "recall", "diet", *P)
+    assert "diet = pescatarian" in now.stdout and "vegetarian" not in now.stdout
+    before = invoke(path, "recall", "diet", *P, "--as-of", "2020-01-01")
+    assert "nothing had been recorded yet" in before.stderr
+    assert "ISO 8601" in invoke(path, "recall", "--help").stdout

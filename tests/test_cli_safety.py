@@ -67,6 +67,7 @@ READS = [
     ["recall", "where", "--clearance", "all", "--json"],
     ["export", "--data-subject"],
     ["export"],
+    ["partitions", "--json"],
 ]
 
 

@@ -78,8 +78,13 @@ def one_line(text: str | None) -> str | None:
 
 def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = None,
                    user: str | None = None, extractor: Extractor | str | None = None,
-                   source: str | None = None, **options) -> SessionResult:
-    """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing."""
+                   source: str | None = None, new_events=None, **options) -> SessionResult:
+    """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing.
+
+    `new_events(ledger, session, app, user) -> Delta`, when given, decides what is new instead
+    of the watermark, and so also what a forgotten session means (the google-adk service: skip
+    what was erased, read what came after; ledger/adk/delta.py); it is asked again under the
+    write lock, and a different answer (another writer, a forget) means extract again."""
     if isinstance(session, dict):
         session = parse_adk(session, source or "<memory>")
     elif not isinstance(session, Session):
@@ -88,13 +93,14 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
         extractor = make_extractor(extractor, **options)
     app, user = partition_of(session, app, user)
     result = SessionResult(source=source or session.source, session=session.id, app=app, user=user)
-    _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
+    if new_events is None:
+        _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
     sha = ledger.registry.sha256
     for _attempt in range(ATTEMPTS):
         state = ledger.session_state(app, user, session.id)
         mark = state["watermark"] if state else None
         mark_at = state["watermark_at"] if state else None
-        delta = tail(session, mark, mark_at)
+        delta = new_events(ledger, session, app, user) if new_events else tail(session, mark, mark_at)
         if not delta:
             result.status = "unchanged"
             result.watermark = mark
@@ -108,7 +114,10 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
                            exc.attempts)
         with ledger.transaction():
             # Again under the write lock: a forget may have committed while we extracted.
-            _refuse_if_forgotten(ledger, app, user, session.id, result.source)
+            if new_events is None:
+                _refuse_if_forgotten(ledger, app, user, session.id, result.source)
+            elif new_events(ledger, session, app, user).read_ids != delta.read_ids:
+                continue
             now = ledger.session_state(app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
@@ -121,7 +130,8 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
                 watermark_at=delta.watermark.said_at, events_read=delta.read,
                 counts=dict(counts), extractor=extractor.name,
                 model=extraction.model or getattr(extractor, "model", None),
-                prompt_sha256=extraction.prompt_sha256, digest=digest, registry_sha256=sha))
+                prompt_sha256=extraction.prompt_sha256, digest=digest, registry_sha256=sha,
+                event_ids=list(delta.read_ids) if new_events else None))
             result.seqs.append(event.seq)
         result.events_read, result.candidates = delta.read, len(extraction.proposals)
         result.counts, result.digest, result.watermark = counts, digest, delta.watermark.id

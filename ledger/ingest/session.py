@@ -69,6 +69,7 @@ class Delta:
     watermark: SessionEvent | None             # the new watermark (last non-partial event)
     previous: str | None = None                # the watermark it starts from
     earlier_ids: frozenset[str] = field(default_factory=frozenset)   # events at or before it
+    read_ids: tuple[str, ...] = ()             # when set, recorded as the ingestion's `event_ids`
 
     def render(self) -> str:
         return "\n".join(e.render() for e in self.events)

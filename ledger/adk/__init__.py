@@ -1,0 +1,13 @@
+"""factledger as a google-adk memory service (the `factledger[adk]` extra); see docs/adk.md.
+
+`partition` (caller ids to partition names), `delta` (which events are new), `entries` (facts
+out as `MemoryEntry`, entries in as candidates), `errors` (what a caller can catch) and `service`
+(the `BaseMemoryService` itself).
+"""
+
+from .entries import memory_entries
+from .errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound
+from .service import DEFAULT_CLEARANCE, LedgerMemoryService
+
+__all__ = ["DEFAULT_CLEARANCE", "CorruptLedger", "InvalidId", "InvalidMemory", "LedgerMemoryService",
+           "MemoryNotFound", "memory_entries"]

@@ -1,0 +1,90 @@
+"""Which events of a google-adk session are new: decided by event id, never by timestamp.
+
+google-adk's base class lets an application add a session many times during its life and send
+event deltas in any grouping (`add_events_to_memory`), so the ledger's default watermark (the last
+event read, with a timestamp fallback when that event is not in the batch) is not enough here: a
+re-sent event with a later timestamp and new text would be read again, and a deleted fact could
+come back that way.  This module decides instead:
+
+- an event is *seen* when an earlier ingestion of this session read it: every `SessionIngested`
+  this path writes lists the ids it read (`event_ids`); one written without them (the CLI's
+  ingestion) covers the events up to its watermark;
+- an event is *erased* when its session, or the whole user, was forgotten after it was read
+  (the erasure keeps a hash of each id this path had read: `Redacted.event_hashes`), or after it
+  was said although not yet read (a turn added to the live session after the last add: the
+  erasure's recorded time is the cut, compared with the event's timestamp, so the application
+  and the ledger must share one clock; docs/adk.md).  Erased events are never read again; the
+  turns after the erasure are new (an app adds the live session after every turn, also after a
+  "forget me");
+- everything else is new, in session order.  Erased ids are listed with the new ones in the next
+  `SessionIngested`, so an erased event re-sent later with a later timestamp stays erased.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+import orjson
+
+from ..ingest.session import Delta, Session
+from ..scope import ERASURES_USER, event_hash, session_hash, user_hash
+
+CHUNK = 500                     # bound parameters per query
+
+if TYPE_CHECKING:
+    from ..service import Ledger
+
+
+def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
+    """Ids of this session's events that a surviving ingestion already read."""
+    seen: set[str] = set()
+    rows = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
+                        " AND body IS NOT NULL AND json_extract(body, '$.session') = ?",
+                        (app, user, session.id))
+    order = [e.id for e in session.events]
+    for (raw,) in rows:
+        body = orjson.loads(raw)
+        if body.get("event_ids") is not None:
+            seen.update(body["event_ids"])
+        elif body["watermark"] in order:               # written without ids: up to its watermark
+            seen.update(order[:order.index(body["watermark"]) + 1])
+        elif body.get("watermark_at"):
+            seen.update(e.id for e in session.events if e.said_at <= body["watermark_at"])
+    return seen
+
+
+def erased_until(conn: sqlite3.Connection, app: str, user: str, session: str) -> str | None:
+    """When this session (or its user) was last forgotten, or None."""
+    row = conn.execute("SELECT MAX(recorded_at) FROM erasures WHERE app = ? AND user = ? AND"
+                       " ((scope_kind = 'user' AND scope_hash = ?) OR"
+                       " (scope_kind = 'session' AND scope_hash = ?))",
+                       (app, ERASURES_USER, user_hash(app, user), session_hash(app, user, session)))
+    return row.fetchone()[0]
+
+
+def erased_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
+    """Ids of this session's events that an erasure scrubbed after this path had read them."""
+    by_hash = {event_hash(app, user, session.id, e.id): e.id for e in session.events}
+    hashes, found = list(by_hash), set()
+    for start in range(0, len(hashes), CHUNK):
+        chunk = hashes[start:start + CHUNK]
+        found.update(row[0] for row in conn.execute(
+            "SELECT hash FROM forgotten_scopes WHERE kind = 'event' AND hash IN"
+            f" ({', '.join('?' for _ in chunk)})", chunk))
+    return {by_hash[h] for h in found}
+
+
+def new_events(ledger: Ledger, session: Session, app: str, user: str) -> Delta:
+    """The delta to extract: events neither seen nor erased; `read_ids` names all it accounts for."""
+    seen = seen_ids(ledger.conn, app, user, session)
+    cut = erased_until(ledger.conn, app, user, session.id)
+    erased = erased_ids(ledger.conn, app, user, session) if cut is not None else set()
+    whole = [e for e in session.events if not e.partial]
+    settled = {e.id for e in whole
+               if e.id in seen or e.id in erased or (cut is not None and e.said_at <= cut)}
+    fresh = [e for e in whole if e.id not in settled]
+    return Delta(session=session, events=tuple(e for e in fresh if e.renderable), read=len(fresh),
+                 watermark=fresh[-1] if fresh else None, previous=None,
+                 earlier_ids=frozenset(settled),
+                 read_ids=tuple(e.id for e in whole if e.id not in seen))

@@ -1,0 +1,28 @@
+"""The exceptions a google-adk application can catch from `LedgerMemoryService`.
+
+Each is a `LedgerError` (the CLI's and the library's one error type) and also a `ValueError`,
+because google-adk's own memory services raise `ValueError` for bad arguments, so code written
+against them keeps working.  `InvalidId` (ledger/ids.py) is the same kind of error for an id.
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidId, LedgerError
+
+__all__ = ["CorruptLedger", "InvalidId", "InvalidMemory", "MemoryNotFound"]
+
+
+class MemoryNotFound(LedgerError, ValueError):
+    """`delete_memory` was given an id that names nothing in the caller's partition.
+
+    The message is the same whether the id never existed or belongs to another app or user, so a
+    caller cannot learn that a fact exists somewhere else."""
+
+
+class InvalidMemory(LedgerError, ValueError):
+    """An `add_memory` entry the service cannot read as a statement (no text, a non-boolean
+    `negated`, ...); nothing of the call is stored."""
+
+
+class CorruptLedger(LedgerError, ValueError):
+    """The file given to the service is not a ledger it can open (not a database, damaged)."""

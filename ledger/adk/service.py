@@ -1,0 +1,197 @@
+"""`LedgerMemoryService`: factledger as a google-adk memory service (the `factledger[adk]` extra).
+
+Written against google-adk 2.13, whose `BaseMemoryService` has two abstract methods,
+`add_session_to_memory(session)` and `search_memory(app_name=, user_id=, query=)`, and three
+optional ones that raise `NotImplementedError` by default: `add_events_to_memory(...)`,
+`add_memory(...)` and `delete_memory(app_name=, user_id=, memory_id=None)`.  All five are here;
+docs/adk.md says what each does in ledger terms and where a fact memory differs from google-adk's
+own services on purpose.
+
+Every id passes through `partition.caller_id` (the library's one normalisation, then the escape
+that keeps callers out of the ledger's reserved names).  Which events are new is decided by
+event id (`delta.new_events`).  The work runs off the event loop, in a worker thread: the
+ledger's one SQLite connection is used by one thread at a time under `_lock`, and a model call
+(the extractor) runs with the lock released, so neither the loop nor another task's search waits
+for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+from google.adk.memory.memory_entry import MemoryEntry
+
+from factledger.projections.erasures import is_forgotten
+
+from ..errors import LedgerError
+from ..ids import normalize_id
+from ..ingest.extractor import Context, make_extractor
+from ..recall import DOMAIN_USER, RecallOptions
+from ..scope import fact_hash, user_hash
+from ..service import Ledger
+from ..timeutil import iso
+from . import entries, partition
+from .delta import new_events
+from .errors import CorruptLedger, MemoryNotFound
+
+DEFAULT_CLEARANCE = ("normal", "personal")
+log = logging.getLogger(__name__)
+
+
+class _Unlocked:
+    """The extractor, run with the service's lock released: a model call holds no one up.
+
+    The extractor may ask for the partition's current facts; that read takes the lock again."""
+
+    def __init__(self, inner, lock: threading.Lock):
+        self.inner, self.lock = inner, lock
+        self.name, self.model = inner.name, getattr(inner, "model", None)
+
+    def extract(self, delta, context: Context):
+        load = context.load_current
+
+        def locked_load():
+            with self.lock:
+                return list(load())
+
+        context = Context(context.app, context.user, context.registry,
+                          load_current=locked_load if load is not None else None)
+        self.lock.release()
+        try:
+            return self.inner.extract(delta, context)
+        finally:
+            self.lock.acquire()
+
+
+class LedgerMemoryService(BaseMemoryService):
+    """A google-adk memory service that serves current, explained facts instead of raw turns."""
+
+    def __init__(self, ledger: Ledger | str | Path, *, extractor: Any = "patterns",
+                 model: str | None = None, clearance=DEFAULT_CLEARANCE, preload: bool = True,
+                 limit: int | None = None, budget: int | None = None,
+                 min_confidence: float | None = None, domain: bool = True,
+                 forget_reason: str = "deleted through the ADK memory service",
+                 requested_by: str = "adk-memory-service"):
+        if isinstance(ledger, Ledger):
+            self.ledger = ledger
+        else:
+            try:
+                self.ledger = Ledger(ledger)
+            except LedgerError as exc:
+                raise CorruptLedger(str(exc)) from None
+        self.extractor = extractor
+        self.model = model
+        self.options = RecallOptions.build(clearance=clearance, preload=preload, limit=limit,
+                                           budget=budget, min_confidence=min_confidence,
+                                           domain=domain)
+        self.forget_reason = forget_reason
+        self.requested_by = requested_by
+        self._lock = threading.Lock()      # one thread at a time on the ledger's connection
+        self._extractor = None
+
+    def _extractor_for_ingestion(self) -> _Unlocked:
+        if self._extractor is None:
+            options = {"model": self.model} if self.model and isinstance(self.extractor, str) else {}
+            self._extractor = _Unlocked(make_extractor(self.extractor, **options), self._lock)
+        return self._extractor
+
+    # --- writing -------------------------------------------------------------------------
+
+    async def add_session_to_memory(self, session) -> None:
+        """Ingest the events of `session` not read before (by id); erased turns stay erased."""
+        app = partition.caller_id(session.app_name, "app_name")
+        user = partition.caller_id(session.user_id, "user_id")
+        events = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in session.events]
+        await asyncio.to_thread(self._ingest, app, user, partition.session_id(session.id), events)
+
+    async def add_events_to_memory(self, *, app_name: str, user_id: str, events: Sequence,
+                                   session_id: str | None = None,
+                                   custom_metadata: Mapping[str, object] | None = None) -> None:
+        """A delta: the events whose ids this session has not read yet (no session id: one
+        reserved session per user holds them)."""
+        app = partition.caller_id(app_name, "app_name")
+        user = partition.caller_id(user_id, "user_id")
+        session = partition.session_id(session_id)
+        dumped = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in events]
+        if dumped:
+            await asyncio.to_thread(self._ingest, app, user, session, dumped)
+
+    def _ingest(self, app: str, user: str, session: str, events: list[dict]) -> None:
+        data = {"id": session, "appName": app, "userId": user, "events": events}
+        with self._lock:
+            self.ledger.ingest_session(data, app=app, user=user,
+                                       extractor=self._extractor_for_ingestion(),
+                                       new_events=new_events)
+
+    async def add_memory(self, *, app_name: str, user_id: str, memories: Sequence[MemoryEntry],
+                         custom_metadata: Mapping[str, object] | None = None) -> None:
+        """Each entry a candidate (all or none are stored); see `entries.candidate`."""
+        app = partition.caller_id(app_name, "app_name")
+        user = partition.caller_id(user_id, "user_id")
+        shared = dict(custom_metadata or {})
+        await asyncio.to_thread(self._add_memory, app, user, list(memories), shared)
+
+    def _add_memory(self, app: str, user: str, memories: list[MemoryEntry], shared: dict) -> None:
+        now = iso(self.ledger.clock())
+        candidates = [entries.candidate(app, user, entry, shared, now) for entry in memories]
+        with self._lock:
+            self.ledger.observe_many(candidates)
+
+    # --- reading -------------------------------------------------------------------------
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        app = partition.caller_id(app_name, "app_name")
+        user = partition.caller_id(user_id, "user_id")
+        return await asyncio.to_thread(self._search, app, user, query)
+
+    def _search(self, app: str, user: str, query: str) -> SearchMemoryResponse:
+        with self._lock:
+            result = self.ledger.recall(app, user, query, options=self.options)
+        return SearchMemoryResponse(memories=entries.memory_entries(result.selected))
+
+    # --- forgetting ----------------------------------------------------------------------
+
+    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
+        """Forget one fact (`memory_id` from `search_memory`), or, without an id, the whole user.
+
+        An id `search_memory` returned never raises: the caller's own fact is forgotten (again:
+        a no-op); an app-wide fact (the `_domain` partition, shared by every user) is not the
+        caller's to erase, so it is left in place and a warning logged.  Any other id raises
+        `MemoryNotFound`, with the same message whether or not it exists in another partition."""
+        app = partition.caller_id(app_name, "app_name")
+        user = partition.caller_id(user_id, "user_id")
+        fact = None if memory_id is None else normalize_id(memory_id, "memory_id")
+        await asyncio.to_thread(self._delete, app, user, fact, app_name, user_id)
+
+    def _delete(self, app: str, user: str, fact: str | None, app_name: str, user_id: str) -> None:
+        with self._lock:
+            if fact is not None and not self._owns(app, user, fact):
+                if self.options.domain and self._in_partition(app, DOMAIN_USER, fact):
+                    log.warning("memory %s is an app-wide fact of app %r, shared by every user: "
+                                "a user's delete_memory leaves it in place", fact, app_name)
+                    return
+                if self._forgotten(app, user, fact):
+                    return
+                raise MemoryNotFound(f"no memory {fact!r} for app {app_name!r}, user {user_id!r}")
+            self.ledger.forget(app, user, fact=fact, reason=self.forget_reason,
+                               requested_by=self.requested_by)
+
+    def _in_partition(self, app: str, user: str, fact: str) -> bool:
+        return self.ledger.conn.execute(
+            "SELECT 1 FROM fact_events WHERE fact_id = ? AND app = ? AND user = ? AND type ="
+            " 'FactObserved' LIMIT 1", (fact, app, user)).fetchone() is not None
+
+    def _owns(self, app: str, user: str, fact: str) -> bool:
+        return self._in_partition(app, user, fact)
+
+    def _forgotten(self, app: str, user: str, fact: str) -> bool:
+        """Deleted already: the fact, or the whole user (whose fact ids the ledger no longer keeps)."""
+        conn = self.ledger.conn
+        return is_forgotten(conn, "fact", fact_hash(app, user, fact)) or is_forgotten(
+            conn, "user", user_hash(app, user))

@@ -1,0 +1,77 @@
+"""The log's Merkle tree: a log-wide projection, folded in seq order in the appending transaction.
+
+Unlike the other projections it is not partitioned: its leaves are every event's chain hash in
+seq order, and the tree commits to the order.  So it is never cleared with a partition (a forget
+appends to it, and changes none of its hashes: chain hashes survive redaction), only rebuilt
+whole by `replay`.  Its position is its own size, read from the table: folding catches up with
+whatever the log holds beyond it (an import, a file made before the tree existed), so it can
+never silently miss an event.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from factledger.ledger import merkle
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.merkle_table import SCHEMA, MerkleTree
+from factledger.ledger.store import Event
+
+
+class MerkleProjection:
+    name = "merkle"
+    tables = ("merkle_hashes",)
+    schema = SCHEMA
+    log_wide = True                    # the runner folds it in seq order, never per partition
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None:
+        """Nothing yet: the leaves are read back from the log when the projector flushes (after
+        this event, or once for a batched transaction), since the tree needs the chain hashes
+        the event carries no copy of."""
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        self.catch_up(conn)
+
+    def discard(self) -> None:
+        """Holds nothing between flushes: what is written is in the transaction, or rolled back."""
+
+    def catch_up(self, conn: sqlite3.Connection, upto: int | None = None,
+                 source: sqlite3.Connection | None = None) -> int:
+        """Append every event of `source`'s log (default: `conn`'s) after the tree's size, up to
+        seq `upto`; returns the new size.  Hashes are written a batch at a time, so a rebuild of
+        a million events holds a batch in memory, not the tree."""
+        tree = MerkleTree(conn)
+        size = tree.size()
+        args = (size,) if upto is None else (size, upto)
+        rows = (source or conn).execute("SELECT seq, hash FROM events WHERE seq > ?"
+                                        + ("" if upto is None else " AND seq <= ?") + " ORDER BY seq", args)
+        pending: list[bytes] = []
+        base = merkle.stored_count(size)
+
+        def node(level: int, index: int) -> bytes:
+            pos = merkle.stored_index(level, index)
+            return pending[pos - base] if pos >= base else tree.node(level, index)
+
+        for seq, chain_hash in rows:
+            if seq != size + 1:
+                raise LedgerError(f"the log has no event {size + 1} (next is {seq}): the tree needs "
+                                  "consecutive seqs; run `factledger verify`")
+            pending.extend(merkle.append_hashes(merkle.chain_leaf(chain_hash), size, node))
+            size += 1
+            if len(pending) >= self.BATCH:
+                base = self._write(conn, base, pending)
+                pending = []
+        self._write(conn, base, pending)
+        return size
+
+    BATCH = 65_536
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, base: int, hashes: list[bytes]) -> int:
+        conn.executemany("INSERT INTO merkle_hashes (pos, hash) VALUES (?, ?)", enumerate(hashes, start=base))
+        return base + len(hashes)
+
+    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None) -> int:
+        """Clear and refold from `source`'s log (default: the same connection), in seq order."""
+        conn.execute("DELETE FROM merkle_hashes")
+        return self.catch_up(conn, source=source)
