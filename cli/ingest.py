@@ -24,6 +24,8 @@ REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "qu
                   "author", "held_at")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
                 "author", "held_at")
+REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
+                    "evidence_event")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
 
 
@@ -63,11 +65,21 @@ def render_summary(s: dict) -> str:
     ]
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
+    for skipped in s.get("skipped", ()):
+        lines.append(f"skipped {escape(skipped['path'])}: {escape(skipped['reason'])}")
+    for a in s.get("ambiguous_candidates", ()):
+        lines.append(f"REFUSED {escape(a['candidate'])}: {ambiguity(a)}")
     for f in s["failures"]:
         lines.append(f"FAILED {escape(f['source'])}"
                      + (f" (session {escape(f['session'])})" if f["session"] else "")
                      + f": {escape(f['error'])}")
     return "\n".join(lines)
+
+
+def ambiguity(a: dict) -> str:
+    cited = f"session {a['session']}" if a.get("session") else f"event {a['evidence_event']}"
+    return escape(f"{cited} matches {len(a['matches'])} sessions ({'; '.join(a['matches'])}); "
+                  "nothing was ingested for it: give it a session field")
 
 
 @click.command()
@@ -115,9 +127,12 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, create,
     if resolve_format(fmt) not in ("json", "nl"):
         report.pop("results")
     emit_one(report, fmt, render=render_summary)
+    refused = [f"{a['candidate']}: {ambiguity(a)}" for a in report["ambiguous_candidates"]]
+    if refused and not summary.failed:
+        raise LedgerError(f"{len(refused)} candidate(s) refused as ambiguous: " + "; ".join(refused))
     if summary.failed:
         errors = [f["error"] if f["source"] in (f["error"] or "") else f"{f['source']}: {f['error']}"
-                  for f in report["failures"]]
+                  for f in report["failures"]] + refused
         if len(errors) == 1 and len(summary.results) == 1:
             raise LedgerError(errors[0])
         raise LedgerError(f"{len(summary.failed)} of {len(summary.results)} sessions or files "
@@ -137,13 +152,28 @@ def sessions(state, app, user, fmt) -> None:
     emit(rows, fmt, SESSION_COLUMNS)
 
 
+def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
+    """Every rejected candidate, newest last: why, by which rule, and what it claimed."""
+    rows = []
+    for e in ledger.log(app=app, user=user, type="CandidateRejected"):
+        body = e["body"] or {}
+        candidate = body.get("candidate") or {}
+        rows.append({"seq": e["seq"], "reason": body.get("reason"), "rule": body.get("rule"),
+                     **{k: candidate.get(k) for k in ("subject", "predicate", "value", "negated",
+                                                      "quote", "session", "evidence_event")},
+                     "app": e["app"], "user": e["user"], "recorded_at": e["recorded_at"]})
+    return rows
+
+
 @click.group(invoke_without_command=True)
 @partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
                    help_user="Only this user (env FACTLEDGER_USER)")
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
+@click.option("--rejected", is_flag=True,
+              help="List rejected candidates instead (the validator's and reviewers' reasons)")
 @output_options
 @click.pass_context
-def review(ctx, app, user, show_all, fmt) -> None:
+def review(ctx, app, user, show_all, rejected, fmt) -> None:
     """The review queue: held candidates (unknown predicate ...) and open disputes.
 
     Held candidates: `review accept HOLD --as P` / `review reject HOLD`.  Disputes (kind
@@ -152,6 +182,9 @@ def review(ctx, app, user, show_all, fmt) -> None:
     if ctx.invoked_subcommand is not None:
         return
     ledger = ctx.obj.ledger()
+    if rejected:
+        emit(rejected_rows(ledger, app, user), fmt, REJECTED_COLUMNS)
+        return
     rows = [{"kind": "held", "item": row["hold_id"], **{k: v for k, v in row.items() if k != "candidate"}}
             for row in ledger.held(app, user, status=None if show_all else "open")]
     rows += [{"kind": "dispute", "item": d["fact_id"], "hold_id": None, "reason": d["reason"],

@@ -102,7 +102,10 @@ def emit_one(obj: dict, fmt: str | None, render=None) -> None:
     elif fmt == "csv":
         click.echo(to_csv([obj]), nl=False)
     else:
-        click.echo(render(obj) if render else "\n".join(f"{escape(k)}: {cell(v)}" for k, v in obj.items()))
+        # Each line escaped again: a render function that forgets a field still cannot print a
+        # CR, an escape sequence or a line break of stored text.
+        text = render(obj) if render else "\n".join(f"{escape(k)}: {cell(v)}" for k, v in obj.items())
+        click.echo("\n".join(escape(line) for line in text.split("\n")))
 
 
 def cell(value, width: int | None = None) -> str:

@@ -50,6 +50,8 @@ class PredicateSpec:
     retention_days: int | None = None
     normalise: str = "none"
     patterns: tuple[Pattern, ...] = field(default=(), compare=False)
+    # value -> words that state it, for the validator's check that a quote supports a value
+    values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     def normalise_value(self, value: str) -> str:
         if self.normalise == "lower":
@@ -148,7 +150,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
     known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
-             "normalise", "patterns"}
+             "normalise", "patterns", "values"}
     for key in body:
         if key not in known:
             raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
@@ -174,6 +176,11 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
     patterns = body.get("patterns", [])
     if not isinstance(patterns, list):
         raise fail("patterns", "must be a list")
+    values = body.get("values", {})
+    if not isinstance(values, dict) or not all(
+            isinstance(words, list) and all(isinstance(w, str) and w.strip() for w in words)
+            for words in values.values()):
+        raise fail("values", "must be a table of value = [words that state it]")
     return PredicateSpec(
         name=name,
         cardinality=choice("cardinality", CARDINALITIES),
@@ -184,6 +191,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
         retention_days=retention,
         normalise=choice("normalise", NORMALISERS, "none"),
         patterns=tuple(_parse_pattern(fail, i, p) for i, p in enumerate(patterns)),
+        values={" ".join(k.casefold().split()): tuple(v) for k, v in values.items()},
     )
 
 

@@ -129,6 +129,10 @@ def render(facts: list[dict]) -> str:
     return "\n".join([OPEN_TAG, HEADING, *body, CLOSE_TAG])
 
 
+LONG_WORD = 16
+
+
 def words(text: str) -> int:
-    """What `--budget` counts: whitespace-separated words."""
-    return len(text.split())
+    """What `--budget` counts: whitespace-separated words, a long one as one per LONG_WORD
+    characters, so a 500-character value without spaces cannot pass as a single word."""
+    return sum(-(-len(w) // LONG_WORD) for w in text.split())

@@ -37,7 +37,7 @@ def test_candidates_extractor_figures():
     assert report["recall"] == 1.0 and report["wrong_served"] == 0.0
 
 
-def test_a_bad_extraction_shows_up_as_misses_and_false_memories(tmp_path):
+def test_a_bad_extraction_shows_up_as_misses_and_is_never_stored(tmp_path):
     probes = tmp_path / "p.jsonl"
     session = EXAMPLES / "sessions" / "meal-kit" / "1-vegetarian-in-pune.json"
     probes.write_text(json.dumps({"app": "mealkit", "user": "priya", "sessions": [str(session)],
@@ -47,7 +47,9 @@ def test_a_bad_extraction_shows_up_as_misses_and_false_memories(tmp_path):
                                  "evidence_event": "m1-e1"}) + "\n")
     report = run_probes(str(probes), extractor="candidates", candidates=str(lying))
     assert report["recall"] == 0.0
-    assert report["false_memory_rate"] == 1.0 and report["unsupported"][0]["value"] == "vegan"
+    # The validator now refuses a value its quote does not state, so the lie is never stored:
+    # a miss, and no false memory.
+    assert report["false_memory_rate"] == 0.0 and report["stored_facts"] == 0
 
 
 def test_supported():

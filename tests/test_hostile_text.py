@@ -190,3 +190,48 @@ def test_jsonl_with_unicode_line_separators_inside_strings_parses(tmp_path, sepa
                                      ensure_ascii=False) + "\n", encoding="utf-8")
     (proposal,) = read_candidates(str(candidates))
     assert proposal.quote.startswith("I'm vegetarian.")
+
+
+# --- also seen: JSON and tables carry bidi overrides escaped; --budget; conflicting proposals ---
+
+RLO = "\u202e"
+
+
+def test_recall_json_explain_and_facts_tables_escape_bidi_overrides(tmp_path):
+    db = tmp_path / "l.db"
+    value = f"Pune{RLO}gnp.exe"
+    run(db, "observe", "--app", "a", "--user", "u", "--predicate", "home_city", "--value", value,
+        "--quote", f"we're in {value}", "--session", "s1", "--event-id", "e1",
+        "--said-at", "2026-09-30T10:00:00Z")
+    outputs = [run(db, "recall", "Pune", "--app", "a", "--user", "u", "--clearance", "all", *flags).stdout
+               for flags in ((), ("--json",), ("--explain",), ("--explain", "--json"), ("-t",))]
+    outputs.append(run(db, "facts", "--app", "a", "--user", "u", "-t").stdout)
+    outputs.append(run(db, "facts", "--app", "a", "--user", "u", "--json").stdout)
+    outputs.append(run(db, "log", "--nl").stdout)
+    for out in outputs:
+        assert RLO not in out and "\\u202e" in out, out
+    assert json.loads(outputs[1])[0]["value"] == value           # the JSON still reads back exactly
+
+
+def test_budget_counts_a_long_word_as_more_than_one():
+    from factledger.ledger.render import words
+
+    assert words("- diet = pescatarian (stated 2026-09-30)") == 6
+    assert words("x" * 500) == 32
+
+
+def test_conflicting_values_from_one_event_are_both_rejected_and_order_follows_the_transcript(ledger, tmp_path):
+    from .test_anthropic_extractor import Replay, message
+
+    session = write_jsonl(tmp_path / "s.jsonl", [
+        HEADER, event("e1", "I'm vegan. No wait, I'm vegetarian."),
+        dict(event("e2", "Actually I'm pescatarian now."), timestamp="2026-09-30T11:00:00Z")])
+    replay = Replay(message({"digest": "d", "candidates": [
+        {"subject": "user", "predicate": "diet", "value": "pescatarian", "quote": "I'm pescatarian",
+         "evidence_event": "e2"},
+        {"subject": "user", "predicate": "diet", "value": "vegan", "quote": "I'm vegan", "evidence_event": "e1"},
+        {"subject": "user", "predicate": "diet", "value": "vegetarian", "quote": "I'm vegetarian",
+         "evidence_event": "e1"}]}))
+    summary = ingest_paths(ledger, [str(session)], None, None, replay.extractor(max_retries=0)).as_dict()
+    assert summary["rejected"] == {"conflicting_proposals": 2}
+    assert [f["value"] for f in ledger.facts("a", "u")] == ["pescatarian"]

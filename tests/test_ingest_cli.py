@@ -170,7 +170,7 @@ def test_review_accept_of_an_existing_value_reinforces_and_closes(tmp_path):
     db = tmp_path / "l.db"
     run(db, "ingest", str(SESSIONS / "meal-kit" / "1-vegetarian-in-pune.json"))
     cands = tmp_path / "c.jsonl"
-    cands.write_text('{"predicate": "eats", "value": "pescatarian", "quote": "I eat fish now", "evidence_event": "m3-e1"}\n')
+    cands.write_text('{"predicate": "eats", "value": "pescatarian", "quote": "I eat fish now, so pescatarian options are fine", "evidence_event": "m3-e1"}\n')
     run(db, "ingest", str(SESSIONS / "meal-kit" / "3-pescatarian.json"), "--candidates", str(cands))
     run(db, "ingest", str(SESSIONS / "meal-kit" / "2-moved-to-bengaluru.json"))
     # diet is vegetarian; pescatarian said in meal-3 is held; accept it as diet -> supersede

@@ -10,8 +10,8 @@ from .test_validator_session import c, ingest
 
 
 def test_accept_and_reject_read_one_queue_item(ledger):
-    ingest(ledger, c(predicate="favourite_colour", value="green"),
-           c(predicate="favourite_food", value="dosa"))
+    ingest(ledger, c(predicate="favourite_colour"),
+           c(predicate="favourite_food", value="Pune", quote="we're in Pune"))
     first, second = [r["hold_id"] for r in ledger.held("app", "u1")]
     statements: list[str] = []
     ledger.conn.set_trace_callback(statements.append)

@@ -85,7 +85,7 @@ def test_rule_quote_in_another_event_is_not_enough(ledger):
 
 
 def test_rule_unknown_predicate_is_held_for_review(ledger):
-    result = ingest(ledger, c(predicate="favourite_colour", value="green"))
+    result = ingest(ledger, c(predicate="favourite_colour"))
     assert result.counts["held:unknown_predicate"] == 1
     held = last(ledger, "CandidateHeld")
     assert held["reason"] == "unknown_predicate" and held["candidate"]["predicate"] == "favourite_colour"

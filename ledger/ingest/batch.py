@@ -17,7 +17,7 @@ from .candidates import CandidatesExtractor
 from .extractor import Extractor, make_extractor
 from .pipeline import SessionErased, SessionResult, ingest_session
 from .session import Session
-from .sources import SourceError, load, read_source
+from .sources import Skipped, SourceError, load, read_source
 
 if TYPE_CHECKING:
     from ..service import Ledger
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 class Summary:
     results: list[SessionResult] = field(default_factory=list)
     unmatched_candidates: int = 0
+    ambiguous_candidates: list[dict] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def failed(self) -> list[SessionResult]:
@@ -50,6 +52,8 @@ class Summary:
             "rejected": by("rejected"),
             "held": by("held"),
             "unmatched_candidates": self.unmatched_candidates,
+            "ambiguous_candidates": self.ambiguous_candidates,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "failures": [{"source": r.source, "session": r.session, "error": r.error}
                          for r in self.failed],
             "results": [r.as_dict() for r in self.results],
@@ -61,9 +65,12 @@ def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: st
                  candidates: str | None = None, stdin: TextIO | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
-    sessions, errors = load(paths, stdin)
-    return ingest_loaded(ledger, sessions, errors, app, user, extractor, model, candidates,
-                         progress=progress, on_total=on_total, **options)
+    skipped: list[Skipped] = []
+    sessions, errors = load(paths, stdin, skipped)
+    summary = ingest_loaded(ledger, sessions, errors, app, user, extractor, model, candidates,
+                            progress=progress, on_total=on_total, **options)
+    summary.skipped = skipped
+    return summary
 
 
 def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceError],
@@ -77,13 +84,14 @@ def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceEr
         on_total(len(sessions))
     chosen: Extractor = make_extractor(extractor, model=model, candidates=candidates, **options)
     if isinstance(chosen, CandidatesExtractor):
-        chosen.single_session = len(sessions) == 1
+        chosen.route(sessions, app, user)
     for session in sessions:
         summary.results.append(_one(ledger, session, app, user, chosen))
         if progress:
             progress(1)
     if isinstance(chosen, CandidatesExtractor):
         summary.unmatched_candidates = chosen.unmatched
+        summary.ambiguous_candidates = chosen.ambiguous
     return summary
 
 

@@ -79,12 +79,13 @@ def make_extractor(name: str | Extractor | None = None, *, model: str | None = N
         return PatternsExtractor()
     if name == "candidates":
         from .candidates import CandidatesExtractor
-        from .proposal import read_candidates
+        from .proposal import read_candidate_lines
 
         if not candidates:
             raise LedgerError("the candidates extractor needs --candidates FILE")
         files = [candidates] if isinstance(candidates, str) else list(candidates)
-        return CandidatesExtractor([p for name in files for p in read_candidates(name)])
+        lines = [line for name in files for line in read_candidate_lines(name)]
+        return CandidatesExtractor([p for p, _ in lines], wheres=[w for _, w in lines])
     if name == "anthropic":
         from .anthropic import AnthropicExtractor
 

@@ -9,6 +9,7 @@ claims, and the validator still decides.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .extractor import Context, Extraction
@@ -20,14 +21,46 @@ _SENTENCE_END = re.compile(rf"{_ABBREVIATIONS}[.!?;](?=\s|$)|\n")
 MAX_QUOTE = 300
 
 
+class Sentences:
+    """The sentence ends of one text, found once, so that finding the sentence around each of
+    thousands of matches in one long message costs a binary search, not a rescan of the text."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._ends: list[tuple[int, int, bool]] | None = None      # (start, end, is a newline)
+
+    @property
+    def ends(self) -> list[tuple[int, int, bool]]:
+        if self._ends is None:
+            self._ends = [(m.start(), m.end(), m.group() == "\n")
+                          for m in _SENTENCE_END.finditer(self.text)]
+        return self._ends
+
+    def around(self, start: int, end: int) -> str:
+        """The sentence holding text[start:end]; the match alone when that sentence is too long."""
+        text, ends = self.text, self.ends
+        i = bisect.bisect_right(ends, (start, start, True)) - 1         # last end starting before
+        left = 0
+        while i >= 0 and ends[i][1] > start:
+            i -= 1
+        if i >= 0:
+            left = ends[i][1]
+        # A full stop right before the match ends a sentence even when no space follows it
+        # (the old `finditer(text, 0, start)` saw the end of its window as the end of the text).
+        if start > 0 and _SENTENCE_END.match(text, start - 1, start):
+            left = start
+        j = bisect.bisect_left(ends, (end, -1, False))                   # first end at or after
+        if j < len(ends):
+            right = ends[j][0] if ends[j][2] else ends[j][1]
+        else:
+            right = len(text)
+        sentence = text[left:right].strip()
+        return sentence if 0 < len(sentence) <= MAX_QUOTE else text[start:end].strip()
+
+
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence holding text[start:end]; the match alone when that sentence is too long."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right_match = _SENTENCE_END.search(text, end)
-    right = right_match.end() if right_match and right_match.group() != "\n" else (
-        right_match.start() if right_match else len(text))
-    sentence = text[left:right].strip()
-    return sentence if 0 < len(sentence) <= MAX_QUOTE else text[start:end].strip()
+    return Sentences(text).around(start, end)
 
 
 class PatternsExtractor:
@@ -43,6 +76,7 @@ class PatternsExtractor:
             text = " ".join(event.text.split())
             if not text:
                 continue                           # a tool result placeholder says nothing
+            sentences = Sentences(text)
             for spec in context.registry.predicates.values():
                 for pattern in spec.patterns:
                     if event.author not in pattern.authors:
@@ -58,7 +92,7 @@ class PatternsExtractor:
                         seen.add(key)
                         proposals.append(Proposal(
                             subject=pattern.subject, predicate=spec.name, value=value.strip(),
-                            quote=sentence_around(text, match.start(), match.end()),
+                            quote=sentences.around(match.start(), match.end()),
                             evidence_event=event.id, basis=pattern.basis,
                             negated=pattern.negated))
         return Extraction(proposals=proposals)

@@ -143,8 +143,12 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
 def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
-    for proposal in proposals:
-        checked = validator.check(proposal, delta, app, user, sha)
+    proposals = validator.in_transcript_order(proposals, delta)
+    every = [validator.check(p, delta, app, user, sha, ledger.registry) for p in proposals]
+    clashes = validator.conflicting(every, ledger.registry)
+    for index, (proposal, checked) in enumerate(zip(proposals, every)):
+        if index in clashes:
+            checked = validator.rejection(proposal, delta, app, user, sha, "conflicting_proposals")
         if isinstance(checked, CandidateRejected):
             result.seqs.append(ledger.store.append(checked).seq)
             counts["rejected"] += 1

@@ -55,5 +55,10 @@ def proposal_from(obj, where: str) -> Proposal:
 
 def read_candidates(path: str) -> list[Proposal]:
     """A candidates JSONL file; an error names the file and the line."""
+    return [proposal for proposal, _where in read_candidate_lines(path)]
+
+
+def read_candidate_lines(path: str) -> list[tuple[Proposal, str]]:
+    """Each proposal of a candidates file with where it is ("FILE line N"), for messages."""
     text = read_text(path, missing="no such candidates file")
-    return [proposal_from(obj, where) for _number, where, obj in json_lines(text, path)]
+    return [(proposal_from(obj, where), where) for _number, where, obj in json_lines(text, path)]

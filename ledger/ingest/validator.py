@@ -9,7 +9,14 @@ checked against the session itself:
    (a partial event is never evidence                   -> rejected `evidence_event_partial`)
 3. the quote occurs in that event's text, whitespace-normalised
                                                         -> else rejected `quote_not_in_evidence`
-4. author and said_at are the evidence event's own, never the extractor's;
+   ... and supports the proposal (`support.py`): a quote of some substance, the value (or the
+   value retracted) said in it, a negation that negates
+                                                        -> else rejected `quote_too_short`,
+                                                           `value_not_in_quote`,
+                                                           `negation_not_in_quote`
+4. author and said_at are the evidence event's own, never the extractor's; proposals are decided
+   in transcript order, and two that give one single-valued key different values from the
+   same event are both rejected                         -> `conflicting_proposals`
 5. the candidate is well-formed data (bounded, NFC, no control characters, a valid subject)
                                                         -> else rejected `invalid_candidate`
 
@@ -23,10 +30,12 @@ import unicodedata
 
 from pydantic import ValidationError
 
-from ..candidate import Candidate, describe_validation_error
+from ..candidate import Candidate, describe_validation_error, value_key
 from ..events import CandidateRejected
+from ..registry import Registry
 from .proposal import Proposal
 from .session import Delta
+from .support import unsupported
 
 RULE = "session_validator"
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
@@ -44,21 +53,50 @@ def quote_occurs(quote: str, text: str) -> bool:
     return bool(wanted) and wanted in normalise_quote(text)
 
 
+def in_transcript_order(proposals: list[Proposal], delta: Delta) -> list[Proposal]:
+    """Proposals ordered by their evidence event, so the later statement is decided last
+    whatever order the extractor (a model) listed them in."""
+    order = {e.id: i for i, e in enumerate(delta.session.events)}
+    return sorted(proposals, key=lambda p: order.get(p.evidence_event, -1))
+
+
+def conflicting(checked: list, registry: Registry | None) -> set[int]:
+    """Indexes of the valid candidates that give one single-valued key different values from one
+    event: the event cannot say both, so neither is kept (instead of silently keeping the last)."""
+    values: dict[tuple, set[str]] = {}
+    keys = []
+    for c in checked:
+        spec = registry.resolve(c.predicate) if registry and isinstance(c, Candidate) else None
+        key = None
+        if spec is not None and spec.cardinality == "one" and not c.negated:
+            key = (c.subject, spec.name, c.evidence_event)
+            values.setdefault(key, set()).add(value_key(c.value))
+        keys.append(key)
+    return {i for i, key in enumerate(keys) if key is not None and len(values[key]) > 1}
+
+
+def rejection(proposal: Proposal, delta: Delta, app: str, user: str, registry_sha: str,
+              reason: str, **extra) -> CandidateRejected:
+    """The `CandidateRejected` body for a proposal, with the evidence event's author and time."""
+    event = delta.session.event(proposal.evidence_event)
+    record = {k: (v[:_RECORD_LIMIT] if isinstance(v, str) else v)
+              for k, v in proposal.record().items()}
+    record["session"] = delta.session.id
+    if event is not None:
+        record.update(author=event.author, said_at=event.said_at)
+    record.update(extra)
+    return CandidateRejected(app=app, user=user, reason=reason, rule=RULE, candidate=record,
+                             registry_sha256=registry_sha)
+
+
 def check(proposal: Proposal, delta: Delta, app: str, user: str,
-          registry_sha: str) -> Candidate | CandidateRejected:
+          registry_sha: str, registry: Registry | None = None) -> Candidate | CandidateRejected:
     """A candidate carrying the evidence event's author and time, or the rejection to append."""
     session = delta.session
     event = session.event(proposal.evidence_event)
 
     def reject(reason: str, **extra) -> CandidateRejected:
-        record = {k: (v[:_RECORD_LIMIT] if isinstance(v, str) else v)
-                  for k, v in proposal.record().items()}
-        record["session"] = session.id
-        if event is not None:
-            record.update(author=event.author, said_at=event.said_at)
-        record.update(extra)
-        return CandidateRejected(app=app, user=user, reason=reason, rule=RULE, candidate=record,
-                                 registry_sha256=registry_sha)
+        return rejection(proposal, delta, app, user, registry_sha, reason, **extra)
 
     if event is None:
         return reject("evidence_event_missing")
@@ -69,7 +107,7 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
     if not quote_occurs(proposal.quote, event.text):
         return reject("quote_not_in_evidence")
     try:
-        return Candidate(
+        candidate = Candidate(
             app=app, user=user, subject=proposal.subject, predicate=proposal.predicate,
             value=proposal.value, quote=proposal.quote, session=session.id,
             evidence_event=event.id, author=event.author, basis=proposal.basis,
@@ -77,3 +115,5 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
             effective_date=proposal.effective_date)
     except ValidationError as exc:
         return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])
+    reason = unsupported(proposal, registry.resolve(proposal.predicate) if registry else None)
+    return candidate if reason is None else reject(reason)

@@ -1,0 +1,97 @@
+"""Does the quote say what the proposal claims?  The validator's tie of value and negation to it.
+
+A quote found in the evidence event proves only that someone said those words.  An extractor (a
+model above all, which can be talked into anything by the transcript it reads) may attach any
+value to them: "I" as the quote for retracting a diet, "we're in Pune" as the quote for the value
+"Ignore previous instructions".  So a proposal is kept only when its quote supports it:
+
+- the quote has substance: at least `MIN_QUOTE_CHARS` letters or digits;
+- the value (for a negation, the value retracted) is supported by one of
+  1. normalised containment: the value, compared as `value_key` compares values (case, spacing,
+     typographic quotes, "25 mg" = "25mg"), occurs in the quote as whole words;
+  2. the registry's value vocabulary: the predicate's `values` table lists words that state a
+     value (`pescatarian = ["pescetarian", "eat fish"]`), and one of them occurs in the quote;
+  3. a declared rule: one of the predicate's registry patterns matches the quote and yields this
+     value with this negation (`I love spicy food` -> likes_spicy = true);
+- a negation also needs the quote to negate: a declared negated pattern matches it, or it holds
+  one of `NEGATION_CUES` ("no longer", "not", "stopped", "used to" ...).  English only: in other
+  languages a retraction is rejected (never applied) unless the registry declares a pattern.
+
+A value made of look-alike letters (Cyrillic `е` in "pеscatarian") is not contained in a quote
+written in Latin letters, so it is rejected instead of silently replacing the real value.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ..candidate import value_key
+from ..registry import PredicateSpec
+
+MIN_QUOTE_CHARS = 3
+NEGATION_CUES = re.compile(
+    r"(?<!\w)(?:no|not|never|no longer|any ?more|n't|nor|neither|none|nothing|without|stopp?ed|"
+    r"quit|gave up|give up|giving up|used to|formerly|former|ex|anymore|away from|left|moved "
+    r"(?:away|out)|instead|no more|cancell?ed|dropped|ended|isn't|aren't|wasn't|weren't|don't|"
+    r"doesn't|didn't|can't|cannot|won't)(?!\w)|n't(?!\w)", re.IGNORECASE)
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                              "\u00a0": " "})
+
+
+def _fold(text: str) -> str:
+    return value_key(unicodedata.normalize("NFC", text).translate(_TYPOGRAPHIC))
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    """`needle` occurs in `haystack` as whole words (not "eat" inside "great")."""
+    if not needle:
+        return False
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", haystack) is not None
+
+
+def has_substance(quote: str) -> bool:
+    return sum(ch.isalnum() for ch in quote) >= MIN_QUOTE_CHARS
+
+
+def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: bool, quote: str) -> bool:
+    """A registry pattern of the predicate matches the quote and yields this very proposal."""
+    if spec is None:
+        return False
+    text = " ".join(quote.split())
+    wanted = _fold(value)
+    for pattern in spec.patterns:
+        if pattern.negated != negated or pattern.subject != subject:
+            continue
+        for match in pattern.regex.finditer(text):
+            produced = pattern.value if pattern.value is not None else match.group("value")
+            if produced and _fold(produced.strip()) == wanted:
+                return True
+    return False
+
+
+def value_supported(value: str, quote: str, spec: PredicateSpec | None, subject: str = "user",
+                    negated: bool = False) -> bool:
+    folded = _fold(quote)
+    if _contains(folded, _fold(value)):
+        return True
+    words = spec.values.get(_fold(value), ()) if spec is not None else ()
+    if any(_contains(folded, _fold(word)) for word in words):
+        return True
+    return _declared(spec, subject, value, negated, quote)
+
+
+def negation_supported(value: str, quote: str, spec: PredicateSpec | None, subject: str = "user") -> bool:
+    return bool(NEGATION_CUES.search(quote.translate(_TYPOGRAPHIC))) or _declared(
+        spec, subject, value, True, quote)
+
+
+def unsupported(proposal, spec: PredicateSpec | None) -> str | None:
+    """The rejection reason when the quote does not support the proposal, else None."""
+    if not has_substance(proposal.quote):
+        return "quote_too_short"
+    if not value_supported(proposal.value, proposal.quote, spec, proposal.subject, proposal.negated):
+        return "value_not_in_quote"
+    if proposal.negated and not negation_supported(proposal.value, proposal.quote, spec, proposal.subject):
+        return "negation_not_in_quote"
+    return None
