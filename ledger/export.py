@@ -17,6 +17,7 @@ rebuilds every projection from them and runs `verify`; on any problem nothing is
 
 from __future__ import annotations
 
+import io
 import sqlite3
 from pathlib import Path
 from typing import IO
@@ -26,12 +27,15 @@ from pydantic import ValidationError
 
 from .errors import LedgerError
 from .events import parse_body
+from .files import open_regular
 from .timeutil import iso
 
 LOG_FORMAT = "factledger-log/1"
 SUBJECT_FORMAT = "factledger-subject/1"
 COLUMNS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "salt", "commitment",
            "prev_hash", "hash", "redacted_by")
+
+MAX_LINE = 16 * 1024 * 1024      # characters; an event body is far smaller
 
 
 def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
@@ -101,8 +105,11 @@ def _lines(source):
                 yield line
         return
     try:
-        with open(source, encoding="utf-8") as handle:
-            for line in handle:
+        # a regular file only (a FIFO or /dev/zero is refused), and no line without end
+        with io.TextIOWrapper(open_regular(source), encoding="utf-8") as handle:
+            while line := handle.readline(MAX_LINE + 1):
+                if len(line) > MAX_LINE:
+                    raise LedgerError(f"{source}: a line is longer than {MAX_LINE} characters")
                 if line.strip():
                     yield line
     except OSError as exc:

@@ -1,61 +1,66 @@
-"""The ledger file on disk, before SQLite touches it: private from birth, and only ever a ledger.
+"""Opening an input file that may be hostile: regular files only, read with a bound.
 
-A ledger holds personal data, so a new file is created owner-only (0600) before SQLite opens it;
-SQLite gives its `-wal` and `-shm` files the main file's permissions, so they are private too.
-
-Opening a file switches it to WAL mode and adds the ledger's tables, which would quietly alter an
-unrelated SQLite database given by mistake (`--db other.sqlite`).  So an existing database with
-tables but no event log is refused before anything is written.
+A FIFO blocks a reader forever and `/dev/zero` never ends, so every file the ledger reads on a
+caller's behalf (sessions, candidates, probes, a registry, a log export) is opened without
+blocking and checked on the open descriptor (a symlink swapped in after a check cannot slip
+past it); anything but a regular file is refused.  Reads are bounded by the caller's limit, so
+a file too large is an `Error: ...`, never a `MemoryError`.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-from pathlib import Path
+import stat
+from typing import BinaryIO
 
 from .errors import LedgerError
 
-PRIVATE = 0o600
-SQLITE_MAGIC = b"SQLite format 3\x00"
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
-def prepare(path: str | os.PathLike, create: bool) -> None:
-    """Create the file 0600 if it is missing (and `create`), or check an existing one is a ledger."""
-    text = str(path)
-    if text == ":memory:" or text.startswith("file:"):
-        return
-    target = Path(text)
-    if not target.exists():
-        if create:
-            try:
-                os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE))
-            except FileExistsError:           # another process made it first: check theirs
-                pass
-            except OSError as exc:
-                raise LedgerError(f"cannot create ledger {text}: {exc.strerror or exc}") from None
-        return
-    refuse_foreign(target)
+def kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
-def refuse_foreign(target: Path) -> None:
-    """Refuse an SQLite database that has tables but no event log: it is someone else's data."""
+def open_regular(path: str | os.PathLike, missing: str | None = None) -> BinaryIO:
+    """`path` opened for binary reading; `LedgerError` naming it when it is not a regular file.
+    `missing` words the error for a file that does not exist."""
     try:
-        with open(target, "rb") as handle:
-            if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return                        # empty, or not SQLite: opening reports it plainly
-    except OSError:
-        return
-    try:
-        conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+        fd = os.open(path, _FLAGS)
+    except FileNotFoundError as exc:
+        raise LedgerError(f"{path}: {missing or f'cannot read ({exc.strerror})'}") from None
+    except IsADirectoryError:
+        raise LedgerError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise LedgerError(f"{path}: is a directory")
+        raise LedgerError(f"{path}: not a regular file ({kind(mode)}); refused")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_bounded(stream: BinaryIO, where: str, limit: int, setting: str = "") -> bytes:
+    """At most `limit` bytes of `stream`; more is refused instead of exhausting memory."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise LedgerError(f"{where}: larger than {limit} bytes" + (f" ({setting})" if setting else ""))
+    return data
+
+
+def read_regular(path: str | os.PathLike, limit: int, missing: str | None = None,
+                 setting: str = "") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes."""
+    with open_regular(path, missing) as stream:
         try:
-            tables = {row[0] for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError:
-        return                                # damaged or locked: verify and the open report it
-    if tables and "events" not in tables:
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise LedgerError(f"{target} is an SQLite database but not a factledger ledger "
-                          f"(tables: {shown}); refusing to change it")
+            return read_bounded(stream, str(path), limit, setting)
+        except OSError as exc:
+            raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None

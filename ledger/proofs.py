@@ -18,6 +18,7 @@ from . import merkle
 from .errors import LedgerError
 from .events import CheckpointIssued
 from .merkle_table import MerkleTree
+from .scope import ALL_APPS, CHECKPOINTS_USER
 from .tlog_note import Signer, checkpoint_text, sign
 from .tlog_verify import (
     CONSISTENCY_FORMAT,
@@ -32,7 +33,7 @@ from .tlog_verify import (
     verify_consistency,
 )
 
-APP, USER = "_all", "_checkpoints"            # the partition of CheckpointIssued: the ledger's own
+APP, USER = ALL_APPS, CHECKPOINTS_USER        # the partition of CheckpointIssued: the ledger's own
 ORIGIN_PREFIX = "factledger/"
 
 

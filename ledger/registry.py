@@ -18,12 +18,14 @@ from pathlib import Path
 
 from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
+from .files import read_regular
 
 CARDINALITIES = ("one", "many", "series")
 SENSITIVITIES = ("normal", "personal", "health")
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
 NORMALISERS = ("none", "lower", "title")
+MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
 
 
@@ -108,9 +110,9 @@ def load_registry(path: str | os.PathLike | None = None) -> Registry:
     chosen = path or os.environ.get("FACTLEDGER_REGISTRY") or default_registry_path()
     source = str(chosen)
     try:
-        raw = Path(chosen).read_bytes()
-    except OSError as exc:
-        raise LedgerError(f"registry {source}: cannot read ({exc.strerror})") from None
+        raw = read_regular(chosen, MAX_REGISTRY_BYTES)
+    except LedgerError as exc:
+        raise LedgerError(f"registry {exc}") from None
     return parse_registry(raw, source)
 
 

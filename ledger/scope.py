@@ -23,6 +23,7 @@ HASH_CHARS = 32                      # 128 bits: collision-free for any realisti
 PSEUDONYM_CHARS = 16
 ERASURES_USER = "_erasures"          # the partition `Redacted` events live in: never a person
 ALL_APPS = "_all"                    # app of a retention run that spans apps
+CHECKPOINTS_USER = "_checkpoints"    # with ALL_APPS, where `CheckpointIssued` events live: never a person
 KINDS = ("user", "session", "fact", "predicate", "sensitivity", "retention")
 
 
@@ -95,7 +96,7 @@ def build_scope(app: str | None, user: str | None, *, session: str | None = None
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("forget needs a partition: --app and --user")
     app, user = app.strip(), user.strip()
-    if user == ERASURES_USER or user.startswith("erased:"):
+    if user in (ERASURES_USER, CHECKPOINTS_USER) or user.startswith("erased:"):
         raise LedgerError(f"user {user!r} is reserved by the ledger and cannot be forgotten")
     given = [name for name, value in (("--session", session), ("--fact", fact),
                                       ("--predicate", predicate), ("--sensitivity", sensitivity))

@@ -22,7 +22,7 @@ from .candidate import Candidate
 from .checkpoint import Checkpointer
 from .decide import OpenFact, decide
 from .errors import LedgerError
-from .files import prepare as prepare_file
+from .ledger_file import prepare as prepare_file
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .store import EventStore, connect

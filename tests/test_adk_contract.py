@@ -232,6 +232,16 @@ def test_memory_not_found_is_a_value_error_and_a_ledger_error():
     assert issubclass(MemoryNotFound, ValueError) and issubclass(MemoryNotFound, LedgerError)
 
 
+def test_events_without_an_id_are_read_once(memory, ledger):
+    nameless = [event("", "I live in Pune", BEFORE), event("", "I'm vegan", BEFORE + 1)]
+    run(memory.add_session_to_memory(session("s1", nameless)))
+    count = event_count(ledger)
+    run(memory.add_session_to_memory(session("s1", nameless)))
+    add_events(memory, nameless)
+    assert event_count(ledger) == count
+    assert values(memory) == {"home_city": "Pune", "diet": "vegan"}
+
+
 def test_an_empty_session_is_accepted(memory, ledger):
     run(memory.add_session_to_memory(session("empty", [])))
     add_events(memory, [])

@@ -21,6 +21,8 @@ from .ingest_helpers import write_jsonl
 
 
 def run(db, *args, input=None):
+    if args and args[0] in ("ingest", "observe"):
+        args = (*args, "--create")             # these cases start from a fresh file
     return CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
 
 
@@ -282,3 +284,16 @@ def test_a_long_message_with_thousands_of_matches_gives_every_proposal_its_sente
     assert proposals[-1].quote == "I'm allergic to latex."         # a short sentence: the sentence
     for p in proposals[:: len(proposals) // 7]:
         assert p.quote in text and p.value in p.quote
+
+
+def test_a_registry_or_a_log_import_from_a_device_or_fifo_is_refused(tmp_path):
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for name in ("/dev/zero", str(fifo)):
+        result = run(tmp_path / "l.db", "--registry", name, "init")
+        assert result.exit_code == 1 and result.stderr.startswith("Error: registry ")
+        assert "not a regular file" in result.stderr
+        result = run(tmp_path / "m.db", "import", name)
+        assert result.exit_code == 1 and "not a regular file" in result.stderr

@@ -9,6 +9,8 @@ import sqlite3
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError, chain, merkle
 from factledger.ledger.merkle_table import MerkleTree
@@ -246,3 +248,58 @@ def test_unsigned_checkpoint_and_empty_ledger(ledger):
     assert ledger.verify_checkpoint(issued["note"], VKEY)["check"] == "signature"
     with pytest.raises(LedgerError, match="already name it"):
         ledger.checkpoint(origin="example.org/renamed")
+    with pytest.raises(LedgerError, match="reserved"):
+        ledger.forget("_all", "_checkpoints", reason="no")
+    with pytest.raises(LedgerError, match="reserved"):
+        ledger.observe(cand(app="_all", user="_checkpoints"))
+
+
+def test_an_exported_and_imported_log_keeps_its_checkpoints(ledger, tmp_path):
+    fill(ledger, range(8))
+    note = ledger.checkpoint(KEY)["note"]
+    with open(tmp_path / "log.jsonl", "w", encoding="utf-8") as out:
+        ledger.export_log(out)
+    with Ledger(tmp_path / "copy.db", clock=MovableClock()) as copy:
+        copy.import_log(tmp_path / "log.jsonl")
+        assert copy.verify_checkpoint(note, VKEY)["ok"]
+        verify_inclusion_proof(copy.prove_inclusion(3), open_checkpoint(note, VKEY))
+
+
+def test_a_file_made_before_the_tree_gets_it_on_open(tmp_path):
+    path = tmp_path / "old.db"
+    with Ledger(path, clock=MovableClock()) as ledger:
+        fill(ledger, range(9))
+        ledger.conn.execute("DROP TABLE merkle_hashes")
+    with Ledger(path, clock=MovableClock()) as ledger:
+        assert MerkleTree(ledger.conn).size() == events(ledger)
+        size = events(ledger)
+        assert ledger.checkpoint(KEY)["tree_size"] == size
+        assert ledger.replay_differences() == []
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["observe", "move", "forget", "checkpoint"]), min_size=3, max_size=12))
+def test_every_checkpoint_is_consistent_with_every_later_one(tmp_path_factory, steps):
+    path = tmp_path_factory.mktemp("props") / "ledger.db"
+    notes: list[str] = []
+    with Ledger(path, clock=MovableClock()) as ledger:
+        for i, step in enumerate(steps):
+            if step == "observe":
+                fill(ledger, range(i, i + 3))
+            elif step == "move":
+                ledger.observe(cand(user="u0", predicate="home_city", value=f"City{i}", session=f"m{i}",
+                                    quote=f"we moved to City{i}"))
+            elif step == "forget" and events(ledger):
+                ledger.forget("app", "u0", reason="request")
+            elif step == "checkpoint" and events(ledger):
+                notes.append(ledger.checkpoint(KEY)["note"])
+        if events(ledger):
+            notes.append(ledger.checkpoint(KEY)["note"])
+        opened = [open_checkpoint(n, VKEY) for n in notes]
+        for a in range(len(notes)):
+            for b in range(a, len(notes)):
+                proof = ledger.prove_consistency(notes[a], notes[b])
+                verify_consistency_proof(proof, opened[a], opened[b])
+            for seq in range(1, opened[a].size + 1, 3):
+                verify_inclusion_proof(ledger.prove_inclusion(seq, notes[a]), opened[a])
+        assert ledger.replay_differences() == []

@@ -46,7 +46,7 @@ def test_pynacl_verifies_our_checkpoint_and_signs_the_same_bytes():
     assert name == "example.org/ledger"
     assert raw[:4] == hashlib.sha256(b"example.org/ledger\n\x01" + signer.public).digest()[:4]
     nacl.signing.VerifyKey(signer.public).verify(text.encode(), raw[4:])       # raises if wrong
-    seed = base64.b64decode(skey_text(signer).split("+")[-1])[1:]
+    seed = base64.b64decode(skey_text(signer).split("+", 4)[-1])[1:]   # base64 may hold "+"
     assert nacl.signing.SigningKey(seed).sign(text.encode()).signature == raw[4:]
     assert parse_checkpoint(text).size == 42 and parse_checkpoint(text).root == ROOT
 

@@ -18,6 +18,7 @@ for it.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,7 @@ from .delta import new_events
 from .errors import CorruptLedger, MemoryNotFound
 
 DEFAULT_CLEARANCE = ("normal", "personal")
+EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
 log = logging.getLogger(__name__)
 
 
@@ -67,6 +69,18 @@ class _Unlocked:
             return self.inner.extract(delta, context)
         finally:
             self.lock.acquire()
+
+
+def dumped(event) -> dict:
+    """An event as ingestion reads it.  One without an id (google-adk's default is "") gets the
+    id google-adk's own SQLite service gives it: a hash of author, timestamp and content, so adding
+    it again is recognised."""
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=True, include=EVENT_FIELDS)
+    if not str(data.get("id") or "").strip():
+        content = event.content.model_dump_json(exclude_none=True) if event.content else ""
+        digest = hashlib.sha256(f"{event.author or ''}:{event.timestamp}:{content}".encode()).hexdigest()
+        data["id"] = "adk-" + digest[:32]
+    return data
 
 
 class LedgerMemoryService(BaseMemoryService):
@@ -107,7 +121,7 @@ class LedgerMemoryService(BaseMemoryService):
         """Ingest the events of `session` not read before (by id); erased turns stay erased."""
         app = partition.caller_id(session.app_name, "app_name")
         user = partition.caller_id(session.user_id, "user_id")
-        events = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in session.events]
+        events = [dumped(e) for e in session.events]
         await asyncio.to_thread(self._ingest, app, user, partition.session_id(session.id), events)
 
     async def add_events_to_memory(self, *, app_name: str, user_id: str, events: Sequence,
@@ -118,9 +132,9 @@ class LedgerMemoryService(BaseMemoryService):
         app = partition.caller_id(app_name, "app_name")
         user = partition.caller_id(user_id, "user_id")
         session = partition.session_id(session_id)
-        dumped = [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in events]
-        if dumped:
-            await asyncio.to_thread(self._ingest, app, user, session, dumped)
+        batch = [dumped(e) for e in events]
+        if batch:
+            await asyncio.to_thread(self._ingest, app, user, session, batch)
 
     def _ingest(self, app: str, user: str, session: str, events: list[dict]) -> None:
         data = {"id": session, "appName": app, "userId": user, "events": events}

@@ -13,12 +13,12 @@ JSON Lines are split at "\\n" only: U+2028, U+2029 and U+0085 are legal inside a
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
 import orjson
 
+from .. import files
 from ..errors import LedgerError
 
 DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -47,12 +47,9 @@ def max_line_bytes() -> int:
 
 
 def read_bounded(stream: BinaryIO, where: str, limit: int | None = None) -> bytes:
-    """At most `limit` bytes of `stream`; more is refused instead of exhausting memory."""
-    limit = max_file_bytes() if limit is None else limit
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise LedgerError(f"{where}: larger than {limit} bytes (FACTLEDGER_MAX_FILE_BYTES)")
-    return data
+    """At most `limit` bytes of `stream` (default FACTLEDGER_MAX_FILE_BYTES); more is refused."""
+    return files.read_bounded(stream, where, max_file_bytes() if limit is None else limit,
+                              "FACTLEDGER_MAX_FILE_BYTES")
 
 
 def decode(data: bytes, where: str) -> str:
@@ -65,35 +62,11 @@ def decode(data: bytes, where: str) -> str:
 def read_text(path: str, missing: str | None = None, limit: int | None = None) -> str:
     """The file's text (UTF-8). `missing` words the error for a file that does not exist
     ("no such candidates file"); without it, that is a plain "cannot read"."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError as exc:
-        raise LedgerError(f"{path}: {missing or f'cannot read ({exc.strerror})'}") from None
-    except IsADirectoryError:
-        raise LedgerError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise LedgerError(f"{path}: is a directory")
-        raise LedgerError(f"{path}: not a regular file ({kind(mode)}); refused")
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            data = read_bounded(stream, path, limit)
-        except OSError as exc:
-            raise LedgerError(f"{path}: cannot read ({exc.strerror})") from None
-    return decode(data, path)
+    limit = max_file_bytes() if limit is None else limit
+    return decode(files.read_regular(path, limit, missing, "FACTLEDGER_MAX_FILE_BYTES"), path)
 
 
-def kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink")):
-        if test(mode):
-            return name
-    return "not a regular file"
+kind = files.kind
 
 
 def json_lines(text: str, source: str, max_line: int | None = None) -> Iterator[tuple[int, str, object]]:
