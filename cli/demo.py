@@ -84,6 +84,17 @@ def demo(out: str | None) -> None:
     run(out, ["partitions", "-t"])
     run(out, ["verify", "-t"])
     run(out, ["replay", "--check", "-t"])
+    # Proofs an auditor can check (docs/audit.md): a signed checkpoint of the log's Merkle tree,
+    # the inclusion proof of an event the forget just scrubbed (leaves are chain hashes, so it
+    # holds), and verify against the checkpoint.
+    with tempfile.TemporaryDirectory(prefix="factledger-demo-keys-") as keys:
+        key, ckpt = str(Path(keys) / "demo.key"), str(Path(keys) / "demo.ckpt")
+        run(out, ["keygen", "--out", key])
+        run(out, ["checkpoint", "--key", key, "--out", ckpt])
+        scrubbed = next(e["seq"] for e in orjson.loads(run(out, ["log", "--json"], quiet=True))
+                        if e["redacted_by"] is not None)
+        run(out, ["prove", str(scrubbed)])
+        run(out, ["verify", "--checkpoint", ckpt, "--pubkey", key + ".pub", "-t"])
     if workdir is not None:
         workdir.cleanup()
         click.echo("\nTo look at the demo ledger in a browser (the ui extra: pip install 'factledger[ui]'):\n"

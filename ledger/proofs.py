@@ -29,6 +29,7 @@ from .tlog_verify import (
     check_name,
     open_checkpoint,
     parse_checkpoint,
+    signature_valid,
     split_note,
     verify_consistency,
 )
@@ -163,7 +164,7 @@ def verify(conn, note: str, log_key: VerifierKey | None = None, witnesses: list[
         except LedgerError as exc:
             return fail("format", f"{which}: {exc}")
     if log_key is not None:
-        result["signed_by"] = [log_key.name, *(w.name for w in witnesses)]
+        result["signed_by"] = [log_key.name, *_cosigners(note, witnesses)]
     checkpoint = opened[0]
     result.update(origin=checkpoint.origin, tree_size=checkpoint.size,
                   root_hash=checkpoint.root.hex())
@@ -193,6 +194,14 @@ def verify(conn, note: str, log_key: VerifierKey | None = None, witnesses: list[
             return fail("consistency", str(exc))
         result["older_size"] = old.size
     return result
+
+
+def _cosigners(note: str, witnesses: list[VerifierKey]) -> list[str]:
+    """The witnesses whose cosignature on an already verified note holds (some may not have signed)."""
+    text, signatures = split_note(note)
+    return [w.name for w in witnesses
+            if any(name == w.name and raw[:4] == w.key_id and signature_valid(w, text, raw)
+                   for name, raw in signatures)]
 
 
 def _roots_from_log(conn, sizes: list[int]) -> dict[int, bytes]:

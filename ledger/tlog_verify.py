@@ -225,6 +225,8 @@ def verify_note(note: str, log_key: VerifierKey, witnesses: list[VerifierKey] = 
     whole note, and a key counts once however many lines it has.
     """
     text, signatures = split_note(note)
+    if log_key.sig_type != ED25519 or any(w.sig_type != COSIGNATURE for w in witnesses):
+        raise VerificationError("the log key must be an Ed25519 note key (type 1), witness keys cosigner keys (type 4)")
     quorum = len(witnesses) if quorum is None else quorum
     if quorum > len(witnesses):
         raise VerificationError(f"{quorum} witness cosignatures required but only {len(witnesses)} witness keys given")

@@ -216,3 +216,4 @@ def test_demo_ingests_the_examples_and_explains_a_superseded_value():
     assert "preference_not_user_authored 1" in result.stdout
     assert "user home_city = 'Pune'  [superseded" in result.stdout
     assert "ok: " in result.stdout
+    assert '"format": "factledger/inclusion-proof/v1"' in result.stdout and "checkpoint ok: " in result.stdout

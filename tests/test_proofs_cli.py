@@ -104,6 +104,12 @@ def test_witness_cosigns_and_verify_requires_it(world):
     missing = fl(world, "verify", "--checkpoint", "c2.ckpt", "--pubkey", "log.key.pub",
                  "--witness", "w1.key.pub", check=False)
     assert missing.returncode == 1 and "0 of 1 witnesses cosigned" in missing.stderr
+    report = json.loads(fl(world, "verify", "--checkpoint", "c2w.ckpt", "--pubkey", "log.key.pub", "--witness",
+                           "w1.key.pub", "--json").stdout)
+    assert report["checkpoint"]["signed_by"] == [report["checkpoint"]["origin"], "witness.example/w1"]
+    posing = fl(world, "verify", "--checkpoint", "c2.ckpt", "--pubkey", "log.key.pub", "--witness", "log.key.pub",
+                check=False)                                 # the log's own signature is no cosignature
+    assert posing.returncode == 1 and "witness keys cosigner keys" in posing.stderr
     ok = audit(world, "checkpoint", "c2w.ckpt", "--pubkey", "log.key.pub", "--witness", "w1.key.pub")
     assert ok.returncode == 0, ok.stderr
     refused = fl(world, "cosign", "c2.ckpt", "--key", "w1.key", "--pubkey", "w1.key.pub", check=False)

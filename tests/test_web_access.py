@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 
 import pytest
 
@@ -199,6 +200,15 @@ def test_public_lets_anyone_look_at_normal_values_but_not_act(ledger_file, clock
         assert events(ledger_file) == before
     finally:
         c.close()
+
+
+def test_datasette_reads_the_file_read_only(client):
+    conn = client.ds.get_database("ledger").connect()
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("INSERT INTO projection_positions VALUES ('x', 1)")
+    finally:
+        conn.close()
 
 
 def test_a_datasette_without_factledger_settings_is_left_alone(ledger_file):

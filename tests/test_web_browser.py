@@ -110,6 +110,12 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     facts = browser.find_element(By.ID, "facts").text
     assert "Bengaluru" in facts and "Pune" not in facts
     shot("03-user-page")
+    browser.execute_script("document.getElementById('valid_at').value = '2026-09-01'")
+    browser.find_element(By.XPATH, "//button[text()='Show']").click()
+    facts = browser.find_element(By.ID, "facts").text
+    assert "Pune" in facts and "Bengaluru" not in facts
+    shot("03b-user-valid-at")
+    browser.find_element(By.LINK_TEXT, "now").click()
 
     row = browser.find_element(By.XPATH, "//table[@id='facts']//tr[td[2][text()='home_city']]")
     row.find_element(By.LINK_TEXT, "timeline").click()
@@ -164,4 +170,4 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     browser.find_element(By.LINK_TEXT, "record").click()
     assert "DPO-2026-114" in text()
     shot("12-erasure-record")
-    assert len(list(screens.glob("*.png"))) == 13
+    assert len(list(screens.glob("*.png"))) == 14

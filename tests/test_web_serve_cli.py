@@ -96,3 +96,9 @@ def test_a_real_server_process_listens_on_localhost_and_asks_for_sign_in(tmp_pat
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_the_demo_says_how_to_open_the_web_view(tmp_path):
+    result = run("demo", "--out", str(tmp_path / "demo.db"))
+    assert result.exit_code == 0
+    assert f"factledger --db {tmp_path / 'demo.db'} serve --public" in result.stdout

@@ -7,6 +7,7 @@ POST that carries a cookie); a `LedgerError` is shown as the CLI would print it,
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from datasette.utils.asgi import NotFound, Response
@@ -83,6 +84,8 @@ def page(*, act: bool = False, methods: tuple[str, ...] = ("GET",)):
                 return await ctx.render("factledger_denied.html", 403, message=f"Withheld: {exc}.")
             except LedgerError as exc:
                 return await ctx.render("factledger_error.html", 400, message=str(exc))
+            except sqlite3.OperationalError as exc:        # busy or locked: nothing was changed
+                return await ctx.render("factledger_error.html", 503, message=f"the ledger is busy ({exc})")
         # Not functools.wraps: Datasette reads the view's signature to pass it arguments.
         wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
         return wrapped

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datasette.utils.asgi import Response
 
-from factledger.ledger import LedgerError
 from factledger.ledger.ids import normalize_id
 from factledger.ledger.timeutil import normalise_time
 
@@ -22,17 +21,10 @@ def _partition(ctx: Context) -> tuple[str, str]:
     return normalize_id(args.get("app", ""), "app"), normalize_id(args.get("user", ""), "user")
 
 
-def _time(value: str | None, what: str) -> str | None:
-    """An as-of / valid-at picker's value (a date or a datetime-local), as the CLI reads it."""
+def _time(value: str | None) -> str | None:
+    """An as-of / valid-at picker's value (a date, or a datetime-local read as UTC), as the CLI reads it."""
     value = (value or "").strip()
-    if not value:
-        return None
-    if len(value) == 16 and value[10] == "T":          # <input type=datetime-local>: no seconds
-        value += ":00"
-    try:
-        return normalise_time(value)
-    except ValueError:
-        raise LedgerError(f"{what} must be a date or a date and time, not {value!r}") from None
+    return normalise_time(value) if value else None
 
 
 @page()
@@ -45,8 +37,8 @@ async def home(ctx: Context):
 
 def _user_data(ctx: Context) -> dict:
     app, user = _partition(ctx)
-    as_of = _time(ctx.request.args.get("as_of"), "as of")
-    valid_at = _time(ctx.request.args.get("valid_at"), "valid at")
+    as_of = _time(ctx.request.args.get("as_of"))
+    valid_at = _time(ctx.request.args.get("valid_at"))
     with ctx.config.ledger() as ledger:
         facts, withheld = reading.user_facts(ledger, ctx.actor, app, user, as_of, valid_at)
         sessions = ledger.sessions(app, user)
@@ -57,8 +49,9 @@ def _user_data(ctx: Context) -> dict:
 @page()
 async def user_page(ctx: Context):
     data = _user_data(ctx)
-    return await ctx.render("factledger_user.html", **data, as_of_input=ctx.request.args.get("as_of", ""),
-                            valid_at_input=ctx.request.args.get("valid_at", ""))
+    # The pickers show what was asked, in their own formats (datetime-local has no zone: UTC).
+    return await ctx.render("factledger_user.html", **data, as_of_input=(data["as_of"] or "")[:19],
+                            valid_at_input=(data["valid_at"] or "")[:10])
 
 
 @page()
