@@ -21,12 +21,12 @@ from pathlib import Path
 
 from factledger.ledger import Ledger
 
-from . import adk, forget, observe, queries, replay, report, verify
+from . import adk, forget, observe, proofs, queries, replay, report, verify
 from .baseline import RawStore
 from .generator import Generator
 from .peers import eventsourcing_peer
 
-PHASES = ("single", "as_of", "recall", "verify", "replay", "forget", "adk")
+PHASES = ("single", "as_of", "recall", "verify", "proofs", "replay", "forget", "adk")
 
 
 def _log(message: str) -> None:
@@ -86,6 +86,9 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
         _log("verify ...")
         results.update(verify.measure(ledger))
     save_partial("verify")
+    if "proofs" not in skip:
+        _log("checkpoint and proofs ...")
+        results.update(proofs.measure(ledger))
     if "replay" not in skip:
         _log("replay (child process) ...")
         _truncate_wal(ledger)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from factledger.ledger import merkle
 from factledger.ledger.merkle_table import SCHEMA, MerkleTree
+from factledger.ledger.tlog_note import new_signer
 from factledger.ledger.tlog_verify import verify_consistency, verify_inclusion
 from factledger.projections.merkle import MerkleProjection
 
@@ -129,6 +130,27 @@ def run(leaves: int, workdir: Path, seed: int = 7, samples: int = 1000, appends:
     out["root_from_log_s"] = round(time.perf_counter() - start, 2)
     conn.close()
     return out
+
+
+def measure(ledger, samples: int = 200, seed: int = 7) -> dict:
+    """On the suite's real ledger (`python -m bench`): a signed checkpoint, proofs against it, and
+    `verify_checkpoint` (which refolds the root from the log). Appends two CheckpointIssued events."""
+    rng = random.Random(seed)
+    signer = new_signer("bench.factledger/ledger")
+    start = time.perf_counter()
+    first = ledger.checkpoint(signer)
+    checkpoint_ms = (time.perf_counter() - start) * 1000
+    second = ledger.checkpoint(signer)
+    seqs = [rng.randrange(1, first["tree_size"] + 1) for _ in range(samples)]
+    pending = iter(seqs)
+    inclusion = _median_ms(lambda: ledger.prove_inclusion(next(pending), second["note"]), samples)
+    consistency = _median_ms(lambda: ledger.prove_consistency(first["note"], second["note"]), samples)
+    start = time.perf_counter()
+    if not ledger.verify_checkpoint(second["note"], older=first["note"])["ok"]:
+        raise RuntimeError("the bench ledger's checkpoint does not verify")
+    return {"checkpoint_ms": round(checkpoint_ms, 3), "prove_inclusion_p50_ms": inclusion,
+            "prove_consistency_p50_ms": consistency,
+            "verify_checkpoint_s": round(time.perf_counter() - start, 3)}
 
 
 def _has_dbstat(conn: sqlite3.Connection) -> bool:

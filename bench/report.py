@@ -29,7 +29,8 @@ ORDER = (
     "raw_read_per_s", "replay_ratio", "replay_peak_rss_mb", "forget_user_p50_ms",
     "forget_user_p99_ms", "forget_1k_s", "forget_10k_s", "recall_p50_ms", "recall_p99_ms",
     "recall_mean_selected", "as_of_p50_ms", "as_of_p99_ms", "verify_per_s", "raw_chain_per_s",
-    "verify_ratio", "bytes_per_event", "eventsourcing_append_per_s", "vs_eventsourcing_ratio",
+    "verify_ratio", "checkpoint_ms", "prove_inclusion_p50_ms", "prove_consistency_p50_ms",
+    "verify_checkpoint_s", "bytes_per_event", "eventsourcing_append_per_s", "vs_eventsourcing_ratio",
     "adk_sqlite_add_per_s", "adk_sqlite_search_p99_ms", "vs_adk_add_ratio",
     "recall_p99_vs_adk_search",
 )

@@ -51,8 +51,10 @@ class LedgerGroup(click.Group):
 
 
 class State:
-    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0):
+    def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0,
+                 future_tolerance: str | None = None):
         self.db = db
+        self.future_tolerance = future_tolerance
         self.registry = registry
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
@@ -63,7 +65,8 @@ class State:
                 raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
                                   "commands also take --create); nothing was created")
             self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                  busy_timeout=self.busy_timeout, create=create)
+                                  busy_timeout=self.busy_timeout, create=create,
+                                  future_tolerance=self.future_tolerance)
         return self._ledger
 
     def close(self) -> None:
@@ -73,7 +76,6 @@ class State:
 
 
 pass_state = click.make_pass_decorator(State)
-
 
 
 def create_option(func):

@@ -7,6 +7,7 @@ import sys
 import click
 
 from factledger.ledger import LedgerError, make_candidate
+from factledger.ledger.bounds import check_log_window
 from factledger.ledger.logquery import iter_log
 from factledger.ledger.timeutil import normalise_time
 
@@ -153,11 +154,12 @@ def history(state, app, user, subject, predicate, fmt) -> None:
 @click.option("--since", metavar="TIME", help=f"Only events recorded at or after TIME. {TIME_FORMATS}")
 @click.option("--until", metavar="TIME", help=f"Only events recorded before TIME. {TIME_FORMATS}")
 @click.option("--after", type=int, default=0, help="Only events after this seq")
-@click.option("--limit", type=click.IntRange(min=0), default=None)
+@click.option("--limit", type=int, default=None, help="At most this many events")
 @output_options
 @pass_state
 def log(state, app, user, type_, predicate, session, fact, since, until, after, limit, fmt) -> None:
     """The event log itself, envelopes and bodies, streamed in seq order."""
+    check_log_window(after, limit)              # before the first byte of output
     ledger = state.ledger()
     spec = ledger.registry.resolve(predicate) if predicate else None
     rows = iter_log(ledger.conn, app=app, user=user, type=type_, after=after, limit=limit,

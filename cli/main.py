@@ -16,11 +16,16 @@ from .context import LedgerGroup, State
 @click.option("--busy-timeout", "busy_timeout", envvar="FACTLEDGER_BUSY_TIMEOUT", default=5.0,
               show_default=True, type=click.FloatRange(min=0, max=3600),
               help="Seconds a writer waits for another to finish (env FACTLEDGER_BUSY_TIMEOUT)")
+@click.option("--future-tolerance", "future_tolerance", envvar="FACTLEDGER_FUTURE_TOLERANCE",
+              default="1d", show_default=True, metavar="DURATION",
+              help="How far past the clock a said_at or session timestamp may be (6h, 1d, 0; "
+                   "env FACTLEDGER_FUTURE_TOLERANCE)")
 @click.version_option(package_name="factledger")
 @click.pass_context
-def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float) -> None:
+def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float,
+        future_tolerance: str) -> None:
     """An event-sourced, hash-chained ledger of facts about the users of AI agents."""
-    state = State(db, registry, busy_timeout)
+    state = State(db, registry, busy_timeout, future_tolerance)
     ctx.obj = state
     ctx.call_on_close(state.close)
 

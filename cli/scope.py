@@ -23,7 +23,7 @@ import click
 from click.core import ParameterSource
 
 from factledger.ledger import LedgerError
-from factledger.ledger.ids import normalize_id
+from factledger.ledger.ids import normalize_id, normalize_partition
 
 ENV = {"app": "FACTLEDGER_APP", "user": "FACTLEDGER_USER"}
 
@@ -85,7 +85,7 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    return normalize_id(app, "app"), normalize_id(user, "user")
+    return normalize_partition(app, user)      # the library's one spelling of ids
 
 
 def all_option(func):

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import LedgerError
+from .ids import normalize_id
 from .timeutil import normalise_time
 
 MAX_VALUE = 500
@@ -69,13 +70,18 @@ class Candidate(BaseModel):
     said_at: str
     effective_date: str | None = None
 
-    @field_validator("app", "user", "session", "evidence_event", "predicate")
+    @field_validator("app", "user", "session", "evidence_event")
     @classmethod
     def _ident(cls, v: str, info) -> str:
-        v = clean_text(v, info.field_name, MAX_ID)
+        v = normalize_id(v, info.field_name)      # the one spelling every lookup uses too
         if info.field_name == "user" and (v.startswith("erased:") or v in ("_erasures", "_checkpoints")):
             raise ValueError(f"user id {v!r} is reserved (erased users, erasure receipts, checkpoints)")
         return v
+
+    @field_validator("predicate")
+    @classmethod
+    def _predicate(cls, v: str) -> str:
+        return clean_text(v, "predicate", MAX_ID)
 
     @field_validator("subject")
     @classmethod

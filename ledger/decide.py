@@ -8,6 +8,7 @@ replay reproduces what the ledger believed whatever this table says today.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .candidate import Candidate, value_key
@@ -51,10 +52,14 @@ class Decision:
     redisputes: tuple[OpenFact, ...] = ()    # other challengers, now disputing the promoted one
 
 
-def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec) -> Decision:
+def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec) -> Decision:
+    """`open_facts`: the key's open facts in key order; a list, or a view that also answers
+    `same(value_key)` (projections/keyindex.py) so that a key holding thousands of values is not
+    scanned for each candidate.  Only a `one` key's decisions look at every open fact."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
-    same = [f for f in open_facts if value_key(f.value) == wanted]
+    lookup = getattr(open_facts, "same", None)
+    same = lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]
 
     # Row 1: negation retracts an open fact of the same value, if the source has the authority.
     if candidate.negated:
@@ -67,8 +72,9 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
             return Decision("reject", "negation", "insufficient_authority", target)
         if candidate.said_at < target.said_at:
             return Decision("reject", "negation", "older_than_current", target)
-        challengers = [f for f in open_facts if f.status == "disputed" and f is not target]
-        if target.status == "current" and challengers and spec.cardinality == "one":
+        challengers = ([f for f in open_facts if f.status == "disputed" and f is not target]
+                       if spec.cardinality == "one" else [])
+        if target.status == "current" and challengers:
             heir = strongest(challengers)
             return Decision("retract", "negation", "retracted", target, promotes=heir,
                             redisputes=tuple(f for f in challengers if f is not heir))
@@ -87,11 +93,10 @@ def decide(candidate: Candidate, open_facts: list[OpenFact], spec: PredicateSpec
         fact = next((f for f in same if f.status == "current"), same[0])
         return _reinforce(candidate, fact, open_facts, "same_value")
 
-    current = next((f for f in open_facts if f.status == "current"), None)
-
     # Row 4: nothing open for the key (or values accumulate): a new fact.
     if spec.cardinality == "many":
         return Decision("insert", "many_accumulates", "new_value")
+    current = next((f for f in open_facts if f.status == "current"), None)
     if current is None:
         return Decision("insert", "new_key", "new_value")
 

@@ -25,9 +25,11 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from .bounds import MAX_SEQ
 from .errors import LedgerError
 from .events import parse_body
 from .files import open_regular
+from .rowcheck import TEXT_COLUMNS, column_problem
 from .timeutil import iso
 
 LOG_FORMAT = "factledger-log/1"
@@ -57,8 +59,12 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
     count = 0
     for row in conn.execute(sql + " ORDER BY seq", args):
         item = dict(zip(COLUMNS, row))
+        problem = column_problem(item)
+        if problem is not None:               # a damaged row is not exported as if it were sound
+            raise LedgerError(f"cannot export: the row at seq {item['seq']} is damaged ({problem}); "
+                              "run factledger verify")
         if item["salt"] is not None:
-            item["salt"] = bytes(item["salt"]).hex()
+            item["salt"] = item["salt"].hex()
         out.write(orjson.dumps(item).decode() + "\n")
         count += 1
     return count
@@ -125,6 +131,14 @@ def _row(line: str, number: int) -> tuple:
         raise LedgerError(f"line {number} of the export is not JSON") from None
     if not isinstance(item, dict) or set(item) != set(COLUMNS):
         raise LedgerError(f"line {number}: an event needs exactly the fields {', '.join(COLUMNS)}")
+    for name in TEXT_COLUMNS:
+        if not isinstance(item[name], str):
+            raise LedgerError(f"line {number}: {name} must be text")
+    for name in ("seq", "redacted_by"):
+        value = item[name]
+        if (value is not None or name == "seq") and (isinstance(value, bool) or not isinstance(value, int)
+                                                      or not 0 < value <= MAX_SEQ):
+            raise LedgerError(f"line {number}: {name} must be a seq (a whole number from 1)")
     try:
         salt = bytes.fromhex(item["salt"]) if item["salt"] is not None else None
     except (TypeError, ValueError):

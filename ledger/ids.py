@@ -39,6 +39,18 @@ def normalize_id(value: str, what: str = "id") -> str:
         raise InvalidId(f"{what} is empty")
     if len(text) > MAX_ID_LENGTH:
         raise InvalidId(f"{what} is longer than {MAX_ID_LENGTH} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text):
-        raise InvalidId(f"{what} contains a control or format character")
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text):
+        raise InvalidId(f"{what} contains a control or format character (or a lone surrogate)")
     return text
+
+
+def normalize_optional(value: str | None, what: str = "id") -> str | None:
+    """`normalize_id` for a filter that may be absent (None stays None: no filter)."""
+    return None if value is None else normalize_id(value, what)
+
+
+def normalize_partition(app: str | None, user: str | None) -> tuple[str, str]:
+    """An `(app, user)` partition in its one spelling; a missing half is bad input, said so."""
+    if not isinstance(app, str) or not app.strip() or not isinstance(user, str) or not user.strip():
+        raise InvalidId("a partition is required: app and user (--app and --user)")
+    return normalize_id(app, "app"), normalize_id(user, "user")

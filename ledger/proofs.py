@@ -65,6 +65,7 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
             check_name(log_origin)
         except VerificationError as exc:
             raise LedgerError(f"origin {log_origin!r}: {exc}") from None
+        ledger.projector.flush(conn)          # the tree catches up with any event it has not folded
         root = MerkleTree(conn).root(size)
         text = checkpoint_text(log_origin, size, root)
         note = sign(text, signer) if signer is not None else text

@@ -13,18 +13,23 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
+from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .checkpoint import Checkpointer
-from .decide import OpenFact, decide
+from .clocksanity import refuse_future, tolerance
+from .decide import decide
 from .errors import LedgerError
+from .ids import normalize_id, normalize_optional, normalize_partition
 from .ledger_file import prepare as prepare_file
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
+from .rowcheck import first_bad_row
 from .store import EventStore, connect
 from .timeutil import Clock, normalise_time, parse_time, system_clock
 from .validate import check
@@ -48,13 +53,16 @@ class Outcome:
 class Ledger:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True):
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
         prepare_file(path, create)            # 0600 from birth; never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
+        # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
+        self.future_tolerance = tolerance(future_tolerance)
         self.conn = connect(path, busy_timeout, synchronous)
         self.store = EventStore(self.conn, self.clock)
         self.projector = Projector()
@@ -144,6 +152,7 @@ class Ledger:
         """
         stamp = {"hold_id": hold_id, **(review or {})}
         sha = self.registry.sha256
+        refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
         verdict = check(candidate, self.registry)
         if verdict.action == "hold":
             if hold_id is not None:
@@ -157,9 +166,7 @@ class Ledger:
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
-        facts = [OpenFact(f["fact_id"], f["value"], f["basis"], f["status"], f["said_at"],
-                          frozenset(f["sessions"]), f["effective_date"])
-                 for f in self.projector.key_facts(self.conn, c.app, c.user, c.subject, spec.name)]
+        facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         decision = decide(c, facts, spec)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
@@ -172,6 +179,7 @@ class Ledger:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
         from .resolve import resolution
 
+        fact_id = normalize_id(fact_id, "fact id")
         with self.transaction():
             bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
             seqs = [self.store.append(body).seq for body in bodies]
@@ -180,15 +188,21 @@ class Ledger:
     # --- reading -------------------------------------------------------------------------
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
+        app, user = normalize_partition(app, user)
         return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
-        return queries.why(self.conn, fact_id, now=self.clock())
+        return queries.why(self.conn, normalize_id(fact_id, "fact id"), now=self.clock())
 
     def log(self, **filters) -> list[dict]:
+        for name in ("app", "user"):
+            if name in filters:
+                filters[name] = normalize_optional(filters[name], name)
+        check_log_window(filters.get("after", 0), filters.get("limit"))
         return queries.log(self.conn, **filters)
 
     def stats(self) -> dict:
@@ -211,6 +225,7 @@ class Ledger:
         from .recall import RecallOptions, recall
 
         as_of = options.pop("as_of", None)     # serve what would have been served then
+        app, user = normalize_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
         return recall(self.conn, app, user, query, now=parse_time(at) if at else self.clock(),
@@ -228,28 +243,34 @@ class Ledger:
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
         from .ingest.pipeline import ingest_session
 
+        app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         return ingest_session(self, session, app, user, extractor, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
         from factledger.projections.sessions import session_state
 
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return session_state(self.conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
         from factledger.projections.sessions import list_sessions
 
+        app, user = normalize_partition(app, user)
         return list_sessions(self.conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
         from factledger.projections.sessions import queue
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return queue(self.conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
         from .ingest.review import held_rows
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return held_rows(self.conn, app, user, status)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
@@ -257,12 +278,12 @@ class Ledger:
         """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
         from .ingest.review import accept
 
-        return accept(self, hold_id, predicate, by=by, reason=reason)
+        return accept(self, normalize_id(hold_id, "hold id"), predicate, by=by, reason=reason)
 
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
         from .ingest.review import reject
 
-        return reject(self, hold_id, reason, by=by)
+        return reject(self, normalize_id(hold_id, "hold id"), reason, by=by)
 
     # --- end ingestion -------------------------------------------------------------------
 
@@ -276,6 +297,8 @@ class Ledger:
         from .forget import forget
         from .scope import build_scope
 
+        app, user = normalize_partition(app, user)
+        session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
         return forget(self, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum, ticket=ticket)
@@ -284,26 +307,34 @@ class Ledger:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
         from .forget import retain
 
+        for name in ("app", "user"):
+            if name in options:
+                options[name] = normalize_optional(options[name], name)
+        check_days("--older-than", options.get("older_than"), self.clock())
         return retain(self, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
         from .forget import erasures
 
-        return erasures(self.conn, app)
+        return erasures(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         from .forget import is_forgotten_session
 
+        app, user = normalize_partition(app, user)
+        session = normalize_id(session, "session")
         return is_forgotten_session(self.conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
         from .export import export_log
 
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return export_log(self.conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
         from .export import export_subject
 
+        app, user = normalize_partition(app, user)
         return export_subject(self, app, user)
 
     def import_log(self, source) -> dict:
@@ -326,6 +357,10 @@ class Ledger:
             return self.projector.rebuild(self.conn, progress=progress)
 
     def replay_differences(self) -> list[str]:
+        """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
+        bad = first_bad_row(self.conn)
+        if bad is not None:                    # nothing folded from a damaged log is worth comparing
+            return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
         return self.projector.differences(self.conn)
 
     # --- proofs: checkpoints, inclusion and consistency (ledger/proofs.py) -----------------

@@ -14,7 +14,9 @@ from urllib.parse import quote
 import orjson
 
 from . import chain
+from .bounds import MAX_SEQ
 from .errors import LedgerError
+from .rowcheck import COLUMNS, column_problem
 
 
 def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
@@ -111,14 +113,17 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
     pinned_seen = bool(pinned) and pinned[0] == 0 and pinned[1] == chain.GENESIS
     if pinned and pinned[0] == 0 and not pinned_seen:
         return fail(0, "the log does not extend the expected head")
-    rows = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment,"
-                        " prev_hash, hash, redacted_by FROM events ORDER BY seq")
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM events ORDER BY seq")
     last_at = ""
     # chain.link and chain.commitment inlined (same bytes hashed): the loop runs once per event.
     sha, fromhex, loads = hashlib.sha256, bytes.fromhex, orjson.loads
     link_tag, commitment_tag = chain.LINK_TAG, chain.COMMITMENT_TAG
-    for (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link,
-         redacted_by) in rows:
+    for row in rows:
+        (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link, redacted_by) = row
+        if ((salt is not None and type(salt) is not bytes) or (body is not None and type(body) is not str)
+                or (redacted_by is not None and type(redacted_by) is not int)
+                or type(seq) is not int or type(app) is not str or type(user) is not str):
+            return fail(seq if type(seq) is int else expected_seq, column_problem(dict(zip(COLUMNS, row))))
         if seq != expected_seq:
             return fail(expected_seq, f"missing event (next seq present is {seq})")
         if prev != prev_hash:
@@ -130,7 +135,8 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
             commit_bytes = fromhex(commit)
         except (ValueError, TypeError, AttributeError):
-            return fail(seq, "a hash column or the envelope is not what the chain stores")
+            return fail(seq, column_problem(dict(zip(COLUMNS, row)))
+                        or "a hash column or the envelope is not what the chain stores")
         if commit_bytes.hex() != commit:           # lower-case hex of 32 bytes, as written
             return fail(seq, "the commitment is not in the form the chain stores")
         digest.update(commit_bytes)
@@ -144,7 +150,9 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             scrubbed[seq] = redacted_by
             result["redacted"] += 1
         else:
-            raw = body.encode() if isinstance(body, str) else body
+            if redacted_by is not None:
+                return fail(seq, "a live event has redacted_by set (only a redaction sets it)")
+            raw = body.encode()
             if salt is None or sha(commitment_tag + salt + raw).hexdigest() != commit:
                 return fail(seq, "body does not match its commitment")
             try:
@@ -178,6 +186,7 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
 def _parse_head(text: str) -> tuple[int, str]:
     seq, _, digest = text.strip().partition(":")
     digest = digest.lower()
-    if not seq.isdigit() or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    if (not (seq.isascii() and seq.isdigit()) or int(seq) > MAX_SEQ or len(digest) != 64
+            or any(c not in "0123456789abcdef" for c in digest)):
         raise LedgerError(f"--expect-head {text!r} must look like SEQ:HASH (hash in hex)")
     return int(seq), digest

@@ -27,12 +27,13 @@ delete and insert did); a transaction's upsert keeps a stored row's rowid (no ev
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from factledger.ledger.store import Event
 
-from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, encode, transition
+from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
 from .history import HISTORY_COLUMNS
+from .keyindex import KeyIndex, KeyView
 
 _N = len(SNAPSHOT_COLUMNS)
 _RECORDED_FROM = HISTORY_COLUMNS.index("recorded_from")
@@ -75,6 +76,7 @@ class FactBatch:
         self.rewritten: set[str] = set()           # stored open intervals overwritten in place
         self.more_reason: list[tuple] = []         # reasons for intervals closed before the batch
         self.by_key: dict[tuple, list[str]] = {}   # (app, user, subject, predicate) -> fact ids
+        self.key_indexes: dict[tuple, KeyIndex] = {}   # keys the decision table has read
 
     # --- what the batch knows ------------------------------------------------------------
 
@@ -98,20 +100,36 @@ class FactBatch:
             self.stored_open.add(fact_id)
         self.snaps[fact_id] = snap
         self._index(snap)
+        index = self.key_indexes.get(_key(snap))
+        if index is not None:
+            index.update(snap)
         return snap
 
-    def key_facts(self, key: tuple, stored_ids: list[str]) -> list[Snapshot]:
-        """A key's open facts: those stored (in stored order) as this batch now has them, then
-        the ones this batch opened."""
-        ids = dict.fromkeys(stored_ids)
-        ids.update(dict.fromkeys(self.by_key.get(key, ())))
-        return [s for s in (self.snaps[f] for f in ids) if s["status"] in OPEN_STATES]
+    def key_view(self, key: tuple, stored_rows: Callable[[], Iterable]) -> KeyView:
+        """A key's open facts (keyindex.py): those stored (in stored order) as this batch now has
+        them, then the ones this batch opened.  `stored_rows` is read once per key and batch."""
+        index = self.key_indexes.get(key)
+        if index is None:
+            stored = []
+            for row in stored_rows():
+                if row[0] not in self.snaps:
+                    self.seed(decode(row))
+                stored.append(row[0])
+            index = self.key_indexes[key] = KeyIndex(self.snaps)
+            for fact_id in (*stored, *self.by_key.get(key, ())):
+                index.place(fact_id)
+            for fact_id in dict.fromkeys((*stored, *self.by_key.get(key, ()))):
+                index.update(self.snaps[fact_id])
+        return index.view()
 
     def _index(self, snap: Snapshot) -> None:
-        key = (snap["app"], snap["user"], snap["subject"], snap["predicate"])
+        key = _key(snap)
         ids = self.by_key.setdefault(key, [])
         if snap["fact_id"] not in ids:
             ids.append(snap["fact_id"])
+            index = self.key_indexes.get(key)
+            if index is not None:
+                index.place(snap["fact_id"])
 
     # --- the fold ------------------------------------------------------------------------
 
@@ -152,6 +170,9 @@ class FactBatch:
             if fact_id not in self.snaps:
                 self._index(snap)
             self.snaps[fact_id] = snap
+            index = self.key_indexes.get(_key(snap)) if self.key_indexes else None
+            if index is not None:
+                index.update(snap)
             # A dict keeps a key's place when it is updated and moves it to the end when it is
             # removed and added again: what the upsert and the delete do to rowids.
             if snap["status"] in OPEN_STATES:
@@ -186,3 +207,7 @@ class FactBatch:
             conn.executemany(_DELETE_CURRENT, deletes)
         if self.current_rows:
             conn.executemany(_UPSERT_CURRENT, self.current_rows.values())
+
+
+def _key(snap: Snapshot) -> tuple:
+    return (snap["app"], snap["user"], snap["subject"], snap["predicate"])

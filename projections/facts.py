@@ -2,7 +2,7 @@
 
 Live, the events of a write transaction are folded into one `FactBatch` and written when the
 projector flushes (after every event, or once at the end of a batched transaction); the decision
-table's read of a key goes through `key_facts`, so a candidate sees what the candidates before it
+table's read of a key goes through `key_view`, so a candidate sees what the candidates before it
 in the same transaction did, written or not.  A rebuild folds a partition into a fresh batch.
 """
 
@@ -15,7 +15,8 @@ from factledger.ledger.store import Event
 
 from . import current, history
 from .factbatch import FactBatch
-from .factstate import Snapshot, decode
+from .factstate import Snapshot
+from .keyindex import KeyView
 
 
 class FactsProjection:
@@ -40,17 +41,12 @@ class FactsProjection:
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         self._live(conn).fold((event,))
 
-    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                  predicate: str) -> list[Snapshot]:
-        """The key's open facts as this transaction has them (stored, or changed and not yet written)."""
-        batch = self._live(conn)
-        stored = []
-        for row in conn.execute(current.KEY_SNAPSHOTS, (app, user, subject, predicate)):
-            fact_id = row[0]
-            if fact_id not in batch.snaps:
-                batch.seed(decode(row))
-            stored.append(fact_id)
-        return batch.key_facts((app, user, subject, predicate), stored)
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
+                 predicate: str) -> KeyView:
+        """The key's open facts as this transaction has them (stored, or changed and not yet
+        written), indexed by value (projections/keyindex.py)."""
+        key = (app, user, subject, predicate)
+        return self._live(conn).key_view(key, lambda: conn.execute(current.KEY_SNAPSHOTS, key))
 
     def flush(self, conn: sqlite3.Connection) -> None:
         batch, self._batch = self._batch, None

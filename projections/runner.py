@@ -52,7 +52,7 @@ class Projector:
         self.log_wide = tuple(p for p in projections if getattr(p, "log_wide", False))
         self.projections = tuple(p for p in projections if p not in self.log_wide)
         self._flushing = tuple(p for p in self.projections + self.log_wide if hasattr(p, "flush"))
-        self._facts = next((p for p in self.projections if hasattr(p, "key_facts")), None)
+        self._facts = next((p for p in self.projections if hasattr(p, "key_view")), None)
         self._batched = False
 
     @property
@@ -103,10 +103,10 @@ class Projector:
         for projection in self._flushing:
             projection.discard()
 
-    def key_facts(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                  predicate: str) -> list[dict]:
-        """The open facts of a key as the open transaction has them (the decision table's read)."""
-        return self._facts.key_facts(conn, app, user, subject, predicate)
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The open facts of a key as the open transaction has them (the decision table's read:
+        a `projections.keyindex.KeyView`)."""
+        return self._facts.key_view(conn, app, user, subject, predicate)
 
     def set_position(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))

@@ -26,7 +26,7 @@ PREDICATES = [("home_city", ["Pune", "Bengaluru", "Mumbai", "Chennai"]),
 
 
 def build(path: Path, events: int, users: int = 1000) -> Ledger:
-    clock = MovableClock("2026-01-01T00:00:00Z")
+    clock = MovableClock("2027-01-01T00:00:00Z")     # after every said_at below (no future dates)
     ledger = Ledger(path, clock=clock, synchronous="NORMAL")
     i = 0
     while ledger.head()[0] < events:

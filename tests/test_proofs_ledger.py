@@ -265,6 +265,14 @@ def test_an_exported_and_imported_log_keeps_its_checkpoints(ledger, tmp_path):
         verify_inclusion_proof(copy.prove_inclusion(3), open_checkpoint(note, VKEY))
 
 
+def test_a_tree_behind_the_log_catches_up_before_a_checkpoint(ledger):
+    fill(ledger, range(6))
+    ledger.conn.execute("DELETE FROM merkle_hashes WHERE pos >= 4")
+    issued = ledger.checkpoint(KEY)
+    assert issued["tree_size"] == events(ledger) - 1
+    assert ledger.verify_checkpoint(issued["note"], VKEY)["ok"] and ledger.replay_differences() == []
+
+
 def test_a_file_made_before_the_tree_gets_it_on_open(tmp_path):
     path = tmp_path / "old.db"
     with Ledger(path, clock=MovableClock()) as ledger:

@@ -71,16 +71,16 @@ def test_bodies_are_canonical_json_readable_by_sqlite(ledger):
 
 def test_recorded_at_comes_from_the_injected_clock(ledger, clock):
     clock.set("2026-07-03T12:34:56.789Z")
-    ledger.observe(cand())
+    ledger.observe(cand(said_at="2026-06-01"))
     assert ledger.conn.execute("SELECT recorded_at FROM events").fetchone()[0] == \
         "2026-07-03T12:34:56.789000Z"
 
 
 def test_recorded_at_never_goes_backwards(ledger, clock):
     clock.set("2026-07-03T00:00:00Z")
-    ledger.observe(cand(value="a"))
+    ledger.observe(cand(value="a", said_at="2026-06-01"))
     clock.set("2026-07-01T00:00:00Z")
-    ledger.observe(cand(value="b", said_at="2026-09-01"))
+    ledger.observe(cand(value="b", said_at="2026-06-02"))
     times = [r[0] for r in ledger.conn.execute("SELECT recorded_at FROM events ORDER BY seq")]
     assert times == sorted(times)
 

@@ -20,8 +20,8 @@ import math
 import orjson
 
 from ..booleans import NotABoolean, strict_bool
-from ..candidate import MAX_ID, clean_text
 from ..errors import LedgerError
+from ..ids import normalize_id
 from ..timeutil import from_epoch, normalise_time
 from .jsonl import json_lines
 from .session import Session, SessionEvent
@@ -35,7 +35,7 @@ def _ident(value, what: str, where: str) -> str:
     if not isinstance(value, str):
         raise LedgerError(f"{where}: {what} must be a string")
     try:
-        return clean_text(value, what, MAX_ID)
+        return normalize_id(value, what)
     except ValueError as exc:
         raise LedgerError(f"{where}: {exc}") from None
 

@@ -13,8 +13,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..clocksanity import refuse_future
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
+from ..ids import normalize_optional
 from ..terminal import escape
 from . import validator
 from .extractor import Context, ExtractionFailed, Extractor, make_extractor
@@ -55,6 +57,7 @@ class SessionResult:
 def partition_of(session: Session, app: str | None, user: str | None) -> tuple[str, str]:
     """The caller's partition, checked against what the session says about itself."""
     where = f"{session.source}: session {session.id}"
+    app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
     for what, given, own in (("app", app, session.app), ("user", user, session.user)):
         if given and own and given != own:
             raise LedgerError(f"{where} belongs to {what} {own!r}, not {given!r}")
@@ -105,6 +108,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
             result.status = "unchanged"
             result.watermark = mark
             return result
+        _refuse_future_events(ledger, delta, result.source)          # before a model call
         context = Context(app, user, ledger.registry,
                           load_current=lambda: current_keys(ledger.conn, app, user))
         try:
@@ -168,6 +172,14 @@ def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, coun
 
 class SessionErased(LedgerError):
     """The session was forgotten: ingesting it again is refused (a batch reports it as skipped)."""
+
+
+def _refuse_future_events(ledger: Ledger, delta, source: str) -> None:
+    """A session event dated after the ledger's clock (plus its tolerance) fails the session."""
+    now = ledger.clock()
+    for event in (*delta.events, delta.watermark):
+        refuse_future(event.said_at, now, ledger.future_tolerance,
+                      f"{source}: session {delta.session.id}: event {event.id} timestamp")
 
 
 def _refuse_if_forgotten(ledger: Ledger, app: str, user: str, session: str, source: str) -> None:
