@@ -117,9 +117,29 @@ def test_a_second_erasure_erases_what_came_after_the_first(memory):
     assert search(memory) == []
 
 
+def test_the_erasure_names_no_event_or_session_in_clear(memory, ledger):
+    run(memory.add_session_to_memory(session("chat-42", [event("evt-secret-1", "I live in Pune", BEFORE)])))
+    run(memory.delete_memory(app_name="mealkit", user_id="priya"))
+    (body,) = [row[0] for row in ledger.conn.execute("SELECT body FROM events WHERE type = 'Redacted'")]
+    assert '"event_hashes"' in body
+    assert "evt-secret-1" not in body and "chat-42" not in body and "priya" not in body
+
+
+def test_a_session_ingested_by_the_library_continues_by_id_in_the_service(memory, ledger):
+    turns = [event("e1", "I live in Pune", BEFORE), event("e2", "thanks", BEFORE + 1)]
+    data = session("s1", turns).model_dump(mode="json", by_alias=True, exclude_none=True)
+    ledger.ingest_session(data, extractor="patterns")          # no event ids recorded: a watermark
+    count = event_count(ledger)
+    run(memory.add_session_to_memory(session("s1", turns)))
+    assert event_count(ledger) == count
+    turns.append(event("e3", "I'm vegan", BEFORE + 2))
+    run(memory.add_session_to_memory(session("s1", turns)))
+    assert values(memory) == {"home_city": "Pune", "diet": "vegan"}
+
+
 # --- reserved names cannot be reached from a caller's ids ------------------------------------
 
-@pytest.mark.parametrize("reserved", ["_domain", "_erasures", "erased:0123456789abcdef", "~_domain"])
+@pytest.mark.parametrize("reserved", ["_domain", "_erasures", "_checkpoints", "erased:0123456789abcdef", "~_domain"])
 def test_a_user_named_like_a_reserved_partition_is_an_ordinary_user(memory, ledger, reserved):
     run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)],
                                              user=reserved)))
@@ -226,6 +246,14 @@ def test_a_corrupt_file_is_refused_with_a_value_error(tmp_path):
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, LedgerError)
     with pytest.raises(CorruptLedger):
         LedgerMemoryService(tmp_path)                 # a directory
+
+
+def test_a_service_opened_from_a_path_closes_its_ledger(tmp_path):
+    memory = LedgerMemoryService(tmp_path / "owned.db")
+    run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)])))
+    run(memory.close())
+    with Ledger(tmp_path / "owned.db") as reopened:
+        assert [f["value"] for f in reopened.facts("mealkit", "priya")] == ["Pune"]
 
 
 def test_memory_not_found_is_a_value_error_and_a_ledger_error():

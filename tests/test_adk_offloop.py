@@ -127,6 +127,30 @@ def test_a_slow_extraction_does_not_stall_another_task(ledger):
     assert ticks_during > 0                         # on the loop, the ticker never sees it running
 
 
+class ForgettingExtractor:
+    """Erases the user while the session is being extracted (as another thread could)."""
+
+    name, model = "patterns", None
+
+    def __init__(self, ledger):
+        self.ledger, self.inner, self.armed = ledger, PatternsExtractor(), False
+
+    def extract(self, delta, context):
+        if self.armed:
+            self.armed = False
+            self.ledger.forget("mealkit", "priya", reason="erased while extracting")
+        return self.inner.extract(delta, context)
+
+
+def test_an_erasure_during_extraction_keeps_what_was_being_extracted_out(ledger):
+    extractor = ForgettingExtractor(ledger)
+    memory = LedgerMemoryService(ledger, extractor=extractor)
+    asyncio.run(memory.add_session_to_memory(pune(sid="s1")))
+    extractor.armed = True
+    asyncio.run(memory.add_session_to_memory(session("s2", [event("s2-e1", "I'm vegan", BEFORE + 5)])))
+    assert ledger.facts("mealkit", "priya") == []
+
+
 def test_concurrent_writers_and_readers_from_tasks_and_threads_stay_consistent(ledger):
     memory = LedgerMemoryService(ledger, extractor="patterns")
     users = [f"u{i}" for i in range(8)]

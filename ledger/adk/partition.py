@@ -2,14 +2,15 @@
 
 google-adk accepts any string as an id.  The ledger reserves a few names for itself: the user
 `_domain` (facts shared by every user of an app, served to all of them), `_erasures` (erasure
-receipts), `erased:...` (a forgotten user's pseudonym) and the app `_all` (a retention run across
-apps); the service also files events sent without a session id under a reserved session.  A
-caller's id must never reach one of them, or a user named `_domain` would write the whole app's
-shared memory.  So every id passes through `normalize_id` (NFC, stripped, bounded: the one
-spelling the library uses) and is then escaped: an id that starts with `_`, `~` or `erased:`
-gains a leading `~`.  The mapping is one-to-one (only escaped ids start with `~`, and removing
-one `~` gives the caller's id back), so no two callers' ids meet and every id google-adk accepts
-still works; the CLI shows the escaped form (`~_domain`).
+receipts), `_checkpoints` (signed checkpoints), `erased:...` (a forgotten user's pseudonym), the
+app `_all` (a retention run across apps), and any name starting with `_` it may add; the service
+also files events sent without a session id under a reserved session.  A caller's id must never
+reach one of them, or a user named `_domain` would write the whole app's shared memory.  So every
+id passes through `normalize_id` (NFC, stripped, bounded: the one spelling the library uses) and
+is then escaped: an id that starts with `_`, `~` or `erased:` gains a leading `~`.  The mapping
+is one-to-one (only escaped ids start with `~`, and removing one `~` gives the caller's id back),
+so no two callers' ids meet and every id google-adk accepts still works; the CLI shows the
+escaped form (`~_domain`).
 """
 
 from __future__ import annotations

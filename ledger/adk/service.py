@@ -92,6 +92,7 @@ class LedgerMemoryService(BaseMemoryService):
                  min_confidence: float | None = None, domain: bool = True,
                  forget_reason: str = "deleted through the ADK memory service",
                  requested_by: str = "adk-memory-service"):
+        self._opened = not isinstance(ledger, Ledger)     # a ledger the service opened, it closes
         if isinstance(ledger, Ledger):
             self.ledger = ledger
         else:
@@ -114,6 +115,15 @@ class LedgerMemoryService(BaseMemoryService):
             options = {"model": self.model} if self.model and isinstance(self.extractor, str) else {}
             self._extractor = _Unlocked(make_extractor(self.extractor, **options), self._lock)
         return self._extractor
+
+    async def close(self) -> None:
+        """Close the ledger if the service opened it from a path (a `Ledger` given stays open)."""
+        if self._opened:
+            await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        with self._lock:
+            self.ledger.close()
 
     # --- writing -------------------------------------------------------------------------
 

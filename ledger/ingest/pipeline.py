@@ -120,7 +120,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
             # Again under the write lock: a forget may have committed while we extracted.
             if new_events is None:
                 _refuse_if_forgotten(ledger, app, user, session.id, result.source)
-            elif new_events(ledger, session, app, user).read_ids != delta.read_ids:
+            elif not _same(new_events(ledger, session, app, user), delta):
                 continue
             now = ledger.session_state(app, user, session.id)
             if (now["watermark"] if now else None) != mark:
@@ -168,6 +168,11 @@ def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, coun
             counts[f"held:{outcome.reason}"] += 1
         else:
             counts[f"applied:{outcome.decision}"] += 1
+
+
+def _same(again, delta) -> bool:
+    """The same events new, and the same ones settled (read before, or erased meanwhile)."""
+    return (again.read_ids, again.earlier_ids) == (delta.read_ids, delta.earlier_ids)
 
 
 class SessionErased(LedgerError):
