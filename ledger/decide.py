@@ -53,9 +53,10 @@ class Decision:
 
 
 def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec) -> Decision:
-    """`open_facts`: the key's open facts in key order; a list, or a view that also answers
-    `same(value_key)` (projections/keyindex.py) so that a key holding thousands of values is not
-    scanned for each candidate.  Only a `one` key's decisions look at every open fact."""
+    """`open_facts`: the key's open facts in key order (the order they were opened, `facts_current`
+    rowid order); a list, or a view that also answers `same(value_key)` (projections/keyindex.py)
+    so that a key holding thousands of values is not scanned for each candidate.  Only a `one`
+    key's decisions look at every open fact."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
     lookup = getattr(open_facts, "same", None)
@@ -67,7 +68,7 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
             same = [f for f in same if f.reading_date == candidate.effective_date[:10]]
         if not same:
             return Decision("reject", "negation", "nothing_to_retract")
-        target = max(same, key=lambda f: (f.said_at, f.fact_id))
+        target = latest(same)
         if BASIS_RANK[target.basis] > rank:
             return Decision("reject", "negation", "insufficient_authority", target)
         if candidate.said_at < target.said_at:
@@ -109,8 +110,17 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
 
 
 def strongest(facts: list[OpenFact]) -> OpenFact:
-    """The challenger with the most authority, then the latest said: who inherits a key."""
-    return max(facts, key=lambda f: (BASIS_RANK[f.basis], f.said_at, f.fact_id))
+    """The challenger with the most authority, then the latest said: who inherits a key.
+
+    Ties go to the fact opened last (`facts` in the order the key's facts were opened), never to
+    an id: ids are random, and a ledger fed the same statements must decide the same way (forget
+    compares itself with one that never heard the forgotten statements)."""
+    return max(reversed(facts), key=lambda f: (BASIS_RANK[f.basis], f.said_at))
+
+
+def latest(facts: list[OpenFact]) -> OpenFact:
+    """The latest said; a tie goes to the fact opened last (see `strongest`)."""
+    return max(reversed(facts), key=lambda f: f.said_at)
 
 
 def _reinforce(candidate: Candidate, fact: OpenFact, open_facts: list[OpenFact], rule: str) -> Decision:

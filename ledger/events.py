@@ -48,10 +48,14 @@ class FactObserved(Decided):
     hold_id: str | None = None
     reviewed_by: str | None = None        # the reviewer who accepted the held candidate, and why
     review_reason: str | None = None
-    cause: int | None = None
+    cause: int | None = None              # seq of the Redacted event that recorded it again
+    restates: int | None = None           # ... and the seq of the statement it records again
 
 
 class FactReinforced(Decided):
+    """A restatement of an open fact's value.  It carries its own key, value and basis (not only
+    the fact it counts towards), so it can be decided again after that fact's observation is gone."""
+
     type: Literal["FactReinforced"] = "FactReinforced"
     session: str
     evidence_event: str
@@ -60,10 +64,16 @@ class FactReinforced(Decided):
     basis: Basis
     confidence: float
     said_at: str
+    subject: str | None = None            # None only in logs written before statements carried them
+    predicate: str | None = None
+    value: str | None = None
+    effective_date: str | None = None
+    basis_claimed: Basis | None = None
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
     reviewed_by: str | None = None
     review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event, for a compensating event
+    restates: int | None = None
 
 
 class FactSuperseded(Decided):
@@ -81,6 +91,8 @@ class FactDisputed(Decided):
 
 
 class FactRetracted(Decided):
+    """A negation that closed an open fact; self-contained like `FactReinforced`."""
+
     type: Literal["FactRetracted"] = "FactRetracted"
     session: str
     evidence_event: str
@@ -88,7 +100,14 @@ class FactRetracted(Decided):
     author: Author
     basis: Basis
     said_at: str
+    subject: str | None = None
+    predicate: str | None = None
+    value: str | None = None
+    effective_date: str | None = None
+    confidence: float | None = None       # as the candidate proposed it
+    basis_claimed: Basis | None = None
     cause: int | None = None
+    restates: int | None = None
 
 
 class DisputeResolved(Decided):
@@ -102,6 +121,8 @@ class DisputeResolved(Decided):
     resolved_by: str
     reason: str
     valid_to: str | None = None
+    cause: int | None = None
+    restates: int | None = None
 
 
 class FactReinstated(Decided):
@@ -117,9 +138,12 @@ class CandidateRejected(Body):
     candidate: dict
     fact_id: str | None = None
     hold_id: str | None = None
+    basis_claimed: Basis | None = None
     reviewed_by: str | None = None        # the reviewer who rejected it (`reason` is theirs), or who
     review_reason: str | None = None      # accepted it into a rejection (`review_reason` is theirs)
     registry_sha256: str = ""
+    cause: int | None = None
+    restates: int | None = None
 
 
 class CandidateHeld(Body):
@@ -128,6 +152,8 @@ class CandidateHeld(Body):
     reason: str
     candidate: dict
     registry_sha256: str = ""
+    cause: int | None = None
+    restates: int | None = None
 
 
 class SessionIngested(Body):
@@ -143,6 +169,8 @@ class SessionIngested(Body):
     digest: str | None = None
     registry_sha256: str = ""
     event_ids: list[str] | None = None     # the ids read, when what is new is decided by id (ADK)
+    cause: int | None = None
+    restates: int | None = None
 
 
 class IngestFailed(Body):
@@ -153,6 +181,8 @@ class IngestFailed(Body):
     model: str | None = None
     source: str | None = None
     attempts: int = 1
+    cause: int | None = None
+    restates: int | None = None
 
 
 class Redacted(Body):
@@ -175,6 +205,7 @@ class Redacted(Body):
     fact_hashes: list[str] = []
     partitions: int = 1
     ticket: str | None = None             # an external reference (a case number), no personal data
+    restated_seqs: list[int] = []         # of target_seqs, the surviving ones recorded again after it
     event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
 
 

@@ -23,13 +23,15 @@ import time
 from contextlib import nullcontext
 from datetime import timedelta
 
+from factledger.projections.current import KEY_SNAPSHOTS
 from factledger.projections.erasures import is_forgotten
+from factledger.projections.factstate import decode
 
 from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
-from .redecide import compensate
 from .registry import SENSITIVITIES
+from .restate import restate, restatement
 from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .store import equal_filters
 from .textindex import forget_cached
@@ -160,19 +162,21 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
              requester: str, ticket: str | None = None) -> dict:
     conn, store, projector = ledger.conn, ledger.store, ledger.projector
     redaction_seq = store.last_seq + 1          # the Redacted event's seq, known under the lock
-    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0}
+    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0}
     targets: list[int] = []
+    restated: list[int] = []
     sessions: set[str] = set()
     facts: list[str] = []
     events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
-    pre_open: dict[int, set[str]] = {}
-    for i, p in enumerate(plans):
+    again = [restatement(p, ledger.registry) for p in plans]
+    open_before: list[set[str]] = []
+    for p, r in zip(plans, again):
         s = p.scope
-        pre_open[i] = {r[0] for r in conn.execute(
-            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))}
+        open_before.append({row[0] for row in conn.execute(
+            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))})
         before = _partition_rows(conn, projector, s.app, s.user)
         conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
-                         [(redaction_seq, seq) for seq in p.targets])
+                         [(redaction_seq, seq) for seq in [*p.targets, *r.moved]])
         if s.kind == "user":
             conn.execute("UPDATE events SET user = ?, body = NULL, salt = NULL,"
                          " redacted_by = COALESCE(redacted_by, ?) WHERE app = ? AND user = ?",
@@ -187,8 +191,11 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["events"] += len(p.targets)
         counts["facts"] += len(p.facts)
         counts["sessions"] += len(p.sessions)
-        counts["keys"] += len(p.keys)
-        targets += p.targets
+        counts["keys"] += len(r.cut)
+        counts["restated"] += len(r.moved)
+        p.restated = r.moved
+        targets += p.targets + r.moved
+        restated += r.moved
         sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
         read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
         events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
@@ -198,15 +205,18 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
-                    partitions=len(plans), ticket=ticket,
+                    partitions=len(plans), ticket=ticket, restated_seqs=sorted(restated),
                     event_hashes=sorted(events_read) or None)
     event = store.append(body)
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")
     compensating: list[int] = []
-    for i, p in enumerate(plans):
-        compensate(conn, p, ledger.registry, event.seq, pre_open[i],
-                   lambda b: compensating.append(store.append(b).seq))
+    for p, r, before in zip(plans, again, open_before):
+        s = p.scope
+        restate(p, r, event.seq, ledger.registry.sha256,
+                lambda subject, predicate, s=s: [decode(row) for row in conn.execute(
+                    KEY_SNAPSHOTS, (s.app, s.user, subject, predicate))],
+                lambda b: compensating.append(store.append(b).seq), before)
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,
@@ -216,7 +226,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
 def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
     return {"noop": True, "redaction_seq": None, "event_id": None, "scope_kind": kind,
             "scope_hash": digest, "recorded_at": iso(ledger.clock()), "reason": reason,
-            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0},
+            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0},
             "compensating_seqs": [], "partitions": 0}
 
 

@@ -17,7 +17,11 @@ log order, whether the event goes:
   from through a reviewer's accept: same `hold_id`, same value;
 * for every scope but a session, every statement about a forgotten fact (its reinforcements and
   retractions from other sessions, a rejected repeat of its value).  A session scope keeps other
-  sessions' statements: they are those sessions' data, and re-decision gives them back their say.
+  sessions' statements: they are those sessions' data, and re-decision gives them back their say;
+* for every scope but a session or a user, the forgotten values wherever the partition still
+  holds them outside a fact: a candidate rejected by the validator, a session validator or a
+  reviewer, or held, whose value or quote names one, and a closed hold whose quote does.  An open
+  hold whose quote only names one is recorded again masked (`Plan.masker`, `ledger/restate.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from dataclasses import dataclass, field
 import orjson
 
 from .candidate import value_key
+from .decide import REJECTING_RULES
 from .errors import LedgerError
+from .masking import Masker
 from .scope import Scope
 
 STATEMENT_TYPES = ("FactReinforced", "FactRetracted", "CandidateRejected")
@@ -55,6 +61,8 @@ class Plan:
     keys: set[tuple[str, str]] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)    # sessions forgotten whole
     by_type: dict[str, int] = field(default_factory=dict)
+    masker: Masker = field(default_factory=Masker)    # the forgotten values, to mask in what survives
+    restated: list[int] = field(default_factory=list)  # surviving seqs recorded again (ledger/restate.py)
 
     @property
     def empty(self) -> bool:
@@ -65,7 +73,8 @@ class Plan:
         return {
             "scope_kind": self.scope.kind, "scope_hash": self.scope.hash,
             "events": len(self.targets), "events_by_type": dict(sorted(self.by_type.items())),
-            "target_seqs": list(self.targets), "facts": sorted(self.facts),
+            "target_seqs": list(self.targets), "restated_seqs": list(self.restated),
+            "facts": sorted(self.facts),
             "keys": [f"{s} {p}" for s, p in sorted(self.keys)], "sessions": len(self.sessions),
             "pseudonymised": len(self.targets) + len(self.already) if self.scope.kind == "user" else 0,
         }
@@ -108,6 +117,9 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
         if (event.body is not None and event.type in CANDIDATE_TYPES
                 and event.body.get("hold_id") in holds):
             chosen.add(event.seq)
+    if scope.fact_wide and scope.kind != "user":
+        result.masker = Masker(_values(by_seq[seq] for seq in sorted(chosen)))
+        chosen |= _mentions(events, chosen, result.masker)
     for event in events:
         if event.seq not in chosen:
             continue
@@ -198,6 +210,37 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
         return (event.seq - 1 in chosen and before is not None and before.type == "FactReinforced"
                 and before.body.get("fact_id") == fact_id)
     return False
+
+
+def _values(events) -> list[str]:
+    """The values the chosen events state (an observation's, a statement's, a candidate's)."""
+    found = []
+    for e in events:
+        value = e.body.get("value", (e.body.get("candidate") or {}).get("value"))
+        if isinstance(value, str):
+            found.append(value)
+    return found
+
+
+def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> set[int]:
+    """Candidates outside the decision table that still name a forgotten value (see the module
+    docstring); a table's rejection is a statement of its key, masked by re-decision instead."""
+    if not masker:
+        return set()
+    closed = {e.body.get("hold_id") for e in events if e.body is not None
+              and e.type in ("FactObserved", "FactReinforced", "CandidateRejected")} - {None}
+    found = set()
+    for e in events:
+        if e.body is None or e.seq in chosen or e.type not in CANDIDATE_TYPES:
+            continue
+        if e.type == "CandidateRejected" and e.body.get("rule") in REJECTING_RULES:
+            continue
+        c = e.body.get("candidate") or {}
+        value, quote = c.get("value"), c.get("quote")
+        if masker.mentions(value) or (masker.mentions(quote) and (
+                e.type == "CandidateRejected" or e.body.get("hold_id") in closed)):
+            found.add(e.seq)
+    return found
 
 
 def _referenced(body: dict) -> list[str]:

@@ -40,18 +40,27 @@ def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, regi
 
 
 def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
-               basis_claimed: str | None = None) -> tuple[list[Body], str | None]:
-    """The bodies to append, and the fact the decision is about (new or existing)."""
+               basis_claimed: str | None = None, *,
+               fact_id: str | None = None) -> tuple[list[Body], str | None]:
+    """The bodies to append, and the fact the decision is about (new or existing).
+
+    The first body records the statement itself and carries all of it (key, value, quote, basis,
+    time), whatever the decision: re-decision after a forget reads statements back from these
+    bodies.  `fact_id` names a new fact (re-decision keeps a re-recorded observation's id).
+    """
     common = dict(app=c.app, user=c.user, registry_sha256=registry_sha)
     target = decision.target.fact_id if decision.target else None
     action = decision.action
+    said = dict(subject=c.subject, predicate=spec.name, value=c.value, effective_date=c.effective_date,
+                basis_claimed=basis_claimed)
     if action == "reject":
         return [CandidateRejected(reason=decision.reason, rule=decision.rule, candidate=c.record(),
-                                  fact_id=target, **common)], target
+                                  fact_id=target, basis_claimed=basis_claimed, **common)], target
     if action == "retract":
         bodies = [FactRetracted(fact_id=target, rule=decision.rule, session=c.session,
                                 evidence_event=c.evidence_event, quote=c.quote, author=c.author,
-                                basis=c.basis, said_at=c.said_at, **common)]
+                                basis=c.basis, said_at=c.said_at, confidence=c.confidence, **said,
+                                **common)]
         if decision.promotes is not None:
             bodies += handover(decision.promotes.fact_id, [f.fact_id for f in decision.redisputes],
                                "incumbent_retracted", "ledger", decision.rule, common)
@@ -60,7 +69,7 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         bodies: list[Body] = [FactReinforced(
             fact_id=target, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
             quote=c.quote, author=c.author, basis=c.basis,
-            confidence=initial_confidence(c.basis, c.confidence), said_at=c.said_at, **common)]
+            confidence=initial_confidence(c.basis, c.confidence), said_at=c.said_at, **said, **common)]
         if decision.settles:
             bodies.append(DisputeResolved(
                 fact_id=target, rule=decision.rule, outcome="accept", winner_id=target,
@@ -68,7 +77,7 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
                 resolved_by="ledger", reason="settled_by_authority",
                 valid_to=decision.target.said_at, **common))
         return bodies, target
-    fact_id = new_id()
+    fact_id = fact_id or new_id()
     bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
     if action == "dispute":
         bodies.append(FactDisputed(fact_id=fact_id, rule=decision.rule, disputes=target, **common))
@@ -77,6 +86,15 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
                                   reason=decision.reason, valid_to=c.said_at, **common)
                    for old in decision.closes]
     return bodies, fact_id
+
+
+def stamped(bodies: list[Body], hold_id: str | None, review: dict | None = None) -> list[Body]:
+    """A reviewer's accept of a held candidate: the statement's bodies name the hold (and the
+    reviewer, `reviewed_by` / `review_reason`), so the review queue item closes with them."""
+    if hold_id is None:
+        return bodies
+    stamp = {"hold_id": hold_id, **(review or {})}
+    return [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields else b for b in bodies]
 
 
 def handover(heir: str, others: list[str], reason: str, by: str, rule: str, common: dict) -> list[Body]:

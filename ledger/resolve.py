@@ -2,6 +2,8 @@
 
 Accepting a fact makes it the key's current value and closes everything it was in conflict with;
 rejecting one closes it, and if it was the current value the strongest challenger takes its place.
+`settlement` is the pure rule (the key's open facts in, bodies out); the live ledger and
+re-decision after a forget both call it, so a reviewer's judgement is applied the same way by both.
 """
 
 from __future__ import annotations
@@ -15,29 +17,40 @@ from .events import Body, DisputeResolved, FactDisputed
 
 def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, reason: str,
                registry_sha: str) -> list[Body]:
+    """The live ledger's settlement: the key's open facts as `facts_current` holds them."""
     if not by.strip() or not reason.strip():
         raise LedgerError("resolve needs --by and --reason")
-    row = conn.execute("SELECT app, user, subject, predicate, status, said_at FROM facts_current"
-                       " WHERE fact_id = ?", (fact_id,)).fetchone()
+    row = conn.execute("SELECT app, user, subject, predicate FROM facts_current WHERE fact_id = ?",
+                       (fact_id,)).fetchone()
     if row is None:
         raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
-    app, user, subject, predicate, status, said_at = row
-    others = conn.execute(
-        "SELECT fact_id, status, basis, said_at FROM facts_current WHERE app = ? AND user = ?"
-        " AND subject = ? AND predicate = ? AND fact_id != ?",
-        (app, user, subject, predicate, fact_id)).fetchall()
-    in_dispute = status == "disputed" or any(o[1] == "disputed" for o in others)
-    if not in_dispute:
+    app, user, subject, predicate = row
+    facts = [OpenFact(f, value, basis, status, said_at) for f, value, basis, status, said_at in conn.execute(
+        "SELECT fact_id, value, basis, status, said_at FROM facts_current WHERE app = ? AND user = ?"
+        " AND subject = ? AND predicate = ? ORDER BY rowid", (app, user, subject, predicate))]
+    return settlement(facts, fact_id, accept, by, reason, app, user, registry_sha)
+
+
+def settlement(facts: list[OpenFact], fact_id: str, accept: bool, by: str, reason: str, app: str,
+               user: str, registry_sha: str) -> list[Body]:
+    """What a reviewer's accept or reject of `fact_id` does to its key, whose open facts (in the
+    order they were opened) are `facts`.  Raises `LedgerError` if the fact is not open or the key
+    is not in dispute."""
+    target = next((f for f in facts if f.fact_id == fact_id), None)
+    if target is None:
+        raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
+    others = [f for f in facts if f.fact_id != fact_id]
+    if target.status != "disputed" and not any(o.status == "disputed" for o in others):
         raise LedgerError(f"fact {fact_id} is not in dispute")
     common = dict(app=app, user=user, fact_id=fact_id, rule="reviewer", resolved_by=by.strip(),
                   reason=reason.strip(), registry_sha256=registry_sha)
     if accept:
         return [DisputeResolved(outcome="accept", winner_id=fact_id,
-                                loser_ids=[o[0] for o in others],
-                                loser_state="rejected" if status == "current" else "superseded",
-                                valid_to=said_at, **common)]
-    challengers = [OpenFact(o[0], "", o[2], o[1], o[3]) for o in others if o[1] == "disputed"]
-    if status != "current" or not challengers:
+                                loser_ids=[o.fact_id for o in others],
+                                loser_state="rejected" if target.status == "current" else "superseded",
+                                valid_to=target.said_at, **common)]
+    challengers = [o for o in others if o.status == "disputed"]
+    if target.status != "current" or not challengers:
         return [DisputeResolved(outcome="reject", loser_ids=[fact_id], loser_state="rejected",
                                 **common)]
     heir = strongest(challengers).fact_id

@@ -66,7 +66,8 @@ def test_forget_table_output_and_repeat_is_a_noop(db):
     again = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes", "--json")
     assert again.exit_code == 0
     receipt = orjson.loads(again.stdout)
-    assert receipt["noop"] and receipt["counts"] == {"events": 0, "facts": 0, "sessions": 0, "keys": 0}
+    assert receipt["noop"] and receipt["counts"] == {"events": 0, "facts": 0, "sessions": 0, "keys": 0,
+                                                   "restated": 0}
 
 
 def test_forget_fact_predicate_sensitivity_and_user(db):

@@ -214,3 +214,18 @@ def test_a_quote_the_session_validator_rejected_never_becomes_a_fact(ledger, clo
     ledger.forget("app", "u1", session="s3", reason="r")
     assert values(ledger) == {("user", "home_city"): [("Pune", "current", "stated")]}
     check(ledger)
+
+
+def test_a_many_key_records_again_only_the_value_that_depended_on_the_forgotten(ledger, clock):
+    """A `many` key's decisions only look at open facts of the same value: forgetting one value
+    re-decides that value's later statements and leaves the key's other values where they were."""
+    for value, session in (("peanuts", "s1"), ("shellfish", "s2"), ("peanuts", "s3")):
+        ledger.observe(cand(predicate="allergy", value=value, session=session, event=f"{session}-e"))
+        clock.tick()
+    receipt = ledger.forget("app", "u1", session="s1", reason="r")
+    assert receipt["counts"]["restated"] == 1                   # s3's reinforcement, now its own fact
+    scrubbed = [seq for (seq,) in ledger.conn.execute("SELECT seq FROM events WHERE body IS NULL")]
+    assert scrubbed == [1, 3]
+    assert values(ledger) == {("user", "allergy"): [("peanuts", "current", "stated"),
+                                                    ("shellfish", "current", "stated")]}
+    check(ledger)

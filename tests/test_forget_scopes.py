@@ -36,8 +36,11 @@ def test_session_forget_makes_pune_current_again(ledger, clock):
     assert values(ledger)[("user", "home_city")] == [("Bengaluru", "current", "stated")]
     receipt = ledger.forget("app", "u1", session="s2", reason="user request")
     assert values(ledger)[("user", "home_city")] == [("Pune", "current", "stated")]
+    # Nothing after the forgotten statement survives on the key: nothing is recorded again, and
+    # Pune, current again, is marked as reinstated by this erasure.
     reinstated = bodies(ledger, "FactReinstated")
     assert len(reinstated) == 1 and reinstated[0][1]["cause"] == receipt["redaction_seq"]
+    assert receipt["counts"]["restated"] == 0
     assert receipt["counts"]["events"] == 2          # the observation and the supersession it caused
     history = ledger.history("app", "u1")
     assert {h["value"] for h in history} == {"Pune"}

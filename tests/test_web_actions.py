@@ -124,6 +124,8 @@ def test_reject_and_resolve_are_recorded_with_the_reviewer(rao, ledger_file):
 def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(rao, ledger_file):
     with Ledger(ledger_file) as ledger:
         head = ledger.head()
+    bengaluru = home_city(ledger_file)["Bengaluru"]
+    assert "Bengaluru" in rao.get(f"/-/factledger/fact?id={bengaluru}").text
     scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "meal-2",
              "reason": "user request", "ticket": "DPO-114"}
     plan = rao.post("/-/factledger/erase/plan", scope)
@@ -141,6 +143,8 @@ def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(
     for path in ["/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city",
                  "/-/factledger/user.json?app=mealkit&user=priya", "/-/factledger/review"]:
         assert "Bengaluru" not in rao.get(path).text, path
+    erased = rao.get(f"/-/factledger/fact?id={bengaluru}")
+    assert erased.status_code == 400 and "erased" in erased.text and "Bengaluru" not in erased.text
     timeline = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city")
     assert f"reinstated after erasure (seq {seq})" in timeline.text
     receipts = rao.get("/-/factledger/erasures")

@@ -95,35 +95,41 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     def text() -> str:
         return browser.find_element(By.TAG_NAME, "main").text
 
+    def follow(element) -> None:
+        """Click a link or a submit button and wait for the next page (the old one goes stale)."""
+        old = browser.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+
     browser.get(server + "/-/factledger/")
     assert "Sign in to see this page" in text()
     browser.get(server + "/-/factledger/login")
     browser.find_element(By.ID, "username").send_keys("rao")
     browser.find_element(By.ID, "password").send_keys(PASSWORDS["rao"])
     shot("01-sign-in")
-    browser.find_element(By.ID, "sign-in").click()
-    WebDriverWait(browser, 10).until(expected_conditions.title_contains("Partitions"))
+    follow(browser.find_element(By.ID, "sign-in"))
+    assert "Partitions" in browser.title
     assert "rao · reviewer · clearance health" in browser.find_element(By.TAG_NAME, "header").text
     shot("02-partitions")
 
-    browser.find_element(By.LINK_TEXT, "priya").click()
+    follow(browser.find_element(By.LINK_TEXT, "priya"))
     facts = browser.find_element(By.ID, "facts").text
     assert "Bengaluru" in facts and "Pune" not in facts
     shot("03-user-page")
     browser.execute_script("document.getElementById('valid_at').value = '2026-09-01'")
-    browser.find_element(By.XPATH, "//button[text()='Show']").click()
+    follow(browser.find_element(By.XPATH, "//button[text()='Show']"))
     facts = browser.find_element(By.ID, "facts").text
     assert "Pune" in facts and "Bengaluru" not in facts
     shot("03b-user-valid-at")
-    browser.find_element(By.LINK_TEXT, "now").click()
+    follow(browser.find_element(By.LINK_TEXT, "now"))
 
     row = browser.find_element(By.XPATH, "//table[@id='facts']//tr[td[2][text()='home_city']]")
-    row.find_element(By.LINK_TEXT, "timeline").click()
+    follow(row.find_element(By.LINK_TEXT, "timeline"))
     assert browser.find_element(By.CSS_SELECTOR, "#valid-time svg").is_displayed()
     assert "Pune" in browser.find_element(By.ID, "valid-time").text
     shot("04-timeline")
 
-    browser.find_element(By.XPATH, "//table[@id='intervals']//a[text()='Pune']").click()
+    follow(browser.find_element(By.XPATH, "//table[@id='intervals']//a[text()='Pune']"))
     assert "replaced by" in browser.find_element(By.ID, "related").text
     shot("05-fact-page")
 
@@ -132,42 +138,42 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     held.find_element(By.XPATH, ".//select[@name='predicate']/option[@value='favorite_cuisine']").click()
     held.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("a cuisine she named")
     shot("06-review-queue")
-    held.find_element(By.CSS_SELECTOR, "button.accept").click()
+    follow(held.find_element(By.CSS_SELECTOR, "button.accept"))
     assert "accepted" in browser.find_element(By.ID, "done").text
     assert "No held candidates" in text()
     shot("07-accepted")
 
     browser.get(server + "/-/factledger/user?app=mealkit&user=priya")
     assert HELD_VALUE in browser.find_element(By.ID, "facts").text
-    browser.find_element(By.XPATH, "//tr[td[1][text()='meal-2']]//a[contains(., 'erase')]").click()
+    follow(browser.find_element(By.XPATH, "//tr[td[1][text()='meal-2']]//a[contains(., 'erase')]"))
     browser.find_element(By.ID, "reason").send_keys("user asked to forget the move")
     browser.find_element(By.ID, "ticket").send_keys("DPO-2026-114")
-    browser.find_element(By.ID, "plan").click()
+    follow(browser.find_element(By.ID, "plan"))
     assert "Dry run: nothing was changed" in text() and "Bengaluru" not in text()
     shot("08-erasure-plan")
     browser.find_element(By.ID, "confirm").click()
-    browser.find_element(By.ID, "commit").click()
+    follow(browser.find_element(By.ID, "commit"))
     assert "Forgotten: session" in browser.find_element(By.ID, "receipt").text
     shot("09-erasure-receipt")
 
-    browser.find_element(By.LINK_TEXT, "priya's facts now").click()
+    follow(browser.find_element(By.LINK_TEXT, "priya's facts now"))
     facts = browser.find_element(By.ID, "facts").text
     assert "Pune" in facts and "Bengaluru" not in facts
     assert "Bengaluru" not in browser.page_source
     shot("10-earlier-value-back")
     row = browser.find_element(By.XPATH, "//table[@id='facts']//tr[td[2][text()='home_city']]")
-    row.find_element(By.LINK_TEXT, "timeline").click()
+    follow(row.find_element(By.LINK_TEXT, "timeline"))
     assert "reinstated after erasure" in browser.find_element(By.ID, "valid-time").text
     shot("10b-timeline-after-erasure")
 
     browser.get(server + "/-/factledger/integrity")
-    browser.find_element(By.ID, "run").click()
+    follow(browser.find_element(By.ID, "run"))
     assert browser.find_element(By.ID, "verify-ok").is_displayed()
     assert browser.find_element(By.ID, "replay-ok").is_displayed()
     shot("11-integrity")
 
     browser.get(server + "/-/factledger/erasures")
-    browser.find_element(By.LINK_TEXT, "record").click()
+    follow(browser.find_element(By.LINK_TEXT, "record"))
     assert "DPO-2026-114" in text()
     shot("12-erasure-record")
     assert len(list(screens.glob("*.png"))) == 14

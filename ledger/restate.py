@@ -1,0 +1,196 @@
+"""What a forget records again, so that the ledger ends as if the forgotten had never been said.
+
+A key's decisions depend on everything said about it before.  So for each key a forget touches,
+every surviving event of the key from its first forgotten event on is scrubbed with the
+forgotten ones (of a `many` or `series` key, whose decisions only look at open facts of the same
+value, every surviving event of that value), and its statements (`ledger.statement`) are decided
+again, in their original order, from the state the key had just before (`ledger.redecide`: the live ledger's decide,
+record and fold), and appended after the `Redacted` event with `cause` = its seq and `restates` =
+the seq each statement was first recorded at.  The key's log then reads, in order: what was said
+before the first forgotten statement, and the survivors decided again: exactly the statements a
+ledger that never heard the forgotten ones would have decided, in the same order.  The next
+forget starts from that, so any sequence of forgets ends where a fresh ledger fed the final
+survivors would (tests/test_forget_sequences.py).
+
+The same scrub-and-record-again masks what survives: a surviving statement whose quote names a
+value forgotten by fact, predicate, sensitivity or retention moves its key's cut to it and is
+recorded again with the value masked (`ledger.masking`); an open hold whose quote names one is
+recorded again masked; a session whose statements were forgotten this way loses its digest (its
+`SessionIngested` events, from the first with a digest, are recorded again without one, the
+session's `IngestFailed` events in between with them, so the watermark and the retry queue fold
+as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .candidate import value_key
+from .events import Body, FactReinstated, parse_body
+from .forget_plan import LoadedEvent, Plan
+from .redecide import KeyFold, redecide
+from .registry import PredicateSpec, Registry
+from .statement import FACT_EVENTS, Key, Statement, is_statement, key_of, statement_of
+
+SESSION_EVENTS = ("SessionIngested", "IngestFailed")
+
+
+@dataclass
+class Restatement:
+    moved: list[int] = field(default_factory=list)             # surviving seqs scrubbed now
+    cut: set[Key] = field(default_factory=set)                  # keys decided again
+    keys: dict[Key, tuple[PredicateSpec, list[Statement]]] = field(default_factory=dict)
+    records: list[tuple[int, dict]] = field(default_factory=list)   # other events, as recorded again
+
+
+def restatement(plan: Plan, registry: Registry) -> Restatement:
+    """Plan what survives and must be recorded again (read only; before the scrub)."""
+    out = Restatement()
+    if plan.scope.kind == "user":
+        return out
+    targets = set(plan.targets)
+    masker, facts = plan.masker, plan.facts_by_id
+    specs: dict[Key, PredicateSpec | None] = {}
+
+    def unit(e: LoadedEvent) -> tuple | None:
+        """What an event's decision depends on: its key, or for a `many` or `series` key (whose
+        decisions only look at open facts of the same value) its key and value."""
+        key = key_of(e.type, e.body, facts)
+        if key is None:
+            return None
+        if key not in specs:
+            specs[key] = _spec(registry, plan, key)
+        spec = specs[key]
+        if spec is None:
+            return None
+        if spec.cardinality == "one":
+            return (key,)
+        value = _value(e, facts)
+        return (key,) if value is None else (key, value_key(value))
+
+    cuts: dict[tuple, int] = {}
+    for e in plan.events:
+        if e.body is None:
+            continue
+        if (e.seq in targets and e.type in FACT_EVENTS) or (
+                e.seq not in targets and masker and is_statement(e.type, e.body) and _names(e, masker)):
+            u = unit(e)
+            if u is not None:
+                cuts.setdefault(u, e.seq)
+    cut_keys = {u[0] for u in cuts}
+    out.cut = cut_keys
+    seen: set[tuple] = set()
+    for e in plan.events:
+        if e.body is None or e.seq in targets:
+            continue
+        key = key_of(e.type, e.body, facts)
+        if key not in cut_keys:
+            continue
+        u = unit(e)
+        if u is None or e.seq < min(cuts.get(u, e.seq + 1), cuts.get((key,), e.seq + 1)):
+            continue
+        out.moved.append(e.seq)
+        st = statement_of(e.seq, e.type, e.body, plan.scope.app, plan.scope.user, facts)
+        if st is None or (st.legacy and _identity(key, st) in seen):
+            continue                          # a decision, or a copy an earlier forget appended
+        if st.candidate is not None:
+            seen.add(_identity(key, st))
+        out.keys.setdefault(key, (specs[key], []))[1].append(st.masked(masker) if masker else st)
+    _others(plan, targets, out)
+    out.moved.sort()
+    return out
+
+
+def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
+            key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
+            open_before: set[str]) -> None:
+    """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
+    state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order) and
+    append the events, then the other events recorded again.
+
+    A value that is current again (it was closed before the forget, its observation survives and
+    nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
+    new interval in transaction time: history says when, and by which erasure, it came back."""
+    app, user = plan.scope.app, plan.scope.user
+    for key in sorted(found.cut):
+        spec, statements = found.keys.get(key, (None, []))
+        fold = KeyFold(key_snapshots(*key))
+        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause):
+            append(body)
+        for fact in fold.snaps.values():
+            if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before
+                    and fact["observed_seq"] > 0):            # observed before: not recorded here
+                append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule="redaction",
+                                      cause=cause, registry_sha256=registry_sha))
+    for seq, body in found.records:
+        append(parse_body({**body, "cause": cause, "restates": seq}))
+
+
+def _value(e: LoadedEvent, facts: dict[str, dict]) -> str | None:
+    """The value an event states or is about."""
+    body = e.body
+    value = body.get("value", (body.get("candidate") or {}).get("value"))
+    if value is None:
+        value = (facts.get(body.get("fact_id")) or {}).get("value")
+    return value if isinstance(value, str) else None
+
+
+def _names(e: LoadedEvent, masker) -> bool:
+    body = e.body
+    if e.type == "DisputeResolved":
+        return masker.mentions(body.get("reason"))
+    if e.type == "CandidateRejected":
+        c = body.get("candidate") or {}
+        return masker.mentions(c.get("quote"), c.get("value") or "")
+    return masker.mentions(body.get("quote"), body.get("value") or "")
+
+
+def _identity(key: Key, st: Statement) -> tuple:
+    c = st.candidate
+    return (key, c.session, c.evidence_event, c.value.casefold(), c.negated, c.effective_date)
+
+
+def _spec(registry: Registry, plan: Plan, key: Key) -> PredicateSpec | None:
+    """The predicate as the registry has it now; else as its facts were recorded (a predicate
+    the registry dropped since); None if neither (its statements then stay where they are)."""
+    spec = registry.resolve(key[1])
+    if spec is not None and spec.name == key[1]:
+        return spec
+    recorded = next((b for b in plan.facts_by_id.values()
+                     if (b["subject"], b["predicate"]) == key), None)
+    if recorded is None:
+        return None
+    return PredicateSpec(name=key[1], cardinality=recorded["cardinality"],
+                         sensitivity=recorded["sensitivity"], kind=recorded["kind"])
+
+
+def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
+    """Open holds whose quote names a forgotten value; digests of sessions that lost statements."""
+    masker = plan.masker
+    if not plan.scope.fact_wide or plan.scope.kind == "user":
+        return
+    digest_sessions = set()
+    for e in plan.events:
+        if e.seq in targets and e.body is not None:
+            session = e.body.get("session", (e.body.get("candidate") or {}).get("session"))
+            if isinstance(session, str):
+                digest_sessions.add(session)
+        elif e.body is not None and e.type == "SessionIngested" and masker.mentions(e.body.get("digest")):
+            digest_sessions.add(e.body["session"])
+    started: set[str] = set()
+    for e in plan.events:
+        body = e.body
+        if body is None or e.seq in targets:
+            continue
+        if e.type == "CandidateHeld" and masker.mentions((body.get("candidate") or {}).get("quote")):
+            candidate = dict(body["candidate"])
+            candidate["quote"] = masker(candidate["quote"], candidate.get("value", ""))
+            out.moved.append(e.seq)
+            out.records.append((e.seq, {**body, "candidate": candidate}))
+        elif e.type in SESSION_EVENTS and body.get("session") in digest_sessions:
+            if e.type == "SessionIngested" and body.get("digest") is not None:
+                started.add(body["session"])
+            if body["session"] in started:
+                out.moved.append(e.seq)
+                out.records.append((e.seq, {k: v for k, v in body.items() if k != "digest"}))
