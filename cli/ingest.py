@@ -21,9 +21,11 @@ from .scope import partition_options
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
 REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "quote", "session",
-                  "author", "held_at")
+                  "author", "held_at", "suggestions")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
-                "author", "held_at")
+                "author", "held_at", "suggestions")
+CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predicate", "other_value",
+                         "semantic_hint", "fact_id", "other_fact_id", "app", "user")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
@@ -171,9 +173,11 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
 @click.option("--rejected", is_flag=True,
               help="List rejected candidates instead (the validator's and reviewers' reasons)")
+@click.option("--contradictions", "contradicting", is_flag=True,
+              help="List open facts of registry-declared contradicting predicates with equal values")
 @output_options
 @click.pass_context
-def review(ctx, app, user, show_all, rejected, fmt) -> None:
+def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
     """The review queue: held candidates (unknown predicate ...) and open disputes.
 
     Held candidates: `review accept HOLD --as P` / `review reject HOLD`.  Disputes (kind
@@ -182,11 +186,17 @@ def review(ctx, app, user, show_all, rejected, fmt) -> None:
     if ctx.invoked_subcommand is not None:
         return
     ledger = ctx.obj.ledger()
+    if contradicting:
+        emit(ledger.contradictions(app, user), fmt, CONTRADICTION_COLUMNS)
+        return
     if rejected:
         emit(rejected_rows(ledger, app, user), fmt, REJECTED_COLUMNS)
         return
-    rows = [{"kind": "held", "item": row["hold_id"], **{k: v for k, v in row.items() if k != "candidate"}}
-            for row in ledger.held(app, user, status=None if show_all else "open")]
+    rows = []
+    for row in ledger.held(app, user, status=None if show_all else "open"):
+        row.pop("candidate")
+        row["suggestions"] = ", ".join(row.get("suggestions") or ())
+        rows.append({"kind": "held", "item": row["hold_id"], **row})
     rows += [{"kind": "dispute", "item": d["fact_id"], "hold_id": None, "reason": d["reason"],
               "subject": d["subject"], "predicate": d["predicate"], "value": d["value"],
               "quote": d["quote"], "session": d["session"], "author": d["author"],
@@ -194,6 +204,10 @@ def review(ctx, app, user, show_all, rejected, fmt) -> None:
               "status": "open", "disputes": d["disputes"]}
              for d in open_disputes(ledger.conn, app, user)]
     emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
+    if resolve_format(fmt) == "table":
+        found = len(ledger.contradictions(app, user))
+        if found:
+            click.echo(f"{found} contradicting pair(s) of open facts: factledger review --contradictions")
 
 
 @review.command("accept")

@@ -21,7 +21,8 @@ from .scope import partition_options
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
                     "said_at", "relevance", "recency", "score", "fact_id")
 EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
-                   "effective_confidence", "age_days", "relevance", "recency", "score", "fact_id")
+                   "effective_confidence", "age_days", "meaning", "lexical", "relevance", "recency", "score",
+                   "fact_id")
 
 
 @click.command()
@@ -43,6 +44,8 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
               help=f"Age at which recency is one half  [default: {DEFAULT_HALF_LIFE_DAYS:g}d]")
 @click.option("--limit", default=None, metavar="N", help=f"At most N facts  [default: {DEFAULT_LIMIT}]")
 @click.option("--budget", default=None, metavar="WORDS", help="At most this many words of fact lines")
+@click.option("--mode", default=None, type=click.Choice(["lexical", "semantic", "hybrid"]),
+              help="Match by words, by meaning, or both  [default: hybrid with the semantic extra, else lexical]")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
 @click.option("--as-of", "as_of", metavar="TIME",
               help=f"Serve what the ledger would have served at TIME (its open facts then, scored then). "
@@ -51,12 +54,12 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
                       "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, no_domain, as_of, fmt) -> None:
+           recency_weight, half_life, limit, budget, mode, no_domain, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
     ledger = state.ledger()
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
-                   preload=preload, domain=not no_domain, as_of=as_of)
+                   preload=preload, domain=not no_domain, mode=mode, as_of=as_of)
     result = ledger.recall(app, user, query, explain=explain, **options)
     explained = result if explain else ledger.recall(app, user, query, explain=True, **options)
     if not explained.candidates:

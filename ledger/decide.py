@@ -52,11 +52,14 @@ class Decision:
     redisputes: tuple[OpenFact, ...] = ()    # other challengers, now disputing the promoted one
 
 
-def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec) -> Decision:
+def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec,
+           restates: tuple[OpenFact | None, str | None] = (None, None)) -> Decision:
     """`open_facts`: the key's open facts in key order (the order they were opened, `facts_current`
     rowid order); a list, or a view that also answers `same(value_key)` (projections/keyindex.py)
     so that a key holding thousands of values is not scanned for each candidate.  Only a `one`
-    key's decisions look at every open fact."""
+    key's decisions look at every open fact.  `restates`: the open fact the candidate says again
+    in other words and the rule that found it (`ledger.semantic.dedup.same_meaning`, the semantic
+    extra), or (None, None)."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
     lookup = getattr(open_facts, "same", None)
@@ -93,6 +96,10 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
     if same:
         fact = next((f for f in same if f.status == "current"), same[0])
         return _reinforce(candidate, fact, open_facts, "same_value")
+
+    # Row 3b: another wording of an open value (ledger/semantic/dedup.py guards when).
+    if restates[0] is not None and not candidate.negated:
+        return _reinforce(candidate, restates[0], open_facts, restates[1])
 
     # Row 4: nothing open for the key (or values accumulate): a new fact.
     if spec.cardinality == "many":

@@ -17,12 +17,12 @@ Scoring and packing are documented in docs/recall.md.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from . import render
 from .queries import FACT_FIELDS
-from .recall_facts import ID, OUTCOMES, InScope
+from .recall_facts import ID, OUTCOMES, PREDICATE, InScope
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_LIMIT,
@@ -32,6 +32,7 @@ from .recall_options import (
     parse_days,
 )
 from .registry import Registry
+from .semantic.meaning import MEANING_WEIGHT, meaning_scores, resolve_mode
 from .textindex import terms
 
 DOMAIN_USER = "_domain"
@@ -123,6 +124,10 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     rows = conn.execute(_THIN.format(source=source) + f"({', '.join('?' for _ in users)})",
                         (*source_args, app, *users)).fetchall()
     scope = InScope(rows, now, options, _registry_suffixes(registry))
+    scope.mode = resolve_mode(options.mode)
+    if scope.mode != "lexical":
+        scope.meaning_weight = MEANING_WEIGHT
+        scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry)
     scope.score_hits(terms(query))
     pool = scope.cleared if options.preload else scope.hits
     selected = _pack(scope, [i for i in pool if scope.gate(i) is None])
@@ -134,7 +139,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
         if scope.outcome[i] == "sensitivity":
             facts_of[i]["value"] = facts_of[i]["quote"] = None   # never seen by an uncleared caller
     facts = [_public(facts_of[i]) for i in selected]
-    result = RecallResult(query, app, user, options, facts,
+    result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
                           text=render.render(facts))
     return result
@@ -192,7 +197,8 @@ def _public(c: dict) -> dict:
 def _explained(c: dict) -> dict:
     """One row of the explanation: the fact, its scores, its outcome and its rank."""
     row = _public(c)
-    row.update(outcome=c["outcome"], rank=c["rank"], age_days=c["age_days"], via=c["via"])
+    row.update(outcome=c["outcome"], rank=c["rank"], age_days=c["age_days"], via=c["via"],
+               meaning=c.get("meaning"), lexical=c.get("lexical"))
     row.pop("shown_with", None)
     return row
 
@@ -200,8 +206,8 @@ def _explained(c: dict) -> dict:
 def explain_rows(result: RecallResult) -> list[dict]:
     """The `--explain` table: every in-scope fact, best first within each outcome."""
     keep = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
-            "effective_confidence", "age_days", "relevance", "recency", "score", "fact_id",
-            "user", "via")
+            "effective_confidence", "age_days", "meaning", "lexical", "relevance", "recency", "score",
+            "fact_id", "user", "via")
     return [{k: c.get(k) for k in keep} for c in result.candidates]
 
 

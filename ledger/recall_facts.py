@@ -59,6 +59,12 @@ class InScope:
         self._by_age: dict[float, tuple] = {}           # non-hits: the same, once per distinct age
         self._times: dict = {}
         self._by_id: dict[str, int] | None = None
+        # Meaning (the semantic extra): position -> (rescaled meaning, raw cosine), and the
+        # parts of each scored relevance, (meaning, lexical), for --explain.
+        self.mode = "lexical"
+        self.meaning_weight = 0.0
+        self.meaning: dict[int, tuple[float, float]] = {}
+        self.parts: dict[int, tuple] = {}
 
     # --- time ------------------------------------------------------------------------------
 
@@ -111,16 +117,39 @@ class InScope:
         document frequencies are counted only when some document does.  A document is its
         stored terms plus its predicate's registry terms, one string, so its split is the term
         list tf and df have always been computed over."""
+        lexical = self._lexical(query_terms) if self.mode != "semantic" else {}
+        if self.mode == "lexical":
+            scored = lexical
+        else:
+            a = 1.0 if self.mode == "semantic" else self.meaning_weight
+            cleared = set(self.cleared)
+            scored = {}
+            for i in sorted(cleared & (set(lexical) | set(self.meaning))):
+                m = self.meaning.get(i, (0.0, None))[0]
+                lex = lexical.get(i, 0.0)
+                self.parts[i] = (round(m, 4), round(lex, 4))
+                if a * m + (1.0 - a) * lex > 0.0:
+                    scored[i] = a * m + (1.0 - a) * lex
+        w = self.options.recency_weight
+        half_life = self.options.half_life_days
+        for i, relevance in scored.items():
+            recency = 0.5 ** (self.when(i)[2] / half_life)
+            self._scored[i] = (round(relevance, 4), round(recency, 4),
+                               round((1.0 - w) * relevance + w * recency, 4))
+            self.hits.append(i)
+
+    def _lexical(self, query_terms: list[str]) -> dict[int, float]:
+        """position -> TF-IDF cosine, for the facts sharing a term with the query."""
         q_counts = Counter(query_terms)
         if not q_counts or not self.cleared:
-            return
+            return {}
         rows, suffixes = self.rows, self.suffixes
         docs = [_document(rows[i], suffixes) for i in self.cleared]
         q_keys = q_counts.keys()
         maybe = {j for t in q_keys for j, doc in enumerate(docs) if t in doc}
         hits = [j for j in sorted(maybe) if not q_keys.isdisjoint(docs[j].split())]
         if not hits:
-            return
+            return {}
         n = len(docs)
         df = Counter(chain.from_iterable(map(set, map(str.split, docs))))
         idf_of: dict[str, float] = {}
@@ -132,17 +161,12 @@ class InScope:
 
         q = {t: (1 + math.log(k)) * idf(t) for t, k in q_counts.items()}
         q_norm = math.sqrt(sum(x * x for x in q.values()))
-        w = self.options.recency_weight
-        half_life = self.options.half_life_days
+        found = {}
         for j in hits:
-            i = self.cleared[j]
             d = {t: (1 + math.log(k)) * idf(t) for t, k in Counter(docs[j].split()).items()}
             dot = sum(weight * d[t] for t, weight in q.items() if t in d)
-            relevance = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
-            recency = 0.5 ** (self.when(i)[2] / half_life)
-            self._scored[i] = (round(relevance, 4), round(recency, 4),
-                               round((1.0 - w) * relevance + w * recency, 4))
-            self.hits.append(i)
+            found[self.cleared[j]] = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
+        return found
 
     def scores(self, i: int) -> tuple:
         """(relevance, recency, score); a fact that shares no term with the query has relevance
@@ -201,6 +225,7 @@ class InScope:
                 "said_at": said_at, "session": session, "author": author,
                 "age_days": self.when(i)[2], "effective_confidence": self.effective(i),
                 "relevance": relevance, "recency": recency, "score": score,
+                "meaning": self.parts.get(i, (None, None))[0], "lexical": self.parts.get(i, (None, None))[1],
                 "outcome": self.gate(i), "via": self.via.get(i)}
 
 

@@ -35,10 +35,13 @@ class RecallOptions:
     budget: int | None = None
     preload: bool = False
     domain: bool = True
+    mode: str | None = None           # lexical | semantic | hybrid; None: hybrid when meaning is available
+
 
     @classmethod
     def build(cls, *, clearance=None, min_confidence=None, max_age=None, recency_weight=None,
-              half_life=None, limit=None, budget=None, preload=False, domain=True) -> RecallOptions:
+              half_life=None, limit=None, budget=None, preload=False, domain=True,
+              mode=None) -> RecallOptions:
         opts = cls(
             clearance=parse_clearance(clearance),
             min_confidence=_unit_interval("--min-confidence", min_confidence, SERVING_THRESHOLD),
@@ -48,14 +51,27 @@ class RecallOptions:
                             else parse_days("--half-life", half_life)),
             limit=DEFAULT_LIMIT if limit is None else _count("--limit", limit),
             budget=None if budget is None else _count("--budget", budget),
-            preload=bool(preload), domain=bool(domain))
+            preload=bool(preload), domain=bool(domain), mode=parse_mode(mode))
         return opts
 
     def as_dict(self) -> dict:
         return {"clearance": list(self.clearance), "min_confidence": self.min_confidence,
                 "max_age_days": self.max_age_days, "recency_weight": self.recency_weight,
                 "half_life_days": self.half_life_days, "limit": self.limit, "budget": self.budget,
-                "preload": self.preload, "domain": self.domain}
+                "preload": self.preload, "domain": self.domain, "mode": self.mode}
+
+
+MODES = ("lexical", "semantic", "hybrid")
+
+
+def parse_mode(value) -> str | None:
+    """A recall mode name, or None (the default: hybrid when meaning is available)."""
+    if value is None or str(value).strip() == "":
+        return None
+    mode = str(value).strip().lower()
+    if mode not in MODES:
+        raise LedgerError(f"unknown recall mode {value!r} (known: {', '.join(MODES)})")
+    return mode
 
 
 def parse_clearance(value) -> tuple[str, ...]:
@@ -114,5 +130,5 @@ def _count(option: str, value) -> int:
     return value
 
 
-__all__ = ["RecallOptions", "parse_clearance", "parse_days", "DEFAULT_LIMIT",
+__all__ = ["RecallOptions", "MODES", "parse_mode", "parse_clearance", "parse_days", "DEFAULT_LIMIT",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_HALF_LIFE_DAYS"]

@@ -54,6 +54,8 @@ class PredicateSpec:
     patterns: tuple[Pattern, ...] = field(default=(), compare=False)
     # value -> words that state it, for the validator's check that a quote supports a value
     values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    # predicates whose open fact with an equal value contradicts this one's (docs/semantic.md)
+    contradicts: tuple[str, ...] = ()
 
     def normalise_value(self, value: str) -> str:
         if self.normalise == "lower":
@@ -152,7 +154,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
     known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
-             "normalise", "patterns", "values"}
+             "normalise", "patterns", "values", "contradicts"}
     for key in body:
         if key not in known:
             raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
@@ -183,6 +185,9 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
             isinstance(words, list) and all(isinstance(w, str) and w.strip() for w in words)
             for words in values.values()):
         raise fail("values", "must be a table of value = [words that state it]")
+    contradicts = body.get("contradicts", [])
+    if not isinstance(contradicts, list) or not all(isinstance(c, str) and NAME_RE.fullmatch(c) for c in contradicts):
+        raise fail("contradicts", "must be a list of predicate names")
     return PredicateSpec(
         name=name,
         cardinality=choice("cardinality", CARDINALITIES),
@@ -194,6 +199,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
         normalise=choice("normalise", NORMALISERS, "none"),
         patterns=tuple(_parse_pattern(fail, i, p) for i, p in enumerate(patterns)),
         values={" ".join(k.casefold().split()): tuple(v) for k, v in values.items()},
+        contradicts=tuple(contradicts),
     )
 
 

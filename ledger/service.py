@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from factledger.projections import vectors
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import queries
@@ -30,6 +31,9 @@ from .ledger_file import prepare as prepare_file
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .rowcheck import first_bad_row
+from .semantic.dedup import same_meaning
+from .semantic.embedder import wanted
+from .semantic.review import contradictions, with_suggestions
 from .store import EventStore, connect
 from .timeutil import Clock, normalise_time, parse_time, system_clock
 from .validate import check
@@ -75,6 +79,7 @@ class Ledger:
                 self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
                 self.store.on_commit(self.checkpointer.after_commit)
             self._ensure_schema()
+            vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
@@ -167,7 +172,9 @@ class Ledger:
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        decision = decide(c, facts, spec)
+        restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
+                    if wanted() else (None, None))
+        decision = decide(c, facts, spec, restates)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
             bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
@@ -218,8 +225,8 @@ class Ledger:
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain; and `as_of` (a time:
-        the facts open then, scored as of then).  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain, mode; and `as_of` (a
+        time: the facts open then, scored as of then).  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         from .recall import RecallOptions, recall
@@ -271,7 +278,12 @@ class Ledger:
         from .ingest.review import held_rows
 
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return held_rows(self.conn, app, user, status)
+        return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
+
+    def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
+        """Open facts of registry-declared contradicting predicates with equal values."""
+        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        return contradictions(self.conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:

@@ -9,12 +9,13 @@ from .provenance import ProvenanceProjection
 from .recall import RecallProjection
 from .review import ReviewProjection
 from .sessions import SessionsProjection
+from .vectors import VectorProjection
 
 
 def all_projections() -> tuple:
     """A fresh set for one projector: a projection holds what its transaction has not written
     yet, so two ledgers (or threads) never share one.  RecallProjection follows what the facts
-    projection flushes, so it comes after it."""
+    projection flushes, so it comes after it (and so does VectorProjection)."""
     facts = FactsProjection()
     return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
-            SessionsProjection(), ErasuresProjection(), MerkleProjection())
+            SessionsProjection(), ErasuresProjection(), VectorProjection(facts), MerkleProjection())

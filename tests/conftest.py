@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 
 import pytest
 
 from factledger.ledger import Ledger, make_candidate
 from factledger.ledger.timeutil import parse_time
+
+# Nothing downloads at test time.  Meaning (the semantic extra) is off for the suite as a whole,
+# so the thousands of facts other tests write are not each embedded; tests/test_semantic_*.py
+# turn it on (the `meaning` fixture), and subprocesses inherit whichever setting a test has.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")
+
+
+@pytest.fixture
+def meaning(monkeypatch):
+    """The bundled encoder, on (skips nothing: the extra is part of the test install)."""
+    monkeypatch.delenv("FACTLEDGER_EMBEDDER", raising=False)
 
 
 class MovableClock:

@@ -89,7 +89,7 @@ class LedgerMemoryService(BaseMemoryService):
     def __init__(self, ledger: Ledger | str | Path, *, extractor: Any = "patterns",
                  model: str | None = None, clearance=DEFAULT_CLEARANCE, preload: bool = True,
                  limit: int | None = None, budget: int | None = None,
-                 min_confidence: float | None = None, domain: bool = True,
+                 min_confidence: float | None = None, domain: bool = True, mode: str | None = None,
                  forget_reason: str = "deleted through the ADK memory service",
                  requested_by: str = "adk-memory-service"):
         self._opened = not isinstance(ledger, Ledger)     # a ledger the service opened, it closes
@@ -104,7 +104,7 @@ class LedgerMemoryService(BaseMemoryService):
         self.model = model
         self.options = RecallOptions.build(clearance=clearance, preload=preload, limit=limit,
                                            budget=budget, min_confidence=min_confidence,
-                                           domain=domain)
+                                           domain=domain, mode=mode)
         self.forget_reason = forget_reason
         self.requested_by = requested_by
         self._lock = threading.Lock()      # one thread at a time on the ledger's connection

@@ -1,0 +1,160 @@
+"""Dedup by meaning, guarded: which open fact of a key, if any, a candidate only restates.
+
+A duplicate is cheap; a lost fact is not.  So a candidate reinforces an open fact of another
+wording only when every guard agrees, and is otherwise kept as its own fact:
+- never across keys (only the key's own open facts are looked at), never for `series`;
+- a `many` key: the two values, each rendered in the key's sentence frame ("allergy is
+  peanuts."), have a cosine of at least THRESHOLD, and they carry the same numbers, the same
+  units, the same negation words, the same capitalised names and no word of a closed contrast
+  class on one side only (north/south, summer/winter, green/black...): Berlin vs Paris scores 0.82
+  on one frame, 25 mg vs 50 mg 0.94, eu-west vs eu-central 0.95, so the guards, not the cosine,
+  keep those apart;
+- a `one` key is never merged by meaning: a different value there means a change of state
+  (supersede or dispute), so it reinforces only when the two values differ by form alone
+  (case, accents, spacing, punctuation: "Sao Paulo" / "São Paulo", "new-york" / "New York").
+
+The decision is recorded as events (rule `same_meaning` or `same_form`), so a replay does not
+need the encoder; docs/semantic.md has the measured threshold and the near-miss figures.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ..candidate import value_key
+from . import embedder as encoders
+
+THRESHOLD = 0.94
+PREFILTER = 3                  # open values looked at closely per candidate
+PREFILTER_FLOOR = 0.6          # stored-sentence cosine below which a value is not looked at
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_WORD = re.compile(r"[^\W_]+")
+_NEGATIONS = frozenset("no not never none nothing neither nor without non cannot cant dont doesnt didnt isnt "
+                       "arent wasnt werent wont avoid avoids avoiding free".split())
+# Unit words counted wherever they stand; any letters right after a number count as a unit too
+# ("50mg", "5 km"), so short ambiguous words ("in", "m") are only units after a number.
+_UNITS = frozenset("mg kg lb lbs oz ml mcg iu km cm mm mi miles mile ft feet inch inches hr hrs hours hour "
+                   "minutes minute secs seconds day days week weeks month months year years percent usd eur "
+                   "gbp inr celsius fahrenheit litre litres liter liters gram grams".split())
+_AFTER_NUMBER = re.compile(r"\d(?:[.,]\d+)?\s*([^\W\d_]+)")
+# Closed classes of words that name different values however close the sentences are: one of
+# them on one side only is a different value, not another wording.
+_CONTRASTS = frozenset("north south east west central northern southern eastern western left right upper "
+                       "lower top bottom front back inner outer small medium large big little short long tall "
+                       "early late morning afternoon evening night daily weekly monthly yearly spring summer "
+                       "autumn fall winter red orange yellow green blue purple black white brown grey gray "
+                       "pink hot cold warm cool mild strong weak light dark heavy sweet sour bitter salty "
+                       "first second third last min max minimum maximum before after above below over under "
+                       "more less fewer most least high low".split())
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve twenty thirty "
+                          "forty fifty hundred thousand million half twice once double single".split())
+
+
+def form_key(value: str) -> str:
+    """The value with only its letters and digits, unaccented and case folded."""
+    decomposed = unicodedata.normalize("NFKD", value)
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return "".join(_WORD.findall(plain.casefold()))
+
+
+def same_form(a: str, b: str) -> bool:
+    return value_key(a) != value_key(b) and form_key(a) == form_key(b) and form_key(a) != ""
+
+
+def guards(a: str, b: str) -> str | None:
+    """The first guard that keeps two values apart, or None when none does."""
+    words_a, words_b = _words(a), _words(b)
+    if _NUMBER.findall(a) != _NUMBER.findall(b) or (words_a & _NUMBER_WORDS) != (words_b & _NUMBER_WORDS):
+        return "number"
+    if _units(a, words_a) != _units(b, words_b):
+        return "unit"
+    if bool(words_a & _NEGATIONS) != bool(words_b & _NEGATIONS) or _negated(a) != _negated(b):
+        return "negation"
+    if _names(a) != _names(b):
+        return "named_entity"
+    if (words_a ^ words_b) & _CONTRASTS:
+        return "contrast"
+    return None
+
+
+def _units(text: str, words: set[str]) -> set[str]:
+    return (words & _UNITS) | {u.casefold() for u in _AFTER_NUMBER.findall(text)}
+
+
+def _words(text: str) -> set[str]:
+    return {w.replace("'", "") for w in _WORD.findall(text.casefold().replace("n't", "nt"))}
+
+
+def _negated(text: str) -> bool:
+    return "n't" in text.casefold() or text.strip().lower().startswith(("non-", "non "))
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words after the first (a value's first word is often capitalised as a
+    sentence start), case folded."""
+    words = _WORD.findall(text)
+    return {w.casefold() for w in words[1:] if w[:1].isupper()} | (
+        {words[0].casefold()} if words and words[0][:1].isupper() and len(words) == 1 else set())
+
+
+def same_meaning(candidate, spec, open_facts, stored_vectors):
+    """(the open fact the candidate only restates, the rule) or (None, None).
+
+    `open_facts` is the key's open facts (a list or the decision table's key view);
+    `stored_vectors()` gives fact_id -> stored vector bytes for the key's predicate
+    (projections/vectors.py).  The stored vectors (fact sentence with its quote) pick at most
+    PREFILTER open values close to the candidate, and only those are embedded in the key's frame
+    and put through the guards, so a key holding thousands of values costs one read and a few
+    runs of the encoder, not one per value.  Facts opened earlier in the same transaction have
+    no stored vector yet and are compared directly."""
+    cardinality = spec.cardinality
+    if cardinality == "series" or candidate.negated or not open_facts:
+        return None, None
+    value = candidate.value
+    lookup = getattr(open_facts, "same", None)
+    wanted = value_key(value)
+    if (lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]):
+        return None, None                   # the exact rule of the decision table applies
+    facts = list(open_facts)
+    if cardinality != "many":
+        fact = next((f for f in facts if same_form(value, f.value)), None)
+        return (fact, "same_form") if fact is not None else (None, None)
+    model = encoders.get()
+    if model is None:
+        fact = next((f for f in facts if same_form(value, f.value)), None)
+        return (fact, "same_form") if fact is not None else (None, None)
+    import numpy as np
+
+    stored = stored_vectors()
+    subject, predicate = candidate.subject, spec.name
+    full = model.embed(encoders.sentence(subject, predicate, value, candidate.quote))
+    with_vector = [f for f in facts if f.fact_id in stored]
+    shortlist = [f for f in facts if f.fact_id not in stored]
+    if with_vector:
+        matrix = np.frombuffer(b"".join(stored[f.fact_id] for f in with_vector), dtype="<f4")
+        cosines = matrix.reshape(len(with_vector), -1) @ full
+        order = np.argsort(-cosines, kind="stable")[:PREFILTER]
+        shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
+    shortlist += [f for f in facts if same_form(value, f.value) and f not in shortlist]
+    mine = model.embed(encoders.sentence(subject, predicate, value, None))
+    best, best_cosine, rule = None, THRESHOLD, None
+    for fact in shortlist:
+        if same_form(value, fact.value):
+            return fact, "same_form"
+        if guards(value, fact.value) is not None:
+            continue
+        cosine = float(mine @ model.embed(encoders.sentence(subject, predicate, fact.value, None)))
+        if cosine >= best_cosine:
+            best, best_cosine, rule = fact, cosine, "same_meaning"
+    return (best, rule) if best is not None else (None, None)
+
+
+def merges(subject: str, predicate: str, a: str, b: str, model) -> tuple[bool, float, str | None]:
+    """For measurement: whether b would reinforce a on a `many` key, the cosine, the guard."""
+    if same_form(a, b):
+        return True, 1.0, None
+    cosine = float(model.embed(encoders.sentence(subject, predicate, a, None))
+                   @ model.embed(encoders.sentence(subject, predicate, b, None)))
+    guard = guards(a, b)
+    return guard is None and cosine >= THRESHOLD, cosine, guard

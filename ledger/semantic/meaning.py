@@ -1,0 +1,98 @@
+"""How close in meaning a query is to each in-scope fact: the `semantic` part of recall's score.
+
+A fact's meaning score is the larger of two cosines, each rescaled so that unrelated text
+counts zero (`rescale`): the query against the fact's stored vector (its predicate, value and
+quote as a sentence), and the query against its predicate's registry entry (name, aliases and
+description as a sentence: "Where do I live?" is far from "home city is Bengaluru" but close to
+"City the subject lives in").  The registry's vectors are worked out at query time and kept per
+registry and encoder (they hold no fact text); the facts' vectors are the projection's rows.
+
+The blend with the lexical score and recency is in `ledger.recall_facts` and docs/semantic.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from factledger.projections.vectors import partition_vectors
+
+from ..errors import LedgerError
+from ..registry import Registry
+from . import embedder as encoders
+
+# Cosines at or below the floor mean nothing (MiniLM puts unrelated short sentences at about
+# 0.0 to 0.15); above it the score rises linearly to 1 at cosine 1.  Measured on the probe
+# set (bench/semantic.py probes, docs/semantic.md): 0.25 missed 4 of 64 probes at 12, 0.15 none.
+FLOOR = 0.15
+# Hybrid relevance = MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * lexical.
+MEANING_WEIGHT = 0.6
+
+
+def default_mode() -> str:
+    """hybrid when meaning is available (the extra installed, not turned off), lexical otherwise."""
+    return "hybrid" if encoders.wanted() else "lexical"
+
+
+def resolve_mode(mode: str | None) -> str:
+    """The mode a call runs in: the default when none was asked for; asking for meaning without
+    it is an error, not a silent lexical answer."""
+    if mode is None:
+        return default_mode()
+    if mode != "lexical" and not encoders.wanted():
+        raise LedgerError(f"recall mode {mode} needs the semantic extra (pip install 'factledger[semantic]')"
+                          " and FACTLEDGER_EMBEDDER not off")
+    return mode
+
+
+def rescale(cosine: float) -> float:
+    return max(0.0, (cosine - FLOOR) / (1.0 - FLOOR))
+
+
+def predicate_sentence(name: str, spec) -> str:
+    words = name.replace("_", " ").replace(".", " ")
+    aliases = ", ".join(a.replace("_", " ") for a in spec.aliases)
+    text = f"{words}: {spec.description}" if spec.description else words
+    return f"{text} ({aliases})" if aliases else text
+
+
+_PREDICATE_VECTORS: dict[tuple[str, str], dict] = {}
+
+
+def predicate_vectors(registry: Registry | None, model) -> dict:
+    """predicate -> unit vector of its registry sentence, cached per (registry, encoder)."""
+    if registry is None:
+        return {}
+    key = (registry.sha256, model.identity)
+    cached = _PREDICATE_VECTORS.get(key)
+    if cached is None:
+        cached = {name: model.embed(predicate_sentence(name, spec))
+                  for name, spec in registry.predicates.items()}
+        _PREDICATE_VECTORS[key] = cached
+    return cached
+
+
+def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: str,
+                   rows: list[tuple], id_pos: int, predicate_pos: int,
+                   registry: Registry | None) -> dict[int, float]:
+    """position -> (rescaled meaning score, raw cosine with the fact) for the rows that have a
+    vector of the current encoder; an empty query or no encoder gives {}."""
+    model = encoders.get()
+    if model is None or not query.strip() or not rows:
+        return {}
+    import numpy as np
+
+    stored = partition_vectors(conn, app, users, model.identity)
+    if not stored:
+        return {}
+    q = model.embed(query)
+    positions = [i for i, row in enumerate(rows) if row[id_pos] in stored]
+    if not positions:
+        return {}
+    matrix = np.frombuffer(b"".join(stored[rows[i][id_pos]] for i in positions), dtype="<f4")
+    facts = (matrix.reshape(len(positions), -1) @ q).tolist()
+    by_predicate = {name: float(v @ q) for name, v in predicate_vectors(registry, model).items()}
+    out = {}
+    for i, cosine in zip(positions, facts):
+        best = max(cosine, by_predicate.get(rows[i][predicate_pos], -1.0))
+        out[i] = (rescale(best), cosine)
+    return out
