@@ -109,14 +109,10 @@ class InScope:
     # --- scores ----------------------------------------------------------------------------
 
     def score_hits(self, query_terms: list[str]) -> None:
-        """TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts) for the
-        facts that share a term with the query, blended with exponential recency; see
-        docs/recall.md.
-
-        A substring test finds the few documents that can share a term before any is split, and
-        document frequencies are counted only when some document does.  A document is its
-        stored terms plus its predicate's registry terms, one string, so its split is the term
-        list tf and df have always been computed over."""
+        """Relevance by the call's mode, blended with exponential recency (docs/recall.md,
+        docs/semantic.md): lexical is the TF-IDF cosine of `_lexical`; semantic is the meaning
+        score set by `ledger.recall` from `ledger.semantic.meaning`; hybrid is their weighted sum.
+        A fact whose relevance is 0 is not a hit."""
         lexical = self._lexical(query_terms) if self.mode != "semantic" else {}
         if self.mode == "lexical":
             scored = lexical
@@ -139,7 +135,13 @@ class InScope:
             self.hits.append(i)
 
     def _lexical(self, query_terms: list[str]) -> dict[int, float]:
-        """position -> TF-IDF cosine, for the facts sharing a term with the query."""
+        """position -> TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts),
+        for the facts sharing a term with the query.
+
+        A substring test finds the few documents that can share a term before any is split, and
+        document frequencies are counted only when some document does.  A document is its
+        stored terms plus its predicate's registry terms, one string, so its split is the term
+        list tf and df have always been computed over."""
         q_counts = Counter(query_terms)
         if not q_counts or not self.cleared:
             return {}

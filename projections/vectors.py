@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store import Event
 
@@ -118,7 +119,7 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
             if model is not None:
                 rows = [_row(model, dict(zip(names, r))) for r in conn.execute(_OPEN).fetchall()]
                 conn.executemany(_INSERT, rows)
-    except sqlite3.OperationalError:
+    except (sqlite3.OperationalError, LedgerError):
         return False                          # read-only or busy: recall skips other encoders' rows
     return True
 

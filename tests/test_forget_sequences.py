@@ -78,6 +78,7 @@ class Item:
     target: int | None = None
     accept: bool = False
     alive: bool = True
+    decided: bool = False                # a statement the decision table saw (not the validator's)
 
 
 def _candidate(i, item):
@@ -122,7 +123,8 @@ def feed(ledger, clock, history) -> list[Item]:
             spec = ledger.registry.resolve(c.predicate)
             name = spec.name if spec else ("home_city" if c.value == "Pune" else "")
             _say(ledger, c)
-            items.append(Item(i, c, name))
+            decided = check(c, ledger.registry).action == "apply" or name == "home_city"
+            items.append(Item(i, c, name, decided=decided))
         else:                                     # a reviewer looks at a key in dispute
             open_ = [ev for (ev,) in ledger.conn.execute(
                 "SELECT evidence_event FROM facts_current f WHERE app = 'app' AND user = 'u1' AND EXISTS"
@@ -229,8 +231,12 @@ def run(history, forgets) -> None:
             try:
                 receipt = full.forget("app", "u1", reason="property", **arguments)
                 event(f"forget {scope[0]}: {'re-decided' if receipt['counts']['restated'] else 'fold only'}")
-            except LedgerError as exc:               # a session whose every statement went before
-                assert "no session" in str(exc) and not gone
+            except LedgerError as exc:               # a session whose every event went before (a
+                assert "no session" in str(exc)      # statement, or a hold naming a forgotten value)
+                assert not [b for (b,) in full.conn.execute("SELECT body FROM events WHERE body IS NOT NULL")
+                            if orjson.loads(b).get("session", (orjson.loads(b).get("candidate") or {})
+                                                   .get("session")) == arguments["session"]]
+                assert not [it for it in items if it.index in gone and it.decided]
             clock.tick()
             masker = Masker(it.candidate.value for it in items if it.index in gone) \
                 if scope[0] in ("predicate", "sensitivity", "fact") else None
@@ -273,6 +279,12 @@ H, A, D = "home_city", "allergy", "medication_dose"
 @example([("say", A, 0, 0, 3, "user", False, "Pune"),
           ("say", H, 0, 1, 4, "user", False, None), ("say", A, 0, 2, 5, "user", False, None)],
          [("predicate", "home_city"), ("session", 0)])
+# A hold, or a validator's rejection, naming a forgotten value goes with the fact; its session,
+# then empty, is not there to forget.
+@example([("say", H, 2, 0, 1, "user", False, None), ("say", "hometown_zz", 1, 1, 1, "user", False, None)],
+         [("fact", 0), ("session", 1)])
+@example([("say", "diet", 0, 0, 1, "user", False, None), ("say", "diet", 0, 1, 1, "agent", False, None)],
+         [("fact", 0), ("session", 1)])
 def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
     run(history, forgets)
 
