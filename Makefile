@@ -15,8 +15,12 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic]'
 
+# `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
+DEMO_OUT ?= demo-out
 demo: install
-	$(BIN)/factledger demo
+	mkdir -p $(DEMO_OUT)
+	rm -f $(DEMO_OUT)/factledger.db $(DEMO_OUT)/factledger.db-wal $(DEMO_OUT)/factledger.db-shm
+	$(BIN)/factledger demo --out $(DEMO_OUT)/factledger.db
 
 test: lint
 	$(BIN)/python -m pytest

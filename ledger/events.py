@@ -203,6 +203,7 @@ class Redacted(Body):
     session_hashes: list[str] = []
     fact_hashes: list[str] = []
     partitions: int = 1
+    ticket: str | None = None             # an external reference (a case number), no personal data
     restated_seqs: list[int] = []         # of target_seqs, the surviving ones recorded again after it
     event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
 

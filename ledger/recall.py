@@ -48,7 +48,8 @@ class RecallResult:
     options: RecallOptions
     selected: list[dict]                       # facts in the order they are rendered
     candidates: list[dict]                     # every in-scope fact, scores and outcome
-    other_partitions: dict | None = None       # counts only, with explain
+    other_partitions: dict | None = None       # kept for callers; never counted: one tenant's
+                                               # explanation says nothing of another's
     text: str = ""                             # the rendered block
 
     def as_dict(self) -> dict:
@@ -84,7 +85,7 @@ _REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
 
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
-           explain: bool = False) -> RecallResult:
+           explain: bool = False, as_of: str | None = None) -> RecallResult:
     """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
     (the selected facts, or every candidate with `explain`).
 
@@ -92,7 +93,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    rows = recall_reads.scope_rows(conn, app, users)
+    rows = recall_reads.scope_rows(conn, app, users, as_of)
     scope = InScope(rows, now, options, _registry_suffixes(registry))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
@@ -103,7 +104,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     selected = _pack(scope, [i for i in pool if scope.gate(i) is None])
     shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
     facts_of = {i: scope.fact(i) for i in shown}
-    _complete(conn, list(facts_of.values()))
+    _complete(conn, list(facts_of.values()), as_of)
     for rank, i in enumerate(shown, 1):
         facts_of[i]["rank"] = rank
         if scope.outcome[i] == "sensitivity":
@@ -112,15 +113,13 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
                           text=render.render(facts))
-    if explain:
-        result.other_partitions = recall_reads.other_partitions(conn, app, users)
     return result
 
 
-def _complete(conn: sqlite3.Connection, shown: list[dict]) -> None:
+def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = None) -> None:
     """Add the remaining public fields (`FACT_FIELDS`) to the facts that will be shown."""
     by_id = {c["fact_id"]: c for c in shown}
-    for fact_id, row in recall_reads.full_rows(conn, list(by_id)):
+    for fact_id, row in recall_reads.full_rows(conn, list(by_id), as_of):
         by_id[fact_id].update(row)
 
 

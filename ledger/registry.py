@@ -7,6 +7,7 @@ tell which registry a decision was taken under.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -85,6 +86,23 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self.predicates)
+
+    def close_matches(self, name: str, n: int = 3) -> list[str]:
+        """Predicates whose name or alias is spelled like `name` (difflib), for "did you mean"."""
+        key = _fold_name(name)
+        spelled = {p: p for p in self.predicates} | {alias: canon for alias, canon in self.aliases.items()}
+        found = difflib.get_close_matches(key, list(spelled), n=n * 2, cutoff=0.6)
+        out: list[str] = []
+        for match in found:
+            if spelled[match] not in out:
+                out.append(spelled[match])
+        return out[:n]
+
+    def unknown(self, name: str) -> LedgerError:
+        """The error for a predicate the registry does not know, naming the close matches."""
+        matches = self.close_matches(name)
+        hint = f"; did you mean {', '.join(matches)}?" if matches else " (`factledger predicates` lists them)"
+        return LedgerError(f"unknown predicate {name!r} (not in the registry){hint}")
 
 
 def _fold_name(name: str) -> str:

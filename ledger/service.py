@@ -31,7 +31,7 @@ from .rowcheck import first_bad_row
 from .scope import build_scope
 from .semantic.review import contradictions, with_suggestions
 from .store import EventStore, snapshot
-from .timeutil import Clock
+from .timeutil import Clock, normalise_time, parse_time
 from .unit import UnitOfWork
 from .verify import verify
 
@@ -132,14 +132,17 @@ class Ledger:
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain, mode.  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain, mode; and `as_of` (a
+        time: the facts open then, scored as of then).  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
+        as_of = options.pop("as_of", None)     # serve what would have been served then
         app, user = normalize_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
+        at = normalise_time(as_of) if as_of is not None else None
         with snapshot(self.conn):
-            return recall(self.conn, app, user, query, now=self.clock(), options=opts,
-                          registry=self.registry, explain=explain)
+            return recall(self.conn, app, user, query, now=parse_time(at) if at else self.clock(),
+                          options=opts, registry=self.registry, explain=explain, as_of=at)
 
     # Ingestion and review.
 
@@ -189,13 +192,14 @@ class Ledger:
     def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
                predicate: str | None = None, sensitivity: str | None = None,
                reason: str | None = None, requested_by: str | None = None,
-               dry_run: bool = False, vacuum: bool = False) -> dict:
+               dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
         app, user = normalize_partition(app, user)
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget.forget(self.work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum)
+        return forget.forget(self.work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
+                             ticket=ticket)
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""

@@ -26,6 +26,7 @@ from .decide import decide
 from .errors import LedgerError
 from .eventrow import Event
 from .events import Body
+from .ledger_file import prepare as prepare_file
 from .outcome import Outcome
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
@@ -45,6 +46,7 @@ class UnitOfWork:
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/clocksanity.py); default one day

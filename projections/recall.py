@@ -101,32 +101,38 @@ def _row(s: dict) -> tuple:
 _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
-    f" FROM facts_current f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
+    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
 # Full rows: only for what is shown; the public fields, less the two worked out (recall_facts.py).
 _FULL_COLUMNS = tuple(f for f in FACT_FIELDS if f not in ("effective_confidence", "disputes"))
-_FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM facts_current WHERE fact_id IN "
+_FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
+
+# What the ledger held open at a past transaction time (`recall --as-of`): the columns recall
+# reads of facts_current, taken from the bitemporal history.
+_AS_OF = ("(SELECT fact_id, app, user, subject, predicate, value, state AS status, basis, confidence,"
+          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
+          " quote, author, effective_date, disputes, observed_seq FROM fact_history"
+          " WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+          " AND state IN ('current', 'disputed'))")
 
 
-def scope_rows(conn: sqlite3.Connection, app: str, users: list[str]) -> list[tuple]:
+def _source(as_of: str | None) -> tuple[str, list]:
+    """The open facts now, or as the ledger held them at transaction time `as_of`."""
+    return ("facts_current", []) if as_of is None else (_AS_OF, [as_of, as_of])
+
+
+def scope_rows(conn: sqlite3.Connection, app: str, users: list[str],
+               as_of: str | None = None) -> list[tuple]:
     """The thin row of every open fact of the scope (one indexed read)."""
-    return conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
+    source, args = _source(as_of)
+    return conn.execute(_THIN.format(source=source) + f"({', '.join('?' for _ in users)})",
+                        (*args, app, *users)).fetchall()
 
 
-def full_rows(conn: sqlite3.Connection, fact_ids: list[str]):
+def full_rows(conn: sqlite3.Connection, fact_ids: list[str], as_of: str | None = None):
     """(fact_id, its full row as a dict) for each fact named, read 500 at a time."""
+    source, args = _source(as_of)
     for start in range(0, len(fact_ids), 500):
         chunk = fact_ids[start:start + 500]
-        for row in conn.execute(_FULL + f"({', '.join('?' for _ in chunk)})", chunk):
+        sql = _FULL.format(source=source) + f"({', '.join('?' for _ in chunk)})"
+        for row in conn.execute(sql, (*args, *chunk)):
             yield row[0], dict(zip(_FULL_COLUMNS, row))
-
-
-def other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:
-    """How many open facts lie outside the scope: counted, never shown."""
-    total = conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
-    inside = sum(conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
-                              (app, u)).fetchone()[0] for u in users)
-    partitions = conn.execute(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM facts_current)").fetchone()[0]
-    inside_partitions = sum(1 for u in users if conn.execute(
-        "SELECT 1 FROM facts_current WHERE app = ? AND user = ? LIMIT 1", (app, u)).fetchone())
-    return {"facts": total - inside, "partitions": partitions - inside_partitions}

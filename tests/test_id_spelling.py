@@ -128,6 +128,8 @@ def test_bad_ids_are_bad_input(ledger):
 
 def run(db, *args, ok=True):
     env = dict(os.environ, FACTLEDGER_NOW="2026-11-01T00:00:00Z", FACTLEDGER_DB=str(db))
+    if args and args[0] in ("observe", "ingest"):
+        args = (*args, "--create")             # these cases start from a fresh file
     done = subprocess.run([FACTLEDGER, *args], capture_output=True, text=True, env=env)
     if ok:
         assert done.returncode == 0, done.stderr

@@ -19,7 +19,7 @@ from ..unit import UnitOfWork
 from .candidates import CandidatesExtractor
 from .extractor import Extractor
 from .extractors import make_extractor
-from .pipeline import SessionResult, ingest_session
+from .pipeline import SessionErased, SessionResult, ingest_session
 from .session import Session
 from .sources import Skipped, SourceError, load, read_source
 
@@ -45,6 +45,7 @@ class Summary:
             "sessions": sum(1 for r in self.results if r.session is not None),
             "ingested": sum(1 for r in self.results if r.status == "ingested"),
             "unchanged": sum(1 for r in self.results if r.status == "unchanged"),
+            "skipped_erased": sum(1 for r in self.results if r.status == "skipped"),
             "failed": len(self.failed),
             "events_read": sum(r.events_read for r in self.results),
             "candidates": sum(r.candidates for r in self.results),
@@ -128,6 +129,10 @@ def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = 
 def _one(ledger, session, app, user, extractor) -> SessionResult:
     try:
         return ingest_session(ledger, session, app, user, extractor)
+    except SessionErased:
+        # forgotten on purpose: not a failure, and never ingested again
+        return SessionResult(source=session.source, session=session.id, status="skipped",
+                             error="erased")
     except LedgerError as exc:
         return SessionResult(source=session.source, session=session.id, status="error",
                              error=str(exc))

@@ -178,6 +178,10 @@ def _same(again, delta) -> bool:
     return (again.read_ids, again.earlier_ids) == (delta.read_ids, delta.earlier_ids)
 
 
+class SessionErased(LedgerError):
+    """The session was forgotten: ingesting it again is refused (a batch reports it as skipped)."""
+
+
 def _refuse_future_events(ledger: UnitOfWork, delta, source: str) -> None:
     """A session event dated after the ledger's clock (plus its tolerance) fails the session."""
     now = ledger.clock()
@@ -188,7 +192,7 @@ def _refuse_future_events(ledger: UnitOfWork, delta, source: str) -> None:
 
 def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
     if is_forgotten(ledger.conn, "session", session_hash(app, user, session)):
-        raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
+        raise SessionErased(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
 def path_of(source: str) -> str | None:
