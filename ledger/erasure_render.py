@@ -17,7 +17,7 @@ from .terminal import escape
 TITLE = "factledger erasure report"
 
 
-def _lines(report: dict) -> list[tuple[str, str]]:
+def fields(report: dict) -> list[tuple[str, str]]:
     r = report["receipt"]
     verify = report["verify"]
     verdict = (f"ok: {verify['events']} events verified ({verify['redacted']} redacted), head {verify['head']}"
@@ -52,7 +52,7 @@ def to_json(report: dict) -> str:
 def to_markdown(report: dict) -> str:
     r = report["receipt"]
     rows = "\n".join(f"| {name} | {escape(value).replace('|', chr(92) + '|')} |"
-                     for name, value in _lines(report))
+                     for name, value in fields(report))
     return (f"# Erasure report: seq {r['redaction_seq']}\n\n"
             "The receipt names no one: the scope hash is recomputable from the ids by whoever "
             "knows them (`factledger erasures --app A --user U`).\n\n"
@@ -62,7 +62,7 @@ def to_markdown(report: dict) -> str:
 def to_html(report: dict) -> str:
     r = report["receipt"]
     rows = "\n".join(f"<tr><th>{html.escape(name)}</th><td>{html.escape(value)}</td></tr>"
-                     for name, value in _lines(report))
+                     for name, value in fields(report))
     ok = report["verify"]["ok"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
