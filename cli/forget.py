@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import click
 
@@ -14,6 +13,7 @@ from factledger.ledger.presence import already_erased_at, receipt_seqs, receipt_
 from factledger.ledger.terminal import escape
 
 from .context import pass_state
+from .files import private_file
 from .notices import check_partition, note
 from .output import dumps, emit, emit_one, output_options
 from .scope import all_option, check_whole_ledger, partition_options
@@ -213,23 +213,12 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
         return
     # Into a temporary file beside FILE, renamed over it only when complete: a failed export
     # never truncates an earlier one.
-    folder = os.path.dirname(os.path.abspath(out))
-    temp = None
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".factledger-export-", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if data_subject:
-                handle.write(dumps(ledger.export_subject(app, user)) + "\n")
-                count = None
-            else:
-                count = ledger.export_log(handle, app, user)
-        os.replace(temp, out)
-        temp = None
-    except OSError as exc:
-        raise LedgerError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.remove(temp)
+    with private_file(out, prefix=".factledger-export-") as handle:
+        if data_subject:
+            handle.write(dumps(ledger.export_subject(app, user)) + "\n")
+            count = None
+        else:
+            count = ledger.export_log(handle, app, user)
     if count is not None:
         click.echo(f"exported {count} events to {out}", err=True)
 
