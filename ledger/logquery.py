@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import orjson
 
+from .ids import normalize_optional
+from .store import equal_filters
 from .timeutil import normalise_time
 
 KEYS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "commitment",
@@ -25,11 +27,12 @@ def iter_log(conn: sqlite3.Connection, *, app: str | None = None, user: str | No
     """Events in seq order matching every filter given; `since` inclusive, `until` exclusive."""
     sql = ("SELECT e.seq, e.event_id, e.type, e.app, e.user, e.recorded_at, e.body, e.commitment,"
            " e.prev_hash, e.hash, e.redacted_by FROM events e WHERE e.seq > ?")
-    args: list = [after]
-    for column, value in (("e.app", app), ("e.user", user), ("e.type", type)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
+    # every id in its one spelling, as the library's other read paths take it
+    app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+    session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
+    where, args = equal_filters(**{"e.app": app, "e.user": user, "e.type": type})
+    sql += where
+    args = [after, *args]
     if predicate is not None:
         sql += (" AND (json_extract(e.body, '$.predicate') = ? OR json_extract(e.body,"
                 " '$.candidate.predicate') = ? OR e.seq IN (SELECT fe.seq FROM fact_events fe WHERE"

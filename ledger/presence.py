@@ -13,6 +13,7 @@ import sqlite3
 
 from .events import EVENT_TYPES
 from .scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
+from .store import equal_filters
 
 
 def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
@@ -66,13 +67,8 @@ def session_notice(conn: sqlite3.Connection, app: str | None, user: str | None,
         erased = session_erased_at(conn, app, user, session)
         if erased is not None:
             return f"session {session!r} was erased at seq {erased}"
-    where, args = "", [session]
-    if app is not None:
-        where += " AND app = ?"
-        args.append(app)
-    if user is not None:
-        where += " AND user = ?"
-        args.append(user)
+    where, args = equal_filters(app=app, user=user)
+    args = [session, *args]
     for table in ("sessions", "fact_history"):
         if conn.execute(f"SELECT 1 FROM {table} WHERE session = ?" + where + " LIMIT 1", args).fetchone():
             return None
