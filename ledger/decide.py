@@ -16,12 +16,14 @@ from .confidence import BASIS_RANK
 from .registry import PredicateSpec
 from .vocabulary import DecisionAction
 
-ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold")
+ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold", "backfill")
 # The rules under which this table rejects a candidate (reasons nothing_to_retract,
-# insufficient_authority, older_than_current, already_counted).  Only these rejections are
+# insufficient_authority, older_than_current, already_counted; `late_arrival` only in logs written
+# before late statements were backfilled).  Only these rejections are
 # decisions about a key's state; re-decision (ledger/redecide.py) replays them, and never a
 # validator's, a session validator's or a reviewer's rejection.
-REJECTING_RULES = frozenset({"negation", "late_arrival", "same_value", "series_duplicate"})
+REJECTING_RULES = frozenset({"negation", "late_arrival", "same_value", "series_duplicate",
+                             "late_same_value", "earlier_same_value"})
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class OpenFact:
     said_at: str
     sessions: frozenset[str] = frozenset()
     effective_date: str | None = None
+    valid_to: str | None = None              # a closed fact's end in valid time (None: open)
+    confirmed_at: str | None = None          # when its value was last said (None: at said_at)
 
     @property
     def reading_date(self) -> str:
@@ -51,16 +55,22 @@ class Decision:
     settles: bool = False                    # a reinforcement that settles a dispute
     promotes: OpenFact | None = None         # a challenger that becomes current (incumbent retracted)
     redisputes: tuple[OpenFact, ...] = ()    # other challengers, now disputing the promoted one
+    until: OpenFact | None = None            # backfill: the next known value, which ends the new one
+    cuts: OpenFact | None = None             # backfill: the closed fact whose valid time it cuts short
+    valid_to: str | None = None              # backfill: when the new fact stopped holding
 
 
 def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec,
-           restates: tuple[OpenFact | None, str | None] = (None, None)) -> Decision:
+           restates: tuple[OpenFact | None, str | None] = (None, None),
+           past: Iterable[OpenFact] = ()) -> Decision:
     """`open_facts`: the key's open facts in key order (the order they were opened, `facts_current`
     rowid order); a list, or a view that also answers `same(value_key)` (projections/keyindex.py)
     so that a key holding thousands of values is not scanned for each candidate.  Only a `one`
     key's decisions look at every open fact.  `restates`: the open fact the candidate says again
     in other words and the rule that found it (`ledger.semantic.dedup.same_meaning`, the semantic
-    extra), or (None, None)."""
+    extra), or (None, None).  `past`: the key's closed facts that held it for a while (superseded
+    or retracted, with their `valid_to`); read only when a `one` key hears a statement said before
+    its current fact (Row 5b, `backfill`), so it may be a lazy iterable."""
     rank = BASIS_RANK[candidate.basis]
     wanted = value_key(candidate.value)
     lookup = getattr(open_facts, "same", None)
@@ -70,6 +80,9 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
     if candidate.negated:
         if spec.cardinality == "series" and candidate.effective_date:
             same = [f for f in same if f.reading_date == candidate.effective_date[:10]]
+        earlier = spec.cardinality == "one" and all(candidate.said_at < f.said_at for f in same)
+        if earlier and (late := late_negation(candidate, past)) is not None:
+            return late
         if not same:
             return Decision("reject", "negation", "nothing_to_retract")
         target = latest(same)
@@ -93,10 +106,17 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
                 return _reinforce(candidate, fact, open_facts, "series_duplicate")
         return Decision("insert", "series_reading", "new_reading")
 
-    # Row 3: the same value is already open: reinforce it (once per session).
+    # Row 3: the same value is already open: reinforce it (once per session).  Said before the
+    # fact's first statement, it becomes that first statement (`many`), or, on a `one` key, it is
+    # history first (Row 5b decides where it falls).
     if same:
         fact = next((f for f in same if f.status == "current"), same[0])
-        return _reinforce(candidate, fact, open_facts, "same_value")
+        earlier = (fact.status == "current" and candidate.said_at < fact.said_at
+                   and candidate.session not in fact.sessions)
+        if earlier and spec.cardinality == "many":
+            return Decision("backfill", "earlier_same_value", "held_earlier", fact)
+        if not (earlier and spec.cardinality == "one"):
+            return _reinforce(candidate, fact, open_facts, "same_value")
 
     # Row 3b: another wording of an open value (ledger/semantic/dedup.py guards when).
     if restates[0] is not None and not candidate.negated:
@@ -109,11 +129,16 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
     if current is None:
         return Decision("insert", "new_key", "new_value")
 
-    # Row 5: `one` with a different current value.
-    if rank < BASIS_RANK[current.basis]:
+    # Row 5: `one` with a different current value (or the same value, said before it).
+    if not same and rank < BASIS_RANK[current.basis]:
         return Decision("dispute", "lower_authority", "lower_authority_than_current", current)
     if candidate.said_at < current.said_at:
-        return Decision("reject", "late_arrival", "older_than_current", current)
+        return backfill(candidate, current, past)     # Row 5b: history, never what is current
+    if candidate.said_at < (current.confirmed_at or current.said_at):
+        # said while the current value held, and that value was said again after it: history too,
+        # until then (a fact is one interval: it is not split around the candidate)
+        return Decision("backfill", "backfill", "backfilled", current, until=current,
+                        valid_to=current.confirmed_at)
     return Decision("supersede", "newer_value", "superseded", current, closes=tuple(open_facts))
 
 
@@ -141,3 +166,42 @@ def _reinforce(candidate: Candidate, fact: OpenFact, open_facts: list[OpenFact],
             return Decision("reinforce", rule + "_settles_dispute", "dispute_settled", fact,
                             closes=losers, settles=True)
     return Decision("reinforce", rule, "reinforced", fact)
+
+
+# Row 5b: a statement said before the current fact of a `one` key.  It is history: it cannot
+# change what is current, so it is recorded where it falls in valid time, as if it had arrived in
+# order.  The key's valid-time line is its closed facts and its current one; what the statement
+# meets there decides, and `docs/decisions.md` ("Late arrivals") says which orders are equivalent.
+
+def backfill(candidate: Candidate, current: OpenFact, past: Iterable[OpenFact]) -> Decision:
+    t, wanted = candidate.said_at, value_key(candidate.value)
+    line = [f for f in past if f.status in ("superseded", "retracted")] + [current]
+    held = covering(line[:-1], t)
+    if held is not None and value_key(held.value) == wanted:
+        # the value held then: it says it again, a reinforcement (in the past)
+        return _reinforce(candidate, held, [], "late_same_value")
+    after = min((f for f in line if f.said_at > t), key=lambda f: f.said_at)
+    cuts = held if held is not None and BASIS_RANK[candidate.basis] >= BASIS_RANK[held.basis] else None
+    if value_key(after.value) == wanted:
+        # the next value is this one: it held from this earlier statement on
+        if candidate.session in after.sessions:
+            return Decision("reject", "earlier_same_value", "already_counted", after)
+        return Decision("backfill", "earlier_same_value", "held_earlier", after, cuts=cuts)
+    return Decision("backfill", "backfill", "backfilled", after, until=after, cuts=cuts, valid_to=after.said_at)
+
+
+def late_negation(candidate: Candidate, past: Iterable[OpenFact]) -> Decision | None:
+    """A negation said while a closed fact of its value held: that fact's valid time ends then."""
+    wanted = value_key(candidate.value)
+    held = covering([f for f in past if f.status in ("superseded", "retracted")], candidate.said_at)
+    if held is None or value_key(held.value) != wanted:
+        return None
+    if BASIS_RANK[held.basis] > BASIS_RANK[candidate.basis]:
+        return Decision("reject", "negation", "insufficient_authority", held)
+    return Decision("retract", "late_negation", "retracted_in_the_past", held)
+
+
+def covering(facts: Iterable[OpenFact], t: str) -> OpenFact | None:
+    """The closed fact whose valid time holds `t` (the latest said, if several overlap)."""
+    found = [f for f in facts if f.said_at <= t and (f.valid_to is None or t < f.valid_to)]
+    return latest(found) if found else None

@@ -26,6 +26,7 @@ from datetime import timedelta
 from factledger.projections.current import KEY_SNAPSHOTS
 from factledger.projections.erasures import is_forgotten
 from factledger.projections.factstate import decode
+from factledger.projections.history import KEY_PAST
 
 from .errors import LedgerError
 from .events import Redacted
@@ -214,8 +215,8 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     for p, r, before in zip(plans, again, open_before):
         s = p.scope
         restate(p, r, event.seq, ledger.registry.sha256,
-                lambda subject, predicate, s=s: [decode(row) for row in conn.execute(
-                    KEY_SNAPSHOTS, (s.app, s.user, subject, predicate))],
+                lambda subject, predicate, s=s: [decode(row) for sql in (KEY_SNAPSHOTS, KEY_PAST)
+                                                 for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
                 lambda b: compensating.append(store.append(b).seq), before)
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,

@@ -77,6 +77,8 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
                 resolved_by="ledger", reason="settled_by_authority",
                 valid_to=decision.target.said_at, **common))
         return bodies, target
+    if action == "backfill":
+        return backfilled(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said)
     fact_id = fact_id or new_id()
     bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
     if action == "dispute":
@@ -85,6 +87,33 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         bodies += [FactSuperseded(fact_id=old.fact_id, rule=decision.rule, by_fact_id=fact_id,
                                   reason=decision.reason, valid_to=c.said_at, **common)
                    for old in decision.closes]
+    return bodies, fact_id
+
+
+def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
+               basis_claimed: str | None, fact_id: str | None, common: dict,
+               said: dict) -> tuple[list[Body], str | None]:
+    """A statement said before the key's current fact, placed in valid time (decide's Row 5b).
+
+    `earlier_same_value`: the next known value is this one, so that fact held from this earlier
+    statement on (a reinforcement that becomes the fact's first statement).  `backfill`: a new fact,
+    closed at once as `superseded` by the next known value, valid until that value was said.  Either
+    way the closed fact that held the key when it was said (`cuts`) ends then instead: a correction
+    in valid time, recorded (like every change) in transaction time."""
+    if decision.rule == "earlier_same_value":
+        fact_id = decision.target.fact_id
+        bodies: list[Body] = [FactReinforced(
+            fact_id=fact_id, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
+            quote=c.quote, author=c.author, basis=c.basis,
+            confidence=initial_confidence(c.basis, c.confidence), said_at=c.said_at, **said, **common)]
+    else:
+        fact_id = fact_id or new_id()
+        bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
+                  FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=decision.until.fact_id,
+                                 reason="backfilled", valid_to=decision.valid_to, **common)]
+    if decision.cuts is not None:
+        bodies.append(FactSuperseded(fact_id=decision.cuts.fact_id, rule="backfill", by_fact_id=fact_id,
+                                     reason="backfilled", valid_to=c.said_at, **common))
     return bodies, fact_id
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from factledger.projections.factstate import Snapshot, transition
-from factledger.projections.keyindex import KeyIndex, KeyView
+from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact
 
 from .decide import OpenFact, decide
 from .errors import LedgerError
@@ -48,6 +48,11 @@ class KeyFold:
     def open_facts(self) -> list[OpenFact]:
         return list(self.index.view())
 
+    def past(self) -> list[OpenFact]:
+        """The closed facts of the key that held it (decide's `past`), in the order they were said."""
+        snaps = sorted(self.snaps.values(), key=lambda s: (s["said_at"], s["observed_seq"]))
+        return [past_fact(s) for s in snaps if s["status"] in PAST_STATES]
+
     def fold(self, body: Body) -> None:
         self._seq -= 1                        # not a log seq: these events are not appended yet
         data = body.model_dump(mode="json", exclude_none=True)
@@ -74,7 +79,7 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
                 continue                      # the dispute it settled never arose
         else:
             c = st.candidate
-            decision = decide(c, fold.view(), spec)
+            decision = decide(c, fold.view(), spec, past=LazyPast(fold.past))
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
             bodies, _ = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
             bodies = stamped(bodies, st.hold_id, dict(st.review))

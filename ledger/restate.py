@@ -106,7 +106,8 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
             key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
             open_before: set[str]) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
-    state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order) and
+    state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order, then
+    its closed ones that held it, the past a late statement is placed in) and
     append the events, then the other events recorded again.
 
     A value that is current again (it was closed before the forget, its observation survives and

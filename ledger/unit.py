@@ -46,7 +46,7 @@ class UnitOfWork:
         self.path = Path(path)
         if not create and str(path) != ":memory:" and not self.path.exists():
             raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
-        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
+        tightened = prepare_file(path, create)   # 0600 from birth (or now); never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
@@ -65,6 +65,7 @@ class UnitOfWork:
                 self.store.on_commit(self.checkpointer.after_commit)
             refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
                                                        self.clock)
+            self.schema_report = tightened + self.schema_report     # what opening changed, said once
             if refold:
                 self.replay()
             vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
@@ -120,7 +121,8 @@ class UnitOfWork:
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
                     if wanted() else (None, None))
-        decision = decide(c, facts, spec, restates)
+        past = self.projector.key_past(self.conn, c.app, c.user, c.subject, spec.name)
+        decision = decide(c, facts, spec, restates, past)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
         if hold_id is not None:
             bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields

@@ -14,7 +14,7 @@ Basis = Literal["inferred", "stated", "verified"]                 # lowest autho
 Status = Literal["current", "disputed", "superseded", "retracted", "rejected"]
 Cardinality = Literal["one", "many", "series"]
 Sensitivity = Literal["normal", "personal", "health"]             # least sensitive first
-DecisionAction = Literal["insert", "reinforce", "supersede", "dispute", "retract", "reject"]
+DecisionAction = Literal["insert", "reinforce", "supersede", "dispute", "retract", "reject", "backfill"]
 
 AUTHORS: tuple[str, ...] = get_args(Author)
 BASES: tuple[str, ...] = get_args(Basis)

@@ -26,10 +26,13 @@ def _fact(conn: sqlite3.Connection, fact_id: str | None) -> dict:
 def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[dict]:
     """One entry per event that links this fact to another fact, a statement or a reviewer."""
     out = []
+    late = any(e["type"] == "FactObserved" and (e["body"] or {}).get("rule") == "backfill" for e in events)
     for e in events:
         body, kind, role = e["body"] or {}, e["type"], e["role"]
         entry: dict | None = None
-        if kind == "FactSuperseded" and role == "subject" and body.get("by_fact_id"):
+        if body.get("rule") in _LATE:
+            entry = _late(conn, kind, role, body, late)
+        elif kind == "FactSuperseded" and role == "subject" and body.get("by_fact_id"):
             entry = {"relation": "replaced by", **_fact(conn, body["by_fact_id"])}
         elif kind == "FactSuperseded" and role == "replacement":
             entry = {"relation": "replaced", **_fact(conn, body.get("fact_id"))}
@@ -57,3 +60,28 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
             entry.update(seq=e["seq"], type=kind, recorded_at=e["recorded_at"])
             out.append(entry)
     return out
+
+
+# Decisions about a statement said before the key's current fact (decide's Row 5b, "backfill").
+_LATE = ("backfill", "earlier_same_value", "late_same_value", "late_negation")
+
+
+def _late(conn: sqlite3.Connection, kind: str, role: str, body: dict, late: bool) -> dict | None:
+    """In words for the two sides of a backfill: the value learnt late, and the ones around it."""
+    said = {"fact_id": None, "value": None, "session": body.get("session"), "quote": body.get("quote"),
+            "said_at": body.get("said_at"), "author": body.get("author")}
+    if kind == "FactSuperseded" and role == "subject":
+        if late:            # this fact was learnt late: it held until the next known value
+            return {"relation": "learnt late, held until", **_fact(conn, body.get("by_fact_id"))}
+        return {"relation": "cut short by a value learnt late", **_fact(conn, body.get("by_fact_id"))}
+    if kind == "FactSuperseded" and role == "replacement":
+        backfilled = _fact(conn, body.get("fact_id"))
+        relation = "cut short the value before it" if late else "followed a value learnt late"
+        return {"relation": relation, **backfilled}
+    if kind == "FactReinforced" and body.get("rule") == "earlier_same_value":
+        return {"relation": "said earlier, learnt late (holds from then)", **said}
+    if kind == "FactReinforced":
+        return {"relation": "said again while it held, learnt late", **said}
+    if kind == "FactRetracted":
+        return {"relation": "retracted while it held, learnt late", **said}
+    return None

@@ -64,6 +64,10 @@ class KeyReader(Protocol):
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`)."""
 
+    def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The key's closed facts that held it for a while, as the open transaction has them
+        (a lazy iterable of `ledger.decide.OpenFact`; decide reads it only for a late statement)."""
+
 
 def check_order(projections: Iterable[Projection]) -> None:
     """Each projection comes after the ones it depends on (they fold and flush first)."""

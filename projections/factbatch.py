@@ -29,14 +29,16 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 
+from factledger.ledger.decide import OpenFact
 from factledger.ledger.eventrow import Event
 
 from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
 from .history import HISTORY_COLUMNS
-from .keyindex import KeyIndex, KeyView
+from .keyindex import PAST_STATES, KeyIndex, KeyView, past_fact
 
 _N = len(SNAPSHOT_COLUMNS)
 _RECORDED_FROM = HISTORY_COLUMNS.index("recorded_from")
+_VALID_FROM = HISTORY_COLUMNS.index("valid_from")
 _RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 _ENDED_BY = HISTORY_COLUMNS.index("ended_by")
 _REASON = HISTORY_COLUMNS.index("reason")
@@ -45,7 +47,7 @@ _INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
                   f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
 _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
           "WHERE fact_id = ? AND recorded_to IS NULL")
-_REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:_N])}"
+_REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:_N])}, valid_from = ?"
             " WHERE fact_id = ? AND recorded_to IS NULL")
 _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
                 " AND recorded_to = ? AND instr(reason, ?) = 0")
@@ -122,6 +124,16 @@ class FactBatch:
                 index.update(self.snaps[fact_id])
         return index.view()
 
+    def key_past(self, key: tuple, stored_rows: Callable[[], Iterable]) -> list[OpenFact]:
+        """A key's closed facts that held it (superseded, retracted): those stored as this batch
+        now has them, then the ones it closed; in the order they were said."""
+        for row in stored_rows():
+            if row[0] not in self.snaps:
+                self.seed(decode(row))
+        snaps = [self.snaps[f] for f in self.by_key.get(key, ())]
+        return [past_fact(s) for s in sorted(snaps, key=lambda s: (s["said_at"], s["observed_seq"]))
+                if s["status"] in PAST_STATES]
+
     def _index(self, snap: Snapshot) -> None:
         key = _key(snap)
         ids = self.by_key.setdefault(key, [])
@@ -151,6 +163,7 @@ class FactBatch:
             open_row = self.open_rows.get(fact_id)
             if open_row is not None and open_row[_RECORDED_FROM] == recorded_at:
                 open_row[:_N] = values               # overwrite: it lasted no transaction time
+                open_row[_VALID_FROM] = snap["said_at"]  # (a late first statement moves it)
                 closed = self.closed.get(fact_id)
                 if closed is not None:
                     if closed[_RECORDED_TO] == recorded_at and reason not in closed[_REASON]:
@@ -193,7 +206,7 @@ class FactBatch:
             if row[_RECORDED_TO] is not None:
                 closes.append((row[_RECORDED_TO], row[_ENDED_BY], row[_REASON], fact_id))
             elif fact_id in self.rewritten:
-                replaces.append(row[:_N] + [fact_id])
+                replaces.append(row[:_N] + [row[_VALID_FROM], fact_id])
         if closes:
             conn.executemany(_CLOSE, closes)
         if replaces:

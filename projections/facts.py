@@ -16,7 +16,7 @@ from factledger.ledger.eventrow import Event
 from . import current, history
 from .factbatch import FactBatch
 from .factstate import Snapshot
-from .keyindex import KeyView
+from .keyindex import KeyView, LazyPast
 
 
 class FactsProjection:
@@ -48,6 +48,14 @@ class FactsProjection:
         written), indexed by value (projections/keyindex.py)."""
         key = (app, user, subject, predicate)
         return self._live(conn).key_view(key, lambda: conn.execute(current.KEY_SNAPSHOTS, key))
+
+    def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
+                 predicate: str) -> LazyPast:
+        """The key's closed facts (superseded or retracted) as this transaction has them, read
+        only when iterated: the decision table looks at them for a statement said before the key's
+        current fact, which is rare, and the read scans the partition's open history intervals."""
+        key = (app, user, subject, predicate)
+        return LazyPast(lambda: self._live(conn).key_past(key, lambda: conn.execute(history.KEY_PAST, key)))
 
     def flush(self, conn: sqlite3.Connection) -> None:
         batch, self._batch = self._batch, None

@@ -122,6 +122,9 @@ def _reinforced(event: Event, body: dict, changes: _Changes):
     snap["reinforcements"] += 1
     snap["confidence"] = round(reinforced_confidence(snap["base_confidence"], snap["reinforcements"]), 6)
     snap["sessions"] = snap["sessions"] + [body["session"]]
+    if body["rule"] == "earlier_same_value" and body["said_at"] < snap["said_at"]:
+        # a statement learnt late that the value held from earlier: it becomes the first one
+        snap.update({k: body[k] for k in ("said_at", "session", "evidence_event", "quote", "author")})
     if body["said_at"] >= snap["confirmed_at"]:
         snap["confirmed_at"] = body["said_at"]
         snap["confirmed_by"] = body["session"]
@@ -143,13 +146,27 @@ def _disputed(event: Event, body: dict, changes: _Changes):
 
 
 def _superseded(event: Event, body: dict, changes: _Changes):
+    if body["rule"] == "backfill":
+        _corrected(body["fact_id"], "superseded", body.get("valid_to"), changes)
     changes.close(body["fact_id"], "superseded", body.get("valid_to"), "superseded")
     return changes.result()
 
 
 def _retracted(event: Event, body: dict, changes: _Changes):
+    if body["rule"] == "late_negation":
+        _corrected(body["fact_id"], "retracted", body["said_at"], changes)
     changes.close(body["fact_id"], "retracted", body["said_at"], "retracted")
     return changes.result()
+
+
+def _corrected(fact_id: str, status: str, valid_to: str | None, changes: _Changes) -> None:
+    """A closed fact's valid time ends earlier than the ledger thought: a value said in between
+    was learnt late (the decision table's backfill).  An open fact is closed as usual instead."""
+    snap = changes.get(fact_id)
+    if snap is None or snap["status"] in OPEN_STATES:
+        return
+    snap.update(status=status, valid_to=valid_to)
+    changes.put(snap, "backfilled")
 
 
 def _resolved(event: Event, body: dict, changes: _Changes):

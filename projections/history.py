@@ -44,6 +44,14 @@ CREATE INDEX IF NOT EXISTS fact_history_intervals
     ON fact_history (app, user, recorded_from, recorded_to, subject, predicate);
 """
 
+# A key's closed facts that held it for a while, as they stand (their open intervals): the
+# decision table's view of the key's past, read only for a statement said before its current fact.
+KEY_PAST = (
+    f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')}, recorded_from FROM fact_history"
+    " WHERE app = ? AND user = ? AND subject = ? AND predicate = ? AND recorded_to IS NULL"
+    " AND state IN ('superseded', 'retracted')")
+
+
 def lookup(conn: sqlite3.Connection):
     """The latest snapshot of a fact, read from its open interval."""
     sql = (f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')}, recorded_from"

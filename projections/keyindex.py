@@ -17,7 +17,7 @@ its place.  Each fact's `OpenFact` is built once and reused until the fold chang
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from factledger.ledger.candidate import value_key
 from factledger.ledger.decide import OpenFact
@@ -66,7 +66,7 @@ class KeyIndex:
             s = self._snaps[fact_id]
             found = self._facts[fact_id] = OpenFact(
                 s["fact_id"], s["value"], s["basis"], s["status"], s["said_at"],
-                frozenset(s["sessions"]), s["effective_date"])
+                frozenset(s["sessions"]), s["effective_date"], None, s["confirmed_at"])
         return found
 
     def view(self) -> KeyView:
@@ -94,3 +94,25 @@ class KeyView:
 
     def __bool__(self) -> bool:
         return bool(self._index._open)
+
+
+PAST_STATES = ("superseded", "retracted")
+
+
+def past_fact(snap: Snapshot) -> OpenFact:
+    """A closed fact as the decision table sees the key's past: with the end of its valid time."""
+    return OpenFact(snap["fact_id"], snap["value"], snap["basis"], snap["status"], snap["said_at"],
+                    frozenset(snap["sessions"]), snap["effective_date"], snap["valid_to"], snap["confirmed_at"])
+
+
+class LazyPast:
+    """A key's past facts, read the first time `decide` iterates them (never, for most statements)."""
+
+    def __init__(self, read: Callable[[], Iterable[OpenFact]]) -> None:
+        self._read = read
+        self._facts: list[OpenFact] | None = None
+
+    def __iter__(self) -> Iterator[OpenFact]:
+        if self._facts is None:
+            self._facts = list(self._read())
+        return iter(self._facts)

@@ -106,6 +106,10 @@ class Projector:
         a `projections.keyindex.KeyView`)."""
         return self._facts.key_view(conn, app, user, subject, predicate)
 
+    def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""
+        return self._facts.key_past(conn, app, user, subject, predicate)
+
     def set_position(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))
 

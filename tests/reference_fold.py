@@ -22,6 +22,7 @@ from factledger.projections.runner import Projector
 _INSERT = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
            f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
 _REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:len(SNAPSHOT_COLUMNS)])}"
+            ", valid_from = ?"
             " WHERE fact_id = ? AND recorded_to IS NULL AND recorded_from = ?")
 _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
                 " AND recorded_to = ? AND instr(reason, ?) = 0")
@@ -61,7 +62,7 @@ def apply(conn: sqlite3.Connection, event: Event) -> None:
         opened = row[0] if row else None
         values = encode(snap)
         if opened == event.recorded_at:
-            conn.execute(_REPLACE, values + [fact_id, event.recorded_at])
+            conn.execute(_REPLACE, values + [snap["said_at"], fact_id, event.recorded_at])
             conn.execute(_MORE_REASON, (reason, fact_id, event.recorded_at, reason))
         else:
             if opened is not None:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from factledger.ledger.candidate import value_key
 from factledger.ledger.confidence import BASIS_RANK
 from factledger.ledger.decide import REJECTING_RULES, OpenFact, decide
 from factledger.ledger.registry import PredicateSpec
@@ -18,9 +19,14 @@ SERIES = PredicateSpec("blood_pressure", "series", "health", "measurement")
 
 
 def fact(value, basis="stated", status="current", said_at="2026-08-01T00:00:00.000000Z",
-         sessions=("s0",), fid=None, effective_date=None):
+         sessions=("s0",), fid=None, effective_date=None, valid_to=None):
     return OpenFact(fid or f"f-{value}-{status}", value, basis, status, said_at,
-                    frozenset(sessions), effective_date)
+                    frozenset(sessions), effective_date, valid_to)
+
+
+def past(value, said_at, valid_to, basis="stated", status="superseded", sessions=("s0",)):
+    return fact(value, basis, status, f"2026-{said_at}T00:00:00.000000Z", sessions, f"p-{value}-{said_at}",
+                valid_to=f"2026-{valid_to}T00:00:00.000000Z")
 
 
 # Row 1: negation -----------------------------------------------------------------------
@@ -143,9 +149,103 @@ def test_inferred_disputes_stated():
     assert d.action == "dispute"
 
 
-def test_late_arrival_is_rejected_never_rolled_back():
-    d = decide(cand(value="Pune", said_at="2026-07-01"), [fact("Bengaluru", said_at="2026-09-30T00:00:00Z")], ONE)
-    assert (d.action, d.reason) == ("reject", "older_than_current")
+def test_late_arrival_is_backfilled_never_rolled_back():
+    current = fact("Bengaluru", said_at="2026-09-30T00:00:00Z")
+    d = decide(cand(value="Pune", said_at="2026-07-01"), [current], ONE)
+    assert (d.action, d.rule, d.reason) == ("backfill", "backfill", "backfilled")
+    assert d.until is current and d.cuts is None and d.closes == ()
+
+
+# Row 5b: late arrivals, placed in the key's valid-time line ----------------------------------
+
+LINE = [past("Pune", "07-01", "08-01"), past("Goa", "08-01", "09-01")]
+NOW = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z")
+
+
+def test_late_value_ends_at_the_next_known_value_and_cuts_the_one_it_interrupts():
+    d = decide(cand(value="Oslo", said_at="2026-07-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule) == ("backfill", "backfill")
+    assert d.until is LINE[1] and d.cuts is LINE[0]
+
+
+def test_late_value_before_every_known_one_cuts_nothing():
+    d = decide(cand(value="Oslo", said_at="2026-06-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.until, d.cuts) == ("backfill", LINE[0], None)
+
+
+def test_late_value_in_a_gap_after_a_retraction_cuts_nothing():
+    line = [past("Pune", "07-01", "07-10", status="retracted"), LINE[1]]
+    d = decide(cand(value="Oslo", said_at="2026-07-15"), [NOW], ONE, past=line)
+    assert (d.action, d.until, d.cuts) == ("backfill", LINE[1], None)
+
+
+def test_late_value_under_a_stronger_past_value_cuts_nothing():
+    line = [past("Pune", "07-01", "08-01", basis="verified"), LINE[1]]
+    d = decide(cand(value="Oslo", said_at="2026-07-15"), [fact("Lyon", said_at="2026-09-01T00:00:00Z")],
+               ONE, past=line)
+    assert (d.action, d.until, d.cuts) == ("backfill", LINE[1], None)
+
+
+def test_late_repeat_of_the_value_that_held_reinforces_it():
+    d = decide(cand(value="pune", said_at="2026-07-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule, d.target) == ("reinforce", "late_same_value", LINE[0])
+
+
+def test_late_repeat_from_a_session_already_counted_is_rejected():
+    d = decide(cand(value="Pune", said_at="2026-07-15", session="s0"), [NOW], ONE, past=LINE)
+    assert (d.action, d.reason) == ("reject", "already_counted")
+
+
+def test_late_statement_of_the_next_value_moves_its_start():
+    d = decide(cand(value="Goa", said_at="2026-07-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule, d.target, d.cuts) == ("backfill", "earlier_same_value", LINE[1], LINE[0])
+
+
+def test_earlier_statement_of_the_current_value_moves_its_start():
+    d = decide(cand(value="Lyon", said_at="2026-08-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule, d.target, d.cuts) == ("backfill", "earlier_same_value", NOW, LINE[1])
+
+
+def test_value_said_before_the_current_one_was_last_confirmed_is_history_until_then():
+    confirmed = OpenFact("lyon", "Lyon", "stated", "current", "2026-09-01T00:00:00.000000Z", frozenset({"s0"}),
+                         None, None, "2026-09-20T00:00:00.000000Z")
+    d = decide(cand(value="Oslo", said_at="2026-09-10"), [confirmed], ONE, past=LINE)
+    assert (d.action, d.until, d.valid_to, d.closes) == ("backfill", confirmed, confirmed.confirmed_at, ())
+
+
+def test_earlier_statement_of_a_many_value_moves_its_start():
+    d = decide(cand(value="a", said_at="2026-07-01"), [fact("a")], MANY)
+    assert (d.action, d.rule) == ("backfill", "earlier_same_value")
+
+
+def test_late_weaker_value_still_disputes_the_current_fact():
+    d = decide(cand(value="Oslo", said_at="2026-07-15", basis="inferred", author="agent"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule) == ("dispute", "lower_authority")
+
+
+def test_late_negation_retracts_the_past_value_that_held():
+    d = decide(cand(value="Goa", negated=True, said_at="2026-08-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.rule, d.target) == ("retract", "late_negation", LINE[1])
+
+
+def test_late_negation_of_a_stronger_past_value_is_rejected():
+    line = [past("Goa", "08-01", "09-01", basis="verified")]
+    d = decide(cand(value="Goa", negated=True, said_at="2026-08-15"), [NOW], ONE, past=line)
+    assert (d.action, d.reason) == ("reject", "insufficient_authority")
+
+
+def test_late_negation_of_a_value_that_did_not_hold_then_is_rejected():
+    d = decide(cand(value="Pune", negated=True, said_at="2026-08-15"), [NOW], ONE, past=LINE)
+    assert (d.action, d.reason) == ("reject", "nothing_to_retract")
+
+
+def test_the_past_is_read_only_for_a_late_statement():
+    class Untouchable:
+        def __iter__(self):
+            raise AssertionError("read")
+    for c in (cand(value="Oslo", said_at="2026-09-15"), cand(value="Lyon", said_at="2026-09-15"),
+              cand(value="Lyon", negated=True, said_at="2026-09-15")):
+        decide(c, [NOW], ONE, past=Untouchable())
 
 
 def test_newer_equal_authority_supersedes():
@@ -180,30 +280,76 @@ VALUES = ["a", "b", "c"]
 
 
 @st.composite
+def key_line(draw, before: int):
+    """Closed facts of a key that held it one after the other, all said before day `before`."""
+    days = sorted(draw(st.lists(st.integers(1, max(1, before - 1)), max_size=3, unique=True)))
+    out = []
+    for i, start in enumerate(days):
+        end = days[i + 1] if i + 1 < len(days) else before
+        if draw(st.booleans()):
+            end = draw(st.integers(start, end))                     # retracted early
+        out.append(fact(draw(st.sampled_from(VALUES)), basis=draw(st.sampled_from(BASES)),
+                        status="retracted" if end < (days[i + 1] if i + 1 < len(days) else before)
+                        else "superseded", said_at=f"2026-08-{start:02d}T00:00:00.000000Z",
+                        sessions=(draw(st.sampled_from(["s0", "s1"])),), fid=f"p{i}",
+                        valid_to=f"2026-08-{end:02d}T00:00:00.000000Z"))
+    return out
+
+
+@st.composite
 def candidate_and_key(draw):
     spec = draw(st.sampled_from([ONE, MANY, SERIES]))
     basis = draw(st.sampled_from(BASES))
     current_basis = draw(st.sampled_from(BASES))
-    facts = []
+    facts, history = [], []
     if draw(st.booleans()):
-        facts.append(fact(draw(st.sampled_from(VALUES)), basis=current_basis,
-                          said_at=f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:00.000000Z",
-                          effective_date=f"2026-08-{draw(st.integers(1, 3)):02d}"))
+        start = draw(st.integers(1, 28))
+        confirmed = draw(st.sampled_from([None, f"2026-08-{draw(st.integers(start, 28)):02d}T00:00:00.000000Z"]))
+        facts.append(OpenFact(f"f-{start}", draw(st.sampled_from(VALUES)), current_basis, "current",
+                              f"2026-08-{start:02d}T00:00:00.000000Z", frozenset({"s0"}),
+                              f"2026-08-{draw(st.integers(1, 3)):02d}", None, confirmed))
+        if spec is ONE:
+            history = draw(key_line(start))
+            if draw(st.booleans()):
+                facts.append(fact(draw(st.sampled_from(VALUES)), basis=draw(st.sampled_from(BASES)),
+                                  status="disputed", fid="challenger",
+                                  said_at=f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:00.000000Z"))
     c = cand(value=draw(st.sampled_from(VALUES)), basis=basis, author=AUTHORS[basis],
              negated=draw(st.booleans()), session=draw(st.sampled_from(["s0", "s1"])),
              said_at=f"2026-08-{draw(st.integers(1, 28)):02d}",
              effective_date=draw(st.sampled_from([None, "2026-08-01", "2026-08-02"])))
-    return c, facts, spec
+    return c, facts, spec, history
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(candidate_and_key())
 def test_decide_is_total_and_consistent(case):
-    c, facts, spec = case
-    d = decide(c, facts, spec)
-    assert d.action in ("insert", "reinforce", "supersede", "dispute", "retract", "reject")
-    if d.action in ("reinforce", "retract", "supersede", "dispute"):
-        assert d.target in facts
+    c, facts, spec, history = case
+    d = decide(c, facts, spec, past=history)
+    assert d.action in ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "backfill")
+    if d.action in ("reinforce", "retract", "supersede", "dispute", "backfill"):
+        assert d.target in facts or d.target in history
+    if d.target in history:                # the past is reached only by a statement said before the present
+        current = next(f for f in facts if f.status == "current")
+        assert c.said_at < current.said_at and spec.cardinality == "one"
+        assert d.action in ("reinforce", "retract", "reject", "backfill")
+    if d.action == "supersede":            # a replacement is said after every statement of the value
+        assert c.said_at >= (d.target.confirmed_at or d.target.said_at)
+    if d.action == "backfill":
+        # history, never the present: nothing open closes, no authority is lowered in the present
+        current = next(f for f in facts if f.status == "current")
+        assert c.said_at < (current.confirmed_at or current.said_at) and not d.closes and d.promotes is None
+        assert (d.until is None) == (d.rule == "earlier_same_value")
+        if d.until is not None:
+            assert d.valid_to > c.said_at and not any(c.said_at < f.said_at < d.valid_to for f in history)
+            assert d.until in facts or d.until in history
+        if d.cuts is not None:
+            assert d.cuts in history and d.cuts.said_at <= c.said_at < d.cuts.valid_to
+            assert BASIS_RANK[c.basis] >= BASIS_RANK[d.cuts.basis]
+        if spec.cardinality == "one" and d.rule == "backfill" and value_key(c.value) != value_key(current.value):
+            assert BASIS_RANK[c.basis] >= BASIS_RANK[current.basis]     # a weaker one disputes instead
+    if d.action == "retract" and d.target in history:
+        assert d.target.said_at <= c.said_at < d.target.valid_to
     if d.action == "supersede":
         # no decision lowers authority: a replacement is at least as authoritative
         assert BASIS_RANK[c.basis] >= BASIS_RANK[d.target.basis]
@@ -216,7 +362,8 @@ def test_decide_is_total_and_consistent(case):
         assert d.rule in REJECTING_RULES
     if spec.cardinality != "one":
         assert d.action not in ("supersede", "dispute")
-    assert decide(c, facts, spec) == d   # pure: same inputs, same decision
+        assert d.action != "backfill" or d.rule == "earlier_same_value"
+    assert decide(c, facts, spec, past=history) == d   # pure: same inputs, same decision
 
 
 @pytest.mark.parametrize("spec", [ONE, MANY, SERIES])

@@ -51,8 +51,9 @@ def test_meal_kit_decisions(meal):
     assert [o.decision for o in meal["s1"]] == ["insert", "insert"]
     assert [o.decision for o in meal["s2"]] == ["supersede", "insert"]
     assert [o.decision for o in meal["s3"]] == ["supersede"]
-    assert [(o.decision, o.reason) for o in meal["late"]] == [
-        ("reject", "older_than_current"), ("reject", "older_than_current")]
+    # said when vegetarian and Pune held: each reinforces that past value (never what is current)
+    assert [(o.decision, o.rule) for o in meal["late"]] == [
+        ("reinforce", "late_same_value"), ("reinforce", "late_same_value")]
 
 
 def test_meal_kit_every_key(ledger, meal):
@@ -103,7 +104,8 @@ def test_why_lists_provenance_and_every_event(ledger, meal):
     kinds = [(e["type"], e["role"]) for e in ledger.why(bengaluru["fact_id"])["events"]]
     assert ("FactObserved", "replacement") not in kinds       # it was observed, not named
     assert ("FactSuperseded", "replacement") in kinds          # it replaced Pune
-    assert ("CandidateRejected", "subject") in kinds           # the late Pune lost against it
+    assert ("CandidateRejected", "subject") not in kinds       # the late Pune went to history
+    assert [e["type"] for e in report["events"]].count("FactReinforced") == 1   # ... to Pune
 
 
 @pytest.fixture

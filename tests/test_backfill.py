@@ -1,0 +1,217 @@
+"""Late arrivals: a statement said before the key's current fact is kept as history (`backfill`).
+
+The property: for statements of one authority, and a `one` key whose values do not come back once
+replaced, every order of ingesting the same sessions ends with the same current facts and the
+same valid-time history (docs/decisions.md, "Late arrivals", says why the promise stops there).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from factledger.ledger import Ledger
+from factledger.ledger.why_detail import related
+
+from .conftest import MovableClock, cand
+
+TRUE_STATES = ("current", "disputed", "superseded", "retracted")
+
+
+def day(n: int) -> str:
+    return f"2026-08-{n:02d}T10:00:00.000000Z"
+
+
+def city(value, n, session=None, **extra):
+    return cand(predicate="home_city", value=value, said_at=day(n), session=session or f"s{n}",
+                event=f"e{n}", **{"author": "user", **extra})
+
+
+def line(path, predicate="home_city") -> list[tuple]:
+    """The key's valid-time line as today's knowledge has it: (value, state, valid_from, valid_to)."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT value, state, valid_from, valid_to FROM fact_history WHERE recorded_to IS NULL"
+            " AND predicate = ? AND state IN ('current', 'disputed', 'superseded', 'retracted')"
+            " ORDER BY valid_from, value, state, valid_to", (predicate,)).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def test_late_value_is_backfilled_between_its_neighbours(ledger, tmp_path):
+    ledger.observe(city("Pune", 1))
+    ledger.observe(city("Lyon", 20))
+    out = ledger.observe(city("Goa", 10))
+    assert (out.decision, out.rule, out.reason) == ("backfill", "backfill", "backfilled")
+    assert [f["value"] for f in ledger.facts("app", "u1")] == ["Lyon"]        # current untouched
+    assert line(tmp_path / "ledger.db") == [
+        ("Pune", "superseded", day(1), day(10)),                             # cut short
+        ("Goa", "superseded", day(10), day(20)),
+        ("Lyon", "current", day(20), None)]
+    at = ledger.facts("app", "u1", valid_at="2026-08-15")
+    assert [(f["value"], f["state"]) for f in at] == [("Goa", "superseded")]
+
+
+def test_why_names_both_sides_of_a_backfill(ledger):
+    pune = ledger.observe(city("Pune", 1)).fact_id
+    lyon = ledger.observe(city("Lyon", 20)).fact_id
+    goa = ledger.observe(city("Goa", 10)).fact_id
+
+    def relations(fact_id):
+        report = ledger.why(fact_id)
+        return [(r["relation"], r["value"]) for r in related(ledger.conn, fact_id, report["events"])]
+
+    assert ("learnt late, held until", "Lyon") in relations(goa)
+    assert ("cut short the value before it", "Pune") in relations(goa)
+    assert ("cut short by a value learnt late", "Goa") in relations(pune)
+    assert ("followed a value learnt late", "Goa") in relations(lyon)
+
+
+def test_the_correction_is_recorded_in_transaction_time(ledger, clock):
+    ledger.observe(city("Pune", 1))
+    clock.tick(60)
+    ledger.observe(city("Lyon", 20))
+    clock.tick(60)
+    before = clock.now.isoformat()
+    clock.tick(60)
+    ledger.observe(city("Goa", 10))
+    believed = ledger.facts("app", "u1", as_of=before, valid_at="2026-08-15")
+    assert [(f["value"], f["state"]) for f in believed] == [("Pune", "superseded")]
+    now = ledger.facts("app", "u1", valid_at="2026-08-15")
+    assert [f["value"] for f in now] == ["Goa"]
+
+
+def test_an_earlier_statement_of_the_current_value_moves_its_start(ledger, tmp_path):
+    ledger.observe(city("Lyon", 20))
+    out = ledger.observe(city("Lyon", 5))
+    assert (out.decision, out.rule) == ("backfill", "earlier_same_value")
+    [fact] = ledger.facts("app", "u1")
+    assert (fact["said_at"], fact["session"], fact["confirmed_at"]) == (day(5), "s5", day(20))
+    assert line(tmp_path / "ledger.db") == [("Lyon", "current", day(5), None)]
+
+
+def test_a_value_said_between_two_statements_of_the_current_one_overlaps_it(ledger, tmp_path):
+    """Lyon said on days 5 and 20 is one fact; Goa, said on day 10, cannot split it: it is kept
+    as history until Lyon was last said, and Lyon stays current (docs/decisions.md)."""
+    ledger.observe(city("Lyon", 20))
+    ledger.observe(city("Lyon", 5))
+    out = ledger.observe(city("Goa", 10))
+    assert (out.decision, out.rule) == ("backfill", "backfill")
+    assert [f["value"] for f in ledger.facts("app", "u1")] == ["Lyon"]
+    assert line(tmp_path / "ledger.db") == [("Lyon", "current", day(5), None),
+                                             ("Goa", "superseded", day(10), day(20))]
+
+
+def test_a_late_repeat_of_a_past_value_reinforces_it_in_the_past(ledger, tmp_path):
+    ledger.observe(city("Pune", 1))
+    ledger.observe(city("Lyon", 20))
+    out = ledger.observe(city("Pune", 10))
+    assert (out.decision, out.rule) == ("reinforce", "late_same_value")
+    assert line(tmp_path / "ledger.db")[0] == ("Pune", "superseded", day(1), day(20))
+    history = ledger.history("app", "u1", predicate="home_city")
+    pune = [r for r in history if r["value"] == "Pune"][-1]
+    assert (pune["confirmed_at"], pune["confirmed_by"], pune["confidence"]) == (day(10), "s10", 0.92)
+
+
+def test_a_backfilled_value_can_be_retracted_in_the_past(ledger, tmp_path):
+    ledger.observe(city("Lyon", 20))
+    ledger.observe(city("Pune", 1))
+    out = ledger.observe(city("Pune", 10, negated=True))
+    assert (out.decision, out.rule) == ("retract", "late_negation")
+    assert line(tmp_path / "ledger.db") == [("Pune", "retracted", day(1), day(10)),
+                                             ("Lyon", "current", day(20), None)]
+    assert [f["value"] for f in ledger.facts("app", "u1")] == ["Lyon"]
+
+
+def test_a_backfilled_value_is_disputed_by_a_weaker_late_one(ledger, tmp_path):
+    """Said under the authority of a stronger past value, a weaker late one does not cut it short:
+    in order, it would have disputed that value and closed with it."""
+    ledger.observe(city("Lyon", 20, basis="inferred", author="agent"))
+    ledger.observe(city("Pune", 1))                                    # stated: backfilled
+    out = ledger.observe(city("Goa", 10, basis="inferred", author="agent"))
+    assert (out.decision, out.rule) == ("backfill", "backfill")
+    assert line(tmp_path / "ledger.db") == [("Pune", "superseded", day(1), day(20)),
+                                             ("Goa", "superseded", day(10), day(20)),
+                                             ("Lyon", "current", day(20), None)]
+
+
+def test_a_weaker_late_value_still_disputes_the_current_one(ledger):
+    """The table's order: authority against the current fact first, then time (docs/decisions.md)."""
+    ledger.observe(city("Lyon", 20))
+    out = ledger.observe(city("Goa", 10, basis="inferred", author="agent"))
+    assert (out.decision, out.reason) == ("dispute", "lower_authority_than_current")
+
+
+def test_redecision_backfills_the_same_way(tmp_path, clock):
+    """A forget re-decides what follows it through the same table: a late statement recorded after
+    a now-forgotten session is decided again with the key's past (Pune, closed before the cut)."""
+    with Ledger(tmp_path / "a.db", clock=clock) as a:
+        a.observe(city("Pune", 1))
+        a.observe(city("Lyon", 20))
+        a.observe(city("Oslo", 30, session="gone"))
+        assert a.observe(city("Goa", 10)).decision == "backfill"
+        a.forget("app", "u1", session="gone", reason="test")
+        forgot = line(tmp_path / "a.db")
+        current = [(f["value"], f["said_at"]) for f in a.facts("app", "u1")]
+    with Ledger(tmp_path / "b.db", clock=MovableClock()) as b:
+        for said in (city("Pune", 1), city("Lyon", 20), city("Goa", 10)):
+            b.observe(said)
+        assert current == [(f["value"], f["said_at"]) for f in b.facts("app", "u1")] == [("Lyon", day(20))]
+    assert forgot == line(tmp_path / "b.db") == [("Pune", "superseded", day(1), day(10)),
+                                                  ("Goa", "superseded", day(10), day(20)),
+                                                  ("Lyon", "current", day(20), None)]
+
+
+# The property -----------------------------------------------------------------------------------
+
+CITIES = ["Pune", "Goa", "Lyon", "Oslo"]
+ALLERGIES = ["peanuts", "shellfish", "pollen"]
+
+
+@st.composite
+def sessions(draw):
+    """Sessions in said order (one day each): a city run that never comes back to a replaced value,
+    and any allergies; each session's statements share its time."""
+    n = draw(st.integers(2, 7))
+    cities = draw(st.lists(st.sampled_from(CITIES), min_size=1, max_size=3, unique=True))
+    at, out = 0, []
+    for i in range(n):
+        said = []
+        step = draw(st.sampled_from(["skip", "same", "next"]))
+        if step == "next" and at + 1 < len(cities) and any(c.predicate == "home_city" for s in out for c in s):
+            at += 1
+        if step != "skip":
+            said.append(city(cities[at], 2 + 3 * i, session=f"s{i}"))
+        for value in draw(st.lists(st.sampled_from(ALLERGIES), max_size=2, unique=True)):
+            said.append(cand(predicate="allergy", value=value, said_at=day(2 + 3 * i), session=f"s{i}",
+                             event=f"e{i}-{value}", author="user"))
+        if said:
+            out.append(said)
+    return out
+
+
+def ingest(path, order) -> tuple[list, list]:
+    clock = MovableClock()
+    with Ledger(path, clock=clock) as ledger:
+        for session in order:
+            clock.tick(60)
+            ledger.observe_many(session)
+        current = sorted(
+            (f["subject"], f["predicate"], f["value"], f["status"], f["basis"], f["said_at"], f["session"],
+             f["quote"], f["confirmed_at"], f["confirmed_by"], f["confidence"])
+            for f in ledger.facts("app", "u1", include_sensitive=True))
+        valid = [sorted((f["predicate"], f["value"], f["state"], f["valid_from"], f["valid_to"])
+                        for f in ledger.facts("app", "u1", include_sensitive=True, valid_at=day(n)[:10]))
+                 for n in range(1, 26)]
+    return current, valid + [line(path), line(path, "allergy")]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sessions(), st.randoms(use_true_random=False))
+def test_any_ingestion_order_gives_the_same_facts_and_valid_time(tmp_path_factory, said, rnd):
+    shuffled = list(said)
+    rnd.shuffle(shuffled)
+    folder = tmp_path_factory.mktemp("orders")
+    in_order = ingest(folder / "in_order.db", said)
+    assert ingest(folder / "shuffled.db", shuffled) == in_order
