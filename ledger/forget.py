@@ -201,8 +201,10 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
         events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
                         if seq in read for x in read[seq].get("event_ids") or ()}
-        if s.kind != "user":
-            facts += [fact_hash(s.app, s.user, f) for f in sorted(p.facts)]
+        # A whole user's facts are hashed with the pseudonym its events now carry (the log names
+        # that, not the user), so `why FACT` can still name the receipt; nothing else is revealed.
+        owner = pseudonym(s.app, s.user) if s.kind == "user" else s.user
+        facts += [fact_hash(s.app, owner, f) for f in sorted(p.facts)]
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,

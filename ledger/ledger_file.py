@@ -3,6 +3,10 @@
 A ledger holds personal data, so a new file is created owner-only (0600) before SQLite opens it;
 SQLite gives its `-wal` and `-shm` files the main file's permissions, so they are private too.
 
+A file made by an older version (or by hand) may be readable by others; opening it makes it, and
+its `-wal` and `-shm`, owner-only again and says so (`prepare` returns the notes; the CLI prints
+them as warnings).  A file the caller does not own is left as it is, and reported.
+
 Opening a file switches it to WAL mode and adds the ledger's tables, which would quietly alter an
 unrelated SQLite database given by mistake (`--db other.sqlite`).  So an existing database with
 tables but no event log is refused before anything is written.
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import warnings
 from pathlib import Path
 
 from .errors import LedgerError
@@ -20,11 +26,12 @@ PRIVATE = 0o600
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def prepare(path: str | os.PathLike, create: bool) -> None:
-    """Create the file 0600 if it is missing (and `create`), or check an existing one is a ledger."""
+def prepare(path: str | os.PathLike, create: bool) -> list[str]:
+    """Create the file 0600 if it is missing (and `create`), or check an existing one is a ledger
+    and make it private; the notes say what was tightened (or could not be)."""
     text = str(path)
     if text == ":memory:" or text.startswith("file:"):
-        return
+        return []
     target = Path(text)
     if not target.exists():
         if create:
@@ -34,8 +41,31 @@ def prepare(path: str | os.PathLike, create: bool) -> None:
                 pass
             except OSError as exc:
                 raise LedgerError(f"cannot create ledger {text}: {exc.strerror or exc}") from None
-        return
+        return []
     refuse_foreign(target)
+    notes = [note for name in (text, text + "-wal", text + "-shm") if (note := tighten(Path(name)))]
+    for note in notes:
+        warnings.warn(f"factledger: {note}", RuntimeWarning, stacklevel=4)
+    return notes
+
+
+def tighten(target: Path) -> str | None:
+    """Make an existing file owner-only; a note when it was not (None when it was, or is absent)."""
+    try:
+        info = target.stat()
+    except OSError:
+        return None
+    loose = stat.S_IMODE(info.st_mode)
+    if not loose & 0o077 or not stat.S_ISREG(info.st_mode):
+        return None
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return (f"{target} is readable by others ({loose:04o}) and owned by another user: "
+                "not changed; make it 0600")
+    try:
+        os.chmod(target, PRIVATE)
+    except OSError as exc:
+        return f"{target} is readable by others ({loose:04o}) and could not be made private: {exc.strerror}"
+    return f"{target} was readable by others ({loose:04o}): made owner-only (0600)"
 
 
 def refuse_foreign(target: Path) -> None:

@@ -263,6 +263,17 @@ def test_why_of_an_erased_fact_names_its_receipt(db):
     assert f"erased by the receipt at seq {receipt['redaction_seq']}" in result.stderr
 
 
+def test_why_of_a_fact_erased_with_its_whole_user_names_the_receipt(db):
+    fact = json.loads(invoke(db, "facts", *P, "--predicate", "home_city", "--json").stdout)[0]["fact_id"]
+    receipt = json.loads(invoke(db, "forget", *P, "--reason", "r", "--yes", "--json").stdout)
+    result = invoke(db, "why", fact)
+    assert result.exit_code == 1
+    assert f"erased by the receipt at seq {receipt['redaction_seq']}" in result.stderr
+    assert "u1" not in json.dumps(json.loads(invoke(db, "log", "--type", "Redacted", "--json").stdout))
+    unknown = invoke(db, "why", "01NEVERWASAFACT")
+    assert unknown.exit_code == 1 and "erased" not in unknown.stderr
+
+
 def test_forget_ticket_is_recorded_in_the_receipt_report_and_list(db):
     receipt = json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "r", "--ticket", "DPO-2026-114",
                                 "--yes", "--json").stdout)

@@ -206,6 +206,17 @@ def test_forget_on_a_terminal_shows_the_plan_and_asks(db, answer, changed):
     assert (code == 0) is changed and (head(db) != before) is changed
 
 
+@pytest.mark.parametrize("answer, changed", [("n", False), ("y", True)])
+def test_retain_apply_on_a_terminal_shows_the_plan_and_asks(db, answer, changed):
+    before = head(db)
+    code, seen = on_a_terminal(db, ["retain", "--all", "--older-than", "1", "--sensitivity", "health",
+                                    "--apply", "--reason", "retention policy"], answer)
+    assert "plan: what will be scrubbed" in seen and "Scrub these events?" in seen
+    assert (code == 0) is changed and (head(db) != before) is changed
+    if not changed:
+        assert "not confirmed; nothing was changed" in seen
+
+
 # --- files ----------------------------------------------------------------------------------
 
 def mode(path) -> int:
@@ -229,6 +240,33 @@ def test_ledger_wal_shm_and_exports_are_private(tmp_path):
         assert mode(out) == 0o600 and mode(subject) == 0o600
     finally:
         os.umask(old)
+
+
+def test_a_ledger_made_readable_by_others_is_made_private_on_open_and_said(tmp_path):
+    """Files an older version made 0644 (or a restore, or a copy) are tightened, with a warning."""
+    path = tmp_path / "old.db"
+    with Ledger(path) as ledger:
+        ledger.observe(cand())
+    for name in ("old.db", "old.db-wal", "old.db-shm"):
+        if (tmp_path / name).exists():
+            os.chmod(tmp_path / name, 0o644)
+    result = sh(str(path), "facts", "--app", "app", "--user", "u1", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0]["value"] == "vegetarian"
+    assert f"Warning: {path} was readable by others (0644): made owner-only (0600)" in result.stderr
+    assert mode(path) == 0o600
+    again = sh(str(path), "facts", "--app", "app", "--user", "u1", "--json")
+    assert "readable by others" not in again.stderr                    # said once, when it changed
+
+
+def test_the_library_tightens_too_and_warns(tmp_path):
+    path = tmp_path / "old.db"
+    with Ledger(path) as ledger:
+        ledger.observe(cand())
+    os.chmod(path, 0o640)
+    with pytest.warns(RuntimeWarning, match="readable by others"), Ledger(path) as ledger:
+        assert f"{path} was readable by others (0640): made owner-only (0600)" in ledger.work.schema_report
+    assert all(mode(f) == 0o600 for f in tmp_path.iterdir() if f.name.startswith("old.db"))
 
 
 def test_a_read_never_alters_a_database_that_is_not_a_ledger(tmp_path):

@@ -173,6 +173,9 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     shot("11-integrity")
 
     browser.get(server + "/-/factledger/erasures")
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#receipts th")]
+    cells = browser.find_elements(By.XPATH, "//table[@id='receipts']//tr[2]/td")
+    assert cells[headers.index("ticket")].text == "DPO-2026-114"
     follow(browser.find_element(By.LINK_TEXT, "record"))
     assert "DPO-2026-114" in text()
     shot("12-erasure-record")

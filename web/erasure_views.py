@@ -10,6 +10,7 @@ from factledger.ledger import LedgerError
 from factledger.ledger.erasure_render import fields
 from factledger.ledger.erasure_report import erasure_report
 from factledger.ledger.ids import normalize_id
+from factledger.ledger.presence import receipt_tickets
 from factledger.ledger.timeutil import iso
 
 from .access import PREFIX, Context, page
@@ -70,6 +71,9 @@ async def erase_commit(ctx: Context):
 async def receipts(ctx: Context):
     with ctx.config.ledger() as ledger:
         rows = ledger.erasures()
+        tickets = receipt_tickets(ledger.conn)        # as `factledger erasures` lists them
+    for row in rows:
+        row["ticket"] = tickets.get(row["redaction_seq"])
     return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)))
 
 
