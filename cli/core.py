@@ -74,7 +74,8 @@ def observe(state, app, user, subject, predicate, value, quote, session, event_i
 
 
 TIME_FORMATS = "ISO 8601: 2026-09-01 (midnight UTC), 2026-09-01T18:00:00Z or with an offset; no zone means UTC"
-TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "basis",
+# recorded_from: when the ledger learnt the row (a value learnt late shows it after valid_to)
+TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "recorded_from", "basis",
                 "effective_confidence", "said_at", "session", "fact_id")
 STATUSES = ("current", "disputed", "superseded", "retracted")
 

@@ -7,11 +7,14 @@ same valid-time history (docs/decisions.md, "Late arrivals", says why the promis
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from factledger.cli.main import cli
 from factledger.ledger import Ledger
 from factledger.ledger.why_detail import related
 
@@ -66,6 +69,30 @@ def test_why_names_both_sides_of_a_backfill(ledger):
     assert ("cut short the value before it", "Pune") in relations(goa)
     assert ("cut short by a value learnt late", "Goa") in relations(pune)
     assert ("followed a value learnt late", "Goa") in relations(lyon)
+
+
+def test_the_cli_shows_a_backfill_in_why_and_valid_at(tmp_path, clock):
+    path = tmp_path / "ledger.db"
+    with Ledger(path, clock=clock) as ledger:
+        ledger.observe(city("Pune", 1))
+        ledger.observe(city("Lyon", 20))
+        clock.set("2026-11-20T00:00:00Z")
+        goa = ledger.observe(city("Goa", 10)).fact_id
+    runner = CliRunner(env={"FACTLEDGER_NOW": "2026-12-01T00:00:00Z"})
+    observed = runner.invoke(cli, ["--db", str(path), "observe", "--app", "app", "--user", "u1", "--predicate",
+                                   "home_city", "--value", "Oslo", "--quote", "Oslo then", "--session", "s12",
+                                   "--event-id", "e12", "--said-at", day(12), "--json"])
+    assert json.loads(observed.stdout)["decision"] == "backfill", observed.output
+    why = runner.invoke(cli, ["--db", str(path), "why", goa, "-t"]).stdout
+    assert "learnt late, held until 'Oslo'" in why and "valid 2026-08-10T10:00:00.000000Z .. 2026-08-12" in why
+    table = runner.invoke(cli, ["--db", str(path), "facts", "--app", "app", "--user", "u1",
+                                "--valid-at", "2026-08-11", "--json"]).stdout
+    [row] = json.loads(table)
+    assert (row["value"], row["state"], row["valid_from"], row["valid_to"]) == ("Goa", "superseded", day(10), day(12))
+    assert row["recorded_from"] > row["valid_to"]                    # learnt after it stopped holding
+    shown = runner.invoke(cli, ["--db", str(path), "facts", "--app", "app", "--user", "u1",
+                                "--valid-at", "2026-08-11", "-t"]).stdout
+    assert "recorded_from" in shown.splitlines()[0]
 
 
 def test_the_correction_is_recorded_in_transaction_time(ledger, clock):
