@@ -3,8 +3,9 @@
 A ledger holds personal data, so a new file is created owner-only (0600) before SQLite opens it;
 SQLite gives its `-wal` and `-shm` files the main file's permissions, so they are private too.
 
-A file made by an older version (or by hand) may be readable by others; opening it makes it, and
-its `-wal` and `-shm`, owner-only again and says so (`prepare` returns the notes; the CLI prints
+A file made by an older version (or copied, or restored) may be readable by others; opening it
+takes the group's and others' bits off it and its `-wal` and `-shm` (the owner's stay: 0644
+becomes 0600, a read-only 0444 becomes 0400) and says so (`prepare` returns the notes; the CLI prints
 them as warnings).  A file the caller does not own is left as it is, and reported.
 
 Opening a file switches it to WAL mode and adds the ledger's tables, which would quietly alter an
@@ -61,11 +62,12 @@ def tighten(target: Path) -> str | None:
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         return (f"{target} is readable by others ({loose:04o}) and owned by another user: "
                 "not changed; make it 0600")
+    private = loose & 0o700                   # the owner keeps what it had (a read-only file stays so)
     try:
-        os.chmod(target, PRIVATE)
+        os.chmod(target, private)
     except OSError as exc:
         return f"{target} is readable by others ({loose:04o}) and could not be made private: {exc.strerror}"
-    return f"{target} was readable by others ({loose:04o}): made owner-only (0600)"
+    return f"{target} was readable by others ({loose:04o}): made owner-only ({private:04o})"
 
 
 def refuse_foreign(target: Path) -> None:

@@ -79,6 +79,7 @@ class FactBatch:
         self.more_reason: list[tuple] = []         # reasons for intervals closed before the batch
         self.by_key: dict[tuple, list[str]] = {}   # (app, user, subject, predicate) -> fact ids
         self.key_indexes: dict[tuple, KeyIndex] = {}   # keys the decision table has read
+        self.retold: set[str] = set()              # facts whose quote changed (recall and vectors re-index)
 
     # --- what the batch knows ------------------------------------------------------------
 
@@ -182,6 +183,8 @@ class FactBatch:
                 self.open_rows[fact_id] = row
             if fact_id not in self.snaps:
                 self._index(snap)
+            elif self.snaps[fact_id]["quote"] != snap["quote"]:
+                self.retold.add(fact_id)             # a late first statement: its text is new
             self.snaps[fact_id] = snap
             index = self.key_indexes.get(_key(snap)) if self.key_indexes else None
             if index is not None:

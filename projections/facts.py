@@ -28,7 +28,8 @@ class FactsProjection:
     def __init__(self) -> None:
         self._batch: FactBatch | None = None
         # What the last flush wrote, for the recall index (which flushes next): per fact its
-        # snapshot now and whether it was in facts_current before.
+        # snapshot now and whether it was in facts_current before with the same text (a late
+        # first statement changes an open fact's quote: it counts as new, so it is indexed again).
         self.flushed: list[tuple[Snapshot, bool]] = []
 
     def _live(self, conn: sqlite3.Connection) -> FactBatch:
@@ -63,7 +64,7 @@ class FactsProjection:
             self.flushed = []
             return
         batch.write(conn)
-        self.flushed = ([(s, f in batch.stored_open) for f, s in batch.current.items()] +
+        self.flushed = ([(s, f in batch.stored_open and f not in batch.retold) for f, s in batch.current.items()] +
                         [(batch.snaps[f], f in batch.stored_open) for f in batch.removed])
 
     def discard(self) -> None:

@@ -60,8 +60,8 @@ class RecallProjection:
     def flush(self, conn: sqlite3.Connection) -> None:
         """Why following the flushed facts is the same as syncing every fact an event names: a
         fact opens or closes only by an event that names it, so after the flush the table holds
-        exactly the open facts; a fact that stayed open kept its row (its text never changes
-        while it is open)."""
+        exactly the open facts; a fact that stayed open kept its row, unless a statement learnt
+        late became its first one (its quote changed: the facts projection reports it as new)."""
         inserts, deletes = [], []
         for snap, was_open in self.facts.flushed:
             if snap["status"] in OPEN_STATES:
@@ -86,7 +86,7 @@ class RecallProjection:
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
 
 
-_INSERT = f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
+_INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"   # a retold fact's row is replaced
 
 
 def _row(s: dict) -> tuple:

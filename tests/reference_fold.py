@@ -84,7 +84,7 @@ def apply(conn: sqlite3.Connection, event: Event) -> None:
                          " fact_history WHERE fact_id = ? LIMIT 1)", (fact_id,))
             continue
         seq, app, user, subject, predicate, value, quote = row
-        conn.execute("INSERT OR IGNORE INTO recall_index VALUES (?,?,?,?,?,?,?)",
+        conn.execute("INSERT OR REPLACE INTO recall_index VALUES (?,?,?,?,?,?,?)",
                      (seq, fact_id, app, user, subject, predicate,
                       document_terms(subject, predicate, value, quote)))
 

@@ -199,8 +199,10 @@ ALLERGIES = ["peanuts", "shellfish", "pollen"]
 @st.composite
 def sessions(draw):
     """Sessions in said order (one day each): a city run that never comes back to a replaced value,
-    and any allergies; each session's statements share its time."""
+    and any allergies; each session's statements share its time, and every statement one source
+    kind (user, agent or document: one authority)."""
     n = draw(st.integers(2, 7))
+    basis, author = draw(st.sampled_from([("stated", "user"), ("inferred", "agent"), ("verified", "document")]))
     cities = draw(st.lists(st.sampled_from(CITIES), min_size=1, max_size=3, unique=True))
     at, out = 0, []
     for i in range(n):
@@ -209,10 +211,10 @@ def sessions(draw):
         if step == "next" and at + 1 < len(cities) and any(c.predicate == "home_city" for s in out for c in s):
             at += 1
         if step != "skip":
-            said.append(city(cities[at], 2 + 3 * i, session=f"s{i}"))
+            said.append(city(cities[at], 2 + 3 * i, session=f"s{i}", basis=basis, author=author))
         for value in draw(st.lists(st.sampled_from(ALLERGIES), max_size=2, unique=True)):
             said.append(cand(predicate="allergy", value=value, said_at=day(2 + 3 * i), session=f"s{i}",
-                             event=f"e{i}-{value}", author="user"))
+                             event=f"e{i}-{value}", basis=basis, author=author))
         if said:
             out.append(said)
     return out

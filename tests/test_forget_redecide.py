@@ -41,12 +41,13 @@ def test_reinforcement_of_a_forgotten_fact_becomes_its_own_observation(ledger, c
     check(ledger)
 
 
-def test_rejected_late_arrival_applies_once_the_newer_value_is_gone(ledger, clock):
+def test_backfilled_late_arrival_becomes_current_once_the_newer_value_is_gone(ledger, clock):
     ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
     ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-10-01"))
     late = ledger.observe(cand(predicate="home_city", value="Mumbai", session="s3",
                                said_at="2026-09-01"))
-    assert late.reason == "older_than_current"
+    assert (late.decision, late.reason) == ("backfill", "backfilled")      # history, not current
+    assert values(ledger) == {("user", "home_city"): [("Bengaluru", "current", "stated")]}
     clock.tick()
     ledger.forget("app", "u1", session="s2", reason="r")
     assert values(ledger) == {("user", "home_city"): [("Mumbai", "current", "stated")]}

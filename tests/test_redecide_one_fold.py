@@ -45,7 +45,7 @@ def live_and_statements(predicate, items):
                 verdict = check(c, ledger.registry)
                 assert verdict.action == "apply"
                 outcome = ledger.observe(c)
-                observed = outcome.fact_id if outcome.decision in ("insert", "supersede", "dispute") else None
+                observed = outcome.fact_id if outcome.decision in ("insert", "supersede", "dispute", "backfill") else None
                 statements.append(Statement(i, verdict.candidate, verdict.basis_claimed, fact_id=observed))
             else:
                 _, pick, accept = item

@@ -149,7 +149,7 @@ def test_read_only_ledger_reads_and_refuses_writes_clearly(tmp_path, directory_w
     build(path)
     before = count(path)
     prefix = read_only_prefix()
-    path.chmod(0o444)
+    path.chmod(0o400)                         # read-only (and private: 0444 would be tightened, and said)
     if not directory_writable:
         folder.chmod(0o555)
     try:
@@ -211,7 +211,7 @@ def big_pristine(tmp_path_factory) -> Path:
 @pytest.fixture
 def big(big_pristine, tmp_path) -> Path:
     path = tmp_path / "big.db"
-    shutil.copyfile(big_pristine, path)
+    shutil.copy(big_pristine, path)           # with its mode: a copy readable by others is tightened, and said
     conn = sqlite3.connect(path)
     try:
         conn.execute("SELECT 1 FROM dbstat LIMIT 1")
