@@ -1,7 +1,7 @@
 """A statement cannot come from the future: said_at and session timestamps are bounded by the clock.
 
 A statement dated in the future would win its key until that date: it becomes current, every
-true update is rejected as `older_than_current`, and recall tells the model "(stated 2099-...)".
+true update is only history before it (`backfill`), and recall tells the model "(stated 2099-...)".
 So a `said_at` (or a session event's timestamp) later than the ledger's clock plus a tolerance is
 bad input.  The tolerance (default one day) absorbs clock skew between the agent that wrote the
 session and the machine running the ledger.
