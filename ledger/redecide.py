@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from factledger.projections.factstate import Snapshot, transition
-from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact
+from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact, said_order
 
 from .decide import OpenFact, decide
 from .errors import LedgerError
@@ -50,8 +50,7 @@ class KeyFold:
 
     def past(self) -> list[OpenFact]:
         """The closed facts of the key that held it (decide's `past`), in the order they were said."""
-        snaps = sorted(self.snaps.values(), key=lambda s: (s["said_at"], s["observed_seq"]))
-        return [past_fact(s) for s in snaps if s["status"] in PAST_STATES]
+        return [past_fact(s) for s in sorted(self.snaps.values(), key=said_order) if s["status"] in PAST_STATES]
 
     def fold(self, body: Body) -> None:
         self._seq -= 1                        # not a log seq: these events are not appended yet

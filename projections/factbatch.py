@@ -34,7 +34,7 @@ from factledger.ledger.eventrow import Event
 
 from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
 from .history import HISTORY_COLUMNS
-from .keyindex import PAST_STATES, KeyIndex, KeyView, past_fact
+from .keyindex import PAST_STATES, KeyIndex, KeyView, past_fact, said_order
 
 _N = len(SNAPSHOT_COLUMNS)
 _RECORDED_FROM = HISTORY_COLUMNS.index("recorded_from")
@@ -132,8 +132,7 @@ class FactBatch:
             if row[0] not in self.snaps:
                 self.seed(decode(row))
         snaps = [self.snaps[f] for f in self.by_key.get(key, ())]
-        return [past_fact(s) for s in sorted(snaps, key=lambda s: (s["said_at"], s["observed_seq"]))
-                if s["status"] in PAST_STATES]
+        return [past_fact(s) for s in sorted(snaps, key=said_order) if s["status"] in PAST_STATES]
 
     def _index(self, snap: Snapshot) -> None:
         key = _key(snap)

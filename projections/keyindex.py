@@ -105,6 +105,15 @@ def past_fact(snap: Snapshot) -> OpenFact:
                     frozenset(snap["sessions"]), snap["effective_date"], snap["valid_to"], snap["confirmed_at"])
 
 
+def said_order(snap: Snapshot) -> tuple:
+    """A key's past in the order it was said; facts said at one instant in the order they were
+    observed (a log seq; re-decision's facts, folded before they are appended, have negative
+    seqs in the order it folds them, after every stored one), so the live ledger and re-decision
+    break ties alike."""
+    seq = snap["observed_seq"]
+    return (snap["said_at"], (0, seq) if seq > 0 else (1, -seq))
+
+
 class LazyPast:
     """A key's past facts, read the first time `decide` iterates them (never, for most statements)."""
 
