@@ -19,7 +19,7 @@ from factledger.projections.keyindex import KeyIndex, KeyView
 
 from .decide import OpenFact, decide
 from .errors import LedgerError
-from .events import Body
+from .events import Body, DisputeResolved
 from .plan import events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
@@ -70,8 +70,14 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             try:
                 bodies = settlement(fold.open_facts(), r.fact_id, r.accept, r.by, r.reason, app, user,
                                     registry_sha)
-            except LedgerError:
-                continue                      # the dispute it settled never arose
+            except LedgerError:               # the dispute it settled does not arise (now)
+                if cause is None:
+                    continue
+                # Kept in the log, settling nothing, so a later re-decision in which the dispute
+                # arises again still has the reviewer's judgement.
+                bodies = [DisputeResolved(app=app, user=user, fact_id=r.fact_id, rule="reviewer_unsettled",
+                                          outcome="accept" if r.accept else "reject", resolved_by=r.by,
+                                          reason=r.reason, registry_sha256=registry_sha)]
         else:
             c = st.candidate
             decision = decide(c, fold.view(), spec)
