@@ -27,7 +27,7 @@ _QUERIES = ["what do I eat", "where do I live", "allergies", "diet", "city", "ve
 
 def sessions_json(count: int = 200, turns: int = 6, users: int = 20, seed: int = 5,
                   end: float | None = None) -> list[dict]:
-    """ADK session JSON (DESIGN section 9), seeded; the last turn a day before `end` (default
+    """ADK session JSON (docs/ingestion.md), seeded; the last turn a day before `end` (default
     now), because the ledger runs on the real clock and facts said long before it would have
     decayed under the serving threshold: a recall serving nothing is not the one to compare."""
     rng = random.Random(seed)

@@ -6,15 +6,18 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import warnings
 
 import click
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.ids import normalize_partition
 from factledger.ledger.store import busy_error
 from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import clock_from_env
+
+from .scope import partition_options, require_partition  # noqa: F401  (the partition rule)
 
 
 class LedgerGroup(click.Group):
@@ -59,9 +62,16 @@ class State:
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
-            self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                  busy_timeout=self.busy_timeout, create=create,
-                                  future_tolerance=self.future_tolerance)
+            if not create and self.db != ":memory:" and not os.path.exists(self.db):
+                raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
+                                  "commands also take --create); nothing was created")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
+                self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
+                                      busy_timeout=self.busy_timeout, create=create,
+                                      future_tolerance=self.future_tolerance)
+            for line in self._ledger.work.schema_report:
+                click.echo(f"Warning: {line}", err=True)
         return self._ledger
 
     def close(self) -> None:
@@ -73,17 +83,7 @@ class State:
 pass_state = click.make_pass_decorator(State)
 
 
-def partition_options(func):
-    """--app/--user; a missing one is bad input (exit 1), not a usage error."""
-    func = click.option("--user", envvar="FACTLEDGER_USER",
-                        help="User of the partition (env FACTLEDGER_USER)")(func)
-    func = click.option("--app", envvar="FACTLEDGER_APP",
-                        help="App of the partition (env FACTLEDGER_APP)")(func)
-    return func
-
-
-def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
-    if not app or not app.strip() or not user or not user.strip():
-        raise LedgerError("a partition is required: --app and --user "
-                          "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    return normalize_partition(app, user)      # the library's one spelling of ids
+def create_option(func):
+    """--create: a write command makes a new ledger only when asked (or after `init`)."""
+    return click.option("--create", is_flag=True,
+                        help="Create the ledger file if it does not exist (as `init` does)")(func)

@@ -7,17 +7,31 @@ import sys
 import click
 
 from factledger.ledger import LedgerError, make_candidate
-from factledger.ledger.terminal import escape
+from factledger.ledger.bounds import check_log_window
+from factledger.ledger.logquery import iter_log
+from factledger.ledger.timeutil import normalise_time
 
-from .context import partition_options, pass_state, require_partition
-from .output import dumps, emit, emit_one, output_options, resolve_format
+from .context import create_option, pass_state
+from .notices import (
+    check_partition,
+    check_predicate,
+    check_session,
+    check_type,
+    clearance_option,
+    cleared,
+    note,
+    withhold,
+)
+from .output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from .proofs import checkpoint_report, render_checkpoint
+from .scope import partition_options
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
                 "effective_confidence", "said_at", "session", "fact_id")
 HISTORY_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to",
-                   "recorded_from", "recorded_to", "reason", "fact_id")
-LOG_COLUMNS = ("seq", "type", "app", "user", "recorded_at", "redacted_by", "event_id")
+                   "recorded_from", "recorded_to", "reason", "session", "author", "quote", "fact_id")
+LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at", "redacted_by",
+               "event_id")
 
 
 @click.command()
@@ -43,26 +57,45 @@ def init(state) -> None:
 @click.option("--negated", is_flag=True, help="The statement retracts the value")
 @click.option("--confidence", type=float, default=None)
 @click.option("--effective-date", "effective_date", default=None, help="Date of a series reading")
+@create_option
 @output_options
 @pass_state
 def observe(state, app, user, subject, predicate, value, quote, session, event_id, said_at, basis,
-            author, negated, confidence, effective_date, fmt) -> None:
+            author, negated, confidence, effective_date, create, fmt) -> None:
     """Offer one candidate fact; prints the decision the ledger took."""
-    app, user = require_partition(app, user)
     candidate = make_candidate(
         app=app, user=user, subject=subject, predicate=predicate, value=value, quote=quote,
         session=session, evidence_event=event_id, said_at=said_at, basis=basis, author=author,
         negated=negated, confidence=confidence, effective_date=effective_date)
-    outcome = state.ledger(create=True).observe(candidate).as_dict()
+    outcome = state.ledger(create=create).observe(candidate).as_dict()
     emit_one(outcome, fmt, render=lambda o: (
         f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; rule {o['rule']}; "
         f"seqs {', '.join(map(str, o['seqs']))})"))
 
 
+TIME_FORMATS = "ISO 8601: 2026-09-01 (midnight UTC), 2026-09-01T18:00:00Z or with an offset; no zone means UTC"
+TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "basis",
+                "effective_confidence", "said_at", "session", "fact_id")
+STATUSES = ("current", "disputed", "superseded", "retracted")
+
+
 def _time_options(func):
-    func = click.option("--valid-at", "valid_at", help="What was true at this time, by today's knowledge")(func)
-    func = click.option("--as-of", "as_of", help="What the ledger believed at this time")(func)
+    func = click.option("--valid-at", "valid_at", metavar="TIME",
+                        help=f"What was true at TIME, by today's knowledge. {TIME_FORMATS}")(func)
+    func = click.option("--as-of", "as_of", metavar="TIME",
+                        help=f"What the ledger believed at TIME (transaction time). {TIME_FORMATS}")(func)
     return func
+
+
+def check_as_of(ledger, as_of: str | None) -> None:
+    """An as-of before the first event answers nothing: say that nothing was recorded yet."""
+    if as_of is None:
+        return
+    first = ledger.conn.execute("SELECT recorded_at FROM events ORDER BY seq LIMIT 1").fetchone()
+    at = normalise_time(as_of)
+    if first is None or at < first[0]:
+        note(f"nothing had been recorded yet at {at}" +
+             (f" (the first event was recorded at {first[0]})" if first else " (the ledger is empty)"))
 
 
 @click.command()
@@ -70,15 +103,29 @@ def _time_options(func):
 @click.option("--subject")
 @click.option("--predicate")
 @_time_options
-@click.option("--include-sensitive", is_flag=True, help="Include health-sensitive facts")
+@click.option("--status", type=click.Choice(STATUSES), multiple=True,
+              help="Only facts in this state (repeatable); --valid-at can show superseded and retracted")
+@clearance_option("personal")
 @output_options
 @pass_state
-def facts(state, app, user, subject, predicate, as_of, valid_at, include_sensitive, fmt) -> None:
-    """Open facts of a partition (or, with --as-of / --valid-at, as they were)."""
-    app, user = require_partition(app, user)
-    rows = state.ledger().facts(app, user, subject=subject, predicate=predicate, as_of=as_of,
-                                valid_at=valid_at, include_sensitive=include_sensitive)
-    emit(rows, fmt, FACT_COLUMNS)
+def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearance, include_sensitive,
+          fmt) -> None:
+    """Open facts of a partition (or, with --as-of / --valid-at, as they were).
+
+    Health facts are withheld unless cleared (--clearance health); the count withheld goes to stderr.
+    """
+    allowed = cleared(clearance, include_sensitive, "personal")
+    ledger = state.ledger()
+    rows = ledger.facts(app, user, subject=subject, predicate=predicate, as_of=as_of,
+                        valid_at=valid_at, include_sensitive=True)
+    if not rows:
+        check_partition(ledger, app, user)
+        check_predicate(ledger, predicate)
+        check_as_of(ledger, as_of)
+    if status:
+        rows = [r for r in rows if r["status"] in status]
+    rows = withhold(rows, allowed)
+    emit(rows, fmt, TIME_COLUMNS if (as_of or valid_at) else FACT_COLUMNS)
 
 
 @click.command()
@@ -89,63 +136,54 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, include_sensiti
 @pass_state
 def history(state, app, user, subject, predicate, fmt) -> None:
     """Every state interval of every fact: the bitemporal record."""
-    app, user = require_partition(app, user)
-    emit(state.ledger().history(app, user, subject=subject, predicate=predicate), fmt,
-         HISTORY_COLUMNS)
+    ledger = state.ledger()
+    rows = ledger.history(app, user, subject=subject, predicate=predicate)
+    if not rows:
+        check_partition(ledger, app, user)
+        check_predicate(ledger, predicate)
+    emit(rows, fmt, HISTORY_COLUMNS)
 
 
 @click.command()
-@click.argument("fact_id")
-@output_options
-@pass_state
-def why(state, fact_id, fmt) -> None:
-    """A fact's provenance: session, evidence event, quote, author, and every event that touched it."""
-    emit_one(state.ledger().why(fact_id), fmt, render=render_why)
-
-
-def render_why(report: dict) -> str:
-    """For people; every stored string is escaped, so a quote cannot fake a provenance line."""
-    f = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else escape(str(v))
-         for k, v in report["fact"].items()}
-    lines = [
-        f"{f['subject']} {f['predicate']} = {report['fact']['value']!r}  [{f['status']}, "
-        f"{f['basis']}, confidence {report['fact']['confidence']:.2f}]",
-        f"fact {f['fact_id']}  (app {f['app']}, user {f['user']})",
-        f"said {f['said_at']} by {f['author']} in session {f['session']}, event {f['evidence_event']}:",
-        f"  \"{f['quote']}\"",
-        f"valid {f['valid_from']} .. {report['fact']['valid_to'] or 'now'}; last confirmed "
-        f"{f['confirmed_at']} by session {f['confirmed_by']}",
-        "events:",
-    ]
-    for e in report["events"]:
-        body = e["body"] or {}
-        detail = escape(body.get("rule") or body.get("reason") or "")
-        session = f" session {escape(body['session'])}" if body.get("session") else ""
-        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(e['role']):<11} {detail}{session}"
-                     + ("  (redacted)" if e["body"] is None else ""))
-    return "\n".join(lines)
-
-
-@click.command()
-@click.option("--app")
-@click.option("--user")
+@partition_options(required=False, help_app="Only events of this app (env FACTLEDGER_APP)",
+                   help_user="Only events of this user (env FACTLEDGER_USER)")
 @click.option("--type", "type_", help="Only events of this type")
+@click.option("--predicate", help="Only events about this predicate (or an alias of it)")
+@click.option("--session", help="Only events that name this session")
+@click.option("--fact", "fact", help="Only events that touched this fact")
+@click.option("--since", metavar="TIME", help=f"Only events recorded at or after TIME. {TIME_FORMATS}")
+@click.option("--until", metavar="TIME", help=f"Only events recorded before TIME. {TIME_FORMATS}")
 @click.option("--after", type=int, default=0, help="Only events after this seq")
 @click.option("--limit", type=int, default=None, help="At most this many events")
 @output_options
 @pass_state
-def log(state, app, user, type_, after, limit, fmt) -> None:
-    """The event log itself, envelopes and bodies."""
-    rows = state.ledger().log(app=app, user=user, type=type_, after=after, limit=limit)
-    emit(rows, fmt, LOG_COLUMNS)
+def log(state, app, user, type_, predicate, session, fact, since, until, after, limit, fmt) -> None:
+    """The event log itself, envelopes and bodies, streamed in seq order."""
+    check_log_window(after, limit)              # before the first byte of output
+    ledger = state.ledger()
+    spec = ledger.registry.resolve(predicate) if predicate else None
+    rows = iter_log(ledger.conn, app=app, user=user, type=type_, after=after, limit=limit,
+                    predicate=spec.name if spec else predicate, session=session, fact=fact,
+                    since=since, until=until)
+    if emit_stream(rows, fmt, LOG_COLUMNS) == 0:
+        check_type(type_)
+        if app is not None and user is not None:
+            check_partition(ledger, app, user)
+        check_predicate(ledger, predicate)
+        check_session(ledger, app, user, session)
 
 
 @click.command()
+@output_options
 @pass_state
-def head(state) -> None:
-    """Print the latest SEQ:HASH, for pinning outside the ledger."""
+def head(state, fmt) -> None:
+    """Print the latest SEQ:HASH, for pinning outside the ledger (plain unless a format is asked)."""
     seq, digest = state.ledger().head()
-    click.echo(f"{seq}:{digest}")
+    if fmt is None:
+        click.echo(f"{seq}:{digest}")
+        return
+    emit_one({"seq": seq, "hash": digest, "head": f"{seq}:{digest}"}, fmt,
+             render=lambda r: r["head"])
 
 
 @click.command()
@@ -198,6 +236,8 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))
+    if result.get("triggers"):
+        raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")
 
 
@@ -225,4 +265,4 @@ def stats(state, fmt) -> None:
     emit_one(state.ledger().stats(), fmt)
 
 
-COMMANDS = (init, observe, facts, history, why, log, head, replay, verify, resolve, stats)
+COMMANDS = (init, observe, facts, history, log, head, replay, verify, resolve, stats)

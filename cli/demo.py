@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 
 import click
+import orjson
+from click.testing import CliRunner
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
@@ -19,14 +21,14 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions"
 
 
 def run(db: str, args: list[str], quiet: bool = False) -> str:
-    """Run one factledger command in-process, echoing it as a shell line; returns its stdout."""
-    from click.testing import CliRunner
+    """Run one factledger command in-process, echoing it as a shell line; returns its stdout.
 
-    from .main import cli
-
+    The command group is the one the demo itself runs under (the click context's root), so this
+    module needs nothing from `cli.main`, which registers it."""
+    root = click.get_current_context().find_root().command
     if not quiet:
         click.secho("\n$ factledger " + shlex.join(args), fg="cyan", bold=True)
-    result = CliRunner().invoke(cli, ["--db", db, *args], catch_exceptions=False)
+    result = CliRunner().invoke(root, ["--db", db, *args], catch_exceptions=False)
     if not quiet:
         click.echo(result.stdout.rstrip())
     if result.exit_code:
@@ -46,10 +48,11 @@ def demo(out: str | None) -> None:
         out = str(Path(workdir.name) / "demo.db")
     elif Path(out).exists():
         raise click.ClickException(f"{out} exists; the demo wants a fresh ledger")
+    else:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
     if not EXAMPLES.is_dir():
         raise click.ClickException(f"the bundled examples are not at {EXAMPLES} "
                                    "(run the demo from a source checkout: make demo)")
-    import orjson
 
     run(out, ["init"])
     # Nine sessions (ADK JSON and JSONL), offline: the patterns extractor, no API key.
@@ -66,17 +69,20 @@ def demo(out: str | None) -> None:
     run(out, ["recall", "where do I live and what do I eat?", *MEAL, "--explain"])  # and why
     run(out, ["facts", *DEPLOY, "-t"])
     run(out, ["log", *DEPLOY, "--type", "CandidateRejected", "--nl"])   # the runbook, and why not
-    run(out, ["facts", *CLINIC, "--include-sensitive", "-t"])
-    run(out, ["facts", *CLINIC, "--include-sensitive", "--valid-at", "2026-07-05", "-t"])
+    run(out, ["facts", *CLINIC, "--clearance", "health", "-t"])
+    run(out, ["facts", *CLINIC, "--clearance", "health", "--valid-at", "2026-07-05", "-t"])
     run(out, ["history", *CLINIC, "--predicate", "medication_dose", "-t"])
     run(out, ["stats", "-t"])
     run(out, ["verify", "-t"])
-    # Right-to-forget (issue 4): forget the session that said "We moved to Bengaluru"; Pune is
+    # Right-to-forget: forget the session that said "We moved to Bengaluru"; Pune is
     # current again, the receipt names no one, and the chain and projections still check out.
     run(out, ["forget", *MEAL, "--session", "meal-2", "--reason", "demo: user request",
               "--requested-by", "dpo", "--yes", "-t"])
     run(out, ["facts", *MEAL, "--predicate", "home_city", "-t"])
+    receipts = orjson.loads(run(out, ["erasures", "--json"], quiet=True))
     run(out, ["erasures", "-t"])
+    run(out, ["report", "erasure", str(receipts[-1]["redaction_seq"])])   # for the compliance file
+    run(out, ["partitions", "-t"])
     run(out, ["verify", "-t"])
     run(out, ["replay", "--check", "-t"])
     # Proofs an auditor can check (docs/audit.md): a signed checkpoint of the log's Merkle tree,
@@ -95,7 +101,10 @@ def demo(out: str | None) -> None:
         click.echo("\nTo look at the demo ledger in a browser (the ui extra: pip install 'factledger[ui]'):\n"
                    "  factledger demo --out demo.db && factledger --db demo.db serve --public")
     else:
-        click.echo(f"\ndemo ledger kept at {out}; look at it in a browser (pip install 'factledger[ui]'):\n"
+        click.echo(f"\ndemo ledger kept at {out}; explore it, e.g.\n"
+                   f"  factledger --db {shlex.quote(out)} facts --app mealkit --user priya -t\n"
+                   f"  factledger --db {shlex.quote(out)} log --app clinic --user arun -t\n"
+                   "or look at it in a browser (pip install 'factledger[ui]'):\n"
                    f"  factledger --db {shlex.quote(out)} serve --public")
 
 

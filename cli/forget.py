@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import click
 
 from factledger.ledger import LedgerError
 from factledger.ledger.forget import check_words
+from factledger.ledger.presence import already_erased_at, receipt_seqs, receipt_tickets
+from factledger.ledger.terminal import escape
 
-from .context import partition_options, pass_state
+from .context import pass_state
+from .files import private_file
+from .notices import check_partition, note
 from .output import dumps, emit, emit_one, output_options
+from .scope import all_option, check_whole_ledger, partition_options
 
-ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason",
+ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
                    "requester", "event_id")
 
 
@@ -23,9 +27,14 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def render_receipt(r: dict) -> str:
+def render_plan(r: dict) -> str:
+    """The plan shown before the question: headed as a plan, since nothing has happened yet."""
+    return render_receipt(r, heading="plan: what will be scrubbed if you confirm (nothing changed yet)")
+
+
+def render_receipt(r: dict, heading: str | None = None) -> str:
     if r.get("dry_run"):
-        lines = [f"dry run: nothing was changed ({r['scope_kind']} {r['scope_hash']})"]
+        lines = [f"{heading or 'dry run: nothing was changed'} ({r['scope_kind']} {r['scope_hash']})"]
         for p in r.get("plan", []):
             by_type = ", ".join(f"{k} {v}" for k, v in p["events_by_type"].items()) or "none"
             lines += [f"  events to scrub: {p['events']} ({by_type})",
@@ -38,8 +47,11 @@ def render_receipt(r: dict) -> str:
                 lines.append(f"  events pseudonymised: {p['pseudonymised']}")
         if not r.get("plan"):
             lines.append("  nothing to forget")
-        lines.append(f"  compensating events: {len(r['compensating_seqs'])}")
+        lines.append(f"  compensating events: {r.get('compensating_events', len(r['compensating_seqs']))}")
         return "\n".join(lines)
+    if r["noop"] and r.get("already_erased_at") is not None:
+        return (f"already erased at seq {r['already_erased_at']} ({r['scope_kind']} {r['scope_hash']}): "
+                "nothing left to forget; no event changed")
     if r["noop"]:
         return (f"nothing to forget ({r['scope_kind']} {r['scope_hash']}): no event changed; "
                 "0 events, 0 facts")
@@ -47,9 +59,11 @@ def render_receipt(r: dict) -> str:
     purge = r.get("purge") or {}
     return "\n".join([
         f"forgotten: {r['scope_kind']} {r['scope_hash']}",
-        f"redaction: seq {r['redaction_seq']}, event {r['event_id']}, at {r['recorded_at']}",
+        f"redaction: seq {r['redaction_seq']}, event {r['event_id']}, at {r['recorded_at']}"
+        + (f", ticket {escape(r['ticket'])}" if r.get("ticket") else ""),
         f"counts: {counts}",
-        f"compensating events: {', '.join(map(str, r['compensating_seqs'])) or 'none'}",
+        f"compensating events: {len(r['compensating_seqs'])}"
+        + (f" (seqs {', '.join(map(str, r['compensating_seqs']))})" if r["compensating_seqs"] else ""),
         f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else ""),
     ])
 
@@ -62,36 +76,77 @@ def render_receipt(r: dict) -> str:
 @click.option("--sensitivity", help="Forget every fact of this sensitivity class (e.g. health)")
 @click.option("--reason", help="Why (required): recorded in the Redacted event and the receipt")
 @click.option("--requested-by", "requested_by", help="Who asked (recorded; no personal data please)")
+@click.option("--ticket", help="External reference (case number), recorded in the receipt; no personal data")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation")
 @click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards")
 @output_options
 @pass_state
-def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, dry_run,
-           yes, vacuum, fmt) -> None:
+def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, ticket,
+           dry_run, yes, vacuum, fmt) -> None:
     """Erase a user, or one session, fact, predicate or sensitivity class of it; prints the receipt."""
     check_words(reason, requested_by)          # bad input before the ledger is even opened
     ledger = state.ledger()
     options = dict(session=session, fact=fact, predicate=predicate, sensitivity=sensitivity,
-                   reason=reason, requested_by=requested_by)
-    if not dry_run and not yes and interactive():
+                   reason=reason, requested_by=requested_by, ticket=ticket)
+    if not dry_run and not yes:
         preview = ledger.forget(app, user, dry_run=True, **options)
-        click.echo(render_receipt(preview), err=True)
-        if not preview.get("plan"):
-            dry_run = False                    # a no-op needs no confirmation
-        elif not click.confirm("Scrub these events? This cannot be undone", err=True):
-            raise LedgerError("not confirmed; nothing was changed")
+        confirm(preview, "forget")
     receipt = ledger.forget(app, user, dry_run=dry_run, vacuum=vacuum, **options)
+    if receipt.get("noop"):
+        earlier = already_erased_at(ledger.conn, app, user, session=session, fact=fact)
+        if earlier is not None:
+            receipt["already_erased_at"] = earlier
+            note(f"already erased at seq {earlier} (`factledger erasures` lists the receipt)")
+        else:
+            check_partition(ledger, app, user)
     emit_one(receipt, fmt, render=render_receipt)
 
 
+def confirm(preview: dict, command: str) -> None:
+    """Show the plan on stderr, then ask the person at the terminal.
+
+    With nobody at the keyboard (stdin is not a terminal) and no --yes, refuse: exit 1, nothing
+    changed.  The plan was computed by a rolled-back dry run, so bad input has already been
+    reported with its own message.  A plan with nothing in it needs no answer at a terminal.
+    """
+    click.echo(render_plan(preview), err=True)
+    if not interactive():
+        raise LedgerError(f"{command} erases for good and there is no terminal to confirm at: "
+                          "pass --yes to go ahead (or --dry-run for the plan alone); nothing was changed")
+    if preview.get("plan") and not click.confirm("Scrub these events? This cannot be undone", err=True):
+        raise LedgerError("not confirmed; nothing was changed")
+
+
 @click.command()
-@click.option("--app", help="Only redactions of this app")
+@partition_options(required=False, help_app="Only receipts of this app (env FACTLEDGER_APP)",
+                   help_user="With --app: only receipts of this user, found by hashing the id as the "
+                   "receipt does (env FACTLEDGER_USER)")
+@click.option("--session", help="With --app/--user: only receipts that forgot this session")
 @output_options
 @pass_state
-def erasures(state, app, fmt) -> None:
-    """List erasure receipts (one per redaction), newest last."""
-    emit(state.ledger().erasures(app), fmt, ERASURE_COLUMNS)
+def erasures(state, app, user, session, fmt) -> None:
+    """List erasure receipts (one per redaction), newest last.
+
+    With --app and --user (and --session) only the receipts of that data subject: found by hashing
+    the ids the way the receipts do, so the receipts still name no one.
+    """
+    if user is not None and app is None:
+        raise LedgerError("--user needs --app")
+    if session is not None and user is None:
+        raise LedgerError("--session needs --app and --user")
+    ledger = state.ledger()
+    rows = ledger.erasures(app)
+    tickets = receipt_tickets(ledger.conn)
+    for row in rows:
+        row["ticket"] = tickets.get(row["redaction_seq"])
+    if user is not None:
+        seqs = receipt_seqs(ledger.conn, app, user, session)
+        rows = [r for r in rows if r["redaction_seq"] in seqs]
+        if not rows:
+            note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
+                 " (ids are matched exactly, as hashed)")
+    emit(rows, fmt, ERASURE_COLUMNS)
 
 
 @click.command()
@@ -99,42 +154,57 @@ def erasures(state, app, fmt) -> None:
 @click.option("--older-than", "older_than", type=int, help="Days, for the class given")
 @click.option("--predicate", help="Class: one predicate")
 @click.option("--sensitivity", help="Class: a sensitivity (normal, personal, health)")
-@click.option("--app", help="Only this app")
-@click.option("--user", help="Only this user (with --app)")
+@partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
+                   help_user="Only this user, with --app (env FACTLEDGER_USER)")
+@all_option
 @click.option("--reason", help="Recorded in the receipt (default: retention policy)")
 @click.option("--requested-by", "requested_by")
+@click.option("--yes", "-y", is_flag=True, help="With --apply: do not ask for confirmation")
 @click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards")
 @output_options
-@pass_state
-def retain(state, apply_, older_than, predicate, sensitivity, app, user, reason, requested_by,
-           vacuum, fmt) -> None:
-    """Forget facts past retention: each predicate's retention_days, or --older-than for a class."""
+@click.pass_context
+def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, reason, requested_by,
+           yes, vacuum, fmt) -> None:
+    """Forget facts past retention: each predicate's retention_days, or --older-than for a class.
+
+    Acts on every partition only with --all; --app (and --user) limit it to one.
+    """
+    check_whole_ledger(ctx, all_, app, user, "retain")
     if user is not None and app is None:
         raise LedgerError("--user needs --app")
-    receipt = state.ledger().retain(apply=apply_, older_than=older_than, predicate=predicate,
-                                    sensitivity=sensitivity, app=app, user=user, reason=reason,
-                                    requester=requested_by, vacuum=vacuum)
+    options = dict(older_than=older_than, predicate=predicate, sensitivity=sensitivity, app=app,
+                   user=user, reason=reason, requester=requested_by)
+    ledger = ctx.obj.ledger()
+    if apply_ and not yes:
+        confirm(ledger.retain(apply=False, **options), "retain --apply")
+    receipt = ledger.retain(apply=apply_, vacuum=vacuum, **options)
     emit_one(receipt, fmt, render=render_receipt)
 
 
 @click.command(name="export")
-@partition_options
+@partition_options(required=False)
+@all_option
 @click.option("--data-subject", "data_subject", is_flag=True,
               help="Export one user's facts, history and events as one JSON object (needs --app/--user)")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
-              help="Write here instead of stdout")
-@pass_state
-def export(state, app, user, data_subject, out) -> None:
+              help="Write here (created 0600) instead of stdout")
+@click.pass_context
+def export(ctx, app, user, all_, data_subject, out) -> None:
     """The log as JSONL (hashes, commitments, salts; redacted events as envelopes).
 
-    With --app/--user: only that partition's events (for inspection; not importable).
-    With --data-subject: what the ledger holds about one user, as JSON.
+    With --all: the whole log (what `import` loads).  With --app/--user: only that partition's
+    events (for inspection; not importable).  With --data-subject: what the ledger holds about one
+    user, as JSON.
     """
     if data_subject and (not app or not user):
         raise LedgerError("--data-subject needs --app and --user")
+    check_whole_ledger(ctx, all_, app, user, "export")
     if (app is None) != (user is None):
-        raise LedgerError("export a partition with both --app and --user, or the whole log with neither")
+        raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
+    state = ctx.obj
     ledger = state.ledger()
+    if app is not None and user is not None:
+        check_partition(ledger, app, user)          # an empty export says why on stderr
     if not out:
         if data_subject:
             sys.stdout.write(dumps(ledger.export_subject(app, user)) + "\n")
@@ -143,23 +213,12 @@ def export(state, app, user, data_subject, out) -> None:
         return
     # Into a temporary file beside FILE, renamed over it only when complete: a failed export
     # never truncates an earlier one.
-    folder = os.path.dirname(os.path.abspath(out))
-    temp = None
-    try:
-        fd, temp = tempfile.mkstemp(prefix=".factledger-export-", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if data_subject:
-                handle.write(dumps(ledger.export_subject(app, user)) + "\n")
-                count = None
-            else:
-                count = ledger.export_log(handle, app, user)
-        os.replace(temp, out)
-        temp = None
-    except OSError as exc:
-        raise LedgerError(f"cannot write {out}: {exc.strerror or exc}") from None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.remove(temp)
+    with private_file(out, prefix=".factledger-export-") as handle:
+        if data_subject:
+            handle.write(dumps(ledger.export_subject(app, user)) + "\n")
+            count = None
+        else:
+            count = ledger.export_log(handle, app, user)
     if count is not None:
         click.echo(f"exported {count} events to {out}", err=True)
 

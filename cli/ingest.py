@@ -10,13 +10,18 @@ import sys
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.presence import open_disputes
 from factledger.ledger.terminal import escape
 
-from .context import partition_options, pass_state, require_partition
+from .context import create_option, pass_state
+from .notices import check_partition
 from .output import emit, emit_one, output_options, resolve_format
+from .scope import partition_options
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
+REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "quote", "session",
+                  "author", "held_at", "suggestions")
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
                 "author", "held_at", "suggestions")
 CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predicate", "other_value",
@@ -52,7 +57,8 @@ def render_summary(s: dict) -> str:
 
     lines = [
         f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
-        f"{s['failed']} failed)",
+        + (f"{s['skipped_erased']} skipped (erased), " if s.get("skipped_erased") else "")
+        + f"{s['failed']} failed)",
         f"events read: {s['events_read']}",
         f"candidates: {s['candidates']}",
         f"applied: {sum(s['applied'].values())} ({by(s['applied'])})",
@@ -80,7 +86,8 @@ def ambiguity(a: dict) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@partition_options
+@partition_options(required=False, help_app="App for sessions that do not name one (env FACTLEDGER_APP)",
+                   help_user="User for sessions that do not name one (env FACTLEDGER_USER)")
 @click.option("--extractor", type=EXTRACTOR, default=None,
               help="Default: anthropic when ANTHROPIC_API_KEY is set, else patterns")
 @click.option("--model", default=None, help="Model for the anthropic extractor")
@@ -88,9 +95,10 @@ def ambiguity(a: dict) -> str:
               help="JSONL file of candidates (the candidates extractor); repeatable")
 @click.option("--retry-failed", "retry", is_flag=True,
               help="Retry the sessions whose extraction failed (the retry queue)")
+@create_option
 @output_options
 @pass_state
-def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) -> None:
+def ingest(state, paths, app, user, extractor, model, candidates, retry, create, fmt) -> None:
     """Ingest agent sessions: ADK JSON or JSONL files, directories, or - for stdin.
 
     Each session is one transaction; re-ingesting appends nothing and a grown session ingests
@@ -100,18 +108,18 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
 
     if candidates and not extractor:
         extractor = "candidates"
-    ledger = state.ledger(create=True)
+    ledger = state.ledger(create=create)
     on_total, step, close = _progress("ingesting")
     try:
         if retry:
             if paths:
                 raise LedgerError("--retry-failed takes no paths: it re-reads the queued sources")
-            summary = retry_failed(ledger, app, user, extractor, model, progress=step,
+            summary = retry_failed(ledger.work, app, user, extractor, model, progress=step,
                                    on_total=on_total)
         else:
             if not paths:
                 raise LedgerError("name at least one session file, directory, or - for stdin")
-            summary = ingest_paths(ledger, paths, app, user, extractor, model,
+            summary = ingest_paths(ledger.work, paths, app, user, extractor, model,
                                    list(candidates) or None,
                                    progress=step,
                                    on_total=on_total)
@@ -139,8 +147,11 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, fmt) ->
 @pass_state
 def sessions(state, app, user, fmt) -> None:
     """A user's ingested sessions: watermark, counts and digest."""
-    app, user = require_partition(app, user)
-    emit(state.ledger().sessions(app, user), fmt, SESSION_COLUMNS)
+    ledger = state.ledger()
+    rows = ledger.sessions(app, user)
+    if not rows:
+        check_partition(ledger, app, user)
+    emit(rows, fmt, SESSION_COLUMNS)
 
 
 def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
@@ -157,8 +168,8 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--app")
-@click.option("--user")
+@partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
+                   help_user="Only this user (env FACTLEDGER_USER)")
 @click.option("--all", "show_all", is_flag=True, help="Include closed items")
 @click.option("--rejected", is_flag=True,
               help="List rejected candidates instead (the validator's and reviewers' reasons)")
@@ -167,23 +178,34 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
 @output_options
 @click.pass_context
 def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
-    """The review queue: held candidates (unknown predicate ...).  Subcommands accept / reject."""
+    """The review queue: held candidates (unknown predicate ...) and open disputes.
+
+    Held candidates: `review accept HOLD --as P` / `review reject HOLD`.  Disputes (kind
+    `dispute`, item = the fact id): `resolve FACT --accept|--reject --by WHO --reason WHY`.
+    """
     if ctx.invoked_subcommand is not None:
         return
-    state = ctx.obj
+    ledger = ctx.obj.ledger()
     if contradicting:
-        emit(state.ledger().contradictions(app, user), fmt, CONTRADICTION_COLUMNS)
+        emit(ledger.contradictions(app, user), fmt, CONTRADICTION_COLUMNS)
         return
     if rejected:
-        emit(rejected_rows(state.ledger(), app, user), fmt, REJECTED_COLUMNS)
+        emit(rejected_rows(ledger, app, user), fmt, REJECTED_COLUMNS)
         return
-    rows = state.ledger().held(app, user, status=None if show_all else "open")
-    for row in rows:
+    rows = []
+    for row in ledger.held(app, user, status=None if show_all else "open"):
         row.pop("candidate")
         row["suggestions"] = ", ".join(row.get("suggestions") or ())
-    emit(rows, fmt, HELD_COLUMNS + (("status",) if show_all else ()))
+        rows.append({"kind": "held", "item": row["hold_id"], **row})
+    rows += [{"kind": "dispute", "item": d["fact_id"], "hold_id": None, "reason": d["reason"],
+              "subject": d["subject"], "predicate": d["predicate"], "value": d["value"],
+              "quote": d["quote"], "session": d["session"], "author": d["author"],
+              "held_at": d["said_at"], "app": d["app"], "user": d["user"],
+              "status": "open", "disputes": d["disputes"]}
+             for d in open_disputes(ledger.conn, app, user)]
+    emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
     if resolve_format(fmt) == "table":
-        found = len(state.ledger().contradictions(app, user))
+        found = len(ledger.contradictions(app, user))
         if found:
             click.echo(f"{found} contradicting pair(s) of open facts: factledger review --contradictions")
 
@@ -191,11 +213,13 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
 @review.command("accept")
 @click.argument("hold_id")
 @click.option("--as", "predicate", required=True, help="Registry predicate to apply it under")
+@click.option("--by", "by", help="Who decides (recorded in the events; shown by why)")
+@click.option("--reason", help="Why (recorded in the events; shown by why)")
 @output_options
 @pass_state
-def review_accept(state, hold_id, predicate, fmt) -> None:
+def review_accept(state, hold_id, predicate, by, reason, fmt) -> None:
     """Apply a held candidate under a registry predicate (through the normal decision path)."""
-    outcome = state.ledger().review_accept(hold_id, predicate).as_dict()
+    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason).as_dict()
     emit_one(outcome, fmt, render=lambda o: (
         f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; seqs "
         f"{', '.join(map(str, o['seqs']))})"))
@@ -203,12 +227,13 @@ def review_accept(state, hold_id, predicate, fmt) -> None:
 
 @review.command("reject")
 @click.argument("hold_id")
-@click.option("--reason", required=True)
+@click.option("--reason", required=True, help="Why (recorded in CandidateRejected)")
+@click.option("--by", "by", help="Who decides (recorded in CandidateRejected)")
 @output_options
 @pass_state
-def review_reject(state, hold_id, reason, fmt) -> None:
+def review_reject(state, hold_id, reason, by, fmt) -> None:
     """Close a held candidate without applying it (CandidateRejected with the reason)."""
-    outcome = state.ledger().review_reject(hold_id, reason).as_dict()
+    outcome = state.ledger().review_reject(hold_id, reason, by=by).as_dict()
     emit_one(outcome, fmt, render=lambda o: f"rejected {hold_id} (seq {o['seqs'][0]})")
 
 

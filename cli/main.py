@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo, forget, ingest, proofs, recall, serve
+from . import core, demo, forget, ingest, proofs, query, recall, reports, serve, why
 from .context import LedgerGroup, State
 
 
@@ -30,6 +30,26 @@ def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float,
     ctx.call_on_close(state.close)
 
 
-for module in (core, demo, recall, ingest, forget, serve, proofs):
+def _late_db(ctx: click.Context, _param, value: str | None) -> None:
+    """`--db` after the subcommand means the same as before it (the later one wins)."""
+    if value is not None and isinstance(ctx.find_object(State), State):
+        state = ctx.find_object(State)
+        state.close()
+        state.db = value
+
+
+def accept_db_after(command: click.Command) -> None:
+    """Give a subcommand (and its own subcommands) a `--db` that overrides the global one."""
+    if not any("--db" in getattr(p, "opts", ()) for p in command.params):
+        command.params.append(click.Option(["--db"], expose_value=False, is_eager=True,
+                                           callback=_late_db, metavar="PATH",
+                                           help="Ledger file (as the global --db)"))
+    for sub in getattr(command, "commands", {}).values():
+        accept_db_after(sub)
+
+
+for module in (core, why, demo, recall, ingest, forget, query, reports, serve, proofs):
     for command in module.COMMANDS:
+        if module is not demo:                 # the demo makes its own ledger (--out)
+            accept_db_after(command)
         cli.add_command(command)

@@ -6,8 +6,10 @@ Commands hand rows (dicts) to `emit`; nothing else in the CLI decides how output
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import sys
+import unicodedata
 
 import click
 import orjson
@@ -17,13 +19,53 @@ from factledger.ledger.terminal import escape, json_safe
 FORMATS = ("json", "nl", "csv", "table")
 
 
-def output_options(func):
-    """The four output flags, folded into one `fmt` argument."""
-    func = click.option("-t", "--table", "fmt", flag_value="table", help="Output as a table")(func)
-    func = click.option("--csv", "fmt", flag_value="csv", help="Output as CSV")(func)
-    func = click.option("--nl", "fmt", flag_value="nl", help="Output newline-delimited JSON")(func)
-    func = click.option("--json", "fmt", flag_value="json", help="Output as JSON")(func)
-    return func
+FLAG_HELP = {"json": "Output as JSON", "nl": "Output newline-delimited JSON", "csv": "Output as CSV",
+             "table": "Output as a table"}
+
+
+def output_options(func=None, *, help: dict | None = None):
+    """The four output flags, folded into one `fmt` argument; two at once is a usage error (exit 2)."""
+    texts = {**FLAG_HELP, **(help or {})}
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            chosen = [name for name in FORMATS if kwargs.pop(f"fmt_{name}", False)]
+            if len(chosen) > 1:
+                raise click.UsageError("choose one output format, not "
+                                       + " and ".join("--" + c for c in chosen))
+            kwargs["fmt"] = chosen[0] if chosen else None
+            return f(*args, **kwargs)
+
+        wrapper = click.option("-t", "--table", "fmt_table", is_flag=True, help=texts["table"])(wrapper)
+        wrapper = click.option("--csv", "fmt_csv", is_flag=True, help=texts["csv"])(wrapper)
+        wrapper = click.option("--nl", "fmt_nl", is_flag=True, help=texts["nl"])(wrapper)
+        wrapper = click.option("--json", "fmt_json", is_flag=True, help=texts["json"])(wrapper)
+        return wrapper
+
+    return decorate(func) if func is not None else decorate
+
+
+def display_width(text: str) -> int:
+    """Columns a string takes on a terminal: wide (CJK) characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
+
+
+def cut(text: str, width: int) -> str:
+    if display_width(text) <= width:
+        return text
+    out, used = "", 0
+    for ch in text:
+        w = display_width(ch)
+        if used + w > width - 1:
+            break
+        out, used = out + ch, used + w
+    return out + "…"
 
 
 def resolve_format(fmt: str | None) -> str:
@@ -76,20 +118,22 @@ def cell(value, width: int | None = None) -> str:
     else:
         text = str(value)
     text = escape(text)
-    if width and len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
+    return cut(text, width) if width else text
 
 
-def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: int = 40) -> str:
+def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: int | None = -1) -> str:
+    """Aligned columns; long values are cut to `width` only on a terminal (piped, nothing is cut)."""
     if not rows:
         return "(no rows)"
+    if width == -1:
+        width = 40 if sys.stdout.isatty() else None
     columns = columns or tuple(rows[0].keys())
     cells = [[cell(row.get(c), width) for c in columns] for row in rows]
-    widths = [max(len(escape(c)), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(escape(c).ljust(w) for c, w in zip(columns, widths)).rstrip(),
+    widths = [max(display_width(escape(c)), *(display_width(r[i]) for r in cells))
+              for i, c in enumerate(columns)]
+    lines = ["  ".join(pad(escape(c), w) for c, w in zip(columns, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    lines += ["  ".join(pad(v, w) for v, w in zip(r, widths)).rstrip() for r in cells]
     return "\n".join(lines)
 
 
@@ -101,3 +145,36 @@ def to_csv(rows: list[dict]) -> str:
         for row in rows:
             writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
     return buffer.getvalue()
+
+
+def emit_stream(rows, fmt: str | None, columns: tuple[str, ...] | None = None) -> int:
+    """`emit` for an iterator, without holding it in memory (a table, which needs every width, is
+    the exception: people read tables, so they are short).  Returns the number of rows."""
+    fmt = resolve_format(fmt)
+    if fmt == "table":
+        rows = list(rows)
+        emit(rows, fmt, columns)
+        return len(rows)
+    count = 0
+    writer = None
+    if fmt == "json":
+        click.echo("[", nl=False)
+    for row in rows:
+        if fmt == "json":
+            click.echo(("," if count else "") + "\n" + "\n".join(
+                "  " + line for line in dumps(row).splitlines()), nl=False)
+        elif fmt == "nl":
+            click.echo(dumps(row, pretty=False))
+        else:
+            if writer is None:
+                buffer = io.StringIO()
+                writer = csv.DictWriter(buffer, fieldnames=list(row.keys()), lineterminator="\n")
+                writer.writeheader()
+            writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
+            click.echo(buffer.getvalue(), nl=False)
+            buffer.seek(0)
+            buffer.truncate()
+        count += 1
+    if fmt == "json":
+        click.echo("\n]" if count else "]")
+    return count

@@ -6,12 +6,17 @@ facts (and with --explain the whole explanation); -t/--csv/--nl give rows.  No r
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 from factledger.ledger.recall import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
 
-from .context import partition_options, pass_state, require_partition
-from .output import dumps, emit, to_table
+from .context import pass_state
+from .core import TIME_FORMATS, check_as_of
+from .notices import check_partition, note
+from .output import dumps, emit, output_options, to_table
+from .scope import partition_options
 
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
                     "said_at", "relevance", "recency", "score", "fact_id")
@@ -42,27 +47,30 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("--mode", default=None, type=click.Choice(["lexical", "semantic", "hybrid"]),
               help="Match by words, by meaning, or both  [default: hybrid with the semantic extra, else lexical]")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
-@click.option("--json", "fmt", flag_value="json", help="Selected facts as JSON (with --explain: everything)")
-@click.option("--nl", "fmt", flag_value="nl", help="Newline-delimited JSON rows")
-@click.option("--csv", "fmt", flag_value="csv", help="CSV rows")
-@click.option("-t", "--table", "fmt", flag_value="table", help="A table of rows")
+@click.option("--as-of", "as_of", metavar="TIME",
+              help=f"Serve what the ledger would have served at TIME (its open facts then, scored then). "
+                   f"{TIME_FORMATS}")
+@output_options(help={"json": "Selected facts as JSON (with --explain: everything)",
+                      "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, mode, no_domain, fmt) -> None:
+           recency_weight, half_life, limit, budget, mode, no_domain, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
-    app, user = require_partition(app, user)
-    result = state.ledger().recall(
-        app, user, query, explain=explain, clearance=clearance, min_confidence=min_confidence,
-        max_age=max_age, recency_weight=recency_weight, half_life=half_life, limit=limit,
-        budget=budget, preload=preload, domain=not no_domain, mode=mode)
+    ledger = state.ledger()
+    options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
+                   recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
+                   preload=preload, domain=not no_domain, mode=mode, as_of=as_of)
+    result = ledger.recall(app, user, query, explain=explain, **options)
+    explained = result if explain else ledger.recall(app, user, query, explain=True, **options)
+    if not explained.candidates:
+        check_partition(ledger, app, user)
+        check_as_of(ledger, as_of)
+    report_withheld(explained)
     if fmt is None:
         click.echo(result.text)
         if explain:
             click.echo("")
             click.echo(to_table(explain_rows(result), EXPLAIN_COLUMNS))
-            other = result.other_partitions or {}
-            click.echo(f"other partitions: {other.get('facts', 0)} open facts in "
-                       f"{other.get('partitions', 0)} partitions, counted, not shown")
         return
     if fmt == "json" and explain:
         click.echo(dumps(result.as_dict()))
@@ -71,6 +79,26 @@ def recall(state, query, app, user, preload, explain, clearance, min_confidence,
         emit(explain_rows(result), fmt, EXPLAIN_COLUMNS)
     else:
         emit(result.selected, fmt, SELECTED_COLUMNS)
+
+
+WHY_WITHHELD = {"sensitivity": "not cleared (--clearance)", "confidence": "below --min-confidence",
+                "age": "older than --max-age"}
+
+
+def report_withheld(explained) -> None:
+    """Stderr: how many facts of the scope the gates kept from the caller, and which gate."""
+    counts = Counter(c["outcome"] for c in explained.candidates if c["outcome"] in WHY_WITHHELD)
+    if not counts:
+        return
+    kinds = Counter(c["sensitivity"] for c in explained.candidates if c["outcome"] == "sensitivity")
+    parts = []
+    for outcome, n in counts.items():
+        detail = WHY_WITHHELD[outcome]
+        if outcome == "sensitivity":
+            detail += f": {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}"
+        parts.append(f"{n} {detail}")
+    note(f"{sum(counts.values())} facts withheld from this caller: {'; '.join(parts)} "
+         "(the block above is what a model would see)")
 
 
 COMMANDS = (recall,)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import LedgerError
 from .ids import normalize_id
 from .timeutil import normalise_time
+from .vocabulary import Author, Basis
 
 MAX_VALUE = 500
 MAX_QUOTE = 2000
@@ -63,8 +63,8 @@ class Candidate(BaseModel):
     quote: str
     session: str
     evidence_event: str
-    author: Literal["user", "agent", "tool", "document"] = "user"
-    basis: Literal["inferred", "stated", "verified"] = "stated"
+    author: Author = "user"
+    basis: Basis = "stated"
     negated: bool = False
     confidence: float | None = None
     said_at: str

@@ -1,4 +1,4 @@
-"""The decision table (DESIGN section 6): what a validated candidate does to its key.
+"""The decision table: what a validated candidate does to its key.
 
 `decide` is pure: it sees the candidate, the key's open facts and the predicate's spec, and
 returns a `Decision`.  It never reads the database and never writes events; the ledger turns the
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .candidate import Candidate, value_key
 from .confidence import BASIS_RANK
 from .registry import PredicateSpec
+from .vocabulary import DecisionAction
 
 ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold")
 # The rules under which this table rejects a candidate (reasons nothing_to_retract,
@@ -42,7 +43,7 @@ class OpenFact:
 
 @dataclass(frozen=True)
 class Decision:
-    action: str
+    action: DecisionAction
     rule: str
     reason: str = ""
     target: OpenFact | None = None           # the existing fact the action is about

@@ -12,8 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-Author = Literal["user", "agent", "tool", "document"]
-Basis = Literal["inferred", "stated", "verified"]
+from .vocabulary import Author, Basis
 
 
 class Body(BaseModel):
@@ -204,6 +203,7 @@ class Redacted(Body):
     session_hashes: list[str] = []
     fact_hashes: list[str] = []
     partitions: int = 1
+    ticket: str | None = None             # an external reference (a case number), no personal data
     restated_seqs: list[int] = []         # of target_seqs, the surviving ones recorded again after it
     event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
 

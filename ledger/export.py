@@ -25,12 +25,19 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from factledger.projections import queries
+from factledger.projections.sessions import list_sessions
+
 from .bounds import MAX_SEQ
 from .errors import LedgerError
+from .eventrow import body_of
 from .events import parse_body
 from .files import open_regular
 from .rowcheck import TEXT_COLUMNS, column_problem
+from .store import head, snapshot
 from .timeutil import iso
+from .unit import UnitOfWork
+from .verify import verify
 
 LOG_FORMAT = "factledger-log/1"
 SUBJECT_FORMAT = "factledger-subject/1"
@@ -50,8 +57,7 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
     if app is not None:
         sql += " WHERE app = ? AND user = ?"
         args = (app, user)
-    seq, digest = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone() \
-        or (0, "0" * 64)
+    seq, digest = head(conn)
     header = {"format": LOG_FORMAT, "complete": app is None, "head": f"{seq}:{digest}"}
     if app is not None:
         header.update(app=app, user=user)
@@ -70,7 +76,7 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
     return count
 
 
-def import_log(ledger, source: str | Path | IO[str]) -> dict:
+def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
     """Load a complete log export into this (empty) ledger, rebuild, verify; all or nothing."""
     conn = ledger.conn
     if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
@@ -96,7 +102,7 @@ def import_log(ledger, source: str | Path | IO[str]) -> dict:
             except sqlite3.IntegrityError as exc:
                 raise LedgerError(f"line {number}: {exc}") from None
             count += 1
-        result = ledger.verify(header.get("head") if count else None)
+        result = verify(conn, header.get("head") if count else None)
         if not result["ok"]:
             raise LedgerError(f"the imported log does not verify (seq {result['first_bad_seq']}: "
                               f"{result['problem']}); nothing was imported")
@@ -165,18 +171,22 @@ def _check_body(text: str, type_, number: int) -> None:
         raise LedgerError(f"line {number}: body is a {body.type} event, the row says {type_!r}")
 
 
-def export_subject(ledger, app: str, user: str) -> dict:
-    """Everything the ledger holds about one user (a data-subject access export), as one JSON object."""
+def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:
+    """Everything the ledger holds about one user (a data-subject access export), as one JSON
+    object, read in one snapshot (its facts, history, sessions and events agree)."""
     conn = ledger.conn
-    events = []
-    for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
-            "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
-            " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
-        events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
-                       "body": orjson.loads(body) if body is not None else None,
-                       "redacted_by": redacted_by})
-    return {"format": SUBJECT_FORMAT, "app": app, "user": user,
-            "exported_at": iso(ledger.clock()),
-            "facts": ledger.facts(app, user, include_sensitive=True),
-            "history": ledger.history(app, user), "sessions": ledger.sessions(app, user),
-            "events": events}
+    with snapshot(conn):
+        events = []
+        for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
+                "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
+                " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
+            events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
+                           "body": body_of(body),
+                           "redacted_by": redacted_by})
+        return {"format": SUBJECT_FORMAT, "app": app, "user": user,
+                "exported_at": iso(ledger.clock()),
+                "facts": queries.facts(conn, app, user, now=ledger.clock(), registry=ledger.registry,
+                                       include_sensitive=True),
+                "history": queries.history(conn, app, user, registry=ledger.registry, now=ledger.clock()),
+                "sessions": list_sessions(conn, app, user),
+                "events": events}

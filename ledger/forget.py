@@ -1,6 +1,6 @@
 """Right-to-forget and retention: one request, one transaction, one receipt, no byte left behind.
 
-The steps (DESIGN section 10), all inside one `BEGIN IMMEDIATE` transaction:
+The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 
 1. plan the target events (`ledger/forget_plan.py`);
 2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the
@@ -48,9 +48,13 @@ class _DryRun(Exception):
 
 
 def forget(ledger, scope: Scope, reason: str | None, requester: str | None = None, *,
-           dry_run: bool = False, vacuum: bool = False) -> dict:
-    """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there)."""
+           dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
+    """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there).
+
+    `ticket` is an external reference (a case number), recorded in the `Redacted` event and the
+    receipt so the compliance file can link the two; it must not carry personal data."""
     reason, requester = check_words(reason, requester)
+    ticket = check_ticket(ticket)
 
     def plans() -> list[Plan]:
         conn = ledger.conn
@@ -70,7 +74,7 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
         return [found] if not found.empty else []
 
     return _run(ledger, scope.kind, scope.hash, scope.app, plans, reason, requester,
-                dry_run=dry_run, vacuum=vacuum)
+                dry_run=dry_run, vacuum=vacuum, ticket=ticket)
 
 
 def retain(ledger, *, apply: bool = False, older_than: int | None = None,
@@ -125,7 +129,7 @@ def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session:
 # --- the one path every request takes ------------------------------------------------------
 
 def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requester: str, *,
-         dry_run: bool, vacuum: bool) -> dict:
+         dry_run: bool, vacuum: bool, ticket: str | None = None) -> dict:
     started = time.perf_counter()
     try:
         with ledger.transaction():
@@ -133,13 +137,17 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
             if not plans:
                 receipt = _noop(kind, digest, reason, requester, ledger)
             else:
-                receipt = _execute(ledger, plans, kind, digest, app, reason, requester)
+                receipt = _execute(ledger, plans, kind, digest, app, reason, requester, ticket)
+            receipt["ticket"] = ticket
             receipt["dry_run"] = dry_run
             if dry_run:
                 receipt["plan"] = [p.describe() for p in plans]
                 raise _DryRun(receipt)
     except _DryRun as rolled_back:
         receipt = rolled_back.receipt
+        # nothing was recorded: a plan has no seq, event id or compensating seqs, only counts
+        receipt["compensating_events"] = len(receipt.get("compensating_seqs") or [])
+        receipt.update(redaction_seq=None, event_id=None, compensating_seqs=[])
         receipt["seconds"] = round(time.perf_counter() - started, 4)
         return receipt
     if not receipt["noop"]:
@@ -151,7 +159,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
 
 
 def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason: str,
-             requester: str) -> dict:
+             requester: str, ticket: str | None = None) -> dict:
     conn, store, projector = ledger.conn, ledger.store, ledger.projector
     redaction_seq = store.last_seq + 1          # the Redacted event's seq, known under the lock
     counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0}
@@ -197,7 +205,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
-                    partitions=len(plans), restated_seqs=sorted(restated),
+                    partitions=len(plans), ticket=ticket, restated_seqs=sorted(restated),
                     event_hashes=sorted(events_read) or None)
     event = store.append(body)
     if event.seq != redaction_seq:
@@ -244,6 +252,16 @@ def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
 
 # --- helpers ------------------------------------------------------------------------------
 
+def check_ticket(ticket: str | None) -> str | None:
+    """An external reference: short, one line, printable; empty means none."""
+    if ticket is None or not ticket.strip():
+        return None
+    ticket = ticket.strip()
+    if len(ticket) > 100 or any(not ch.isprintable() for ch in ticket):
+        raise LedgerError("--ticket is an external reference: at most 100 printable characters, one line")
+    return ticket
+
+
 def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
     """A forget's reason (required) and requester, stripped and within their limits."""
     if reason is None or not reason.strip():
@@ -278,7 +296,7 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
     if predicate is not None:
         spec = registry.resolve(predicate)
         if spec is None:
-            raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")
+            raise registry.unknown(predicate)
         days = older_than or spec.retention_days
         if days is None:
             raise LedgerError(f"predicate {spec.name} has no retention_days; give --older-than DAYS")

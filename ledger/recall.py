@@ -2,7 +2,7 @@
 
 The current-state path only: candidates come from `facts_current` (open facts, current or
 disputed), so a superseded or retracted value is never a candidate; the historical path lives in
-`ledger.queries` (`facts --as-of/--valid-at`, `history`).  One read of the partition (plus the
+`projections/queries.py` (`facts --as-of/--valid-at`, `history`).  One read of the partition (plus the
 app's `_domain` user) joined with the recall index's stored terms; everything else happens in
 memory, so a user with a thousand facts costs one query, not a thousand.  What a call works out
 about each fact lives in `ledger.recall_facts` (which says why no fact is a dict there).
@@ -20,8 +20,10 @@ import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from factledger.projections import recall as recall_reads
+from factledger.projections.queries import FACT_FIELDS
+
 from . import render
-from .queries import FACT_FIELDS
 from .recall_facts import ID, OUTCOMES, PREDICATE, InScope
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
@@ -46,7 +48,8 @@ class RecallResult:
     options: RecallOptions
     selected: list[dict]                       # facts in the order they are rendered
     candidates: list[dict]                     # every in-scope fact, scores and outcome
-    other_partitions: dict | None = None       # counts only, with explain
+    other_partitions: dict | None = None       # kept for callers; never counted: one tenant's
+                                               # explanation says nothing of another's
     text: str = ""                             # the rendered block
 
     def as_dict(self) -> dict:
@@ -54,22 +57,6 @@ class RecallResult:
                 "options": self.options.as_dict(), "selected": self.selected,
                 "candidates": self.candidates, "other_partitions": self.other_partitions,
                 "rendered": self.text}
-
-
-# Thin rows: what the gates, the scores and the packing need, for every in-scope fact (their
-# positions are named in ledger.recall_facts).
-_THIN = (
-    "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
-    " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
-    " FROM facts_current f"
-    " LEFT JOIN recall_index r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
-# Full rows (the field names of DESIGN section 12): only for what is shown.
-_FULL = ("SELECT fact_id, app, user, subject, predicate, value, status, basis, confidence,"
-         " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
-         " quote, author, effective_date FROM facts_current WHERE fact_id IN ")
-_FULL_COLUMNS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
-                 "confidence", "sensitivity", "said_at", "recorded_at", "confirmed_at",
-                 "confirmed_by", "session", "evidence_event", "quote", "author", "effective_date")
 
 
 def _registry_suffixes(registry: Registry | None) -> dict[str, str]:
@@ -98,7 +85,7 @@ _REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
 
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
-           explain: bool = False) -> RecallResult:
+           explain: bool = False, as_of: str | None = None) -> RecallResult:
     """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
     (the selected facts, or every candidate with `explain`).
 
@@ -106,7 +93,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    rows = conn.execute(_THIN + f"({', '.join('?' for _ in users)})", (app, *users)).fetchall()
+    rows = recall_reads.scope_rows(conn, app, users, as_of)
     scope = InScope(rows, now, options, _registry_suffixes(registry))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
@@ -117,7 +104,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     selected = _pack(scope, [i for i in pool if scope.gate(i) is None])
     shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
     facts_of = {i: scope.fact(i) for i in shown}
-    _complete(conn, list(facts_of.values()))
+    _complete(conn, list(facts_of.values()), as_of)
     for rank, i in enumerate(shown, 1):
         facts_of[i]["rank"] = rank
         if scope.outcome[i] == "sensitivity":
@@ -126,20 +113,14 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
                           text=render.render(facts))
-    if explain:
-        result.other_partitions = _other_partitions(conn, app, users)
     return result
 
 
-def _complete(conn: sqlite3.Connection, shown: list[dict]) -> None:
-    """Add the remaining fields of DESIGN section 12 to the facts that will be shown."""
+def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = None) -> None:
+    """Add the remaining public fields (`FACT_FIELDS`) to the facts that will be shown."""
     by_id = {c["fact_id"]: c for c in shown}
-    ids = list(by_id)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        sql = _FULL + f"({', '.join('?' for _ in chunk)})"
-        for row in conn.execute(sql, chunk):
-            by_id[row[0]].update(zip(_FULL_COLUMNS, row))
+    for fact_id, row in recall_reads.full_rows(conn, list(by_id), as_of):
+        by_id[fact_id].update(row)
 
 
 def _pack(scope: InScope, eligible: list[int]) -> list[int]:
@@ -171,7 +152,7 @@ def _pack(scope: InScope, eligible: list[int]) -> list[int]:
 
 
 def _public(c: dict) -> dict:
-    """A shown fact with the field names of DESIGN section 12, plus its scores."""
+    """A shown fact with the public field names (`FACT_FIELDS`), plus its scores."""
     fact = {name: c.get(name) for name in FACT_FIELDS}
     fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
     if c.get("via"):
@@ -186,18 +167,6 @@ def _explained(c: dict) -> dict:
                meaning=c.get("meaning"), lexical=c.get("lexical"))
     row.pop("shown_with", None)
     return row
-
-
-def _other_partitions(conn: sqlite3.Connection, app: str, users: list[str]) -> dict:
-    """How many open facts lie outside the scope: counted, never shown."""
-    total = conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
-    inside = sum(conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
-                              (app, u)).fetchone()[0] for u in users)
-    partitions = conn.execute(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM facts_current)").fetchone()[0]
-    inside_partitions = sum(1 for u in users if conn.execute(
-        "SELECT 1 FROM facts_current WHERE app = ? AND user = ? LIMIT 1", (app, u)).fetchone())
-    return {"facts": total - inside, "partitions": partitions - inside_partitions}
 
 
 def explain_rows(result: RecallResult) -> list[dict]:

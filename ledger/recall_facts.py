@@ -1,7 +1,7 @@
 """What one recall call works out about its in-scope facts: gates, times, scores, by position.
 
-Why this shape: a user with a thousand open facts used to cost a thousand dicts and a thousand
-term lists, all alive at once.  Building them was most of a call's CPU, and because they lived
+Why this shape: a user with a thousand open facts would otherwise cost a thousand dicts and a
+thousand term lists, all alive at once.  Building them was most of a call's CPU, and because they lived
 through several young-generation collections they were promoted to the oldest generation, so
 Python's cyclic collector ran full collections in the middle of calls (the p99).  Here a fact
 stays the tuple SQLite returned (its contents are atomic, so the collector soon stops tracking

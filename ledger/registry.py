@@ -7,20 +7,27 @@ tell which registry a decision was taken under.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import field
 from importlib import resources
 from pathlib import Path
+
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass
 
 from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
 from .files import read_regular
+from .vocabulary import AUTHORS, BASES, CARDINALITIES, SENSITIVITIES, Author, Basis, Cardinality, Sensitivity
 
-CARDINALITIES = ("one", "many", "series")
-SENSITIVITIES = ("normal", "personal", "health")
+# The registry's models are pydantic dataclasses: validated when built (a spec holds only the
+# registry's words), positional like any dataclass, and as cheap to read as one.
+_MODEL = ConfigDict(arbitrary_types_allowed=True)
+
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
 NORMALISERS = ("none", "lower", "title")
@@ -28,7 +35,7 @@ MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class Pattern:
     """One offline-extractor rule: a regular expression with a `value` group, or a fixed value."""
 
@@ -36,15 +43,15 @@ class Pattern:
     value: str | None = None
     subject: str = "user"
     negated: bool = False
-    basis: str = "stated"
-    authors: tuple[str, ...] = ("user",)
+    basis: Basis = "stated"
+    authors: tuple[Author, ...] = ("user",)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class PredicateSpec:
     name: str
-    cardinality: str
-    sensitivity: str
+    cardinality: Cardinality
+    sensitivity: Sensitivity
     kind: str
     aliases: tuple[str, ...] = ()
     description: str = ""
@@ -64,7 +71,7 @@ class PredicateSpec:
         return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_MODEL)
 class Registry:
     predicates: dict[str, PredicateSpec]
     aliases: dict[str, str]
@@ -79,6 +86,23 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self.predicates)
+
+    def close_matches(self, name: str, n: int = 3) -> list[str]:
+        """Predicates whose name or alias is spelled like `name` (difflib), for "did you mean"."""
+        key = _fold_name(name)
+        spelled = {p: p for p in self.predicates} | {alias: canon for alias, canon in self.aliases.items()}
+        found = difflib.get_close_matches(key, list(spelled), n=n * 2, cutoff=0.6)
+        out: list[str] = []
+        for match in found:
+            if spelled[match] not in out:
+                out.append(spelled[match])
+        return out[:n]
+
+    def unknown(self, name: str) -> LedgerError:
+        """The error for a predicate the registry does not know, naming the close matches."""
+        matches = self.close_matches(name)
+        hint = f"; did you mean {', '.join(matches)}?" if matches else " (`factledger predicates` lists them)"
+        return LedgerError(f"unknown predicate {name!r} (not in the registry){hint}")
 
 
 def _fold_name(name: str) -> str:
@@ -199,10 +223,10 @@ def _parse_pattern(fail, index: int, entry) -> Pattern:
     if value is None and "value" not in regex.groupindex:
         raise fail(where, "needs a (?P<value>...) group or a fixed value")
     authors = entry.get("authors", ["user"])
-    if not isinstance(authors, list) or not set(authors) <= {"user", "agent", "tool", "document"}:
+    if not isinstance(authors, list) or not set(authors) <= set(AUTHORS):
         raise fail(where, "authors must list user, agent, tool or document")
     basis = entry.get("basis", "stated")
-    if basis not in ("stated", "inferred", "verified"):
+    if basis not in BASES:
         raise fail(where, f"basis {basis!r} is not stated, inferred or verified")
     return Pattern(
         regex=regex,

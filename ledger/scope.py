@@ -115,7 +115,9 @@ def build_scope(app: str | None, user: str | None, *, session: str | None = None
     if predicate is not None:
         spec = registry.resolve(predicate) if registry is not None else None
         if spec is None:
-            raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")
+            if registry is None:
+                raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")
+            raise registry.unknown(predicate)
         return Scope("predicate", app, user, predicate=spec.name)
     if sensitivity is not None:
         if sensitivity.strip() not in SENSITIVITIES:

@@ -13,11 +13,11 @@ import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import chain
 from .errors import LedgerError
+from .eventrow import EVENT_COLUMNS, Event, decode
 from .events import Body
 from .ids import new_id
 from .timeutil import Clock, iso
@@ -57,19 +57,6 @@ BEGIN
 END;
 CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-
-@dataclass(frozen=True)
-class Event:
-    """An event as the fold sees it: envelope plus the decoded body (None once redacted)."""
-
-    seq: int
-    event_id: str
-    type: str
-    app: str
-    user: str
-    recorded_at: str
-    body: dict | None
 
 
 def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FULL") -> sqlite3.Connection:
@@ -129,9 +116,7 @@ class EventStore:
         except sqlite3.OperationalError as exc:
             raise busy_error(exc) from None
         try:
-            row = self.conn.execute(
-                "SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-            self._tail = row if row else (0, chain.GENESIS, "")
+            self._tail = tail(self.conn)
             self._now = max(iso(self.clock()), self._tail[2])
             yield self
             self.conn.execute("COMMIT")
@@ -180,8 +165,49 @@ class EventStore:
         return event
 
     def head(self) -> tuple[int, str]:
-        row = self.conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        return (row[0], row[1]) if row else (0, chain.GENESIS)
+        return head(self.conn)
+
+    def events(self, app: str | None = None, user: str | None = None, after: int = 0) -> Iterator[Event]:
+        return iter_events(self.conn, app, user, after)
+
+    def snapshot(self):
+        return snapshot(self.conn)
+
+
+def open_sqlite(path: str | Path, clock: Clock, busy_timeout: float = 5.0,
+                synchronous: str = "FULL") -> EventStore:
+    """The SQLite backend (`ledger/backend.py: Backend`): a connection with the shared pragmas and
+    the store on it."""
+    return EventStore(connect(path, busy_timeout, synchronous), clock)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around a read of several statements, so every part of it sees the
+    same committed state (a WAL reader keeps one snapshot from its first read to the end) and a
+    concurrent writer cannot make them disagree.  Inside a transaction that is already open (a
+    write, or an outer snapshot) it adds nothing.  Ends with ROLLBACK: a read keeps nothing."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+
+def tail(conn: sqlite3.Connection) -> tuple[int, str, str]:
+    """The last event's seq, hash and recorded_at (the genesis when the log is empty): the one
+    head query, for the writer (under its lock), `head` and `verify`."""
+    row = conn.execute("SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return tuple(row) if row else (0, chain.GENESIS, "")
+
+
+def head(conn: sqlite3.Connection) -> tuple[int, str]:
+    seq, hash_, _at = tail(conn)
+    return seq, hash_
 
 
 def busy_error(exc: sqlite3.OperationalError) -> LedgerError:
@@ -207,12 +233,7 @@ def equal_filters(**columns) -> tuple[str, list]:
 def iter_events(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
                 after: int = 0) -> Iterator[Event]:
     """Stream the log in seq order without loading it whole (rebuilds of a million events)."""
-    import orjson
-
     where, args = equal_filters(app=app, user=user)
-    cursor = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body FROM events"
-                          " WHERE seq > ?" + where + " ORDER BY seq", [after, *args])
-    loads = orjson.loads
-    for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
-        yield Event(seq, event_id, type_, app_, user_, recorded_at,
-                    loads(body) if body is not None else None)
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events WHERE seq > ?" + where + " ORDER BY seq",
+                          [after, *args])
+    return map(decode, cursor)

@@ -48,18 +48,17 @@ def json_safe(document: str) -> str:
     """
     if not any(unsafe(ch) for ch in document if ch not in "\n "):
         return document
-    out = []
-    for ch in document:
-        if ch not in "\n " and unsafe(ch):
-            code = ord(ch)
-            if code > 0xFFFF:
-                code -= 0x10000
-                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-            else:
-                out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return "".join(json_escape(ch) if ch not in "\n " and unsafe(ch) else ch for ch in document)
+
+
+def json_escape(ch: str) -> str:
+    """One character as a JSON `\\uXXXX` escape (a surrogate pair past U+FFFF), which any JSON
+    reader turns back into the character."""
+    code = ord(ch)
+    if code > 0xFFFF:
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def line_safe(text: str, lines: int | None = None) -> bool:

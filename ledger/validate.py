@@ -1,4 +1,4 @@
-"""The validator rules that need only the candidate and the registry (DESIGN section 9, step 4).
+"""The validator rules that need only the candidate and the registry (docs/ingestion.md).
 
 Ingestion adds the rules that need the session (evidence exists, quote occurs, said_at taken
 from the event).  The outcome is a verdict, not an exception: a candidate that is not applied

@@ -6,17 +6,17 @@ million events as at ten.  The first problem found names its seq; nothing after 
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from urllib.parse import quote
 
 import orjson
 
-from . import chain
+from . import chain, triggers
 from .bounds import MAX_SEQ
 from .errors import LedgerError
 from .rowcheck import COLUMNS, column_problem
+from .store import SCHEMA
 
 
 def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
@@ -44,6 +44,12 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     if problem is not None:
         result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0)
         return result
+    if walked["ok"]:
+        # The chain holds; the append-only triggers must too (missing, altered, or restored on
+        # an open since, each named).  The chain's own problem, when there is one, comes first.
+        guards = triggers.problems(conn, SCHEMA)
+        if guards:
+            walked.update(ok=False, first_bad_seq=0, problem="; ".join(guards), triggers=guards)
     return walked
 
 
@@ -115,9 +121,8 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
         return fail(0, "the log does not extend the expected head")
     rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM events ORDER BY seq")
     last_at = ""
-    # chain.link and chain.commitment inlined (same bytes hashed): the loop runs once per event.
-    sha, fromhex, loads = hashlib.sha256, bytes.fromhex, orjson.loads
-    link_tag, commitment_tag = chain.LINK_TAG, chain.COMMITMENT_TAG
+    # The writer's own functions (ledger/chain.py): the hashes are computed in one place.
+    link_of, commitment_of, fromhex, loads = chain.link, chain.commitment, bytes.fromhex, orjson.loads
     for row in rows:
         (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link, redacted_by) = row
         if ((salt is not None and type(salt) is not bytes) or (body is not None and type(body) is not str)
@@ -128,19 +133,15 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             return fail(expected_seq, f"missing event (next seq present is {seq})")
         if prev != prev_hash:
             return fail(seq, "prev_hash does not match the previous event's hash")
-        digest = sha(link_tag)
         try:
-            digest.update(fromhex(prev))
-            digest.update(seq.to_bytes(8, "big"))
-            digest.update(b"\x00".join((event_id.encode(), type_.encode(), recorded_at.encode(), b"")))
-            commit_bytes = fromhex(commit)
-        except (ValueError, TypeError, AttributeError):
+            expected = link_of(prev, seq, event_id, type_, recorded_at, commit)
+            well_formed = fromhex(commit).hex() == commit   # lower-case hex of 32 bytes, as written
+        except (ValueError, TypeError, AttributeError, OverflowError):
             return fail(seq, column_problem(dict(zip(COLUMNS, row)))
                         or "a hash column or the envelope is not what the chain stores")
-        if commit_bytes.hex() != commit:           # lower-case hex of 32 bytes, as written
+        if not well_formed:
             return fail(seq, "the commitment is not in the form the chain stores")
-        digest.update(commit_bytes)
-        if digest.hexdigest() != link:
+        if expected != link:
             return fail(seq, "hash does not match the event's envelope")
         if recorded_at < last_at:
             return fail(seq, "recorded_at goes backwards")
@@ -153,7 +154,7 @@ def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
             if redacted_by is not None:
                 return fail(seq, "a live event has redacted_by set (only a redaction sets it)")
             raw = body.encode()
-            if salt is None or sha(commitment_tag + salt + raw).hexdigest() != commit:
+            if salt is None or commitment_of(salt, raw) != commit:
                 return fail(seq, "body does not match its commitment")
             try:
                 data = loads(raw)

@@ -2,20 +2,6 @@
 
 from __future__ import annotations
 
-from .erasures import ErasuresProjection
-from .facts import FactsProjection
-from .merkle import MerkleProjection
-from .provenance import ProvenanceProjection
-from .recall import RecallProjection
-from .review import ReviewProjection
-from .sessions import SessionsProjection
-from .vectors import VectorProjection
+from .catalog import all_projections
 
-
-def all_projections() -> tuple:
-    """A fresh set for one projector: a projection holds what its transaction has not written
-    yet, so two ledgers (or threads) never share one.  RecallProjection follows what the facts
-    projection flushes, so it comes after it (and so does VectorProjection)."""
-    facts = FactsProjection()
-    return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
-            SessionsProjection(), ErasuresProjection(), VectorProjection(facts), MerkleProjection())
+__all__ = ["all_projections"]

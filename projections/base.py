@@ -7,17 +7,72 @@ from the log at any time, for the whole ledger or for one `(app, user)` partitio
 from __future__ import annotations
 
 import sqlite3
-from typing import Protocol
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 
+@runtime_checkable
 class Projection(Protocol):
+    """What the projector calls on every projection."""
+
     name: str
     tables: tuple[str, ...]        # tables this projection owns, each with app and user columns
     schema: str                    # CREATE statements
+    depends_on: tuple[str, ...]    # projections whose flushed state this one reads (folded first)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None: ...
+
+
+@runtime_checkable
+class BufferedProjection(Protocol):
+    """What a `Projection` adds when it holds what events change until the projector flushes it (after each
+    event, or once at the end of a batched transaction), and folds a rebuild's partition in
+    memory, writing its rows through `executemany` (the projector's row buffer)."""
+
+    def flush(self, conn: sqlite3.Connection) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def rebuild_partition(self, conn, events: list[Event], state: dict) -> None: ...
+
+
+@runtime_checkable
+class LogWideProjection(Protocol):
+    """A projection over the whole log in seq order (the Merkle tree): folded live with the rest,
+    flushed and discarded with them, rebuilt only whole, never cleared per partition."""
+
+    name: str
+    tables: tuple[str, ...]
+    schema: str
+    log_wide: bool
+
+    def apply(self, conn: sqlite3.Connection, event: Event) -> None: ...
+
+    def flush(self, conn: sqlite3.Connection) -> None: ...
+
+    def discard(self) -> None: ...
+
+    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None) -> int: ...
+
+
+@runtime_checkable
+class KeyReader(Protocol):
+    """The projection the decision table reads a key's open facts from (the facts projection)."""
+
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+        """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`)."""
+
+
+def check_order(projections: Iterable[Projection]) -> None:
+    """Each projection comes after the ones it depends on (they fold and flush first)."""
+    seen: set[str] = set()
+    for projection in projections:
+        missing = [name for name in getattr(projection, "depends_on", ()) if name not in seen]
+        if missing:
+            raise ValueError(f"projection {projection.name} must come after {', '.join(missing)}")
+        seen.add(projection.name)
 
 
 def clear(conn: sqlite3.Connection, projection: Projection, app: str | None = None,

@@ -30,3 +30,10 @@ KEY_SNAPSHOTS = (
     f"SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from"
     " FROM facts_current f JOIN fact_history h ON h.fact_id = f.fact_id AND h.recorded_to IS NULL"
     " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")
+
+
+def partition_keys(conn, app: str, user: str) -> list[dict]:
+    """The partition's open facts as an extractor sees them (subject, predicate, value)."""
+    rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
+                        "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
+    return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]

@@ -13,7 +13,7 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS erasures (
@@ -35,6 +35,7 @@ class ErasuresProjection:
     name = "erasures"
     tables = ("erasures", "forgotten_scopes")
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body

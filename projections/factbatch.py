@@ -29,7 +29,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
 from .history import HISTORY_COLUMNS

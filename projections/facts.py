@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 from . import current, history
 from .factbatch import FactBatch
@@ -23,6 +23,7 @@ class FactsProjection:
     name = "facts"
     tables = ("facts_current", "fact_history")
     schema = current.SCHEMA + history.SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._batch: FactBatch | None = None

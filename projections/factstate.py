@@ -14,7 +14,7 @@ import orjson
 
 from factledger.ledger.candidate import value_key
 from factledger.ledger.confidence import BASIS_RANK, reinforced_confidence
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 OPEN_STATES = ("current", "disputed")
 Snapshot = dict

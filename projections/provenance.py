@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fact_events (
@@ -24,6 +24,7 @@ class ProvenanceProjection:
     name = "provenance"
     tables = ("fact_events",)
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._pending: list[tuple] = []      # rows of the events since the last flush

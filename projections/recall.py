@@ -6,7 +6,7 @@ rebuild gives every row the same key as the live table had), with the partition,
 stop words dropped, stemmed), space separated.  Recall reads one partition's rows with one
 indexed query and scores them in memory.
 
-Why a plain table and not FTS5 (DESIGN section 8 allows "FTS5 or an equivalent"):
+Why a plain table and not FTS5 (the design allows "FTS5 or an equivalent"):
 - recall's statistics must be partition-local: FTS5's bm25() takes its idf from the whole table,
   so one user's records would shift another user's scores (and a user's scores would hint at
   what others hold);
@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.store import Event
+from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
 from .factstate import OPEN_STATES
+from .queries import FACT_FIELDS
 
 TABLE = "recall_index"
 
@@ -46,6 +47,7 @@ class RecallProjection:
     name = "recall"
     tables = (TABLE,)
     schema = SCHEMA
+    depends_on = ("facts",)        # reads what the facts projection flushed (`facts.flushed`)
 
     def __init__(self, facts):
         # The facts projection of the same projector: it flushes first, and says which facts it
@@ -90,3 +92,47 @@ _INSERT = f"INSERT OR IGNORE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 def _row(s: dict) -> tuple:
     return (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["subject"], s["predicate"],
             document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
+
+
+# Reading the index for recall (ledger/recall.py scores what these return).
+
+# Thin rows: what the gates, the scores and the packing need, for every in-scope fact (their
+# positions are named in ledger/recall_facts.py).
+_THIN = (
+    "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
+    " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
+    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
+# Full rows: only for what is shown; the public fields, less the two worked out (recall_facts.py).
+_FULL_COLUMNS = tuple(f for f in FACT_FIELDS if f not in ("effective_confidence", "disputes"))
+_FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
+
+# What the ledger held open at a past transaction time (`recall --as-of`): the columns recall
+# reads of facts_current, taken from the bitemporal history.
+_AS_OF = ("(SELECT fact_id, app, user, subject, predicate, value, state AS status, basis, confidence,"
+          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
+          " quote, author, effective_date, disputes, observed_seq FROM fact_history"
+          " WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+          " AND state IN ('current', 'disputed'))")
+
+
+def _source(as_of: str | None) -> tuple[str, list]:
+    """The open facts now, or as the ledger held them at transaction time `as_of`."""
+    return ("facts_current", []) if as_of is None else (_AS_OF, [as_of, as_of])
+
+
+def scope_rows(conn: sqlite3.Connection, app: str, users: list[str],
+               as_of: str | None = None) -> list[tuple]:
+    """The thin row of every open fact of the scope (one indexed read)."""
+    source, args = _source(as_of)
+    return conn.execute(_THIN.format(source=source) + f"({', '.join('?' for _ in users)})",
+                        (*args, app, *users)).fetchall()
+
+
+def full_rows(conn: sqlite3.Connection, fact_ids: list[str], as_of: str | None = None):
+    """(fact_id, its full row as a dict) for each fact named, read 500 at a time."""
+    source, args = _source(as_of)
+    for start in range(0, len(fact_ids), 500):
+        chunk = fact_ids[start:start + 500]
+        sql = _FULL.format(source=source) + f"({', '.join('?' for _ in chunk)})"
+        for row in conn.execute(sql, (*args, *chunk)):
+            yield row[0], dict(zip(_FULL_COLUMNS, row))

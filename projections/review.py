@@ -6,7 +6,9 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.store import Event
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.eventrow import Event
+from factledger.ledger.store import equal_filters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS review_queue (
@@ -22,6 +24,7 @@ class ReviewProjection:
     name = "review"
     tables = ("review_queue",)
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
@@ -39,3 +42,37 @@ class ReviewProjection:
             conn.execute(
                 "UPDATE review_queue SET status = ?, closed_seq = ?, closed_reason = ? WHERE hold_id = ?",
                 (status, event.seq, body.get("reason") or body.get("rule"), body["hold_id"]))
+
+
+# Reading the queue: the review commands and the reviewer's verbs (ledger/ingest/review.py).
+
+COLUMNS = ("hold_id", "app", "user", "held_seq", "held_at", "reason", "candidate", "status",
+           "closed_seq", "closed_reason")
+
+
+def _item(row) -> dict:
+    item = dict(zip(COLUMNS, row))
+    candidate = orjson.loads(item["candidate"])
+    item["candidate"] = candidate
+    for key in ("subject", "predicate", "value", "quote", "session", "evidence_event", "author"):
+        item[key] = candidate.get(key)
+    return item
+
+
+def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
+              status: str | None = "open") -> list[dict]:
+    where, args = equal_filters(app=app, user=user, status=status)
+    sql = f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE 1 = 1" + where
+    return [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)]
+
+
+def open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
+    """The one queue item named (one indexed read), which must still be open."""
+    row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE hold_id = ?",
+                       (hold_id,)).fetchone() if hold_id else None
+    if row is None:
+        raise LedgerError(f"no held candidate {hold_id!r} (see `factledger review`)")
+    item = _item(row)
+    if item["status"] != "open":
+        raise LedgerError(f"held candidate {hold_id} is already {item['status']}")
+    return item

@@ -12,11 +12,11 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 
-import orjson
+from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
+from factledger.ledger.store import iter_events
 
-from factledger.ledger.store import Event, iter_events
-
-from .base import Projection, clear
+from .base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
+from .catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
 # facts up by fact_id).  A full rebuild drops them and builds each once at the end, one sort
@@ -42,17 +42,15 @@ class Projector:
     """
 
     def __init__(self, projections: Iterable[Projection] | None = None):
-        if projections is None:
-            from . import all_projections  # here, so `import projections` first works too
-
-            projections = all_projections()
-        projections = tuple(projections)
+        projections = tuple(all_projections() if projections is None else projections)
+        check_order(projections)
         # Log-wide projections (the Merkle tree) fold every event in seq order; they are rebuilt
         # only whole, never cleared with a partition, and own no partitioned table.
-        self.log_wide = tuple(p for p in projections if getattr(p, "log_wide", False))
+        self.log_wide = tuple(p for p in projections if isinstance(p, LogWideProjection))
         self.projections = tuple(p for p in projections if p not in self.log_wide)
-        self._flushing = tuple(p for p in self.projections + self.log_wide if hasattr(p, "flush"))
-        self._facts = next((p for p in self.projections if hasattr(p, "key_view")), None)
+        self._flushing = tuple(p for p in self.projections if isinstance(p, BufferedProjection)) + self.log_wide
+        self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
+        self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
 
     @property
@@ -160,10 +158,9 @@ class Projector:
     def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
                         events: list[Event]) -> None:
         state: dict = {}
-        for projection in self.projections:
-            batch = getattr(projection, "rebuild_partition", None)
-            if batch is not None:
-                batch(buffer, events, state)
+        for projection, buffered in zip(self.projections, self._buffered):
+            if buffered:
+                projection.rebuild_partition(buffer, events, state)
             else:
                 for event in events:
                     projection.apply(conn, event)
@@ -232,9 +229,5 @@ class _RowBuffer:
 
 def _iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
     """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index."""
-    loads = orjson.loads
-    cursor = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body FROM events"
-                          " INDEXED BY events_partition ORDER BY app, user, seq")
-    for seq, event_id, type_, app_, user_, recorded_at, body in cursor:
-        yield Event(seq, event_id, type_, app_, user_, recorded_at,
-                    loads(body) if body is not None else None)
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
+    return map(decode, cursor)

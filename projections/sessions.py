@@ -13,7 +13,8 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.store import Event, equal_filters
+from factledger.ledger.eventrow import Event
+from factledger.ledger.store import equal_filters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -48,6 +49,7 @@ class SessionsProjection:
     name = "sessions"
     tables = ("sessions", "ingest_queue")
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body

@@ -41,6 +41,7 @@ _INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 
 class VectorProjection:
     name = "vectors"
+    depends_on = ("facts",)        # follows what the facts projection flushed, like the recall index
     tables = (TABLE,)
     schema = SCHEMA
 

@@ -196,7 +196,7 @@ def test_cli_retry_failed(tmp_path, monkeypatch):
     monkeypatch.setattr(anthropic, "Anthropic", functools.partial(anthropic.Anthropic, http_client=client))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     db = str(tmp_path / "l.db")
-    first = CliRunner().invoke(cli, ["--db", db, "ingest", MEAL1, "--json"])
+    first = CliRunner().invoke(cli, ["--db", db, "ingest", MEAL1, "--create", "--json"])
     assert first.exit_code == 1 and "HTTP 500" in first.stderr      # default extractor with a key
     retried = CliRunner().invoke(cli, ["--db", db, "ingest", "--retry-failed", "--json"])
     assert retried.exit_code == 0, retried.output

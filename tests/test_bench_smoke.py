@@ -1,4 +1,4 @@
-"""The benchmark suite runs end to end at a tiny N and writes every key of issue 6's table.
+"""The benchmark suite runs end to end at a tiny N and writes every key of the performance table (docs/performance.md).
 
 No timing is asserted here (figures on shared machines drift); only that the suite runs, the
 ledger it builds verifies, and the JSON has its keys (a key may be null with a reason).

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from factledger.cli.main import cli
-from factledger.ledger.queries import FACT_FIELDS, HISTORY_FIELDS
+from factledger.projections.queries import FACT_FIELDS, HISTORY_FIELDS
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 PART = ["--app", "mealkit", "--user", "priya"]
@@ -170,7 +170,7 @@ def test_real_process_exit_codes_and_no_traceback(tmp_path):
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     usage = subprocess.run([FACTLEDGER, "--db", db, "facts", "--bogus"], capture_output=True, text=True)
     assert usage.returncode == 2
-    good = subprocess.run([FACTLEDGER, "--db", db, *observe_args(), "--json"],
+    good = subprocess.run([FACTLEDGER, "--db", db, *observe_args(), "--create", "--json"],
                           capture_output=True, text=True)
     assert good.returncode == 0 and json.loads(good.stdout)["decision"] == "insert"
 

@@ -86,7 +86,7 @@ def test_ingest_cli_names_the_failed_session_and_ingests_the_others(tmp_path, mo
     write_json(folder / "bad.json", future_session())
     write_json(folder / "good.json", adk_session([adk_event("g1", "user", "I'm vegan")], session_id="good"))
     db = tmp_path / "c.db"
-    result = CliRunner().invoke(cli, ["--db", str(db), "ingest", str(folder), "--json"])
+    result = CliRunner().invoke(cli, ["--db", str(db), "ingest", str(folder), "--create", "--json"])
     assert result.exit_code == 1, result.output
     summary = json.loads(result.stdout)
     assert (summary["ingested"], summary["failed"]) == (1, 1)
@@ -103,7 +103,7 @@ def cli_observe(db, said_at, *extra, env=None):
     return subprocess.run(
         [FACTLEDGER, "--db", str(db), *extra, "observe", "--app", "a", "--user", "u", "--predicate",
          "diet", "--value", "vegan", "--quote", "I'm vegan", "--session", "s1", "--event-id", "e1",
-         "--said-at", said_at],
+         "--said-at", said_at, "--create"],
         capture_output=True, text=True, env=dict(os.environ, FACTLEDGER_NOW=NOW, **(env or {})))
 
 

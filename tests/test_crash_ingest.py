@@ -179,7 +179,7 @@ def ingest_reference(tmp_path_factory):
     write_sessions(folder)
     db = base / "reference.db"
     started = time.monotonic()
-    done = subprocess.run([FACTLEDGER, "--db", str(db), "ingest", str(folder),
+    done = subprocess.run([FACTLEDGER, "--db", str(db), "ingest", "--create", str(folder),
                            "--extractor", "patterns", "--json"], env=ENV, capture_output=True,
                           text=True)
     elapsed = time.monotonic() - started
@@ -195,7 +195,7 @@ def ingest_trials(reference, tmp_path, trials: int, rng: random.Random) -> dict:
     boundaries = {i + 1 for i, row in enumerate(types) if row[0] == "SessionIngested"} | {0}
     for trial in range(trials):
         db = tmp_path / f"ingest-{trial}.db"
-        args = [FACTLEDGER, "--db", str(db), "ingest", str(reference["folder"]),
+        args = [FACTLEDGER, "--db", str(db), "ingest", "--create", str(reference["folder"]),
                 "--extractor", "patterns"]
         if rng.random() < 0.25:               # anywhere, start-up included
             code = kill_at_random(args, rng.uniform(0.05, 1.1) * reference["elapsed"])
@@ -214,7 +214,7 @@ def ingest_trials(reference, tmp_path, trials: int, rng: random.Random) -> dict:
         assert done == reference["sessions"][:len(done)]
         stats["mid_work"] += 0 < len(done) < SESSIONS
         assert_sound(db)
-        again = subprocess.run([FACTLEDGER, "--db", str(db), "ingest", str(reference["folder"]),
+        again = subprocess.run([FACTLEDGER, "--db", str(db), "ingest", "--create", str(reference["folder"]),
                                 "--extractor", "patterns", "--json"], env=ENV,
                                capture_output=True, text=True)
         assert again.returncode == 0, again.stderr

@@ -1,4 +1,4 @@
-"""The decision table, row by row (DESIGN section 6), plus properties over generated inputs."""
+"""The decision table, row by row, plus properties over generated inputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The worked examples of issue 2: meal-kit, medication, blood pressure, partitions, aliases."""
+"""The worked examples: meal-kit, medication, blood pressure, partitions, aliases."""
 
 from __future__ import annotations
 

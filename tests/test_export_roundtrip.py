@@ -98,7 +98,7 @@ def test_cli_export_import_and_data_subject(source, tmp_path):
     db = str(source.path)
     out = tmp_path / "log.jsonl"
     runner = CliRunner()
-    result = runner.invoke(cli, ["--db", db, "export", "--out", str(out)])
+    result = runner.invoke(cli, ["--db", db, "export", "--all", "--out", str(out)])
     assert result.exit_code == 0, result.output
     copy = str(tmp_path / "copy.db")
     imported = runner.invoke(cli, ["--db", copy, "import", str(out), "--json"])
@@ -112,7 +112,7 @@ def test_cli_export_import_and_data_subject(source, tmp_path):
     assert subject.exit_code == 0 and orjson.loads(subject.stdout)["user"] == "u1"
     bad = runner.invoke(cli, ["--db", db, "export", "--data-subject"])
     assert bad.exit_code == 1 and "Error:" in bad.stderr
-    stdout = runner.invoke(cli, ["--db", db, "export"])
+    stdout = runner.invoke(cli, ["--db", db, "export", "--all"])
     assert stdout.exit_code == 0 and stdout.stdout.startswith('{"format":"factledger-log/1"')
 
 
@@ -174,8 +174,8 @@ def test_cli_export_checks_arguments_before_touching_the_file(source, tmp_path):
         bad = runner.invoke(cli, ["--db", db, "export", "-o", str(out), *args])
         assert bad.exit_code == 1 and "Error:" in bad.stderr, bad.output
         assert out.read_text() == "an earlier export\n"
-    missing = runner.invoke(cli, ["--db", db, "export", "-o", str(tmp_path / "no" / "x.jsonl")])
+    missing = runner.invoke(cli, ["--db", db, "export", "--all", "-o", str(tmp_path / "no" / "x.jsonl")])
     assert missing.exit_code == 1 and "Error: cannot write" in missing.stderr, missing.output
-    good = runner.invoke(cli, ["--db", db, "export", "-o", str(out)])
+    good = runner.invoke(cli, ["--db", db, "export", "--all", "-o", str(out)])
     assert good.exit_code == 0 and out.read_text().startswith('{"format":"factledger-log/1"')
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".factledger")) == []

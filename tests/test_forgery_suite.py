@@ -27,6 +27,7 @@ from factledger.ledger import Ledger, chain
 from factledger.ledger.events import Redacted
 
 from .conftest import MovableClock, cand
+from .forger import raw_forger
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 REDACTED_TARGET = 3          # the FactObserved scrubbed by an authorised redaction
@@ -69,10 +70,7 @@ def pristine(tmp_path_factory) -> Path:
 
 
 def raw(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_delete")
-    conn.execute("DROP TRIGGER IF EXISTS events_refuse_update")
-    return conn
+    return raw_forger(path)                  # a careful forger: the triggers come back on close
 
 
 def rows(conn) -> list[list]:

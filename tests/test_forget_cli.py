@@ -61,9 +61,9 @@ def test_forget_session_prints_receipt_json(db):
 
 
 def test_forget_table_output_and_repeat_is_a_noop(db):
-    first = run(db, "forget", *P, "--session", "s2", "--reason", "r", "-t")
+    first = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes", "-t")
     assert first.exit_code == 0 and "forgotten: session" in first.stdout
-    again = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--json")
+    again = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes", "--json")
     assert again.exit_code == 0
     receipt = orjson.loads(again.stdout)
     assert receipt["noop"] and receipt["counts"] == {"events": 0, "facts": 0, "sessions": 0, "keys": 0,
@@ -72,14 +72,14 @@ def test_forget_table_output_and_repeat_is_a_noop(db):
 
 def test_forget_fact_predicate_sensitivity_and_user(db):
     fact = orjson.loads(run(db, "facts", *P, "--predicate", "diet", "--json").stdout)[0]["fact_id"]
-    assert run(db, "forget", *P, "--fact", fact, "--reason", "r").exit_code == 0
+    assert run(db, "forget", *P, "--fact", fact, "--reason", "r", "--yes").exit_code == 0
     assert current(db) == ["Bengaluru"]
-    assert run(db, "forget", *P, "--predicate", "home_city", "--reason", "r").exit_code == 0
+    assert run(db, "forget", *P, "--predicate", "home_city", "--reason", "r", "--yes").exit_code == 0
     assert current(db) == []
     assert run(db, "forget", "--app", "app", "--user", "u2", "--sensitivity", "normal",
-               "--reason", "r").exit_code == 0
+               "--reason", "r", "--yes").exit_code == 0
     assert current(db, "u2") == []
-    result = run(db, "forget", *P, "--reason", "r", "--json")
+    result = run(db, "forget", *P, "--reason", "r", "--yes", "--json")
     assert result.exit_code == 0 and orjson.loads(result.stdout)["counts"]["pseudonymised"] == 4
     assert run(db, "replay", "--check").exit_code == 0 and run(db, "verify").exit_code == 0
 
@@ -103,7 +103,7 @@ def test_dry_run_prints_plan_and_changes_nothing(db):
 ])
 def test_bad_input_is_error_exit_1_and_changes_nothing(db, args, message):
     before = head(db)
-    result = run(db, "forget", *P, *args)
+    result = run(db, "forget", *P, *args, "--yes")
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("Error: ") and message in result.stderr
     assert "Traceback" not in result.output
@@ -121,13 +121,13 @@ def test_retain_is_a_dry_run_unless_apply(tmp_path):
     with Ledger(db, clock=clock) as ledger:
         ledger.observe(cand(predicate="support_ticket", value="T-1", said_at="2026-01-01"))
     env = {"FACTLEDGER_NOW": "2026-11-01T00:00:00Z"}
-    dry = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--json"])
+    dry = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--all", "--json"])
     assert dry.exit_code == 0 and orjson.loads(dry.stdout)["dry_run"]
     assert current(str(db)) == ["T-1"]
-    done = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--apply", "--json"])
+    done = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--all", "--apply", "--yes", "--json"])
     assert done.exit_code == 0, done.output
     assert orjson.loads(done.stdout)["counts"]["facts"] == 1 and current(str(db)) == []
-    bad = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--older-than", "5"])
+    bad = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--all", "--older-than", "5"])
     assert bad.exit_code == 1 and "needs a class" in bad.stderr
 
 
@@ -149,7 +149,7 @@ def sh(db, *args):
 
 
 def test_real_process_forget_verify_replay(db):
-    result = sh(db, "forget", *P, "--session", "s2", "--reason", "r", "--json")
+    result = sh(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes", "--json")
     assert result.returncode == 0, result.stderr
     assert orjson.loads(result.stdout)["purge"]["checkpoint"] == "truncated"
     assert sh(db, "verify").returncode == 0
@@ -172,7 +172,7 @@ def tamper(db, *statements):
 
 
 def scrubbed_seq(db):
-    assert run(db, "forget", *P, "--session", "s2", "--reason", "r").exit_code == 0
+    assert run(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes").exit_code == 0
     conn = sqlite3.connect(db)
     seq = conn.execute("SELECT MIN(seq) FROM events WHERE body IS NULL").fetchone()[0]
     conn.close()

@@ -37,16 +37,19 @@ def test_sessions_of_an_erased_user_are_refused_too(ledger):
         ledger.ingest_session(session())
 
 
-def test_cli_ingest_of_a_forgotten_session_exits_1(tmp_path):
+def test_cli_reingest_of_a_forgotten_session_is_skipped_erased(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(session()))
     db = str(tmp_path / "l.db")
     runner = CliRunner()
-    assert runner.invoke(cli, ["--db", db, "ingest", str(path)]).exit_code == 0
+    assert runner.invoke(cli, ["--db", db, "ingest", str(path), "--create"]).exit_code == 0
     assert runner.invoke(cli, ["--db", db, "forget", "--app", "mealkit", "--user", "priya",
-                               "--session", "meal-9", "--reason", "r"]).exit_code == 0
-    again = runner.invoke(cli, ["--db", db, "ingest", str(path)])
-    assert again.exit_code == 1 and "forgotten" in again.stderr
+                               "--session", "meal-9", "--reason", "r", "--yes"]).exit_code == 0
+    again = runner.invoke(cli, ["--db", db, "ingest", str(path), "-t"])
+    assert again.exit_code == 0 and "1 skipped (erased)" in again.stdout    # on purpose, not a failure
+    summary = runner.invoke(cli, ["--db", db, "ingest", str(path), "--json"])
+    assert summary.exit_code == 0
+    assert [r["status"] for r in json.loads(summary.stdout)["results"]] == ["skipped"]
 
 
 def test_a_forget_committed_during_extraction_wins(tmp_path):

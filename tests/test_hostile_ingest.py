@@ -21,6 +21,8 @@ from .ingest_helpers import write_jsonl
 
 
 def run(db, *args, input=None):
+    if args and args[0] in ("ingest", "observe"):
+        args = (*args, "--create")             # these cases start from a fresh file
     return CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
 
 

@@ -46,6 +46,8 @@ def tried(kind: str, n: int = 1) -> None:
 
 
 def invoke(db: Path, *args: str):
+    if "ingest" in args[:3] or "observe" in args[:3]:
+        args = (*args, "--create")       # these cases start from a fresh file
     return CliRunner().invoke(cli, ["--db", str(db), *args])
 
 
@@ -335,7 +337,7 @@ def test_invalid_utf8_and_odd_bytes_in_argv(tmp_path):
     db = tmp_path / "argv.db"
     env = {**os.environ, "FACTLEDGER_NOW": "2026-11-01T00:00:00Z"}
     base = [FACTLEDGER.encode(), b"--db", str(db).encode()]
-    ok = subprocess.run(base + [b"observe", b"--app", b"a", b"--user", b"u", b"--predicate", b"diet",
+    ok = subprocess.run(base + [b"observe", b"--create", b"--app", b"a", b"--user", b"u", b"--predicate", b"diet",
                                 b"--value", b"vegan", b"--quote", b"q", b"--session", b"s",
                                 b"--event-id", b"e", b"--said-at", b"2026-01-01"],
                         capture_output=True, env=env)
@@ -373,7 +375,7 @@ def test_hostile_exports_are_refused_whole(tmp_path):
                "--value", value, "--quote", "q", "--session", f"s{value}", "--event-id", "e",
                "--said-at", said)
     export = tmp_path / "log.jsonl"
-    assert invoke(source, "export", "-o", str(export)).exit_code == 0
+    assert invoke(source, "export", "--all", "-o", str(export)).exit_code == 0
     lines = export.read_text().splitlines()
     header, rows = lines[0], lines[1:]
     last = json.loads(rows[-1])

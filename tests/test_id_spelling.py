@@ -128,6 +128,8 @@ def test_bad_ids_are_bad_input(ledger):
 
 def run(db, *args, ok=True):
     env = dict(os.environ, FACTLEDGER_NOW="2026-11-01T00:00:00Z", FACTLEDGER_DB=str(db))
+    if args and args[0] in ("observe", "ingest"):
+        args = (*args, "--create")             # these cases start from a fresh file
     done = subprocess.run([FACTLEDGER, *args], capture_output=True, text=True, env=env)
     if ok:
         assert done.returncode == 0, done.stderr
@@ -165,3 +167,15 @@ def test_cli_session_and_fact_ids_in_another_spelling(tmp_path):
     assert [f["value"] for f in left] == ["Pune"]
     done = run(db, "facts", "--app", "mealkit", "--user", "a\u200bb", ok=False)
     assert done.returncode == 1 and done.stderr.startswith("Error: ")
+
+
+def test_log_filters_take_any_spelling_of_an_id(tmp_path):
+    """`log --user/--session` read the log directly: the same one spelling applies there."""
+    from factledger.ledger.logquery import iter_log
+
+    with Ledger(tmp_path / "log.db") as ledger:
+        ledger.observe(make_candidate(app="app", user="jos\u00e9", predicate="diet", value="vegan",
+                                      quote="I am vegan", session="s\u00e9", evidence_event="e1",
+                                      said_at="2026-09-01"))
+        spelled = list(iter_log(ledger.conn, app=" app", user="jose\u0301", session="se\u0301"))
+        assert [row["type"] for row in spelled] == ["FactObserved"]

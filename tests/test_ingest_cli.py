@@ -20,6 +20,8 @@ MEAL = ["--app", "mealkit", "--user", "priya"]
 
 
 def run(db, *args, input=None):
+    if args and args[0] == "ingest" and "--create" not in args:
+        args = (*args, "--create")             # these tests start from a fresh file
     return CliRunner().invoke(cli, ["--db", str(db), *args], input=input, catch_exceptions=False)
 
 
@@ -181,6 +183,8 @@ def test_review_accept_of_an_existing_value_reinforces_and_closes(tmp_path):
 def _subprocess(*args, cwd, stdin=None):
     env = dict(os.environ, FACTLEDGER_DB=str(cwd / "l.db"))
     env.pop("ANTHROPIC_API_KEY", None)
+    if args and args[0] == "ingest":
+        args = (*args, "--create")
     return subprocess.run([FACTLEDGER, *args], cwd=cwd, env=env, input=stdin, capture_output=True,
                           text=True, timeout=120)
 

@@ -28,7 +28,7 @@ HASH = "ab" * 32
 def db(tmp_path, monkeypatch):
     monkeypatch.setenv("FACTLEDGER_NOW", "2026-11-01T00:00:00Z")
     path = str(tmp_path / "n.db")
-    result = CliRunner().invoke(cli, ["--db", path, "observe", "--app", "a", "--user", "u",
+    result = CliRunner().invoke(cli, ["--db", path, "observe", "--create", "--app", "a", "--user", "u",
                                       "--predicate", "diet", "--value", "vegan", "--quote", "I'm vegan",
                                       "--session", "s1", "--event-id", "e1", "--said-at", "2026-08-30"])
     assert result.exit_code == 0, result.output
@@ -48,11 +48,11 @@ BAD = [
     ("verify", "--expect-head", f"{HUGE}:{HASH}"),
     ("verify", "--expect-head", f"{2**63}:{HASH}"),
     ("verify", "--expect-head", f"\u00b2:{HASH}"),            # a digit to isdigit(), not to int()
-    ("retain", "--older-than", "800000", "--predicate", "diet"),
-    ("retain", "--older-than", "800000"),
-    ("retain", "--older-than", HUGE, "--sensitivity", "normal"),
-    ("retain", "--older-than", "0", "--predicate", "diet"),
-    ("retain", "--older-than", "-5", "--predicate", "diet"),
+    ("retain", "--all", "--older-than", "800000", "--predicate", "diet"),
+    ("retain", "--all", "--older-than", "800000"),
+    ("retain", "--all", "--older-than", HUGE, "--sensitivity", "normal"),
+    ("retain", "--all", "--older-than", "0", "--predicate", "diet"),
+    ("retain", "--all", "--older-than", "-5", "--predicate", "diet"),
     ("observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "x", "--quote", "x",
      "--session", "s", "--event-id", "e", "--said-at", "2026-01-01", "--confidence", "1e400"),
     ("observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "x", "--quote", "x",
@@ -79,8 +79,8 @@ GOOD = [
     ("log", "--after", SEQ_MAX),
     ("log", "--limit", SEQ_MAX),
     ("log", "--after", "0", "--limit", "0"),
-    ("retain", "--older-than", "100000", "--predicate", "diet"),
-    ("retain", "--older-than", "1", "--predicate", "diet"),
+    ("retain", "--all", "--older-than", "100000", "--predicate", "diet"),
+    ("retain", "--all", "--older-than", "1", "--predicate", "diet"),
     ("recall", "x", "--app", "a", "--user", "u", "--limit", HUGE, "--budget", HUGE),
     ("recall", "x", "--app", "a", "--user", "u", "--max-age", "99999999999999d"),
     ("recall", "x", "--app", "a", "--user", "u", "--half-life", "99999999999999999999y"),
@@ -101,7 +101,7 @@ def test_expect_head_at_the_largest_seq_is_beyond_the_log_not_a_crash(db):
 def test_the_real_console_script_says_error(db):
     env = {"FACTLEDGER_NOW": "2026-11-01T00:00:00Z", "PATH": ""}
     for args in (["log", "--after", HUGE], ["log", "--limit", HUGE],
-                 ["verify", "--expect-head", f"{HUGE}:{HASH}"], ["retain", "--older-than", "800000"]):
+                 ["verify", "--expect-head", f"{HUGE}:{HASH}"], ["retain", "--all", "--older-than", "800000"]):
         done = subprocess.run([FACTLEDGER, "--db", db, *args], capture_output=True, text=True, env=env)
         assert done.returncode == 1 and done.stderr.startswith("Error: "), (args, done.stderr)
         assert "Traceback" not in done.stderr

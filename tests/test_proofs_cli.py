@@ -38,6 +38,7 @@ def audit(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def world(tmp_path_factory):
     """Built once (each command is a process): the examples ingested, two checkpoints, the keys."""
     tmp_path = tmp_path_factory.mktemp("proofs")
+    fl(tmp_path, "init")
     fl(tmp_path, "ingest", str(EXAMPLES), "--extractor", "patterns")
     fl(tmp_path, "keygen", "--out", "log.key")
     fl(tmp_path, "keygen", "--out", "w1.key", "--witness", "--name", "witness.example/w1")

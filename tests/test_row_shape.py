@@ -18,6 +18,7 @@ import pytest
 from factledger.ledger import Ledger, LedgerError
 
 from .conftest import cand
+from .forger import raw_forger
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 REDACTED = 7          # the fixture's Redacted event (six observations; seqs 3 and 4 forgotten)
@@ -38,12 +39,9 @@ def db(tmp_path, clock):
 
 
 def raw(path: Path, *statements: str) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TRIGGER events_refuse_delete")
-    conn.execute("DROP TRIGGER events_refuse_update")
+    conn = raw_forger(path)              # the triggers come back on close (tests/forger.py)
     for sql in statements:
         conn.execute(sql)
-    conn.commit()
     conn.close()
 
 
@@ -102,14 +100,14 @@ def test_replay_check_names_the_first_bad_row(db, statement, bad_seq, problem):
 
 def test_a_damaged_row_is_not_exported(db, tmp_path):
     raw(db, "UPDATE events SET salt = hex(salt) WHERE seq = 2")
-    done = cli(db, "export", "--out", str(tmp_path / "x.jsonl"))
+    done = cli(db, "export", "--all", "--out", str(tmp_path / "x.jsonl"))
     assert done.returncode == 1 and "seq 2" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "x.jsonl").exists()
 
 
 def export_lines(db: Path, tmp_path: Path) -> list[dict]:
     out = tmp_path / "log.jsonl"
-    assert cli(db, "export", "--out", str(out)).returncode == 0
+    assert cli(db, "export", "--all", "--out", str(out)).returncode == 0
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 

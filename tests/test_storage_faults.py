@@ -91,8 +91,8 @@ def connect(path, *a, **k):
     conn.execute(f"PRAGMA max_page_count = {max(pages, 1) + 1}")
     return conn
 store.connect = connect
-import factledger.ledger.service
-factledger.ledger.service.connect = connect
+import factledger.ledger.unit
+factledger.ledger.unit.connect = connect
 from factledger.cli.main import cli
 sys.argv = ["factledger", *sys.argv[1:]]
 cli()

@@ -1,4 +1,4 @@
-"""Every validator rule of DESIGN section 9 step 4, each with its own test, through ingestion.
+"""Every session-level validator rule (docs/ingestion.md), each with its own test, through ingestion.
 
 Each test ingests a small ADK session with pre-made candidates (the `candidates` extractor), so
 the rule is exercised on the real path: validator, registry rules, decision, events.

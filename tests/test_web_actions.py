@@ -148,7 +148,7 @@ def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(
     timeline = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city")
     assert f"reinstated after erasure (seq {seq})" in timeline.text
     receipts = rao.get("/-/factledger/erasures")
-    assert "user request (ticket DPO-114)" in receipts.text and ">rao<" in receipts.text
+    assert "user request" in receipts.text and ">rao<" in receipts.text
     record = rao.get(f"/-/factledger/erasures/record?seq={seq}")
     assert record.status_code == 200 and "<strong>ok</strong>" in record.text and "DPO-114" in record.text
     assert "priya" not in record.text.split("<main>")[1]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from factledger.ledger import LedgerError
-from factledger.ledger.erasure_record import erasure_record
+from factledger.ledger.erasure_render import fields
+from factledger.ledger.erasure_report import erasure_report
 from factledger.ledger.ids import normalize_id
 from factledger.ledger.timeutil import iso
 
@@ -28,12 +29,11 @@ def _scope(form) -> dict:
 
 
 def _forget(ctx: Context, scope: dict, reason: str, ticket: str, dry_run: bool) -> dict:
-    """The ticket travels in the recorded reason: an external reference, never personal data."""
-    words = f"{reason} (ticket {ticket})"
+    """The ticket is an external reference (a case number), recorded in the receipt."""
     options = {scope["kind"]: scope["target"]} if scope["kind"] != "user" else {}
     with ctx.config.ledger() as ledger:
-        return ledger.forget(scope["app"], scope["user"], reason=words, requested_by=ctx.actor.name,
-                             dry_run=dry_run, **options)
+        return ledger.forget(scope["app"], scope["user"], reason=reason, requested_by=ctx.actor.name,
+                             dry_run=dry_run, ticket=ticket, **options)
 
 
 @page()
@@ -79,10 +79,9 @@ async def record(ctx: Context):
         seq = int(ctx.request.args.get("seq", ""))
     except ValueError:
         raise LedgerError("seq must be the redaction's seq (a number)") from None
-    expect = (ctx.request.args.get("expect_head") or "").strip() or None
     with ctx.config.ledger() as ledger:
-        found = erasure_record(ledger, seq, expect)
-    return await ctx.render("factledger_record.html", **found)
+        report = erasure_report(ledger, seq)          # the same record as `factledger report erasure`
+    return await ctx.render("factledger_record.html", report=report, rows=fields(report))
 
 
 @page()

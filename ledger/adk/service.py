@@ -32,7 +32,8 @@ from factledger.projections.erasures import is_forgotten
 
 from ..errors import LedgerError
 from ..ids import normalize_id
-from ..ingest.extractor import Context, make_extractor
+from ..ingest.extractor import Context
+from ..ingest.extractors import make_extractor
 from ..recall import DOMAIN_USER, RecallOptions
 from ..scope import fact_hash, user_hash
 from ..service import Ledger

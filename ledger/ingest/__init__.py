@@ -1,4 +1,4 @@
-"""Ingestion: finished agent sessions in, validated facts with provenance out (DESIGN section 9).
+"""Ingestion: finished agent sessions in, validated facts with provenance out (docs/ingestion.md).
 
 - `session`: the one in-memory shape of a session; the watermark's tail; rendering.
 - `formats`: ADK session JSON and JSONL transcripts -> `Session` (authorship decided here).

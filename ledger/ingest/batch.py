@@ -10,17 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
+
+from factledger.projections.sessions import queue
 
 from ..errors import LedgerError
+from ..unit import UnitOfWork
 from .candidates import CandidatesExtractor
-from .extractor import Extractor, make_extractor
-from .pipeline import SessionResult, ingest_session
+from .extractor import Extractor
+from .extractors import make_extractor
+from .pipeline import SessionErased, SessionResult, ingest_session
 from .session import Session
 from .sources import Skipped, SourceError, load, read_source
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Summary:
             "sessions": sum(1 for r in self.results if r.session is not None),
             "ingested": sum(1 for r in self.results if r.status == "ingested"),
             "unchanged": sum(1 for r in self.results if r.status == "unchanged"),
+            "skipped_erased": sum(1 for r in self.results if r.status == "skipped"),
             "failed": len(self.failed),
             "events_read": sum(r.events_read for r in self.results),
             "candidates": sum(r.candidates for r in self.results),
@@ -59,7 +61,7 @@ class Summary:
         }
 
 
-def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: str | None,
+def ingest_paths(ledger: UnitOfWork, paths: Iterable[str], app: str | None, user: str | None,
                  extractor: str | None = None, model: str | None = None,
                  candidates: str | None = None, stdin: TextIO | None = None,
                  progress: Callable[[int], None] | None = None,
@@ -72,7 +74,7 @@ def ingest_paths(ledger: Ledger, paths: Iterable[str], app: str | None, user: st
     return summary
 
 
-def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceError],
+def ingest_loaded(ledger: UnitOfWork, sessions: list[Session], errors: list[SourceError],
                   app: str | None, user: str | None, extractor: str | None = None,
                   model: str | None = None, candidates: str | None = None,
                   progress: Callable[[int], None] | None = None,
@@ -94,12 +96,12 @@ def ingest_loaded(ledger: Ledger, sessions: list[Session], errors: list[SourceEr
     return summary
 
 
-def retry_failed(ledger: Ledger, app: str | None = None, user: str | None = None,
+def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = None,
                  extractor: str | None = None, model: str | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
     """Re-read and re-ingest every open item of the retry queue (optionally one partition's)."""
-    items = ledger.ingest_queue(app=app, user=user)
+    items = queue(ledger.conn, app, user, "open")
     if on_total:
         on_total(len(items))
     summary = Summary()
@@ -127,6 +129,10 @@ def retry_failed(ledger: Ledger, app: str | None = None, user: str | None = None
 def _one(ledger, session, app, user, extractor) -> SessionResult:
     try:
         return ingest_session(ledger, session, app, user, extractor)
+    except SessionErased:
+        # forgotten on purpose: not a failure, and never ingested again
+        return SessionResult(source=session.source, session=session.id, status="skipped",
+                             error="erased")
     except LedgerError as exc:
         return SessionResult(source=session.source, session=session.id, status="error",
                              error=str(exc))

@@ -24,9 +24,13 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from factledger.projections import queries
+
 from ..candidate import value_key
 from ..errors import LedgerError
+from ..recall import RecallOptions, recall
 from ..timeutil import fixed_clock, parse_time
+from ..unit import UnitOfWork
 from .batch import ingest_loaded
 from .jsonl import json_lines, read_text
 from .sources import load
@@ -87,14 +91,13 @@ def answers(expected: str, served: str) -> bool:
 def _served(ledger, probe: dict) -> list[str]:
     options = dict(probe.get("options", {}))
     options.setdefault("clearance", "all")
-    result = ledger.recall(probe["app"], probe["user"], probe["question"], **options)
+    result = recall(ledger.conn, probe["app"], probe["user"], probe["question"], now=ledger.clock(),
+                    options=RecallOptions.build(**options), registry=ledger.registry)
     return [f["value"] for f in result.selected]
 
 
 def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                candidates: str | None = None, registry=None) -> dict:
-    from ..service import Ledger
-
     probes = load_probes(path)
     groups: dict[tuple, list[dict]] = {}
     for probe in probes:
@@ -106,15 +109,15 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
             if errors:
                 raise LedgerError("eval: " + "; ".join(e.error for e in errors))
             latest = _latest_event(sessions)
-            ledger = Ledger(Path(tmp) / f"eval-{number}.db", registry=registry,
-                            clock=fixed_clock(latest + timedelta(days=1)))
+            ledger = UnitOfWork(Path(tmp) / f"eval-{number}.db", registry=registry,
+                                clock=fixed_clock(latest + timedelta(days=1)))
             try:
                 summary = ingest_loaded(ledger, sessions, [], app, user, extractor, model, candidates)
                 if summary.failed:
                     raise LedgerError("eval: " + "; ".join(r.error or "" for r in summary.failed))
                 for r in summary.results:
                     sessions_seen.add((app, user, r.session))
-                for event in ledger.log(app=app, user=user, type="FactObserved"):
+                for event in queries.log(ledger.conn, app=app, user=user, type="FactObserved"):
                     b = event["body"]
                     stored[(app, user, b["session"], b["evidence_event"], b["subject"],
                             b["predicate"], value_key(b["value"]))] = b

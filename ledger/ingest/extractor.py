@@ -1,4 +1,4 @@
-"""The one protocol every extractor follows, and how a name becomes an extractor.
+"""The one protocol every extractor follows (`extractors.py` turns a name into one).
 
 An extractor reads a session delta and proposes candidates (plus, optionally, a one-line digest
 of the session).  It never writes: ingestion validates what it proposes and appends the result
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-from ..errors import LedgerError
 from ..registry import Registry
 from .proposal import Proposal
 from .session import Delta
@@ -66,28 +65,3 @@ class Extractor(Protocol):
 def default_extractor_name() -> str:
     """`anthropic` when an API key is configured, else the offline `patterns` extractor."""
     return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "patterns"
-
-
-def make_extractor(name: str | Extractor | None = None, *, model: str | None = None,
-                   candidates: str | list[str] | None = None, **options) -> Extractor:
-    if name is not None and not isinstance(name, str):
-        return name                                   # already an extractor object
-    name = name or default_extractor_name()
-    if name == "patterns":
-        from .patterns import PatternsExtractor
-
-        return PatternsExtractor()
-    if name == "candidates":
-        from .candidates import CandidatesExtractor
-        from .proposal import read_candidate_lines
-
-        if not candidates:
-            raise LedgerError("the candidates extractor needs --candidates FILE")
-        files = [candidates] if isinstance(candidates, str) else list(candidates)
-        lines = [line for name in files for line in read_candidate_lines(name)]
-        return CandidatesExtractor([p for p, _ in lines], wheres=[w for _, w in lines])
-    if name == "anthropic":
-        from .anthropic import AnthropicExtractor
-
-        return AnthropicExtractor(model=model, **options)
-    raise LedgerError(f"unknown extractor {name!r} (choose from {', '.join(EXTRACTORS)})")

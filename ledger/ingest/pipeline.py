@@ -11,20 +11,23 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from factledger.projections.current import partition_keys
+from factledger.projections.erasures import is_forgotten
+from factledger.projections.sessions import session_state
 
 from ..clocksanity import refuse_future
 from ..errors import LedgerError
 from ..events import CandidateRejected, IngestFailed, SessionIngested
 from ..ids import normalize_optional
+from ..scope import session_hash
 from ..terminal import escape
+from ..unit import UnitOfWork
 from . import validator
-from .extractor import Context, ExtractionFailed, Extractor, make_extractor
+from .extractor import Context, ExtractionFailed, Extractor
+from .extractors import make_extractor
 from .formats import parse_adk
 from .session import Session, tail
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 MAX_DIGEST = 300
 ATTEMPTS = 3
@@ -79,7 +82,7 @@ def one_line(text: str | None) -> str | None:
     return clean[:MAX_DIGEST] or None
 
 
-def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = None,
+def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None = None,
                    user: str | None = None, extractor: Extractor | str | None = None,
                    source: str | None = None, new_events=None, **options) -> SessionResult:
     """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing.
@@ -100,7 +103,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
         _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
     sha = ledger.registry.sha256
     for _attempt in range(ATTEMPTS):
-        state = ledger.session_state(app, user, session.id)
+        state = session_state(ledger.conn, app, user, session.id)
         mark = state["watermark"] if state else None
         mark_at = state["watermark_at"] if state else None
         delta = new_events(ledger, session, app, user) if new_events else tail(session, mark, mark_at)
@@ -110,7 +113,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
             return result
         _refuse_future_events(ledger, delta, result.source)          # before a model call
         context = Context(app, user, ledger.registry,
-                          load_current=lambda: current_keys(ledger.conn, app, user))
+                          load_current=lambda: partition_keys(ledger.conn, app, user))
         try:
             extraction = extractor.extract(delta, context)
         except ExtractionFailed as exc:
@@ -122,7 +125,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
                 _refuse_if_forgotten(ledger, app, user, session.id, result.source)
             elif not _same(new_events(ledger, session, app, user), delta):
                 continue
-            now = ledger.session_state(app, user, session.id)
+            now = session_state(ledger.conn, app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
@@ -144,7 +147,7 @@ def ingest_session(ledger: Ledger, session: Session | dict, app: str | None = No
                       f"ingestion; try again")
 
 
-def _apply(ledger: Ledger, proposals, delta, app: str, user: str, sha: str, counts: Counter,
+def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
     proposals = validator.in_transcript_order(proposals, delta)
@@ -175,7 +178,11 @@ def _same(again, delta) -> bool:
     return (again.read_ids, again.earlier_ids) == (delta.read_ids, delta.earlier_ids)
 
 
-def _refuse_future_events(ledger: Ledger, delta, source: str) -> None:
+class SessionErased(LedgerError):
+    """The session was forgotten: ingesting it again is refused (a batch reports it as skipped)."""
+
+
+def _refuse_future_events(ledger: UnitOfWork, delta, source: str) -> None:
     """A session event dated after the ledger's clock (plus its tolerance) fails the session."""
     now = ledger.clock()
     for event in (*delta.events, delta.watermark):
@@ -183,16 +190,9 @@ def _refuse_future_events(ledger: Ledger, delta, source: str) -> None:
                       f"{source}: session {delta.session.id}: event {event.id} timestamp")
 
 
-def _refuse_if_forgotten(ledger: Ledger, app: str, user: str, session: str, source: str) -> None:
-    if ledger.is_forgotten_session(app, user, session):
-        raise LedgerError(f"{source}: session {session} was forgotten; it cannot be ingested again")
-
-
-def current_keys(conn, app: str, user: str) -> list[dict]:
-    """The partition's open facts as an extractor sees them (no confidence decay needed)."""
-    rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
-                        "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
-    return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]
+def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
+    if is_forgotten(ledger.conn, "session", session_hash(app, user, session)):
+        raise SessionErased(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
 def path_of(source: str) -> str | None:
@@ -200,7 +200,7 @@ def path_of(source: str) -> str | None:
     return None if source.startswith("<") else source.split("[", 1)[0] if source.endswith("]") else source
 
 
-def _failed(ledger: Ledger, result: SessionResult, extractor, message: str,
+def _failed(ledger: UnitOfWork, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
     with ledger.transaction():
         event = ledger.store.append(IngestFailed(

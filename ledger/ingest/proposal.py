@@ -3,24 +3,23 @@
 A proposal names an evidence event and a quote; it never carries the author, the time or the
 sensitivity, because those are taken from the session and the registry, not from whatever
 produced the proposal.  (A candidates file that still carries `said_at`, `author` or
-`sensitivity` is accepted and those fields are ignored: DESIGN section 9.)
+`sensitivity` is accepted and those fields are ignored: sensitivity comes from the registry.)
 """
 
 from __future__ import annotations
-
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ..candidate import describe_validation_error
 from ..errors import LedgerError
+from ..vocabulary import Basis
 from .jsonl import json_lines, read_text
 
 IGNORED_FIELDS = ("said_at", "author", "sensitivity", "kind", "cardinality")
 
 
 class Proposal(BaseModel):
-    """One candidate as an extractor hands it over (DESIGN section 12 names the fields)."""
+    """One candidate as an extractor hands it over."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -29,7 +28,7 @@ class Proposal(BaseModel):
     value: str
     quote: str
     evidence_event: str
-    basis: Literal["inferred", "stated", "verified"] = "stated"
+    basis: Basis = "stated"
     negated: StrictBool = False           # "false" (a string) is refused, never read as true
     confidence: float | None = None
     effective_date: str | None = None

@@ -1,4 +1,4 @@
-"""The validator rules that need the session (DESIGN section 9, step 4).
+"""The validator rules that need the session (docs/ingestion.md).
 
 An extractor's proposal is only a claim about the transcript.  Before the registry rules
 (`ledger/validate.py`, run by `Ledger.append_candidate`) and the decision table see it, it is

@@ -22,6 +22,7 @@ import sqlite3
 
 from ..candidate import value_key
 from ..registry import Registry
+from ..store import equal_filters
 from ..textindex import terms
 from . import embedder as encoders
 from .meaning import FLOOR, predicate_vectors
@@ -63,13 +64,8 @@ def contradictions(conn: sqlite3.Connection, registry: Registry, app: str | None
     found = []
     for name, spec in sorted(registry.predicates.items()):
         for other in spec.contradicts:
-            sql, args = _PAIR, [other, name]
-            if app is not None:
-                sql += " AND a.app = ?"
-                args.append(app)
-            if user is not None:
-                sql += " AND a.user = ?"
-                args.append(user)
+            where, args = equal_filters(**{"a.app": app, "a.user": user})
+            sql, args = _PAIR + where, [other, name, *args]
             for row in conn.execute(sql + " ORDER BY a.app, a.user, a.fact_id, b.fact_id", args):
                 if value_key(row[5]) != value_key(row[8]):
                     continue

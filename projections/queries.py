@@ -1,4 +1,4 @@
-"""Read queries over the projections, returning rows with the field names of DESIGN section 12.
+"""Read queries over the projections, returning rows with the public field names (FACT_FIELDS).
 
 Two paths, kept apart on purpose: the current-state path reads `facts_current`; the historical
 path (`--as-of`, `--valid-at`, `history`) reads `fact_history`, where every closed value is
@@ -12,10 +12,11 @@ from datetime import datetime
 
 import orjson
 
-from .confidence import effective_confidence
-from .errors import LedgerError
-from .store import equal_filters
-from .timeutil import normalise_time, parse_time
+from factledger.ledger.confidence import effective_confidence
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.eventrow import body_of
+from factledger.ledger.store import equal_filters
+from factledger.ledger.timeutil import normalise_time, parse_time
 
 FACT_FIELDS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
                "confidence", "effective_confidence", "sensitivity", "said_at", "recorded_at",
@@ -51,19 +52,22 @@ def facts(conn: sqlite3.Connection, app: str, user: str, *, now: datetime,
           subject: str | None = None, predicate: str | None = None, as_of: str | None = None,
           valid_at: str | None = None, include_sensitive: bool = False, registry=None) -> list[dict]:
     """Open facts now; or, with `as_of` / `valid_at`, what was believed / true at that time."""
-    conn.row_factory = sqlite3.Row
-    try:
-        where, args = _key_filter(subject, predicate, registry)
-        if not include_sensitive:
-            where += " AND sensitivity != 'health'"
-        if as_of is None and valid_at is None:
-            rows = conn.execute(
-                "SELECT * FROM facts_current WHERE app = ? AND user = ?" + where +
-                " ORDER BY subject, predicate, said_at, fact_id", [app, user, *args]).fetchall()
-            return [_fact(r, now) for r in rows]
-        return _bitemporal(conn, app, user, where, args, as_of, valid_at)
-    finally:
-        conn.row_factory = None
+    where, args = _key_filter(subject, predicate, registry)
+    if not include_sensitive:
+        where += " AND sensitivity != 'health'"
+    if as_of is None and valid_at is None:
+        rows = _named(conn).execute(
+            "SELECT * FROM facts_current WHERE app = ? AND user = ?" + where +
+            " ORDER BY subject, predicate, said_at, fact_id", [app, user, *args]).fetchall()
+        return [_fact(r, now) for r in rows]
+    return _bitemporal(conn, app, user, where, args, as_of, valid_at)
+
+
+def _named(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor whose rows are `sqlite3.Row` (by name); the connection's own factory stays as it is."""
+    cursor = conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor
 
 
 def _bitemporal(conn, app, user, where, args, as_of, valid_at) -> list[dict]:
@@ -84,10 +88,8 @@ def _bitemporal(conn, app, user, where, args, as_of, valid_at) -> list[dict]:
         states = ("current", "disputed")
     sql += f" AND state IN ({', '.join('?' for _ in states)})"
     params += list(states)
-    cursor = conn.cursor()
-    cursor.row_factory = None              # plain tuples in _HISTORY_SELECT order
-    rows = cursor.execute(sql.replace("SELECT *", f"SELECT {_HISTORY_SELECT}", 1) +
-                          " ORDER BY subject, predicate, said_at, fact_id", params).fetchall()
+    rows = conn.execute(sql.replace("SELECT *", f"SELECT {_HISTORY_SELECT}", 1) +   # tuples, in that order
+                        " ORDER BY subject, predicate, said_at, fact_id", params).fetchall()
     result = _history_rows(rows, parse_time(as_of or valid_at))
     return _latest_readings(result) if valid_at is not None else result
 
@@ -151,15 +153,11 @@ def _history_row(row: sqlite3.Row, now: datetime) -> dict:
 def history(conn: sqlite3.Connection, app: str, user: str, *, subject: str | None = None,
             predicate: str | None = None, registry=None, now: datetime | None = None) -> list[dict]:
     """Every interval of every fact of the partition: the audit view, closed values labelled."""
-    conn.row_factory = sqlite3.Row
-    try:
-        where, args = _key_filter(subject, predicate, registry)
-        rows = conn.execute(
-            "SELECT * FROM fact_history WHERE app = ? AND user = ?" + where +
-            " ORDER BY subject, predicate, said_at, fact_id, from_seq", [app, user, *args]).fetchall()
-        result = [_history_row(r, now or parse_time(r["recorded_from"])) for r in rows]
-    finally:
-        conn.row_factory = None
+    where, args = _key_filter(subject, predicate, registry)
+    rows = _named(conn).execute(
+        "SELECT * FROM fact_history WHERE app = ? AND user = ?" + where +
+        " ORDER BY subject, predicate, said_at, fact_id, from_seq", [app, user, *args]).fetchall()
+    result = [_history_row(r, now or parse_time(r["recorded_from"])) for r in rows]
     for row in result:
         row.pop("_cardinality")
     return result
@@ -167,22 +165,18 @@ def history(conn: sqlite3.Connection, app: str, user: str, *, subject: str | Non
 
 def why(conn: sqlite3.Connection, fact_id: str, *, now: datetime) -> dict:
     """A fact's whole provenance: what said it, and every event that touched it, in order."""
-    conn.row_factory = sqlite3.Row
-    try:
-        row = conn.execute("SELECT * FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL",
-                           (fact_id,)).fetchone()
-        if row is None:
-            raise LedgerError(f"no fact {fact_id!r} in this ledger")
-        fact = _fact(row, now, status_column="state")
-        fact["valid_from"], fact["valid_to"] = row["valid_from"], row["valid_to"]
-        events = conn.execute(
-            "SELECT e.seq, e.event_id, e.type, e.recorded_at, e.body, fe.role FROM fact_events fe"
-            " JOIN events e ON e.seq = fe.seq WHERE fe.fact_id = ? ORDER BY e.seq", (fact_id,)).fetchall()
-    finally:
-        conn.row_factory = None
+    row = _named(conn).execute("SELECT * FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL",
+                               (fact_id,)).fetchone()
+    if row is None:
+        raise LedgerError(f"no fact {fact_id!r} in this ledger")
+    fact = _fact(row, now, status_column="state")
+    fact["valid_from"], fact["valid_to"] = row["valid_from"], row["valid_to"]
+    events = _named(conn).execute(
+        "SELECT e.seq, e.event_id, e.type, e.recorded_at, e.body, fe.role FROM fact_events fe"
+        " JOIN events e ON e.seq = fe.seq WHERE fe.fact_id = ? ORDER BY e.seq", (fact_id,)).fetchall()
     return {"fact": fact, "events": [
         {"seq": e["seq"], "event_id": e["event_id"], "type": e["type"], "role": e["role"],
-         "recorded_at": e["recorded_at"], "body": orjson.loads(e["body"]) if e["body"] else None}
+         "recorded_at": e["recorded_at"], "body": body_of(e["body"])}
         for e in events]}
 
 
@@ -200,7 +194,7 @@ def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = 
     out = []
     for row in conn.execute(sql, args):
         item = dict(zip(keys, row))
-        item["body"] = orjson.loads(item["body"]) if item["body"] else None
+        item["body"] = body_of(item["body"])
         out.append(item)
     return out
 

@@ -1,0 +1,75 @@
+"""Nothing filtered in silence: the notices a read prints on stderr when its answer is thin.
+
+A read exits 0 with what it found (possibly nothing) and, on stderr, says why when the reason is
+not "there is nothing": facts withheld by clearance, an app, user, predicate, session or event type
+the ledger does not know (a typo answers "nothing" otherwise).  Notices start with `factledger:`
+so scripts can tell them from `Error:` lines.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import click
+
+from factledger.ledger.presence import partition_notice, session_notice, type_notice
+from factledger.ledger.recall_options import parse_clearance
+from factledger.ledger.registry import SENSITIVITIES
+from factledger.ledger.terminal import escape
+
+
+def note(text: str) -> None:
+    click.echo(f"factledger: {escape(text)}", err=True)
+
+
+def check_partition(ledger, app: str, user: str) -> bool:
+    """Notice when the partition is unknown (or erased); True when it exists."""
+    text = partition_notice(ledger.conn, app, user)
+    if text:
+        note(text)
+    return text is None
+
+
+def check_predicate(ledger, predicate: str | None) -> None:
+    if predicate and ledger.registry.resolve(predicate) is None:
+        note(str(ledger.registry.unknown(predicate)).replace("unknown predicate", "no predicate", 1))
+
+
+def check_session(ledger, app, user, session: str | None) -> None:
+    if session:
+        text = session_notice(ledger.conn, app, user, session)
+        if text:
+            note(text)
+
+
+def check_type(type_: str | None) -> None:
+    if type_:
+        text = type_notice(type_)
+        if text:
+            note(text)
+
+
+def clearance_option(default: str):
+    def decorate(func):
+        func = click.option("--include-sensitive", "include_sensitive", is_flag=True, hidden=True,
+                            help="Same as --clearance all")(func)
+        return click.option("--clearance", default=None, metavar="LIST",
+                            help="Sensitivities shown besides normal: personal, health, or all "
+                                 f"(the vocabulary of recall)  [default: {default}]")(func)
+    return decorate
+
+
+def cleared(clearance: str | None, include_sensitive: bool, default: str) -> tuple[str, ...]:
+    return parse_clearance("all" if include_sensitive else (clearance if clearance is not None else default))
+
+
+def withhold(rows: list[dict], allowed: tuple[str, ...]) -> list[dict]:
+    """Keep the rows the clearance allows; say on stderr how many were withheld and how to see them."""
+    shown = [r for r in rows if r.get("sensitivity") in allowed or r.get("sensitivity") is None]
+    hidden = Counter(r["sensitivity"] for r in rows if r not in shown)
+    if hidden:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(hidden.items()))
+        note(f"{sum(hidden.values())} facts withheld by clearance ({kinds}; cleared for "
+             f"{', '.join(allowed)}); see them with --clearance "
+             f"{','.join(k for k in SENSITIVITIES if k != 'normal' and (k in allowed or k in hidden))}")
+    return shown

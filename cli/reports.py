@@ -1,0 +1,70 @@
+"""What exists and what was done: `partitions`, `predicates`, and `report erasure SEQ`."""
+
+from __future__ import annotations
+
+import click
+
+from factledger.ledger.catalogue import partitions as list_partitions
+from factledger.ledger.catalogue import predicates as list_predicates
+from factledger.ledger.erasure_render import RENDERERS
+from factledger.ledger.erasure_report import erasure_report
+
+from .context import pass_state
+from .files import write_private
+from .notices import check_partition
+from .output import emit, output_options
+from .scope import partition_options
+
+PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
+                     "last_recorded")
+PREDICATE_COLUMNS = ("name", "cardinality", "sensitivity", "kind", "aliases", "retention_days")
+
+
+@click.command()
+@partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
+                   help_user="Only this user, with --app (env FACTLEDGER_USER)")
+@output_options
+@pass_state
+def partitions(state, app, user, fmt) -> None:
+    """Apps and users in the ledger, with counts of events, open facts and held candidates."""
+    ledger = state.ledger()
+    rows = list_partitions(ledger.conn, app)
+    if user is not None:
+        rows = [r for r in rows if r["user"] == user]
+    if not rows and app is not None:
+        check_partition(ledger, app, user or "")
+    emit(rows, fmt, PARTITION_COLUMNS)
+
+
+@click.command()
+@output_options
+@pass_state
+def predicates(state, fmt) -> None:
+    """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
+    emit(list_predicates(state.ledger(create=False).registry), fmt, PREDICATE_COLUMNS)
+
+
+@click.group()
+def report() -> None:
+    """Printable records for the compliance file."""
+
+
+@report.command("erasure")
+@click.argument("seq", type=click.IntRange(min=1))
+@click.option("--format", "form", type=click.Choice(sorted(RENDERERS)), default="markdown",
+              show_default=True, help="markdown, json, or html (one self-contained page)")
+@click.option("--json", "form", flag_value="json", help="Same as --format json")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write here (created 0600) instead of stdout")
+@pass_state
+def report_erasure(state, seq, form, out) -> None:
+    """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
+    text = RENDERERS[form](erasure_report(state.ledger(), seq))
+    if out:
+        write_private(out, text if text.endswith("\n") else text + "\n")
+        click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+COMMANDS = (partitions, predicates, report)

@@ -1,0 +1,80 @@
+"""`factledger why FACT`: where a fact came from, and what happened to it since, in one block."""
+
+from __future__ import annotations
+
+import click
+
+from factledger.ledger import LedgerError
+from factledger.ledger.presence import fact_erased_at
+from factledger.ledger.terminal import escape
+from factledger.ledger.why_detail import related
+
+from .context import pass_state
+from .output import emit_one, output_options
+
+
+@click.command()
+@click.argument("fact_id")
+@output_options
+@pass_state
+def why(state, fact_id, fmt) -> None:
+    """A fact's provenance: session, evidence event, quote, author; every event that touched it; and
+    what replaced, disputed or retracted it, with who resolved it and why."""
+    ledger = state.ledger()
+    try:
+        report = ledger.why(fact_id)
+    except LedgerError:
+        erased = fact_erased_at(ledger.conn, fact_id.strip())
+        if erased is not None:
+            raise LedgerError(f"fact {fact_id!r} was erased by the receipt at seq {erased} "
+                              f"(`factledger report erasure {erased}`)") from None
+        raise
+    report["related"] = related(ledger.conn, report["fact"]["fact_id"], report["events"])
+    emit_one(report, fmt, render=render_why)
+
+
+def _text(value) -> str:
+    return "" if value is None else escape(str(value))
+
+
+def render_why(report: dict) -> str:
+    """For people; every stored string is escaped, so a quote cannot fake a provenance line."""
+    f = {k: v if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v)
+         for k, v in report["fact"].items()}
+    lines = [
+        f"{f['subject']} {f['predicate']} = {escape(repr(report['fact']['value']))}  [{f['status']}, "
+        f"{f['basis']}, confidence {report['fact']['confidence']:.2f}]",
+        f"fact {f['fact_id']}  (app {f['app']}, user {f['user']})",
+        f"said {f['said_at']} by {f['author']} in session {f['session']}, event {f['evidence_event']}:",
+        f"  \"{f['quote']}\"",
+        f"valid {f['valid_from']} .. {report['fact']['valid_to'] or 'now'}; last confirmed "
+        f"{f['confirmed_at']} by session {f['confirmed_by']}",
+    ]
+    if report.get("related"):
+        lines.append("what happened:")
+        for r in report["related"]:
+            line = f"  seq {r['seq']:>6}  {_text(r['relation'])}"
+            if r.get("value") is not None:
+                line += f" {escape(repr(r['value']))}"
+            if r.get("session"):
+                line += f" (session {_text(r['session'])}, said {_text(r['said_at'])} by {_text(r['author'])})"
+            if r.get("resolved_by"):
+                line += f" by {_text(r['resolved_by'])}"
+            if r.get("reason"):
+                line += f": {_text(r['reason'])}"
+            if r.get("receipt_seq"):
+                line += f" (receipt seq {r['receipt_seq']})"
+            lines.append(line)
+            if r.get("quote"):
+                lines.append(f"            \"{_text(r['quote'])}\"")
+    lines.append("events:")
+    for e in report["events"]:
+        body = e["body"] or {}
+        detail = escape(body.get("rule") or body.get("reason") or "")
+        session = f" session {escape(body['session'])}" if body.get("session") else ""
+        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(e['role']):<11} {detail}{session}"
+                     + ("  (redacted)" if e["body"] is None else ""))
+    return "\n".join(lines)
+
+
+COMMANDS = (why,)

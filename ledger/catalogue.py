@@ -1,0 +1,38 @@
+"""What exists: the partitions of a ledger and the predicates of its registry, as rows.
+
+The first two questions a new operator asks ("which apps and users are in here?", "which
+predicates can I ask about?"), answered from the log's partition index and the registry.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .registry import Registry
+from .scope import ERASURES_USER
+
+
+def partitions(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
+    """Every (app, user) with its event, open-fact and held-candidate counts; erased users and the
+    receipts' own partition are shown as what they are."""
+    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
+    events = conn.execute(f"SELECT app, user, COUNT(*), MIN(recorded_at), MAX(recorded_at) FROM events {where}"
+                          " GROUP BY app, user ORDER BY app, user", args).fetchall()
+    open_facts = dict(((a, u), n) for a, u, n in conn.execute(
+        f"SELECT app, user, COUNT(*) FROM facts_current {where} GROUP BY app, user", args))
+    held = dict(((a, u), n) for a, u, n in conn.execute(
+        f"SELECT app, user, COUNT(*) FROM review_queue {where} {'AND' if where else 'WHERE'}"
+        " status = 'open' GROUP BY app, user", args))
+    out = []
+    for a, u, n, first, last in events:
+        kind = "receipts" if u == ERASURES_USER else "erased" if u.startswith("erased:") else "user"
+        out.append({"app": a, "user": u, "kind": kind, "events": n, "open_facts": open_facts.get((a, u), 0),
+                    "held": held.get((a, u), 0), "first_recorded": first, "last_recorded": last})
+    return out
+
+
+def predicates(registry: Registry) -> list[dict]:
+    return [{"name": s.name, "cardinality": s.cardinality, "sensitivity": s.sensitivity,
+             "kind": s.kind, "aliases": list(s.aliases), "retention_days": s.retention_days,
+             "description": s.description}
+            for s in sorted(registry.predicates.values(), key=lambda s: s.name)]

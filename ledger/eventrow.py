@@ -1,0 +1,38 @@
+"""An event as everything downstream of the store reads it, and the one decoder of a stored row.
+
+The store writes rows; the projections, the rebuild, the log and the export read them.  They all
+decode through `decode` so a stored row means the same thing to every reader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+# The envelope and the body, in the order `decode` takes them.
+EVENT_COLUMNS = "seq, event_id, type, app, user, recorded_at, body"
+
+
+@dataclass(frozen=True)
+class Event:
+    """An event as the fold sees it: envelope plus the decoded body (None once redacted)."""
+
+    seq: int
+    event_id: str
+    type: str
+    app: str
+    user: str
+    recorded_at: str
+    body: dict | None
+
+
+def decode(row) -> Event:
+    """A row selected as `EVENT_COLUMNS` (a tuple or a sqlite3.Row) as an `Event`."""
+    seq, event_id, type_, app, user, recorded_at, body = row
+    return Event(seq, event_id, type_, app, user, recorded_at, body_of(body))
+
+
+def body_of(stored: str | bytes | None) -> dict | None:
+    """A stored body column as the dict it holds; None once redacted (the column is NULL)."""
+    return orjson.loads(stored) if stored is not None else None

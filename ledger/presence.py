@@ -1,0 +1,165 @@
+"""Does the ledger know this app, user, session or event type, and was it erased?
+
+Read commands answer "nothing" both when there is nothing and when the question was mistyped;
+these lookups let the shell tell the two apart (a notice on stderr), and let a reviewer find a
+data subject's erasure receipts by hashing the ids the way the receipts do (`ledger.scope`),
+since a receipt never names anyone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+
+from .events import EVENT_TYPES
+from .scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
+from .store import equal_filters
+
+
+def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
+                        (app, user)).fetchone() is not None
+
+
+def has_app(conn: sqlite3.Connection, app: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? LIMIT 1", (app,)).fetchone() is not None
+
+
+def apps(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT app FROM events ORDER BY app")]
+
+
+def users(conn: sqlite3.Connection, app: str) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT user FROM events WHERE app = ? ORDER BY user",
+                                       (app,)) if r[0] != ERASURES_USER and not r[0].startswith("erased:")]
+
+
+def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:
+    """Seq of the receipt that erased the whole user, if one did."""
+    row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'user' AND hash = ?",
+                       (user_hash(app, user),)).fetchone()
+    return row[0] if row else None
+
+
+def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: str) -> int | None:
+    row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'session' AND hash = ?",
+                       (session_hash(app, user, session),)).fetchone()
+    return row[0] if row else None
+
+
+def partition_notice(conn: sqlite3.Connection, app: str, user: str) -> str | None:
+    """Why a partition read found nothing, when the partition is not there; None when it is."""
+    if has_partition(conn, app, user):
+        return None
+    erased = user_erased_at(conn, app, user)
+    if erased is not None:
+        return f"user {user!r} of app {app!r} was erased at seq {erased} (`factledger erasures --app " \
+               f"{app} --user ...` shows the receipt)"
+    if not has_app(conn, app):
+        return f"no app {app!r} in this ledger" + _did_you_mean(app, apps(conn))
+    return f"no user {user!r} in app {app!r}" + _did_you_mean(user, users(conn, app))
+
+
+def session_notice(conn: sqlite3.Connection, app: str | None, user: str | None,
+                   session: str) -> str | None:
+    """Why a session filter found nothing; None if the session is known."""
+    if app is not None and user is not None:
+        erased = session_erased_at(conn, app, user, session)
+        if erased is not None:
+            return f"session {session!r} was erased at seq {erased}"
+    where, args = equal_filters(app=app, user=user)
+    args = [session, *args]
+    for table in ("sessions", "fact_history"):
+        if conn.execute(f"SELECT 1 FROM {table} WHERE session = ?" + where + " LIMIT 1", args).fetchone():
+            return None
+    return f"no session {session!r}" + (f" for app {app!r}, user {user!r}" if user else "")
+
+
+def type_notice(type_: str) -> str | None:
+    if type_ in EVENT_TYPES:
+        return None
+    return f"no event type {type_!r}" + _did_you_mean(type_, sorted(EVENT_TYPES), always=True)
+
+
+def _did_you_mean(word: str, known: list[str], always: bool = False) -> str:
+    close = difflib.get_close_matches(word, known, n=3, cutoff=0.6)
+    if close:
+        return f" (did you mean {', '.join(map(repr, close))}?)"
+    if always and known:
+        return f" (known: {', '.join(known)})"
+    return ""
+
+
+def receipt_seqs(conn: sqlite3.Connection, app: str, user: str | None = None,
+                 session: str | None = None) -> set[int]:
+    """Seqs of the `Redacted` events that erased anything of this user (or this session).
+
+    Found without keeping any id: a receipt's scope hash, its session hashes, or the envelopes it
+    scrubbed (which keep their app and user, or the user's pseudonym after a whole-user erasure).
+    """
+    if session is not None and user is not None:
+        found = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'session' AND hash = ?",
+                             (session_hash(app, user, session),)).fetchall()
+        return {r[0] for r in found}
+    if user is None:
+        return {r[0] for r in conn.execute("SELECT seq FROM erasures WHERE app = ?", (app,))}
+    seqs = {r[0] for r in conn.execute(
+        "SELECT DISTINCT redacted_by FROM events WHERE app = ? AND user IN (?, ?)"
+        " AND redacted_by IS NOT NULL", (app, user, pseudonym(app, user)))}
+    erased = user_erased_at(conn, app, user)
+    if erased is not None:
+        seqs.add(erased)
+    return seqs
+
+
+def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session: str | None = None,
+                      fact: str | None = None) -> int | None:
+    """Seq of the receipt that already erased this user, session or fact (a repeat is a no-op)."""
+    whole = user_erased_at(conn, app, user)
+    if whole is not None:
+        return whole
+    if session is not None:
+        return session_erased_at(conn, app, user, session)
+    if fact is not None:
+        row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'fact' AND hash = ?",
+                           (fact_hash(app, user, fact),)).fetchone()
+        return row[0] if row else None
+    return None
+
+
+def fact_erased_at(conn: sqlite3.Connection, fact_id: str) -> int | None:
+    """Seq of the receipt that forgot this fact, found by hashing the id with each partition the
+    log still names (receipts name no one, and a scrubbed event keeps only its envelope)."""
+    for app, user in conn.execute("SELECT DISTINCT app, user FROM events WHERE user != ?",
+                                  (ERASURES_USER,)):
+        row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'fact' AND hash = ?",
+                           (fact_hash(app, user, fact_id),)).fetchone()
+        if row:
+            return row[0]
+    return None
+
+
+def open_disputes(conn: sqlite3.Connection, app: str | None = None, user: str | None = None) -> list[dict]:
+    """Open facts in dispute, for the review list beside the held candidates (`resolve` settles them)."""
+    sql = ("SELECT fact_id, app, user, subject, predicate, value, quote, session, author, said_at, disputes"
+           " FROM facts_current WHERE status = 'disputed'")
+    args: list = []
+    for column, value in (("app", app), ("user", user)):
+        if value is not None:
+            sql += f" AND {column} = ?"
+            args.append(value)
+    keys = ("fact_id", "app", "user", "subject", "predicate", "value", "quote", "session", "author",
+            "said_at", "disputes")
+    out = []
+    for row in conn.execute(sql + " ORDER BY app, user, said_at, fact_id", args):
+        item = dict(zip(keys, row))
+        item["reason"] = "disputed"
+        out.append(item)
+    return out
+
+
+def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
+    """seq -> the external reference a receipt was filed under (only receipts that have one)."""
+    return {seq: ticket for seq, ticket in conn.execute(
+        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
+        " AND body IS NOT NULL") if ticket}

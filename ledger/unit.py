@@ -1,0 +1,134 @@
+"""The unit of work: what a use case is handed, instead of the whole `Ledger`.
+
+A use case (observe, ingest, review, forget, import) needs a connection, a transaction, a way to
+append, the projections (to batch their writes or read a key), the registry and the clock.  This
+object is exactly that, and owns the transaction boundary: one logical operation, its events, the
+projection rows they change and the projections' position commit together or not at all.  The
+`Ledger` facade opens one and hands it to the use cases; nothing below the facade imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from factledger.projections import vectors
+from factledger.projections.runner import Projector
+
+from .backend import Backend, EventLog
+from .candidate import Candidate
+from .checkpoint import Checkpointer
+from .clocksanity import refuse_future, tolerance
+from .decide import decide
+from .errors import LedgerError
+from .eventrow import Event
+from .events import Body
+from .ledger_file import prepare as prepare_file
+from .outcome import Outcome
+from .plan import events_for, held, rejected
+from .registry import Registry, load_registry
+from .schema import ensure_schema
+from .semantic.dedup import same_meaning
+from .semantic.embedder import wanted
+from .store import open_sqlite
+from .timeutil import Clock, system_clock
+from .validate import check
+
+
+class UnitOfWork:
+    def __init__(self, path: str | os.PathLike = "factledger.db",
+                 registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
+        self.path = Path(path)
+        if not create and str(path) != ":memory:" and not self.path.exists():
+            raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
+        self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
+        self.clock = clock or system_clock
+        # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
+        self.future_tolerance = tolerance(future_tolerance)
+        self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
+        self.conn = self.store.conn
+        self.projector = Projector()
+        self.store.on_append(lambda event: self.projector.apply(self.conn, event))
+        self.checkpointer: Checkpointer | None = None
+        self.schema_report: list[str] = []
+        try:
+            if Checkpointer.applies_to(str(path)):
+                self.checkpointer = Checkpointer(self.conn, synchronous)
+                self.checkpointer.take_over()
+                self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
+                self.store.on_commit(self.checkpointer.after_commit)
+            refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
+                                                       self.clock)
+            if refold:
+                self.replay()
+            vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
+        except BaseException:
+            self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
+            raise
+
+    def close(self) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.close()
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[EventLog]:
+        with self.store.transaction() as tx:
+            self.projector.discard()          # nothing read before the lock is trusted
+            try:
+                yield tx
+                self.projector.flush(self.conn)
+                if self.store.last_seq:
+                    self.projector.set_position(self.conn, self.store.last_seq)
+            finally:
+                self.projector.discard()      # nothing a projection holds outlives its transaction
+
+    def append(self, body: Body) -> Event:
+        """Append one event inside `transaction()`; the projections fold it at once."""
+        return self.store.append(body)
+
+    def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
+                         review: dict | None = None) -> Outcome:
+        """Validate, decide and append one candidate; call inside `transaction()`.
+
+        `hold_id` names the review-queue item a reviewer's decision closes: it is set on the
+        events that record the decision, and a candidate that would be held again is refused.
+        `review` (reviewed_by, review_reason) is set on the same events.
+        """
+        stamp = {"hold_id": hold_id, **(review or {})}
+        sha = self.registry.sha256
+        refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
+        verdict = check(candidate, self.registry)
+        if verdict.action == "hold":
+            if hold_id is not None:
+                raise LedgerError(f"{candidate.predicate!r} is not a predicate of the registry")
+            event = self.store.append(held(candidate, verdict.reason, sha))
+            return Outcome("hold", None, verdict.reason, "validator", [event.seq])
+        if verdict.action == "reject":
+            body = rejected(candidate, verdict.reason, "validator", sha)
+            if hold_id is not None:
+                body = body.model_copy(update=stamp)
+            event = self.store.append(body)
+            return Outcome("reject", None, verdict.reason, "validator", [event.seq])
+        c, spec = verdict.candidate, verdict.spec
+        facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
+        restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
+                    if wanted() else (None, None))
+        decision = decide(c, facts, spec, restates)
+        bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
+        if hold_id is not None:
+            bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
+                      else b for b in bodies]
+        seqs = [self.store.append(body).seq for body in bodies]
+        return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def replay(self, progress=None) -> int:
+        """Throw the projections away and refold them from the log."""
+        with self.transaction():
+            return self.projector.rebuild(self.conn, progress=progress)
