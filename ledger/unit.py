@@ -32,7 +32,7 @@ from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
 from .semantic.dedup import same_meaning
-from .semantic.embedder import wanted
+from .semantic.embedder import remembering, wanted
 from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -79,7 +79,7 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[EventLog]:
-        with self.store.transaction() as tx:
+        with remembering(), self.store.transaction() as tx:
             self.projector.discard()          # nothing read before the lock is trusted
             try:
                 yield tx

@@ -137,13 +137,15 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
         order = np.argsort(-cosines, kind="stable")[:PREFILTER]
         shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
     shortlist += [f for f in facts if same_form(value, f.value) and f not in shortlist]
-    mine = model.embed(encoders.sentence(subject, predicate, value, None))
+    mine = None                             # the candidate in the key's frame, once a value needs it
     best, best_cosine, rule = None, THRESHOLD, None
     for fact in shortlist:
         if same_form(value, fact.value):
             return fact, "same_form"
         if guards(value, fact.value) is not None:
             continue
+        if mine is None:
+            mine = model.embed(encoders.sentence(subject, predicate, value, None))
         cosine = float(mine @ model.embed(encoders.sentence(subject, predicate, fact.value, None)))
         if cosine >= best_cosine:
             best, best_cosine, rule = fact, cosine, "same_meaning"
