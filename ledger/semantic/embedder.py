@@ -65,15 +65,9 @@ class Embedder:
     def embed(self, text: str):
         """The vector of `text`; inside `remembering()` a text already encoded is not run again."""
         memo = _MEMO.get()
-        if memo is not None:
-            known = memo.get((self.identity, text))
-            if known is None:
-                known = self._embed(text)
-                if len(memo) >= MEMO_SIZE:
-                    memo.clear()
-                memo[(self.identity, text)] = known
-            return known
-        return self._embed(text)
+        if memo is None:
+            return self._embed(text)
+        return remembered(memo, (self.identity, text), lambda: self._embed(text))
 
     def _embed(self, text: str):
         np = self._np
@@ -96,7 +90,7 @@ class Embedder:
 
 
 _MEMO: ContextVar[dict | None] = ContextVar("factledger_embedding_memo", default=None)
-MEMO_SIZE = 4096
+MEMO_SIZE = 16384
 
 
 @contextmanager
@@ -105,7 +99,7 @@ def remembering():
     embeds a fact's sentence for dedup and again for its stored vector, and a key's open values
     once per candidate that shortlists them.  The memo lives only as long as the block (so no
     forgotten fact's text or vector outlives the transaction that held it) and is bounded by
-    MEMO_SIZE texts.  A vector does not depend on the memo: it is the same single-sentence run."""
+    MEMO_SIZE entries.  A vector does not depend on the memo: it is the same single-sentence run."""
     if _MEMO.get() is not None:
         yield
         return
@@ -114,6 +108,23 @@ def remembering():
         yield
     finally:
         _MEMO.reset(token)
+
+
+def remembered(memo: dict, key, work):
+    """memo[key], worked out by `work()` the first time; the memo is emptied when full."""
+    known = memo.get(key)
+    if known is None:
+        known = work()
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        memo[key] = known
+    return known
+
+
+def memo() -> dict | None:
+    """The memo of the current `remembering()` block (None outside one), for other work on fact
+    text that a write transaction repeats (dedup's form keys)."""
+    return _MEMO.get()
 
 
 def _checked(path: Path, expected: str | None, what: str) -> str:
