@@ -13,7 +13,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,postgres]'
 
 # `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
 DEMO_OUT ?= demo-out
