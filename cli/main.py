@@ -10,7 +10,7 @@ from .context import LedgerGroup, State
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", envvar="FACTLEDGER_DB", default="factledger.db", show_default=True,
-              help="Ledger file (env FACTLEDGER_DB)")
+              help="Ledger file, or a postgresql:// URL (?schema=NAME, default factledger) (env FACTLEDGER_DB)")
 @click.option("--registry", envvar="FACTLEDGER_REGISTRY", default=None,
               help="Predicate registry TOML (env FACTLEDGER_REGISTRY; default: the packaged one)")
 @click.option("--busy-timeout", "busy_timeout", envvar="FACTLEDGER_BUSY_TIMEOUT", default=5.0,

@@ -46,6 +46,7 @@ class UnitOfWork:
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
                  backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
+        self.location = str(path)             # as given: a file path, or a postgresql:// URL
         self.postgres = is_postgres(path)
         if not self.postgres:
             if not create and str(path) != ":memory:" and not self.path.exists():
