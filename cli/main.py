@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo, forget, ingest, proofs, query, recall, reports, serve, why
+from . import core, demo, forget, ingest, proofs, query, recall, reports, residue, serve, why
 from .context import LedgerGroup, State
 
 
@@ -48,7 +48,7 @@ def accept_db_after(command: click.Command) -> None:
         accept_db_after(sub)
 
 
-for module in (core, why, demo, recall, ingest, forget, query, reports, serve, proofs):
+for module in (core, why, demo, recall, ingest, forget, residue, query, reports, serve, proofs):
     for command in module.COMMANDS:
         if module is not demo:                 # the demo makes its own ledger (--out)
             accept_db_after(command)
