@@ -65,7 +65,9 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
         f"counts: {counts}",
         f"compensating events: {len(r['compensating_seqs'])}"
         + (f" (seqs {', '.join(map(str, r['compensating_seqs']))})" if r["compensating_seqs"] else ""),
-        f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else ""),
+        (f"tables vacuumed ({'VACUUM FULL' if purge['full'] else 'VACUUM'}, {purge['tables']} tables)"
+         if "tables" in purge else
+         f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else "")),
     ])
 
 

@@ -348,6 +348,18 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> Pg
     return PgConnection(raw, schema, str(location))
 
 
+def fresh_postgres(location: str) -> bool:
+    """True when the location's schema holds no ledger yet (the demo wants a fresh one)."""
+    try:
+        conn = connect(location, create=False)
+    except LedgerError as exc:
+        if "no ledger at" in str(exc):
+            return True
+        raise
+    conn.close()
+    return False
+
+
 def _adapt(raw) -> None:
     """Values as the ledger writes and reads them on SQLite: booleans are 0/1 integers, and a
     NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
@@ -393,7 +405,7 @@ def vacuum_tables(conn: PgConnection, tables, full: bool = False) -> dict:
     heap and the indexes; FULL rewrites each table into new files.  Outside any transaction."""
     for table in tables:
         conn.raw.execute(f"VACUUM {'(FULL) ' if full else ''}{table}")
-    return {"checkpoint": "n/a (PostgreSQL)", "vacuumed": True, "full": full, "tables": len(tuple(tables))}
+    return {"vacuumed": True, "full": full, "tables": len(tuple(tables))}
 
 
 # --- the append-only guard, as the schema has it -----------------------------------------------
