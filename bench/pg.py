@@ -30,7 +30,6 @@ from .forget import forget_users, users
 from .generator import USERS, Generator
 from .stats import ms, percentile, rate
 
-
 # The store is what is measured here: embedding every fact (the semantic extra, when installed)
 # would dominate every figure; bench/semantic.py measures it.  Writers inherit the setting.
 os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")
