@@ -31,6 +31,7 @@ from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
 from .pgstore import vacuum_tables
+from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
 from .restate import restate, restatement
 from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
@@ -153,6 +154,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         return receipt
     if not receipt["noop"]:
         forget_cached()
+        forget_kept_scopes()
         with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
             receipt["purge"] = purge(ledger.conn, vacuum=vacuum, tables=ledger.projector.all_tables)
     receipt["seconds"] = round(time.perf_counter() - started, 4)

@@ -176,7 +176,8 @@ class Ledger:
         return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
 
     def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
-        """Open facts of registry-declared contradicting predicates with equal values."""
+        """Open facts with equal values of contradicting predicates: declared in the registry, or
+        inferred from what the predicates mean (docs/semantic.md)."""
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return contradictions(self.conn, self.registry, app, user)
 

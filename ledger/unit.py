@@ -33,8 +33,8 @@ from .pgstore import is_postgres, open_postgres
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
-from .semantic.dedup import same_meaning
-from .semantic.embedder import wanted
+from .semantic.dedup import key_matrix, same_meaning
+from .semantic.embedder import remembering, wanted
 from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -62,6 +62,7 @@ class UnitOfWork:
             self.store = backend(path, self.clock, busy_timeout, synchronous)
         self.conn = self.store.conn
         self.projector = Projector()
+        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Checkpointer | None = None
         self.schema_report: list[str] = []
@@ -90,15 +91,18 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[EventLog]:
-        with self.store.transaction() as tx:
+        with remembering(), self.store.transaction() as tx:
             self.projector.discard()          # nothing read before the lock is trusted
+            self._stored_keys.clear()
             try:
                 yield tx
+                self._stored_keys.clear()
                 self.projector.flush(self.conn)
                 if self.store.last_seq:
                     self.projector.set_position(self.conn, self.store.last_seq)
             finally:
                 self.projector.discard()      # nothing a projection holds outlives its transaction
+                self._stored_keys.clear()
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`; the projections fold it at once."""
@@ -129,7 +133,7 @@ class UnitOfWork:
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
+        restates = (same_meaning(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
                     if wanted() else (None, None))
         decision = decide(c, facts, spec, restates)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
@@ -138,6 +142,15 @@ class UnitOfWork:
                       else b for b in bodies]
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def _stored_key(self, app: str, user: str, predicate: str):
+        """A key's stored vectors as a matrix (`semantic.dedup.key_matrix`), read once per
+        transaction: the table changes only when the transaction's projections flush."""
+        found = self._stored_keys.get((app, user, predicate))
+        if found is None:
+            found = key_matrix(vectors.key_vectors(self.conn, app, user, predicate))
+            self._stored_keys[(app, user, predicate)] = found
+        return found
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""
