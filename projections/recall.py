@@ -136,3 +136,16 @@ def full_rows(conn: sqlite3.Connection, fact_ids: list[str], as_of: str | None =
         sql = _FULL.format(source=source) + f"({', '.join('?' for _ in chunk)})"
         for row in conn.execute(sql, (*args, *chunk)):
             yield row[0], dict(zip(_FULL_COLUMNS, row))
+
+
+
+_HEAD = ("SELECT (SELECT hash FROM events WHERE seq = 1), (SELECT seq FROM events ORDER BY seq DESC LIMIT 1),"
+         " (SELECT hash FROM events ORDER BY seq DESC LIMIT 1), (SELECT MIN(seq) FROM projection_positions)")
+
+
+def scope_head(conn: sqlite3.Connection) -> tuple[str, int, str, int]:
+    """(the first event's hash, naming the ledger; the last event's seq and hash; the seq the
+    projections have folded up to), in one statement: what recall keeps a scope's rows under.
+    An empty log gives ('', 0, '', position)."""
+    first, seq, hash_, position = conn.execute(_HEAD).fetchone()
+    return first or "", seq or 0, hash_ or "", -1 if position is None else position
