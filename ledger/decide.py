@@ -38,7 +38,6 @@ class OpenFact:
     sessions: frozenset[str] = frozenset()
     effective_date: str | None = None
     valid_to: str | None = None              # a closed fact's end in valid time (None: open)
-    confirmed_at: str | None = None          # when its value was last said (None: at said_at)
 
     @property
     def reading_date(self) -> str:
@@ -134,11 +133,6 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
         return Decision("dispute", "lower_authority", "lower_authority_than_current", current)
     if candidate.said_at < current.said_at:
         return backfill(candidate, current, past)     # Row 5b: history, never what is current
-    if candidate.said_at < (current.confirmed_at or current.said_at):
-        # said while the current value held, and that value was said again after it: history too,
-        # until then (a fact is one interval: it is not split around the candidate)
-        return Decision("backfill", "backfill", "backfilled", current, until=current,
-                        valid_to=current.confirmed_at)
     return Decision("supersede", "newer_value", "superseded", current, closes=tuple(open_facts))
 
 

@@ -66,7 +66,7 @@ class KeyIndex:
             s = self._snaps[fact_id]
             found = self._facts[fact_id] = OpenFact(
                 s["fact_id"], s["value"], s["basis"], s["status"], s["said_at"],
-                frozenset(s["sessions"]), s["effective_date"], None, s["confirmed_at"])
+                frozenset(s["sessions"]), s["effective_date"])
         return found
 
     def view(self) -> KeyView:
@@ -102,7 +102,7 @@ PAST_STATES = ("superseded", "retracted")
 def past_fact(snap: Snapshot) -> OpenFact:
     """A closed fact as the decision table sees the key's past: with the end of its valid time."""
     return OpenFact(snap["fact_id"], snap["value"], snap["basis"], snap["status"], snap["said_at"],
-                    frozenset(snap["sessions"]), snap["effective_date"], snap["valid_to"], snap["confirmed_at"])
+                    frozenset(snap["sessions"]), snap["effective_date"], snap["valid_to"])
 
 
 def said_order(snap: Snapshot) -> tuple:

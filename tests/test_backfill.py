@@ -118,16 +118,15 @@ def test_an_earlier_statement_of_the_current_value_moves_its_start(ledger, tmp_p
     assert line(tmp_path / "ledger.db") == [("Lyon", "current", day(5), None)]
 
 
-def test_a_value_said_between_two_statements_of_the_current_one_overlaps_it(ledger, tmp_path):
-    """Lyon said on days 5 and 20 is one fact; Goa, said on day 10, cannot split it: it is kept
-    as history until Lyon was last said, and Lyon stays current (docs/decisions.md)."""
+def test_a_value_said_between_two_earlier_arrived_statements_of_one_value_supersedes_it(ledger):
+    """The limit the property stops at (docs/decisions.md, "a value that comes back"): Lyon said
+    on days 5 and 20 is one fact said on day 5; Goa, said on day 10, is said after it and
+    supersedes it, where in said order Lyon (day 20) would be current."""
     ledger.observe(city("Lyon", 20))
     ledger.observe(city("Lyon", 5))
     out = ledger.observe(city("Goa", 10))
-    assert (out.decision, out.rule) == ("backfill", "backfill")
-    assert [f["value"] for f in ledger.facts("app", "u1")] == ["Lyon"]
-    assert line(tmp_path / "ledger.db") == [("Lyon", "current", day(5), None),
-                                             ("Goa", "superseded", day(10), day(20))]
+    assert (out.decision, out.rule) == ("supersede", "newer_value")
+    assert [f["value"] for f in ledger.facts("app", "u1")] == ["Goa"]
 
 
 def test_a_late_repeat_of_a_past_value_reinforces_it_in_the_past(ledger, tmp_path):

@@ -206,13 +206,6 @@ def test_earlier_statement_of_the_current_value_moves_its_start():
     assert (d.action, d.rule, d.target, d.cuts) == ("backfill", "earlier_same_value", NOW, LINE[1])
 
 
-def test_value_said_before_the_current_one_was_last_confirmed_is_history_until_then():
-    confirmed = OpenFact("lyon", "Lyon", "stated", "current", "2026-09-01T00:00:00.000000Z", frozenset({"s0"}),
-                         None, None, "2026-09-20T00:00:00.000000Z")
-    d = decide(cand(value="Oslo", said_at="2026-09-10"), [confirmed], ONE, past=LINE)
-    assert (d.action, d.until, d.valid_to, d.closes) == ("backfill", confirmed, confirmed.confirmed_at, ())
-
-
 def test_earlier_statement_of_a_many_value_moves_its_start():
     d = decide(cand(value="a", said_at="2026-07-01"), [fact("a")], MANY)
     assert (d.action, d.rule) == ("backfill", "earlier_same_value")
@@ -304,10 +297,9 @@ def candidate_and_key(draw):
     facts, history = [], []
     if draw(st.booleans()):
         start = draw(st.integers(1, 28))
-        confirmed = draw(st.sampled_from([None, f"2026-08-{draw(st.integers(start, 28)):02d}T00:00:00.000000Z"]))
         facts.append(OpenFact(f"f-{start}", draw(st.sampled_from(VALUES)), current_basis, "current",
                               f"2026-08-{start:02d}T00:00:00.000000Z", frozenset({"s0"}),
-                              f"2026-08-{draw(st.integers(1, 3)):02d}", None, confirmed))
+                              f"2026-08-{draw(st.integers(1, 3)):02d}"))
         if spec is ONE:
             history = draw(key_line(start))
             if draw(st.booleans()):
@@ -334,11 +326,11 @@ def test_decide_is_total_and_consistent(case):
         assert c.said_at < current.said_at and spec.cardinality == "one"
         assert d.action in ("reinforce", "retract", "reject", "backfill")
     if d.action == "supersede":            # a replacement is said after every statement of the value
-        assert c.said_at >= (d.target.confirmed_at or d.target.said_at)
+        assert c.said_at >= d.target.said_at
     if d.action == "backfill":
         # history, never the present: nothing open closes, no authority is lowered in the present
         current = next(f for f in facts if f.status == "current")
-        assert c.said_at < (current.confirmed_at or current.said_at) and not d.closes and d.promotes is None
+        assert c.said_at < current.said_at and not d.closes and d.promotes is None
         assert (d.until is None) == (d.rule == "earlier_same_value")
         if d.until is not None:
             assert d.valid_to > c.said_at and not any(c.said_at < f.said_at < d.valid_to for f in history)

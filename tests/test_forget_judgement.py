@@ -3,8 +3,8 @@
 The history (found by the 3,000-example run of tests/test_forget_sequences.py): Pune said in s0
 and again in s1; Bengaluru said in s2 (same day as the first Pune: it supersedes it); an agent's
 Pune in s2 disputes Bengaluru; a reviewer rejects Bengaluru.  Forget s0: Pune is now first said in
-s1, a day later, so Bengaluru arrives late and is rejected; the dispute and the judgement do not
-arise.  Forget s1: Bengaluru is a fact again, the agent disputes it, and the reviewer's rejection
+s1, a day later, so Bengaluru arrives late and is kept as history (backfill; before, it was rejected);
+the dispute and the judgement do not arise.  Forget s1: Bengaluru is a fact again, the agent disputes it, and the reviewer's rejection
 must apply again, as in a ledger that never heard s0 or s1.  That needs Bengaluru's statement to
 keep the fact id it first observed while it is recorded as a rejection (`observed_as`), and the
 judgement to be kept, settling nothing, while its dispute does not arise (`reviewer_unsettled`).
@@ -50,8 +50,9 @@ def test_the_judgement_applies_again_when_its_dispute_comes_back(ledger, clock):
     ledger.forget("app", "u1", session="s0", reason="r")
     clock.tick()
     assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
-    late = [b for b in bodies(ledger, "CandidateRejected") if b["candidate"]["value"] == "Bengaluru"]
-    assert [(b["reason"], b["observed_as"]) for b in late] == [("older_than_current", bengaluru)]
+    # Bengaluru, now said before Pune's first statement, is history (backfill), under its own id
+    late = [b for b in bodies(ledger, "FactObserved") if b["value"] == "Bengaluru" and b.get("cause")]
+    assert [(b["rule"], b["fact_id"]) for b in late] == [("backfill", bengaluru)]
     kept = bodies(ledger, "DisputeResolved")
     assert [(b["rule"], b["fact_id"], b["loser_ids"], b.get("winner_id"), b["subject"], b["predicate"])
             for b in kept] == [("reviewer_unsettled", bengaluru, [], None, "user", H)]
