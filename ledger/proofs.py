@@ -14,10 +14,11 @@ import base64
 
 import orjson
 
+from factledger.projections.merkle_tree import MerkleTree
+
 from . import merkle
 from .errors import LedgerError
 from .events import CheckpointIssued
-from .merkle_table import MerkleTree
 from .scope import ALL_APPS, CHECKPOINTS_USER
 from .tlog_note import Signer, checkpoint_text, sign
 from .tlog_verify import (

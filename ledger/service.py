@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.projections import queries
+from factledger.projections.erasures import receipts
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
@@ -210,7 +211,7 @@ class Ledger:
         return forget.retain(self.work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        return forget.erasures(self.conn, normalize_optional(app, "app"))
+        return receipts(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         app, user = normalize_partition(app, user)

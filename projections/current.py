@@ -7,6 +7,8 @@ written by the facts fold (`projections/factbatch.py`).
 
 from __future__ import annotations
 
+from factledger.ledger.store import equal_filters
+
 from .factstate import SNAPSHOT_COLUMNS
 
 SCHEMA = """
@@ -37,3 +39,56 @@ def partition_keys(conn, app: str, user: str) -> list[dict]:
     rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
                         "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
     return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]
+
+
+def open_fact_key(conn, fact_id: str) -> tuple[str, str, str, str] | None:
+    """(app, user, subject, predicate) of an open fact, or None when it is not open."""
+    row = conn.execute("SELECT app, user, subject, predicate FROM facts_current WHERE fact_id = ?",
+                       (fact_id,)).fetchone()
+    return None if row is None else tuple(row)
+
+
+def key_open_facts(conn, app: str, user: str, subject: str, predicate: str) -> list[tuple]:
+    """(fact_id, value, basis, status, said_at) of a key's open facts, in the order they opened."""
+    return conn.execute("SELECT fact_id, value, basis, status, said_at FROM facts_current WHERE app = ?"
+                        " AND user = ? AND subject = ? AND predicate = ? ORDER BY rowid",
+                        (app, user, subject, predicate)).fetchall()
+
+
+def open_fact_ids(conn, app: str, user: str) -> set[str]:
+    """The ids of a partition's open facts."""
+    return {row[0] for row in conn.execute("SELECT fact_id FROM facts_current WHERE app = ? AND user = ?",
+                                           (app, user))}
+
+
+def open_counts(conn, app: str | None = None) -> dict[tuple[str, str], int]:
+    """(app, user) -> number of open facts, for every partition (of one app, if given)."""
+    where, args = equal_filters(app=app)
+    return {(a, u): n for a, u, n in conn.execute(
+        "SELECT app, user, COUNT(*) FROM facts_current WHERE 1 = 1" + where + " GROUP BY app, user", args)}
+
+
+DISPUTE_KEYS = ("fact_id", "app", "user", "subject", "predicate", "value", "quote", "session", "author",
+                "said_at", "disputes")
+
+
+def disputed(conn, app: str | None = None, user: str | None = None) -> list[dict]:
+    """The open facts in dispute (of one app or partition, if given), in review order."""
+    where, args = equal_filters(app=app, user=user)
+    sql = f"SELECT {', '.join(DISPUTE_KEYS)} FROM facts_current WHERE status = 'disputed'" + where
+    return [dict(zip(DISPUTE_KEYS, row)) for row in conn.execute(sql + " ORDER BY app, user, said_at, fact_id",
+                                                                  args)]
+
+
+_PAIR = ("SELECT a.fact_id, a.app, a.user, a.subject, a.predicate, a.value, b.fact_id, b.predicate, b.value"
+         " FROM facts_current a JOIN facts_current b ON b.app = a.app AND b.user = a.user"
+         " AND b.subject = a.subject AND b.predicate = ? WHERE a.predicate = ?")
+
+
+def pairs(conn, predicate: str, other: str, app: str | None = None, user: str | None = None) -> list[tuple]:
+    """Open facts of `predicate` beside an open fact of `other` on the same subject of the same
+    partition: (fact_id, app, user, subject, predicate, value, other fact_id, other predicate,
+    other value)."""
+    where, args = equal_filters(**{"a.app": app, "a.user": user})
+    return conn.execute(_PAIR + where + " ORDER BY a.app, a.user, a.fact_id, b.fact_id",
+                        [other, predicate, *args]).fetchall()

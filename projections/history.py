@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.store import equal_filters
+
 from .factstate import SNAPSHOT_COLUMNS, Snapshot, decode
 
 HISTORY_COLUMNS = tuple("state" if c == "status" else c for c in SNAPSHOT_COLUMNS) + (
@@ -54,3 +56,43 @@ def lookup(conn: sqlite3.Connection):
         return None if row is None else decode(row)
 
     return find
+
+
+def predicates_of_sensitivity(conn: sqlite3.Connection, sensitivity: str) -> set[str]:
+    """Every predicate a fact of this sensitivity was ever recorded under."""
+    return {row[0] for row in conn.execute("SELECT DISTINCT predicate FROM fact_history WHERE sensitivity = ?",
+                                           (sensitivity,))}
+
+
+def partitions_confirmed_before(conn: sqlite3.Connection, predicate: str, cutoff: str,
+                                app: str | None = None, user: str | None = None) -> set[tuple[str, str]]:
+    """The (app, user) partitions holding a fact of `predicate` last confirmed before `cutoff`."""
+    where, args = equal_filters(app=app, user=user)
+    return {tuple(row) for row in conn.execute(
+        "SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
+        " AND recorded_to IS NULL" + where, [predicate, cutoff, *args])}
+
+
+def fact_label(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | None:
+    """(predicate, value) of a fact: what it was about, whatever its state."""
+    row = conn.execute("SELECT predicate, value FROM fact_history WHERE fact_id = ? LIMIT 1",
+                       (fact_id,)).fetchone()
+    return None if row is None else tuple(row)
+
+
+def latest_statement(conn: sqlite3.Connection, fact_id: str) -> tuple | None:
+    """(value, session, quote, said_at, author) of a fact's latest interval, or None."""
+    return conn.execute("SELECT value, session, quote, said_at, author FROM fact_history WHERE fact_id = ?"
+                        " ORDER BY recorded_from DESC LIMIT 1", (fact_id,)).fetchone()
+
+
+def knows_session(conn: sqlite3.Connection, session: str, app: str | None = None,
+                  user: str | None = None) -> bool:
+    """Whether any fact was ever stated in this session (of one app or partition, if given)."""
+    where, args = equal_filters(app=app, user=user)
+    return conn.execute("SELECT 1 FROM fact_history WHERE session = ?" + where + " LIMIT 1",
+                        [session, *args]).fetchone() is not None
+
+
+# The ids of every fact ever recorded under a predicate, as a subquery (`log --predicate`).
+FACTS_OF_PREDICATE = "SELECT fact_id FROM fact_history WHERE predicate = ?"

@@ -14,14 +14,16 @@ import sqlite3
 
 from factledger.ledger import merkle
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.merkle_table import SCHEMA, MerkleTree
 from factledger.ledger.store import Event
+
+from .merkle_tree import SCHEMA, MerkleTree
 
 
 class MerkleProjection:
     name = "merkle"
     tables = ("merkle_hashes",)
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
     log_wide = True                    # the runner folds it in seq order, never per partition
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:

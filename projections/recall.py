@@ -30,6 +30,7 @@ import sqlite3
 from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
+from .base import OPEN_FACTS, FactsFold
 from .factstate import OPEN_STATES
 from .queries import FACT_FIELDS
 
@@ -47,12 +48,11 @@ class RecallProjection:
     name = "recall"
     tables = (TABLE,)
     schema = SCHEMA
-    depends_on = ("facts",)        # reads what the facts projection flushed (`facts.flushed`)
-
-    def __init__(self, facts):
-        # The facts projection of the same projector: it flushes first, and says which facts it
-        # changed, so this index never reads facts_current back.
+    def __init__(self, facts: FactsFold):
+        # The facts projection of the same projector (`base.FollowsFacts`): it flushes first, and
+        # says which facts it changed, so this index never reads facts_current back.
         self.facts = facts
+        self.depends_on = (facts.name,)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         """Nothing per event: the index follows the facts the facts projection flushes."""
@@ -80,7 +80,7 @@ class RecallProjection:
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild: one row per fact open at the partition's end, from the facts fold's state
         (the same argument as `flush`)."""
-        open_facts = state["open_facts"]          # set by FactsProjection.rebuild_partition
+        open_facts = state[OPEN_FACTS]            # set by the facts fold's rebuild_partition
         rows = [_row(s) for s in open_facts.values()]
         rows.sort()
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)

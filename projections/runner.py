@@ -62,6 +62,12 @@ class Projector:
         """Every projection table, the log-wide ones included (`tables` are the partitioned ones)."""
         return self.tables + tuple(t for p in self.log_wide for t in p.tables)
 
+    def partition_counts(self, conn: sqlite3.Connection, app: str, user: str) -> dict[str, int]:
+        """How many rows each partitioned table holds for one partition (a forget reports what it
+        removed as the difference)."""
+        return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE app = ? AND user = ?",
+                                    (app, user)).fetchone()[0] for table in self.tables}
+
     @property
     def schema(self) -> str:
         """DDL for every projection table plus their positions (safe to run twice)."""

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.projections.current import pairs
+
 from ..candidate import value_key
 from ..registry import Registry
-from ..store import equal_filters
 from ..textindex import terms
 from . import embedder as encoders
 from .meaning import FLOOR, predicate_vectors
@@ -53,20 +54,13 @@ def with_suggestions(rows: list[dict], registry: Registry) -> list[dict]:
     return rows
 
 
-_PAIR = ("SELECT a.fact_id, a.app, a.user, a.subject, a.predicate, a.value, b.fact_id, b.predicate, b.value"
-         " FROM facts_current a JOIN facts_current b ON b.app = a.app AND b.user = a.user"
-         " AND b.subject = a.subject AND b.predicate = ? WHERE a.predicate = ?")
-
-
 def contradictions(conn: sqlite3.Connection, registry: Registry, app: str | None = None,
                    user: str | None = None) -> list[dict]:
     """Open pairs of facts of registry-declared contradicting predicates with equal values."""
     found = []
     for name, spec in sorted(registry.predicates.items()):
         for other in spec.contradicts:
-            where, args = equal_filters(**{"a.app": app, "a.user": user})
-            sql, args = _PAIR + where, [other, name, *args]
-            for row in conn.execute(sql + " ORDER BY a.app, a.user, a.fact_id, b.fact_id", args):
+            for row in pairs(conn, name, other, app, user):
                 if value_key(row[5]) != value_key(row[8]):
                     continue
                 found.append({"kind": "contradiction", "app": row[1], "user": row[2], "subject": row[3],

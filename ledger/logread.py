@@ -1,0 +1,94 @@
+"""The event log's own reads, beside the fold's stream (`store.iter_events`): which partitions it
+names, what a receipt scrubbed or caused, a partition's rows as a forget plans from them.
+
+These read the `events` table and nothing else, so they belong to the store, below the
+projections: a second backend implements them with its log (the projections' tables have their
+own read functions in `projections/`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
+                        (app, user)).fetchone() is not None
+
+
+def has_app(conn: sqlite3.Connection, app: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? LIMIT 1", (app,)).fetchone() is not None
+
+
+def apps(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT app FROM events ORDER BY app")]
+
+
+def users(conn: sqlite3.Connection, app: str) -> list[str]:
+    """Every `user` value the app's events carry (receipts' and pseudonyms included), sorted."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT user FROM events WHERE app = ? ORDER BY user", (app,))]
+
+
+def partitions(conn: sqlite3.Connection, but_user: str) -> list[tuple[str, str]]:
+    """Every (app, user) the log names, but those whose user is `but_user`."""
+    return conn.execute("SELECT DISTINCT app, user FROM events WHERE user != ?", (but_user,)).fetchall()
+
+
+def partition_counts(conn: sqlite3.Connection, app: str | None = None) -> list[tuple]:
+    """(app, user, events, first recorded_at, last recorded_at) per partition (of one app, if given)."""
+    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
+    return conn.execute(f"SELECT app, user, COUNT(*), MIN(recorded_at), MAX(recorded_at) FROM events {where}"
+                        " GROUP BY app, user ORDER BY app, user", args).fetchall()
+
+
+def first_recorded_at(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT recorded_at FROM events ORDER BY seq LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+
+
+def redacting_seqs(conn: sqlite3.Connection, app: str, users: tuple[str, ...]) -> set[int]:
+    """Seqs of the receipts that scrubbed any event of these users of an app."""
+    marks = ", ".join("?" for _ in users)
+    return {r[0] for r in conn.execute(f"SELECT DISTINCT redacted_by FROM events WHERE app = ? AND user IN ({marks})"
+                                       " AND redacted_by IS NOT NULL", (app, *users))}
+
+
+def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
+    """seq -> the external reference a receipt was filed under (only receipts that have one)."""
+    return {seq: ticket for seq, ticket in conn.execute(
+        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
+        " AND body IS NOT NULL") if ticket}
+
+
+def event_at(conn: sqlite3.Connection, seq: int) -> tuple | None:
+    """(seq, event_id, type, app, recorded_at, body, prev_hash, hash) of one event, or None."""
+    return conn.execute("SELECT seq, event_id, type, app, recorded_at, body, prev_hash, hash"
+                        " FROM events WHERE seq = ?", (seq,)).fetchone()
+
+
+def caused_by(conn: sqlite3.Connection, seq: int) -> list[int]:
+    """Seqs of the events recorded because of the event at `seq` (their body's `cause`)."""
+    return [r[0] for r in conn.execute(
+        "SELECT seq FROM events WHERE seq > ? AND json_extract(body, '$.cause') = ? ORDER BY seq", (seq, seq))]
+
+
+def scrubbed_by(conn: sqlite3.Connection, seq: int) -> int:
+    """How many events the receipt at `seq` scrubbed (as the log holds them now)."""
+    return conn.execute("SELECT COUNT(*) FROM events WHERE redacted_by = ?", (seq,)).fetchone()[0]
+
+
+def partition_rows(conn: sqlite3.Connection, app: str, user: str) -> list[tuple]:
+    """(seq, type, body, redacted_by) of every event of a partition, in seq order, bodies as stored."""
+    return conn.execute("SELECT seq, type, body, redacted_by FROM events WHERE app = ? AND user = ?"
+                        " ORDER BY seq", (app, user)).fetchall()
+
+
+def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str) -> list[str]:
+    """The stored bodies of a session's surviving `SessionIngested` events, in seq order."""
+    return [r[0] for r in conn.execute(
+        "SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
+        " AND body IS NOT NULL AND json_extract(body, '$.session') = ? ORDER BY seq", (app, user, session))]
