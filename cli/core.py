@@ -236,6 +236,8 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))
+    if result.get("integrity"):
+        raise LedgerError(f"the file holding the log is damaged, so no event can be vouched for: {result['problem']}")
     if result.get("triggers"):
         raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")

@@ -9,9 +9,8 @@ events but their count.  Renderers (Markdown, JSON, HTML) live in `ledger.erasur
 
 from __future__ import annotations
 
-import orjson
-
 from .errors import LedgerError
+from .eventrow import body_of
 from .logread import caused_by, event_at, scrubbed_by
 
 FORMAT = "factledger-erasure-report/1"
@@ -26,7 +25,7 @@ def erasure_report(ledger, seq: int) -> dict:
     _, event_id, _, app, recorded_at, body, prev_hash, digest = row
     if body is None:
         raise LedgerError(f"the receipt at seq {seq} has itself been scrubbed")
-    receipt = orjson.loads(body)
+    receipt = body_of(body)
     caused = caused_by(conn, seq)
     scrubbed = scrubbed_by(conn, seq)
     checked = ledger.verify()

@@ -29,13 +29,12 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-import orjson
-
 from factledger.projections.provenance import fact_partition
 
 from .candidate import value_key
 from .decide import REJECTING_RULES
 from .errors import LedgerError
+from .eventrow import body_of
 from .logread import partition_rows
 from .masking import Masker
 from .scope import Scope
@@ -84,7 +83,7 @@ class Plan:
 
 
 def load_partition(conn: sqlite3.Connection, app: str, user: str) -> list[LoadedEvent]:
-    return [LoadedEvent(seq, type_, orjson.loads(body) if body is not None else None, by)
+    return [LoadedEvent(seq, type_, body_of(body), by)
             for seq, type_, body, by in partition_rows(conn, app, user)]
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-import orjson
-
 from factledger.projections.history import FACTS_OF_PREDICATE, fact_label
 from factledger.projections.provenance import SEQS_OF_FACT, seqs_of_facts
 
+from .eventrow import body_of
 from .ids import normalize_optional
 from .store import equal_filters
 from .timeutil import normalise_time
@@ -59,8 +58,7 @@ def iter_log(conn: sqlite3.Connection, *, app: str | None = None, user: str | No
     known: dict[str, tuple] = {}
     for row in conn.execute(sql, args):
         item = dict(zip(KEYS, row))
-        body = orjson.loads(item["body"]) if item["body"] else None
-        item["body"] = body
+        item["body"] = body = body_of(item["body"])
         item["predicate"], item["value"] = _about(conn, body, known)
         yield item
 

@@ -9,6 +9,10 @@ own read functions in `projections/`).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+
+from .eventrow import EVENT_COLUMNS, Event, body_of, decode
+from .store import equal_filters
 
 
 def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
@@ -70,6 +74,17 @@ def event_at(conn: sqlite3.Connection, seq: int) -> tuple | None:
                         " FROM events WHERE seq = ?", (seq,)).fetchone()
 
 
+def bodies_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str, str | None]]:
+    """seq -> (recorded_at, stored body) of the events at these seqs."""
+    found: dict[int, tuple[str, str | None]] = {}
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found.update((seq, (at, body)) for seq, at, body in conn.execute(
+            f"SELECT seq, recorded_at, body FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+    return found
+
+
 def caused_by(conn: sqlite3.Connection, seq: int) -> list[int]:
     """Seqs of the events recorded because of the event at `seq` (their body's `cause`)."""
     return [r[0] for r in conn.execute(
@@ -92,3 +107,59 @@ def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str)
     return [r[0] for r in conn.execute(
         "SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
         " AND body IS NOT NULL AND json_extract(body, '$.session') = ? ORDER BY seq", (app, user, session))]
+
+
+def iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
+    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index (a
+    full rebuild folds it partition by partition)."""
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
+    return map(decode, cursor)
+
+
+def chain_hashes(conn: sqlite3.Connection, after: int, upto: int | None = None) -> Iterator[tuple[int, str]]:
+    """(seq, chain hash) of every event after seq `after` (up to `upto`), in seq order, streamed."""
+    args = (after,) if upto is None else (after, upto)
+    return conn.execute("SELECT seq, hash FROM events WHERE seq > ?" + ("" if upto is None else " AND seq <= ?")
+                        + " ORDER BY seq", args)
+
+
+LOG_KEYS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "commitment",
+            "prev_hash", "hash", "redacted_by")
+
+
+def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = None,
+        type: str | None = None, after: int = 0, limit: int | None = None) -> list[dict]:
+    """The log's rows after seq `after` (of one partition or type, if given), bodies decoded."""
+    where, args = equal_filters(app=app, user=user, type=type)
+    sql = f"SELECT {', '.join(LOG_KEYS)} FROM events WHERE seq > ?" + where + " ORDER BY seq"
+    args = [after, *args]
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    out = []
+    for row in conn.execute(sql, args):
+        item = dict(zip(LOG_KEYS, row))
+        item["body"] = body_of(item["body"])
+        out.append(item)
+    return out
+
+
+def rows_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str, str, str, str | None]]:
+    """seq -> (event_id, type, recorded_at, stored body) of the events at these seqs."""
+    found: dict[int, tuple[str, str, str, str | None]] = {}
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found.update((seq, rest) for seq, *rest in conn.execute(
+            f"SELECT seq, event_id, type, recorded_at, body FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})",
+            chunk))
+    return {seq: tuple(rest) for seq, rest in found.items()}
+
+
+def counts(conn: sqlite3.Connection) -> dict:
+    """The log's size: events, by type, partitions named, events redacted."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    return {"events": one("SELECT COUNT(*) FROM events"),
+            "by_type": dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type")),
+            "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events)"),
+            "redacted": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL")}

@@ -18,7 +18,7 @@ from factledger.projections.erasures import receipts
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
-from . import export, forget, proofs
+from . import export, forget, logread, proofs
 from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .errors import LedgerError
@@ -119,7 +119,7 @@ class Ledger:
             if name in filters:
                 filters[name] = normalize_optional(filters[name], name)
         check_log_window(filters.get("after", 0), filters.get("limit"))
-        return queries.log(self.conn, **filters)
+        return logread.log(self.conn, **filters)
 
     def stats(self) -> dict:
         with snapshot(self.conn):

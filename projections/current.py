@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from factledger.ledger.store import equal_filters
 
-from .factstate import SNAPSHOT_COLUMNS
+from .factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
 
-SCHEMA = """
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS facts_current (
-    fact_id TEXT PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL,
-    subject TEXT NOT NULL, predicate TEXT NOT NULL, value TEXT NOT NULL, value_key TEXT NOT NULL,
-    status TEXT NOT NULL, basis TEXT NOT NULL, base_confidence REAL NOT NULL,
-    reinforcements INTEGER NOT NULL, confidence REAL NOT NULL, sensitivity TEXT NOT NULL,
-    kind TEXT NOT NULL, cardinality TEXT NOT NULL, said_at TEXT NOT NULL,
-    recorded_at TEXT NOT NULL, effective_date TEXT, confirmed_at TEXT NOT NULL,
-    confirmed_by TEXT NOT NULL, session TEXT NOT NULL, evidence_event TEXT NOT NULL,
-    quote TEXT NOT NULL, author TEXT NOT NULL, disputes TEXT NOT NULL, sessions TEXT NOT NULL,
-    observed_seq INTEGER NOT NULL, valid_to TEXT
+    {column_ddl(FACT_COLUMNS, types={"fact_id": "TEXT PRIMARY KEY"})}
 );
 CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subject, predicate);
 """
@@ -92,3 +84,28 @@ def pairs(conn, predicate: str, other: str, app: str | None = None, user: str | 
     where, args = equal_filters(**{"a.app": app, "a.user": user})
     return conn.execute(_PAIR + where + " ORDER BY a.app, a.user, a.fact_id, b.fact_id",
                         [other, predicate, *args]).fetchall()
+
+
+def partition_counts(conn) -> dict[tuple[str, str], tuple[int, int]]:
+    """(app, user) -> (open facts, of which disputed), for every partition with an open fact."""
+    return {(a, u): (n, d) for a, u, n, d in conn.execute(
+        "SELECT app, user, COUNT(*), SUM(status = 'disputed') FROM facts_current GROUP BY app, user")}
+
+
+REVIEW_KEYS = ("fact_id", "app", "user", "subject", "predicate", "value", "basis", "sensitivity",
+               "said_at", "session", "quote", "disputes")
+
+
+def disputed_by_key(conn) -> list[dict]:
+    """Every open fact in dispute, key by key (a reviewer's list), its `disputes` as stored (JSON)."""
+    return [dict(zip(REVIEW_KEYS, row)) for row in conn.execute(
+        f"SELECT {', '.join(REVIEW_KEYS)} FROM facts_current WHERE status = 'disputed'"
+        " ORDER BY app, user, subject, predicate, said_at")]
+
+
+def key_current(conn, app: str, user: str, subject: str, predicate: str) -> list[dict]:
+    """The key's current fact(s): what a disputed one stands against."""
+    keys = ("fact_id", "value", "basis", "said_at")
+    return [dict(zip(keys, row)) for row in conn.execute(
+        "SELECT fact_id, value, basis, said_at FROM facts_current WHERE app = ? AND user = ? AND subject = ?"
+        " AND predicate = ? AND status = 'current'", (app, user, subject, predicate))]

@@ -69,6 +69,21 @@ def observed_in(conn: sqlite3.Connection, fact_id: str, app: str, user: str) -> 
                         " 'FactObserved' LIMIT 1", (fact_id, app, user)).fetchone() is not None
 
 
+def touching(conn: sqlite3.Connection, fact_id: str) -> list[tuple[int, str]]:
+    """(seq, role) of every event that touched a fact, in seq order."""
+    return conn.execute("SELECT seq, role FROM fact_events WHERE fact_id = ? ORDER BY seq, role",
+                        (fact_id,)).fetchall()
+
+
+def seqs_touching(conn: sqlite3.Connection, fact_ids: list[str], type_: str) -> list[int]:
+    """Seqs of the events of one type that touched any of these facts, in seq order (once per fact
+    and role it touched)."""
+    marks = ", ".join("?" for _ in fact_ids)
+    return [row[0] for row in conn.execute(
+        f"SELECT seq FROM fact_events WHERE fact_id IN ({marks}) AND type = ? ORDER BY seq",
+        (*fact_ids, type_))]
+
+
 # The seqs of the events that touched a fact, as a subquery (`log --fact`); and of the events that
 # touched any of the facts a subquery names (`log --predicate`).
 SEQS_OF_FACT = "SELECT seq FROM fact_events WHERE fact_id = ?"

@@ -31,8 +31,8 @@ from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
 from .base import OPEN_FACTS, FactsFold
+from .factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from .factstate import OPEN_STATES
-from .queries import FACT_FIELDS
 
 TABLE = "recall_index"
 
@@ -108,10 +108,8 @@ _FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
 
 # What the ledger held open at a past transaction time (`recall --as-of`): the columns recall
 # reads of facts_current, taken from the bitemporal history.
-_AS_OF = ("(SELECT fact_id, app, user, subject, predicate, value, state AS status, basis, confidence,"
-          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
-          " quote, author, effective_date, disputes, observed_seq FROM fact_history"
-          " WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+_AS_OF = (f"(SELECT {', '.join('state AS status' if c == 'status' else c for c in SNAPSHOT_COLUMNS)}"
+          " FROM fact_history WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
           " AND state IN ('current', 'disputed'))")
 
 

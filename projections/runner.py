@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 
-from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
-from factledger.ledger.store import iter_events
+from factledger.ledger.eventrow import Event
+from factledger.ledger.logread import iter_partitioned
+from factledger.ledger.store import head, iter_events
 
 from .base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
 from .catalog import all_projections
@@ -138,7 +139,7 @@ class Projector:
             clear(conn, projection, app, user)
         if app is None:
             partitions = (list(group) for _key, group in
-                          groupby(_iter_partitioned(source), key=attrgetter("app", "user")))
+                          groupby(iter_partitioned(source), key=attrgetter("app", "user")))
         else:
             partitions = iter([list(iter_events(source, app, user))])
         count = reported = 0
@@ -157,8 +158,7 @@ class Projector:
         if app is None:
             for projection in self.log_wide:
                 projection.rebuild(conn, source)
-        last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        self.set_position(conn, last)
+        self.set_position(conn, head(source)[0])
         return count
 
     def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
@@ -232,8 +232,3 @@ class _RowBuffer:
         self.pending.clear()
         self.size = 0
 
-
-def _iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
-    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index."""
-    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
-    return map(decode, cursor)

@@ -25,10 +25,9 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-import orjson
-
 from factledger.projections.erasures import forgotten_among, last_erased
 
+from ..eventrow import body_of
 from ..ingest.session import Delta, Session
 from ..logread import ingested_bodies
 from ..scope import ERASURES_USER, event_hash, session_hash, user_hash
@@ -45,7 +44,7 @@ def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) ->
     rows = ingested_bodies(conn, app, user, session.id)
     order = [e.id for e in session.events]
     for raw in rows:
-        body = orjson.loads(raw)
+        body = body_of(raw)
         if body.get("event_ids") is not None:
             seen.update(body["event_ids"])
         elif body["watermark"] in order:               # written without ids: up to its watermark

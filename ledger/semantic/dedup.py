@@ -124,7 +124,7 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     if model is None:
         fact = next((f for f in facts if same_form(value, f.value)), None)
         return (fact, "same_form") if fact is not None else (None, None)
-    import numpy as np
+    import numpy as np  # the semantic extra's: present once an encoder is (above)
 
     stored = stored_vectors()
     subject, predicate = candidate.subject, spec.name

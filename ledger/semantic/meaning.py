@@ -79,7 +79,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     model = encoders.get()
     if model is None or not query.strip() or not rows:
         return {}
-    import numpy as np
+    import numpy as np  # the semantic extra's: present once an encoder is (above)
 
     stored = partition_vectors(conn, app, users, model.identity)
     if not stored:
