@@ -23,7 +23,6 @@ come back that way.  This module decides instead:
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
 from factledger.projections.erasures import forgotten_among, last_erased
 
@@ -31,11 +30,9 @@ from ..eventrow import body_of
 from ..ingest.session import Delta, Session
 from ..logread import ingested_bodies
 from ..scope import ERASURES_USER, event_hash, session_hash, user_hash
+from ..service import Ledger
 
 CHUNK = 500                     # bound parameters per query
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 
 def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
