@@ -10,10 +10,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[places]'
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,places]'
 
 # `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
 DEMO_OUT ?= demo-out

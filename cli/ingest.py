@@ -30,6 +30,8 @@ CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predi
                          "semantic_hint", "fact_id", "other_fact_id", "app", "user")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
+EXPLAIN_COLUMNS = ("session", "evidence_event", "predicate", "value", "negated", "pattern", "outcome",
+                   "quote")
 EXTRACTOR = click.Choice(["patterns", "anthropic", "candidates"])
 
 
@@ -97,10 +99,13 @@ def ambiguity(a: dict) -> str:
               help="JSONL file of candidates (the candidates extractor); repeatable")
 @click.option("--retry-failed", "retry", is_flag=True,
               help="Retry the sessions whose extraction failed (the retry queue)")
+@click.option("--explain", is_flag=True,
+              help="Also list each candidate with the registry rule or pattern that proposed it "
+                   "and its outcome (JSON: under each result's `explained`)")
 @create_option
 @output_options
 @pass_state
-def ingest(state, paths, app, user, extractor, model, candidates, retry, create, fmt) -> None:
+def ingest(state, paths, app, user, extractor, model, candidates, retry, explain, create, fmt) -> None:
     """Ingest agent sessions: ADK JSON or JSONL files, directories, or - for stdin.
 
     Each session is one transaction; re-ingesting appends nothing and a grown session ingests
@@ -126,9 +131,15 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, create,
     finally:
         close()
     report = summary.as_dict()
+    if explain:
+        for row, result in zip(report["results"], summary.results):
+            row["explained"] = result.explained
     if resolve_format(fmt) not in ("json", "nl"):
         report.pop("results")
     emit_one(report, fmt, render=render_summary)
+    if explain and resolve_format(fmt) not in ("json", "nl"):
+        click.echo("")
+        emit([row for r in summary.results for row in r.explained], fmt, EXPLAIN_COLUMNS)
     refused = [f"{a['candidate']}: {ambiguity(a)}" for a in report["ambiguous_candidates"]]
     if refused and not summary.failed:
         raise LedgerError(f"{len(refused)} candidate(s) refused as ambiguous: " + "; ".join(refused))

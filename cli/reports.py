@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import click
 
+from factledger.ledger import LedgerError
 from factledger.ledger.catalogue import partitions as list_partitions
+from factledger.ledger.catalogue import pattern_coverage
 from factledger.ledger.catalogue import predicates as list_predicates
 from factledger.ledger.erasure_render import RENDERERS
 from factledger.ledger.erasure_report import erasure_report
+from factledger.ledger.registry import load_registry
 
 from .context import pass_state
 from .files import write_private
@@ -18,6 +21,7 @@ from .scope import partition_options
 PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
                      "last_recorded")
 PREDICATE_COLUMNS = ("name", "cardinality", "sensitivity", "kind", "aliases", "retention_days")
+CHECK_COLUMNS = ("name", "status", "rules", "patterns", "values")
 
 
 @click.command()
@@ -37,11 +41,22 @@ def partitions(state, app, user, fmt) -> None:
 
 
 @click.command()
+@click.option("--check", is_flag=True,
+              help="Lint the registry: list each predicate's offline rules and patterns; exit 1 if "
+                   "any predicate has none (no ledger needed)")
 @output_options
 @pass_state
-def predicates(state, fmt) -> None:
+def predicates(state, check, fmt) -> None:
     """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
-    emit(list_predicates(state.ledger(create=False).registry), fmt, PREDICATE_COLUMNS)
+    if not check:
+        emit(list_predicates(state.ledger(create=False).registry), fmt, PREDICATE_COLUMNS)
+        return
+    rows = pattern_coverage(load_registry(state.registry))
+    emit(rows, fmt, CHECK_COLUMNS)
+    missing = [r["name"] for r in rows if r["status"] != "ok"]
+    if missing:
+        raise LedgerError(f"{len(missing)} predicate(s) have no patterns or rules, so the offline "
+                          f"extractor never finds them: {', '.join(missing)}")
 
 
 @click.group()

@@ -35,3 +35,15 @@ def predicates(registry: Registry) -> list[dict]:
              "kind": s.kind, "aliases": list(s.aliases), "retention_days": s.retention_days,
              "description": s.description}
             for s in sorted(registry.predicates.values(), key=lambda s: s.name)]
+
+
+def pattern_coverage(registry: Registry) -> list[dict]:
+    """Per predicate, what the offline extractor has for it (`predicates --check`): a predicate
+    with no rule and no pattern is one the offline extractor can never find, whatever is said."""
+    out = []
+    for spec in sorted(registry.predicates.values(), key=lambda s: s.name):
+        ids = [r.id for r in spec.rules] + [p.id for p in spec.patterns]
+        out.append({"name": spec.name, "rules": len(spec.rules), "patterns": len(spec.patterns),
+                     "values": len(spec.values), "ids": ids,
+                     "status": "ok" if spec.extractable else "no patterns"})
+    return out

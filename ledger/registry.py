@@ -22,6 +22,7 @@ from pydantic.dataclasses import dataclass
 from .booleans import NotABoolean, strict_bool
 from .errors import LedgerError
 from .files import read_regular
+from .rules import Language, Rule, compile_rule, parse_language
 from .vocabulary import AUTHORS, BASES, CARDINALITIES, SENSITIVITIES, Author, Basis, Cardinality, Sensitivity
 
 # The registry's models are pydantic dataclasses: validated when built (a spec holds only the
@@ -41,6 +42,7 @@ class Pattern:
 
     regex: re.Pattern
     value: str | None = None
+    id: str = ""
     subject: str = "user"
     negated: bool = False
     basis: Basis = "stated"
@@ -62,6 +64,13 @@ class PredicateSpec:
     values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
     # predicates whose open fact with an equal value contradicts this one's (docs/semantic.md)
     contradicts: tuple[str, ...] = ()
+    # the pattern language's rules (ledger/rules.py), compiled once when the registry is loaded
+    rules: tuple[Rule, ...] = field(default=(), compare=False)
+
+    @property
+    def extractable(self) -> bool:
+        """Does the offline extractor have anything to say about this predicate?"""
+        return bool(self.patterns or self.rules)
 
     def normalise_value(self, value: str) -> str:
         if self.normalise == "lower":
@@ -134,10 +143,12 @@ def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
     table = data.get("predicates")
     if not isinstance(table, dict) or not table:
         raise LedgerError(f"registry {source}: needs a [predicates.NAME] table for each predicate")
+    language = parse_language(data.get("extract"), lambda f, why: LedgerError(
+        f"registry {source}: field {f}: {why}"))
     predicates: dict[str, PredicateSpec] = {}
     aliases: dict[str, str] = {}
     for name, body in table.items():
-        spec = _parse_predicate(source, name, body)
+        spec = _parse_predicate(source, name, body, language)
         predicates[name] = spec
     for spec in predicates.values():
         for alias in spec.aliases:
@@ -151,7 +162,7 @@ def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
     return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source)
 
 
-def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
+def _parse_predicate(source: str, name: str, body, language: Language) -> PredicateSpec:
     def fail(fieldname: str, why: str) -> LedgerError:
         return LedgerError(f"registry {source}: predicate {name}: field {fieldname}: {why}")
 
@@ -160,7 +171,7 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
     known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
-             "normalise", "patterns", "values", "contradicts"}
+             "normalise", "patterns", "values", "vocabulary", "rules", "contradicts"}
     for key in body:
         if key not in known:
             raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
@@ -191,6 +202,14 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
             isinstance(words, list) and all(isinstance(w, str) and w.strip() for w in words)
             for words in values.values()):
         raise fail("values", "must be a table of value = [words that state it]")
+    vocabulary = body.get("vocabulary", [])
+    if not isinstance(vocabulary, list) or not all(isinstance(w, str) and w.strip() for w in vocabulary):
+        raise fail("vocabulary", "must be a list of values")
+    folded = {" ".join(w.casefold().split()): () for w in vocabulary}
+    folded.update({" ".join(k.casefold().split()): tuple(v) for k, v in values.items()})
+    rules = body.get("rules", [])
+    if not isinstance(rules, list):
+        raise fail("rules", "must be a list of rule tables ([[predicates.NAME.rules]])")
     contradicts = body.get("contradicts", [])
     if not isinstance(contradicts, list) or not all(isinstance(c, str) and NAME_RE.fullmatch(c) for c in contradicts):
         raise fail("contradicts", "must be a list of predicate names")
@@ -203,13 +222,25 @@ def _parse_predicate(source: str, name: str, body) -> PredicateSpec:
         description=description,
         retention_days=retention,
         normalise=choice("normalise", NORMALISERS, "none"),
-        patterns=tuple(_parse_pattern(fail, i, p) for i, p in enumerate(patterns)),
-        values={" ".join(k.casefold().split()): tuple(v) for k, v in values.items()},
+        patterns=tuple(_parse_pattern(fail, i, p, f"{name}.patterns[{i}]") for i, p in enumerate(patterns)),
+        values=folded,
         contradicts=tuple(contradicts),
+        rules=tuple(_parse_rule(fail, name, i, r, folded, language) for i, r in enumerate(rules)),
     )
 
 
-def _parse_pattern(fail, index: int, entry) -> Pattern:
+def _parse_rule(fail, name: str, index: int, entry, values: dict, language: Language) -> Rule:
+    rule = compile_rule(entry, f"rules[{index}]", values, language, fail)
+    if not set(rule.authors) <= set(AUTHORS):
+        raise fail(f"rules[{index}].authors", "must list user, agent, tool or document")
+    if rule.basis not in BASES:
+        raise fail(f"rules[{index}].basis", f"{rule.basis!r} is not stated, inferred or verified")
+    if rule.id == f"rules[{index}]":
+        rule.id = f"{name}.rules[{index}]"
+    return rule
+
+
+def _parse_pattern(fail, index: int, entry, pattern_id: str = "") -> Pattern:
     where = f"patterns[{index}]"
     if isinstance(entry, str):
         entry = {"regex": entry}
@@ -231,6 +262,7 @@ def _parse_pattern(fail, index: int, entry) -> Pattern:
     return Pattern(
         regex=regex,
         value=None if value is None else str(value),
+        id=str(entry.get("id") or pattern_id),
         subject=str(entry.get("subject", "user")),
         negated=_flag(fail, where, entry.get("negated"), "negated"),
         basis=basis,

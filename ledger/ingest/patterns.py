@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..rules import Rule, TextView
 from .extractor import Context, Extraction
 from .proposal import Proposal
 from .session import Delta
@@ -76,23 +77,32 @@ class PatternsExtractor:
             text = " ".join(event.text.split())
             if not text:
                 continue                           # a tool result placeholder says nothing
-            sentences = Sentences(text)
+            sentences, view = Sentences(text), TextView(text)
             for spec in context.registry.predicates.values():
-                for pattern in spec.patterns:
-                    if event.author not in pattern.authors:
+                for pattern, start, end, value in _found(spec, event.author, text, view):
+                    if not value or not value.strip():
                         continue
-                    for match in pattern.regex.finditer(text):
-                        value = pattern.value if pattern.value is not None else match.group("value")
-                        if not value or not value.strip():
-                            continue
-                        key = (pattern.subject, spec.name, value.strip().casefold(),
-                               pattern.negated, event.id)
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        proposals.append(Proposal(
-                            subject=pattern.subject, predicate=spec.name, value=value.strip(),
-                            quote=sentences.around(match.start(), match.end()),
-                            evidence_event=event.id, basis=pattern.basis,
-                            negated=pattern.negated))
+                    value = spec.normalise_value(value.strip()) if isinstance(pattern, Rule) else value.strip()
+                    key = (pattern.subject, spec.name, value.casefold(), pattern.negated, event.id)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    proposals.append(Proposal(
+                        subject=pattern.subject, predicate=spec.name, value=value,
+                        quote=sentences.around(start, end), evidence_event=event.id,
+                        basis=pattern.basis, negated=pattern.negated, pattern=pattern.id or None))
         return Extraction(proposals=proposals)
+
+
+def _found(spec, author: str, text: str, view: TextView):
+    """(pattern or rule, start, end, value) for every statement of the predicate in the text:
+    the declarative rules first, then the regular expressions."""
+    for rule in spec.rules:
+        if author in rule.authors:
+            for hit in rule.finditer(text, view):
+                yield rule, hit.start, hit.end, hit.value
+    for pattern in spec.patterns:
+        if author in pattern.authors:
+            for match in pattern.regex.finditer(text):
+                value = pattern.value if pattern.value is not None else match.group("value")
+                yield pattern, match.start(), match.end(), value

@@ -49,6 +49,8 @@ class SessionResult:
     digest: str | None = None
     watermark: str | None = None
     seqs: list[int] = field(default_factory=list)
+    # each proposal with the rule or pattern that made it and what became of it (`ingest --explain`)
+    explained: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"source": self.source, "session": self.session, "app": self.app,
@@ -160,17 +162,27 @@ def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, 
             result.seqs.append(ledger.store.append(checked).seq)
             counts["rejected"] += 1
             counts[f"rejected:{checked.reason}"] += 1
+            result.explained.append(_explained(proposal, session=delta.session.id,
+                                               outcome=f"rejected:{checked.reason}"))
             continue
         outcome = ledger.append_candidate(checked)
         result.seqs.extend(outcome.seqs)
         if outcome.decision == "reject":
+            said = f"rejected:{outcome.reason}"
             counts["rejected"] += 1
-            counts[f"rejected:{outcome.reason}"] += 1
         elif outcome.decision == "hold":
+            said = f"held:{outcome.reason}"
             counts["held"] += 1
-            counts[f"held:{outcome.reason}"] += 1
         else:
-            counts[f"applied:{outcome.decision}"] += 1
+            said = f"applied:{outcome.decision}"
+        counts[said] += 1
+        result.explained.append(_explained(proposal, session=delta.session.id, outcome=said))
+
+
+def _explained(proposal, **more) -> dict:
+    return {"evidence_event": proposal.evidence_event, "subject": proposal.subject,
+            "predicate": proposal.predicate, "value": proposal.value, "negated": proposal.negated,
+            "pattern": proposal.pattern, "quote": proposal.quote, **more}
 
 
 def _same(again, delta) -> bool:

@@ -32,6 +32,8 @@ class Proposal(BaseModel):
     negated: StrictBool = False           # "false" (a string) is refused, never read as true
     confidence: float | None = None
     effective_date: str | None = None
+    # provenance: the registry pattern or rule that proposed it (the offline extractor's)
+    pattern: str | None = Field(default=None, max_length=200)
     session: str | None = Field(default=None, description="only in candidates files: routing")
 
     def record(self) -> dict:

@@ -67,6 +67,11 @@ def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: boo
             produced = pattern.value if pattern.value is not None else match.group("value")
             if produced and _fold(produced.strip()) == wanted:
                 return True
+    for rule in spec.rules:
+        if rule.negated != negated or rule.subject != subject:
+            continue
+        if any(_fold(spec.normalise_value(hit.value)) == wanted for hit in rule.finditer(text)):
+            return True
     return False
 
 
