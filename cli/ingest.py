@@ -27,7 +27,7 @@ REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "qu
 HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
                 "author", "held_at", "suggestions")
 CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predicate", "other_value",
-                         "semantic_hint", "fact_id", "other_fact_id", "app", "user")
+                         "declared", "semantic_hint", "fact_id", "other_fact_id", "app", "user")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXPLAIN_COLUMNS = ("session", "evidence_event", "predicate", "value", "negated", "pattern", "outcome",
@@ -185,7 +185,8 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
 @click.option("--rejected", is_flag=True,
               help="List rejected candidates instead (the validator's and reviewers' reasons)")
 @click.option("--contradictions", "contradicting", is_flag=True,
-              help="List open facts of registry-declared contradicting predicates with equal values")
+              help="List open facts of contradicting predicates (declared in the registry, or inferred"
+                   " by meaning) with equal values")
 @output_options
 @click.pass_context
 def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:

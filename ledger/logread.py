@@ -45,6 +45,12 @@ def partition_counts(conn: sqlite3.Connection, app: str | None = None) -> list[t
                         " GROUP BY app, user ORDER BY app, user", args).fetchall()
 
 
+def first_hash(conn: sqlite3.Connection) -> str | None:
+    """The first event's chain hash: it names the ledger (the same for every copy of one log)."""
+    row = conn.execute("SELECT hash FROM events WHERE seq = 1").fetchone()
+    return row[0] if row else None
+
+
 def first_recorded_at(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT recorded_at FROM events ORDER BY seq LIMIT 1").fetchone()
     return row[0] if row else None
@@ -88,7 +94,8 @@ def bodies_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str,
 def caused_by(conn: sqlite3.Connection, seq: int) -> list[int]:
     """Seqs of the events recorded because of the event at `seq` (their body's `cause`)."""
     return [r[0] for r in conn.execute(
-        "SELECT seq FROM events WHERE seq > ? AND json_extract(body, '$.cause') = ? ORDER BY seq", (seq, seq))]
+        "SELECT seq FROM events WHERE seq > ? AND CAST(json_extract(body, '$.cause') AS BIGINT) = ?"
+        " ORDER BY seq", (seq, seq))]
 
 
 def scrubbed_by(conn: sqlite3.Connection, seq: int) -> int:
@@ -161,5 +168,5 @@ def counts(conn: sqlite3.Connection) -> dict:
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     return {"events": one("SELECT COUNT(*) FROM events"),
             "by_type": dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type")),
-            "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events)"),
+            "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events) AS partitions"),
             "redacted": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL")}

@@ -19,11 +19,12 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 
 from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
 
-from . import render
+from . import recall_scope, render
 from .recall_facts import ID, OUTCOMES, PREDICATE, InScope
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
@@ -93,15 +94,18 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    rows = recall_reads.scope_rows(conn, app, users, as_of)
+    kept = recall_scope.scope(conn, app, users, as_of)
+    rows = kept.rows
     scope = InScope(rows, now, options, _registry_suffixes(registry))
+    scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, frozenset(options.clearance)),
+                                  scope.build_lexical_index)
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT
-        scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry)
+        scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
     scope.score_hits(terms(query))
     pool = scope.cleared if options.preload else scope.hits
-    selected = _pack(scope, [i for i in pool if scope.gate(i) is None])
+    selected = _pack(scope, scope.best_first(pool), finish=explain)
     shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
     facts_of = {i: scope.fact(i) for i in shown}
     _complete(conn, list(facts_of.values()), as_of)
@@ -123,14 +127,21 @@ def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = N
         by_id[fact_id].update(row)
 
 
-def _pack(scope: InScope, eligible: list[int]) -> list[int]:
-    """Greedy: best first; a fact that would pass the word budget is skipped, a smaller one may
-    still fit; a disputed fact brings the facts it disputes onto its line."""
+def _pack(scope: InScope, eligible, finish: bool = False) -> list[int]:
+    """Greedy over the eligible facts, best first: a fact that would pass the word budget is
+    skipped, a smaller one may still fit; a disputed fact brings the facts it disputes onto its
+    line.  Once the limit is full no group fits any more, so the rest are `limit`: they are
+    visited (and so ordered) only when `finish` asks for every outcome (--explain)."""
     options = scope.options
-    eligible.sort(key=scope.order_key)
     chosen: list[int] = []
     used_words = 0
     for i in eligible:
+        if len(chosen) >= options.limit:
+            if not finish:
+                break
+            if scope.outcome[i] is None:
+                scope.outcome[i] = "limit"
+            continue
         if scope.outcome[i] is not None:           # already shown beside a fact it disputes
             continue
         group = [i] + scope.partners(i)

@@ -9,21 +9,21 @@ it), what is derived sits in flat per-call lists and dicts keyed by position, an
 worked out the first time it is asked for, by the one function that works it out.  A search
 without `--explain` asks only about the facts that share a term with the query (and the facts
 they dispute); `--explain` and `--preload` ask about every fact, through the same functions.
-A dict is built only for a fact that is shown (`fact`).  Nothing outlives the call: no fact
-text is kept between calls here (the text index's memo of cut texts is emptied by every forget),
-so a forgotten fact leaves nothing behind in memory.
+A dict is built only for a fact that is shown (`fact`).  Nothing here outlives the call; what
+recall keeps between calls (the scope's rows, its lexical index, its meaning matrix) is kept by
+`ledger.recall_scope` while the ledger's head does not move, and dropped by every forget.
 """
 
 from __future__ import annotations
 
-import math
+import heapq
 from collections import Counter
 from datetime import datetime
-from itertools import chain
 
 import orjson
 
 from .confidence import DECAY_FLOOR, DECAY_PER_PERIOD, DECAY_PERIOD_DAYS
+from .recall_lexical import LexicalIndex
 from .recall_options import RecallOptions
 from .textindex import document_terms
 
@@ -34,6 +34,8 @@ OUTCOMES = ("selected", "sensitivity", "confidence", "age", "no_match", "limit",
 _PENDING = object()                     # an outcome not worked out yet
 _JOINABLE = (None, "confidence", "age", "no_match", "limit", "budget")   # may join a disputed line
 _WITHHELD = (None, None, None)
+_NO_MEANING = (0.0, None)
+_MARGIN = 1e-3                          # see InScope.best_first
 
 
 class InScope:
@@ -53,18 +55,22 @@ class InScope:
                 self.cleared.append(i)
             else:
                 self.outcome[i] = "sensitivity"
+        self._cleared_set = set(self.cleared)
         self.hits: list[int] = []                       # positions sharing a term with the query
         self.via: dict[int, str] = {}                   # shown beside the fact it disputes
+        self._relevance: dict[int, float] = {}          # hits: relevance before rounding
+        self._lexical_scores: dict[int, float] = {}
         self._scored: dict[int, tuple] = {}             # hits: (relevance, recency, score)
         self._by_age: dict[float, tuple] = {}           # non-hits: the same, once per distinct age
         self._times: dict = {}
         self._by_id: dict[str, int] | None = None
-        # Meaning (the semantic extra): position -> (rescaled meaning, raw cosine), and the
-        # parts of each scored relevance, (meaning, lexical), for --explain.
+        # Meaning (the semantic extra): position -> (rescaled meaning, raw cosine).
         self.mode = "lexical"
         self.meaning_weight = 0.0
         self.meaning: dict[int, tuple[float, float]] = {}
-        self.parts: dict[int, tuple] = {}
+        # A zero-argument function giving the cleared facts' lexical index, when the caller
+        # keeps one with the scope (`ledger.recall_scope`); None builds it per call.
+        self.lexical_index = None
 
     # --- time ------------------------------------------------------------------------------
 
@@ -112,63 +118,86 @@ class InScope:
         """Relevance by the call's mode, blended with exponential recency (docs/recall.md,
         docs/semantic.md): lexical is the TF-IDF cosine of `_lexical`; semantic is the meaning
         score set by `ledger.recall` from `ledger.semantic.meaning`; hybrid is their weighted sum.
-        A fact whose relevance is 0 is not a hit."""
+        A fact whose relevance is 0 is not a hit.  Only the raw relevance is kept here; the
+        rounded scores of a hit are worked out when asked for (`scores`)."""
         lexical = self._lexical(query_terms) if self.mode != "semantic" else {}
+        self._lexical_scores = lexical
         if self.mode == "lexical":
-            scored = lexical
+            relevance = lexical
         else:
             a = 1.0 if self.mode == "semantic" else self.meaning_weight
-            cleared = set(self.cleared)
-            scored = {}
-            for i in sorted(cleared & (set(lexical) | set(self.meaning))):
-                m = self.meaning.get(i, (0.0, None))[0]
-                lex = lexical.get(i, 0.0)
-                self.parts[i] = (round(m, 4), round(lex, 4))
-                if a * m + (1.0 - a) * lex > 0.0:
-                    scored[i] = a * m + (1.0 - a) * lex
+            b = 1.0 - a
+            meaning, cleared, lex = self.meaning, self._cleared_set, lexical.get
+            relevance = {}
+            for i in sorted(lexical.keys() | meaning.keys() if lexical else meaning.keys()):
+                if i in cleared:
+                    r = a * meaning.get(i, _NO_MEANING)[0] + b * lex(i, 0.0)
+                    if r > 0.0:
+                        relevance[i] = r
+        self._relevance = relevance
+        self.hits = list(relevance)
+
+    def parts(self, i: int) -> tuple:
+        """(meaning, lexical) of a cleared fact scored by meaning or words, for --explain."""
+        if self.mode == "lexical" or i not in self._cleared_set:
+            return (None, None)
+        m, lex = self.meaning.get(i), self._lexical_scores.get(i)
+        if m is None and lex is None:
+            return (None, None)
+        return (round((m or _NO_MEANING)[0], 4), round(lex or 0.0, 4))
+
+    def _raw_scores(self, pool: list[int]) -> list[tuple[float, int]]:
+        """(minus the score before rounding, position) for each of `pool`, by the arithmetic of
+        `scores`; recency is worked out once per distinct confirmation time."""
         w = self.options.recency_weight
         half_life = self.options.half_life_days
-        for i, relevance in scored.items():
-            recency = 0.5 ** (self.when(i)[2] / half_life)
-            self._scored[i] = (round(relevance, 4), round(recency, 4),
-                               round((1.0 - w) * relevance + w * recency, 4))
-            self.hits.append(i)
+        rows, relevance, weighted = self.rows, self._relevance.get, {}
+        out = []
+        for i in pool:
+            confirmed = rows[i][CONFIRMED]
+            recency = weighted.get(confirmed)
+            if recency is None:
+                recency = weighted[confirmed] = w * 0.5 ** (self.when(i)[2] / half_life)
+            out.append((-((1.0 - w) * relevance(i, 0.0) + recency), i))
+        return out
+
+    def best_first(self, pool: list[int]):
+        """The eligible positions of `pool` (gate None), best first by `order_key`, worked out
+        lazily: a call that fills its limit from the first few facts rounds, gates and orders
+        only about those, not all of a thousand.
+
+        Facts are taken from a heap by their unrounded score; one is yielded once no fact still
+        in the heap could reach its rounded score (the rounding moves a score by at most 5e-5,
+        far inside `_MARGIN`), so the order is exactly that of sorting every fact by
+        `order_key`."""
+        pending = self._raw_scores(pool)
+        heapq.heapify(pending)
+        ready: list = []
+        while pending or ready:
+            while pending and (not ready or -pending[0][0] >= -ready[0][0][0] - _MARGIN):
+                i = heapq.heappop(pending)[1]
+                if self.gate(i) is None:
+                    heapq.heappush(ready, (self.order_key(i), i))
+            if ready:
+                yield heapq.heappop(ready)[1]
 
     def _lexical(self, query_terms: list[str]) -> dict[int, float]:
         """position -> TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts),
-        for the facts sharing a term with the query.
+        for the facts sharing a term with the query (`ledger.recall_lexical`).
 
-        A substring test finds the few documents that can share a term before any is split, and
-        document frequencies are counted only when some document does.  A document is its
-        stored terms plus its predicate's registry terms, one string, so its split is the term
-        list tf and df have always been computed over."""
+        A document is its stored terms plus its predicate's registry terms, one string, so its
+        split is the term list tf and df have always been computed over.  The index comes from
+        `lexical_index` (kept with the scope by `ledger.recall_scope`) or is built here."""
         q_counts = Counter(query_terms)
         if not q_counts or not self.cleared:
             return {}
+        index = self.lexical_index() if self.lexical_index is not None else self.build_lexical_index()
+        cleared = self.cleared
+        return {cleared[j]: cosine for j, cosine in index.cosines(q_counts).items()}
+
+    def build_lexical_index(self) -> LexicalIndex:
         rows, suffixes = self.rows, self.suffixes
-        docs = [_document(rows[i], suffixes) for i in self.cleared]
-        q_keys = q_counts.keys()
-        maybe = {j for t in q_keys for j, doc in enumerate(docs) if t in doc}
-        hits = [j for j in sorted(maybe) if not q_keys.isdisjoint(docs[j].split())]
-        if not hits:
-            return {}
-        n = len(docs)
-        df = Counter(chain.from_iterable(map(set, map(str.split, docs))))
-        idf_of: dict[str, float] = {}
-
-        def idf(term: str) -> float:
-            if term not in idf_of:
-                idf_of[term] = math.log((1 + n) / (1 + df[term])) + 1.0
-            return idf_of[term]
-
-        q = {t: (1 + math.log(k)) * idf(t) for t, k in q_counts.items()}
-        q_norm = math.sqrt(sum(x * x for x in q.values()))
-        found = {}
-        for j in hits:
-            d = {t: (1 + math.log(k)) * idf(t) for t, k in Counter(docs[j].split()).items()}
-            dot = sum(weight * d[t] for t, weight in q.items() if t in d)
-            found[self.cleared[j]] = dot / (q_norm * math.sqrt(sum(x * x for x in d.values())))
-        return found
+        return LexicalIndex([_document(rows[i], suffixes) for i in self.cleared])
 
     def scores(self, i: int) -> tuple:
         """(relevance, recency, score); a fact that shares no term with the query has relevance
@@ -178,6 +207,13 @@ class InScope:
             return known
         if self.outcome[i] == "sensitivity":
             return _WITHHELD
+        relevance = self._relevance.get(i)
+        if relevance is not None:
+            w = self.options.recency_weight
+            recency = 0.5 ** (self.when(i)[2] / self.options.half_life_days)
+            known = self._scored[i] = (round(relevance, 4), round(recency, 4),
+                                       round((1.0 - w) * relevance + w * recency, 4))
+            return known
         age = self.when(i)[2]
         known = self._by_age.get(age)
         if known is None:
@@ -221,13 +257,14 @@ class InScope:
         (fact_id, user, subject, predicate, value, sensitivity, confidence, confirmed_at, _,
          basis, said_at, session, author, _) = self.rows[i]
         relevance, recency, score = self.scores(i)
+        parts = self.parts(i)
         return {"fact_id": fact_id, "user": user, "subject": subject, "predicate": predicate,
                 "value": value, "sensitivity": sensitivity, "confidence": confidence,
                 "confirmed_at": confirmed_at, "disputes": self.disputes(i), "basis": basis,
                 "said_at": said_at, "session": session, "author": author,
                 "age_days": self.when(i)[2], "effective_confidence": self.effective(i),
                 "relevance": relevance, "recency": recency, "score": score,
-                "meaning": self.parts.get(i, (None, None))[0], "lexical": self.parts.get(i, (None, None))[1],
+                "meaning": parts[0], "lexical": parts[1],
                 "outcome": self.gate(i), "via": self.via.get(i)}
 
 

@@ -27,6 +27,7 @@ from .ingest import pipeline, review
 from .outcome import Outcome
 from .recall import RecallOptions, recall
 from .registry import Registry
+from .residue import residue
 from .resolve import resolution
 from .rowcheck import first_bad_row
 from .scope import build_scope
@@ -176,7 +177,8 @@ class Ledger:
         return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
 
     def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
-        """Open facts of registry-declared contradicting predicates with equal values."""
+        """Open facts with equal values of contradicting predicates: declared in the registry, or
+        inferred from what the predicates mean (docs/semantic.md)."""
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
         return contradictions(self.conn, self.registry, app, user)
 
@@ -225,6 +227,11 @@ class Ledger:
     def export_subject(self, app: str, user: str) -> dict:
         app, user = normalize_partition(app, user)
         return export.export_subject(self.work, app, user)
+
+    def residue(self) -> dict:
+        """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/residue.py`)."""
+        with snapshot(self.conn):
+            return residue(self.conn, self.work.location)
 
     def import_log(self, source) -> dict:
         return export.import_log(self.work, source)

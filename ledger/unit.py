@@ -28,11 +28,13 @@ from .eventrow import Event
 from .events import Body
 from .ledger_file import prepare as prepare_file
 from .outcome import Outcome
+from .pgschema import ensure_schema as ensure_pg_schema
+from .pgstore import is_postgres, open_postgres
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
-from .semantic.dedup import same_meaning
-from .semantic.embedder import wanted
+from .semantic.dedup import key_matrix, same_meaning
+from .semantic.embedder import remembering, wanted
 from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -44,27 +46,37 @@ class UnitOfWork:
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
                  backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
-        if not create and str(path) != ":memory:" and not self.path.exists():
-            raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
-        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
+        self.location = str(path)             # as given: a file path, or a postgresql:// URL
+        self.postgres = is_postgres(path)
+        if not self.postgres:
+            if not create and str(path) != ":memory:" and not self.path.exists():
+                raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+            prepare_file(path, create)        # 0600 from birth; never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
         self.future_tolerance = tolerance(future_tolerance)
-        self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
+        if self.postgres:
+            self.store: EventLog = open_postgres(str(path), self.clock, busy_timeout, synchronous, create)
+        else:
+            self.store = backend(path, self.clock, busy_timeout, synchronous)
         self.conn = self.store.conn
         self.projector = Projector()
+        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Checkpointer | None = None
         self.schema_report: list[str] = []
         try:
-            if Checkpointer.applies_to(str(path)):
+            if not self.postgres and Checkpointer.applies_to(str(path)):
                 self.checkpointer = Checkpointer(self.conn, synchronous)
                 self.checkpointer.take_over()
                 self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
                 self.store.on_commit(self.checkpointer.after_commit)
-            refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
-                                                       self.clock)
+            if self.postgres:
+                refold, self.schema_report = ensure_pg_schema(self.conn, self.projector, self.clock)
+            else:
+                refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
+                                                           self.clock)
             if refold:
                 self.replay()
             vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
@@ -79,15 +91,18 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[EventLog]:
-        with self.store.transaction() as tx:
+        with remembering(), self.store.transaction() as tx:
             self.projector.discard()          # nothing read before the lock is trusted
+            self._stored_keys.clear()
             try:
                 yield tx
+                self._stored_keys.clear()
                 self.projector.flush(self.conn)
                 if self.store.last_seq:
                     self.projector.set_position(self.conn, self.store.last_seq)
             finally:
                 self.projector.discard()      # nothing a projection holds outlives its transaction
+                self._stored_keys.clear()
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`; the projections fold it at once."""
@@ -118,7 +133,7 @@ class UnitOfWork:
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        restates = (same_meaning(c, spec, facts, lambda: vectors.key_vectors(self.conn, c.app, c.user, spec.name))
+        restates = (same_meaning(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
                     if wanted() else (None, None))
         decision = decide(c, facts, spec, restates)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
@@ -127,6 +142,15 @@ class UnitOfWork:
                       else b for b in bodies]
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def _stored_key(self, app: str, user: str, predicate: str):
+        """A key's stored vectors as a matrix (`semantic.dedup.key_matrix`), read once per
+        transaction: the table changes only when the transaction's projections flush."""
+        found = self._stored_keys.get((app, user, predicate))
+        if found is None:
+            found = key_matrix(vectors.key_vectors(self.conn, app, user, predicate))
+            self._stored_keys[(app, user, predicate)] = found
+        return found
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""

@@ -109,3 +109,9 @@ def key_current(conn, app: str, user: str, subject: str, predicate: str) -> list
     return [dict(zip(keys, row)) for row in conn.execute(
         "SELECT fact_id, value, basis, said_at FROM facts_current WHERE app = ? AND user = ? AND subject = ?"
         " AND predicate = ? AND status = 'current'", (app, user, subject, predicate))]
+
+
+def sensitivity(conn, fact_id: str) -> str | None:
+    """An open fact's sensitivity (None when it is not open)."""
+    row = conn.execute("SELECT sensitivity FROM facts_current WHERE fact_id = ?", (fact_id,)).fetchone()
+    return row[0] if row else None

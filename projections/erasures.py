@@ -106,3 +106,8 @@ def last_erased(conn: sqlite3.Connection, app: str, receipts_user: str, scopes: 
     test = " OR ".join("(scope_kind = ? AND scope_hash = ?)" for _ in scopes) or "0"
     return conn.execute(f"SELECT MAX(recorded_at) FROM erasures WHERE app = ? AND user = ? AND ({test})",
                         (app, receipts_user, *(x for scope in scopes for x in scope))).fetchone()[0]
+
+
+def latest_receipt(conn: sqlite3.Connection) -> tuple[int | None, str | None]:
+    """(seq, recorded_at) of the latest erasure receipt, (None, None) when there is none."""
+    return tuple(conn.execute("SELECT MAX(seq), MAX(recorded_at) FROM erasures").fetchone())

@@ -117,8 +117,7 @@ class Projector:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))
 
     def position(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT MIN(seq) FROM projection_positions").fetchone()
-        return row[0] or 0
+        return folded_to(conn) or 0
 
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
@@ -180,8 +179,10 @@ class Projector:
         fresh.execute("COMMIT")
         problems = []
         for table in self.all_tables:
-            live = _rows(conn, table)
-            rebuilt = _rows(fresh, table)
+            # the rebuilt table's columns (a backend may keep one more: PostgreSQL's explicit rowid)
+            columns = ", ".join(d[0] for d in fresh.execute(f"SELECT * FROM {table} LIMIT 0").description)
+            live = _rows(conn, table, columns)
+            rebuilt = _rows(fresh, table, columns)
             if live != rebuilt:
                 only_live = len(set(live) - set(rebuilt))
                 only_rebuilt = len(set(rebuilt) - set(live))
@@ -191,8 +192,13 @@ class Projector:
         return problems
 
 
-def _rows(conn: sqlite3.Connection, table: str) -> list[tuple]:
-    return sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+def folded_to(conn: sqlite3.Connection) -> int | None:
+    """The seq every projection has folded up to (None before any position is recorded)."""
+    return conn.execute("SELECT MIN(seq) FROM projection_positions").fetchone()[0]
+
+
+def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple]:
+    return sorted(map(tuple, conn.execute(f"SELECT {columns} FROM {table}").fetchall()), key=repr)
 
 
 def _drop_deferred_indexes(conn: sqlite3.Connection) -> list[str]:

@@ -273,7 +273,14 @@ def test_recall_on_a_ledger_with_many_facts_is_one_read(ledger, clock):
     ledger.conn.set_trace_callback(None)
     assert [f["value"] for f in result.selected][0] == "gadget model 7"
     assert statements[0] == "BEGIN" and statements[-1] == "ROLLBACK"    # one read snapshot
-    assert len(statements[1:-1]) <= 2    # one read of the scope, one for the shown facts
+    # the head (is a kept scope still the ledger's?), one read of the scope, one for the shown facts
+    assert len(statements[1:-1]) <= 3
+    statements.clear()
+    ledger.conn.set_trace_callback(statements.append)
+    again = ledger.recall("app", "u1", "gadget model 8", limit=5)
+    ledger.conn.set_trace_callback(None)
+    assert [f["value"] for f in again.selected][0] == "gadget model 8"
+    assert len(statements[1:-1]) <= 2    # the scope was kept: the head and the shown facts
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

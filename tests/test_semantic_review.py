@@ -1,5 +1,5 @@
-"""Review help: closest registry predicates for a held candidate; registry-declared cross-key
-contradictions flagged in the review queue."""
+"""Review help: closest registry predicates for a held candidate; cross-key contradictions
+(declared in the registry, or inferred by meaning) flagged in the review queue."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_the_deployment_contradiction_is_flagged(ledger, meaning):
     pair = found[0]
     assert (pair["predicate"], pair["value"], pair["other_predicate"], pair["other_value"]) == (
         "deploy.region", "us-east", "deploy.avoided_region", "us-east")
-    assert isinstance(pair["semantic_hint"], float)
+    assert isinstance(pair["semantic_hint"], float) and pair["declared"] is True
     assert ledger.contradictions("ops", "someone-else") == []
 
 
@@ -76,3 +76,39 @@ def test_registry_contradicts_is_checked():
     assert parse_registry(raw).predicates["a"].contradicts == ("b",)
     with pytest.raises(LedgerError, match="contradicts"):
         parse_registry(b'[predicates.a]\ncardinality = "one"\ncontradicts = "b"\n')
+
+
+SNACKS = (b'[predicates.snack]\ncardinality = "many"\ndescription = "A snack the user likes to eat"\n'
+          b'[predicates.avoided_snack]\ncardinality = "many"\ndescription = "A snack the user must not eat"\n'
+          b'[predicates.drink]\ncardinality = "many"\ndescription = "A drink the user likes"\n')
+
+
+@pytest.mark.parametrize("with_meaning", [True, False])
+def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_meaning):
+    from factledger.ledger import Ledger
+    from factledger.ledger.semantic import opposites
+
+    monkeypatch.setenv("FACTLEDGER_EMBEDDER", "" if with_meaning else "off")
+    registry = parse_registry(SNACKS)
+    pairs = opposites.inferred(registry)
+    assert list(pairs) == [("avoided_snack", "snack")]                    # drink is not paired
+    assert (pairs[("avoided_snack", "snack")] >= opposites.HINT_THRESHOLD) if with_meaning else (
+        pairs[("avoided_snack", "snack")] is None)
+    with Ledger(tmp_path / "l.db", registry=registry) as ledger:
+        ledger.observe(cand(predicate="snack", value="peanuts", quote="I snack on peanuts"))
+        ledger.observe(cand(predicate="avoided_snack", value="Peanuts", quote="no peanuts for me",
+                            session="s2", event="e2"))
+        ledger.observe(cand(predicate="avoided_snack", value="crisps", quote="no crisps", session="s3", event="e3"))
+        ledger.observe(cand(predicate="drink", value="peanuts", quote="odd, but yes", session="s4", event="e4"))
+        found = ledger.contradictions("app", "u1")
+    assert [(f["predicate"], f["value"], f["other_predicate"], f["declared"]) for f in found] == [
+        ("avoided_snack", "Peanuts", "snack", False)]
+    assert "inferred" in found[0]["reason"]
+    assert isinstance(found[0]["semantic_hint"], float) == with_meaning
+
+
+def test_a_declared_pair_is_not_inferred_twice(meaning):
+    from factledger.ledger.registry import load_registry
+    from factledger.ledger.semantic import opposites
+
+    assert opposites.inferred(load_registry(None)) == {}     # avoided_region is declared already

@@ -135,6 +135,8 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
 
     browser.get(server + "/-/factledger/review")
     held = browser.find_element(By.XPATH, f"//table[@id='held']//tr[contains(., '{HELD_VALUE}')]")
+    assert held.find_element(By.CSS_SELECTOR, "td.suggestions").is_displayed()     # review help
+    assert browser.find_element(By.XPATH, "//h2[text()='Contradictions']").is_displayed()
     held.find_element(By.XPATH, ".//select[@name='predicate']/option[@value='favorite_cuisine']").click()
     held.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("a cuisine she named")
     shot("06-review-queue")

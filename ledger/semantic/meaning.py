@@ -71,28 +71,55 @@ def predicate_vectors(registry: Registry | None, model) -> dict:
     return cached
 
 
+def _no_memo(key, build):
+    return build()
+
+
 def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: str,
                    rows: list[tuple], id_pos: int, predicate_pos: int,
-                   registry: Registry | None) -> dict[int, float]:
+                   registry: Registry | None, derived=_no_memo) -> dict[int, tuple[float, float]]:
     """position -> (rescaled meaning score, raw cosine with the fact) for the rows that have a
-    vector of the current encoder; an empty query or no encoder gives {}."""
+    vector of the current encoder; an empty query or no encoder gives {}.
+
+    `derived(key, build)` keeps what depends on the rows alone (`ledger.recall_scope`): the
+    matrix of their vectors and each one's registry predicate, so a query costs one encoder run
+    and two matrix products, not a read and decode of the partition's BLOBs."""
     model = encoders.get()
     if model is None or not query.strip() or not rows:
         return {}
     import numpy as np  # the semantic extra's: present once an encoder is (above)
 
-    stored = partition_vectors(conn, app, users, model.identity)
-    if not stored:
-        return {}
-    q = model.embed(query)
-    positions = [i for i, row in enumerate(rows) if row[id_pos] in stored]
+    def build():
+        return _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model)
+
+    positions, matrix, predicates, by_predicate = derived(
+        ("meaning", model.identity, registry and registry.sha256), build)
     if not positions:
         return {}
+    q = model.embed(query)
+    facts = (matrix @ q).astype(np.float64)
+    if by_predicate is not None:
+        best = np.maximum(facts, np.append(by_predicate @ q, -1.0).astype(np.float64)[predicates])
+    else:
+        best = facts
+    scores = np.maximum(0.0, (best - FLOOR) / (1.0 - FLOOR))
+    return dict(zip(positions, zip(scores.tolist(), facts.tolist())))
+
+
+def _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model) -> tuple:
+    """(positions with a vector, their vectors as one float32 matrix, the row of each one's
+    predicate in the registry matrix (its last index + 1 when not a registry predicate), the
+    registry's predicate vectors as a matrix or None)."""
+    stored = partition_vectors(conn, app, users, model.identity)
+    positions = [i for i, row in enumerate(rows) if row[id_pos] in stored]
+    if not positions:
+        return [], None, None, None
     matrix = np.frombuffer(b"".join(stored[rows[i][id_pos]] for i in positions), dtype="<f4")
-    facts = (matrix.reshape(len(positions), -1) @ q).tolist()
-    by_predicate = {name: float(v @ q) for name, v in predicate_vectors(registry, model).items()}
-    out = {}
-    for i, cosine in zip(positions, facts):
-        best = max(cosine, by_predicate.get(rows[i][predicate_pos], -1.0))
-        out[i] = (rescale(best), cosine)
-    return out
+    matrix = matrix.reshape(len(positions), -1).astype(np.float32)
+    vectors = predicate_vectors(registry, model)
+    if not vectors:
+        return positions, matrix, None, None
+    names = list(vectors)
+    index = {name: k for k, name in enumerate(names)}
+    predicates = np.asarray([index.get(rows[i][predicate_pos], len(names)) for i in positions], dtype=np.int64)
+    return positions, matrix, predicates, np.stack([vectors[n] for n in names]).astype(np.float32)

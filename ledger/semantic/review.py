@@ -9,11 +9,12 @@ event, and a projection must be a pure fold over the log.
   aliases and description (`meaning.predicate_sentence`); the closest SUGGESTIONS names above
   the meaning floor are offered.  Without the semantic extra the names that share a word with
   the candidate's predicate are offered instead.
-- Contradictions: a predicate may declare `contradicts = [...]` in the registry; an open fact of
-  it and an open fact of a declared predicate, same partition and subject, with equal values
-  (`candidate.value_key`) are a pair the ledger must not serve silently (deploy.region = us-east
-  beside deploy.avoided_region = us-east).  `semantic_hint` adds the cosine of the two facts'
-  sentences when meaning is on, for the reviewer; the decision is the declared relation's.
+- Contradictions: a predicate may declare `contradicts = [...]` in the registry, or a pair may be
+  inferred from what the two predicates mean (`opposites`: one reads as the negation of the
+  other); an open fact of one and an open fact of the other, same partition and subject, with
+  equal values (`candidate.value_key`) are a pair the ledger must not serve silently
+  (deploy.region = us-east beside deploy.avoided_region = us-east).  `semantic_hint` adds the
+  cosine of the two facts' sentences when meaning is on, for the reviewer.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..registry import Registry
 from ..textindex import terms
 from . import embedder as encoders
 from .meaning import FLOOR, predicate_vectors
+from .opposites import inferred
 
 SUGGESTIONS = 3
 
@@ -56,18 +58,25 @@ def with_suggestions(rows: list[dict], registry: Registry) -> list[dict]:
 
 def contradictions(conn: sqlite3.Connection, registry: Registry, app: str | None = None,
                    user: str | None = None) -> list[dict]:
-    """Open pairs of facts of registry-declared contradicting predicates with equal values."""
+    """Open pairs of facts with equal values of two predicates that contradict each other:
+    declared in the registry (`declared` True), or inferred by meaning from the registry
+    (`ledger.semantic.opposites`, `declared` False, the predicates' cosine in the reason)."""
+    relations = [(name, other, True, None) for name, spec in sorted(registry.predicates.items())
+                 for other in spec.contradicts]
+    relations += [(name, other, False, cosine) for (name, other), cosine in sorted(inferred(registry).items())]
     found = []
-    for name, spec in sorted(registry.predicates.items()):
-        for other in spec.contradicts:
-            for row in pairs(conn, name, other, app, user):
-                if value_key(row[5]) != value_key(row[8]):
-                    continue
-                found.append({"kind": "contradiction", "app": row[1], "user": row[2], "subject": row[3],
-                              "predicate": row[4], "value": row[5], "fact_id": row[0],
-                              "other_predicate": row[7], "other_value": row[8], "other_fact_id": row[6],
-                              "reason": f"{row[4]} = {row[5]} contradicts {row[7]} = {row[8]}",
-                              "semantic_hint": _hint(row)})
+    for name, other, declared, cosine in relations:
+        for row in pairs(conn, name, other, app, user):
+            if value_key(row[5]) != value_key(row[8]):
+                continue
+            reason = f"{row[4]} = {row[5]} contradicts {row[7]} = {row[8]}"
+            if not declared:
+                by = "by words" if cosine is None else f"cosine {cosine}"
+                reason += f" (inferred: {row[4]} reads as the negation of {row[7]}, {by})"
+            found.append({"kind": "contradiction", "app": row[1], "user": row[2], "subject": row[3],
+                          "predicate": row[4], "value": row[5], "fact_id": row[0],
+                          "other_predicate": row[7], "other_value": row[8], "other_fact_id": row[6],
+                          "reason": reason, "declared": declared, "semantic_hint": _hint(row)})
     return found
 
 

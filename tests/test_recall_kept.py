@@ -1,0 +1,98 @@
+"""What recall keeps between calls (ledger/recall_scope.py) changes no answer: a kept scope gives
+what a fresh read gives, any append (this connection's, another's, a forget's) is seen at once,
+a forget leaves nothing of the forgotten user kept in memory, and the lazy best-first order is
+exactly the order of sorting every eligible fact."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from factledger.ledger import Ledger, recall_scope
+from factledger.ledger.recall import _registry_suffixes
+from factledger.ledger.recall_facts import InScope
+from factledger.ledger.recall_options import RecallOptions
+from factledger.ledger.textindex import terms
+from factledger.projections import recall as recall_reads
+
+from .conftest import cand
+
+WORDS = ["gadget", "model", "blue", "kettle", "red", "lamp", "walk", "tea"]
+
+
+def fill(ledger, clock, n=40, user="u1"):
+    for i in range(n):
+        clock.tick(3600 * (i % 5))            # a few distinct confirmation times, many ties
+        ledger.observe(cand(user=user, predicate="owned_product", value=f"{WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i % 4}",
+                            quote=f"I own the {WORDS[i % 8]}", session=f"s{i}", event=f"e{i}"))
+
+
+def kept_values() -> set[str]:
+    return {row[4] for memo in recall_scope._KEPT.values() for row in memo.rows}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.lists(st.sampled_from(WORDS + ["0", "1", "zzz"]), max_size=4).map(" ".join),
+       limit=st.integers(1, 15), preload=st.booleans(), explain=st.booleans())
+def test_a_kept_scope_answers_as_a_fresh_read(ledger, clock, query, limit, preload, explain):
+    if not ledger.stats()["events"]:
+        fill(ledger, clock)
+    kept = ledger.recall("app", "u1", query, limit=limit, preload=preload, explain=explain,
+                         clearance="all", min_confidence=0)
+    assert recall_scope._KEPT                              # the scope was kept...
+    recall_scope.forget_cached()
+    fresh = ledger.recall("app", "u1", query, limit=limit, preload=preload, explain=explain,
+                          clearance="all", min_confidence=0)
+    assert kept.as_dict() == fresh.as_dict()               # ...and changes nothing
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.lists(st.sampled_from(WORDS + ["2", "3"]), max_size=3).map(" ".join),
+       preload=st.booleans(), min_confidence=st.sampled_from([0.0, 0.5, 0.9]))
+def test_best_first_is_the_full_sort(ledger, clock, query, preload, min_confidence):
+    if not ledger.stats()["events"]:
+        fill(ledger, clock, n=60)
+    options = RecallOptions.build(clearance="all", min_confidence=min_confidence, preload=preload)
+    with ledger.transaction():
+        rows = recall_reads.scope_rows(ledger.conn, "app", ["u1"])
+    now = clock() + timedelta(days=3)
+    lazy, full = (InScope(rows, now, options, _registry_suffixes(ledger.registry)) for _ in range(2))
+    for scope in (lazy, full):
+        scope.score_hits(terms(query))
+    pool = lazy.cleared if preload else lazy.hits
+    expected = sorted((i for i in pool if full.gate(i) is None), key=full.order_key)
+    assert list(lazy.best_first(pool)) == expected
+
+
+def test_another_connections_write_is_seen(tmp_path, clock):
+    with Ledger(tmp_path / "l.db", clock=clock) as reader, Ledger(tmp_path / "l.db", clock=clock) as writer:
+        writer.observe(cand(predicate="home_city", value="Pune", quote="we live in Pune"))
+        assert [f["value"] for f in reader.recall("app", "u1", "Pune city", clearance="all").selected] == ["Pune"]
+        clock.tick()
+        writer.observe(cand(predicate="home_city", value="Bengaluru", quote="we moved to Bengaluru", session="s2",
+                            event="e2", said_at="2026-09-01T00:00:00Z"))
+        assert [f["value"] for f in reader.recall("app", "u1", "Pune Bengaluru city", clearance="all").selected] == ["Bengaluru"]
+
+
+def test_a_forget_leaves_nothing_kept(ledger, clock):
+    fill(ledger, clock, n=10)
+    ledger.observe(cand(user="u2", predicate="home_city", value="Zanzibar", quote="we live in Zanzibar"))
+    ledger.recall("app", "u1", "gadget")
+    ledger.recall("app", "u2", "where do we live", clearance="all")
+    assert "Zanzibar" in kept_values()
+    ledger.forget("app", "u2", reason="test")
+    assert "Zanzibar" not in kept_values() and not recall_scope._KEPT
+    assert ledger.recall("app", "u2", "Zanzibar", clearance="all").selected == []
+
+
+def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
+    fill(ledger, clock, n=12)
+    for mode in ("semantic", "hybrid"):
+        for query in ("which appliance do I own", "something to light the room", "blue gadget"):
+            kept = ledger.recall("app", "u1", query, mode=mode, explain=True, clearance="all", min_confidence=0)
+            assert any(key[0] == "meaning" for memo in recall_scope._KEPT.values() for key in memo._derived)
+            recall_scope.forget_cached()
+            fresh = ledger.recall("app", "u1", query, mode=mode, explain=True, clearance="all", min_confidence=0)
+            assert kept.as_dict() == fresh.as_dict()
