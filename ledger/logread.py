@@ -45,10 +45,12 @@ def partition_counts(conn: sqlite3.Connection, app: str | None = None) -> list[t
                         " GROUP BY app, user ORDER BY app, user", args).fetchall()
 
 
-def first_hash(conn: sqlite3.Connection) -> str | None:
-    """The first event's chain hash: it names the ledger (the same for every copy of one log)."""
-    row = conn.execute("SELECT hash FROM events WHERE seq = 1").fetchone()
-    return row[0] if row else None
+# The log's ends as scalar subqueries, for a reader that needs them in one statement with
+# something else (recall's kept scopes: with the projections' position, `ledger/recall_scope.py`).
+# The first event's hash names the ledger (the same for every copy of one log).
+FIRST_HASH = "(SELECT hash FROM events WHERE seq = 1)"
+LAST_SEQ = "(SELECT seq FROM events ORDER BY seq DESC LIMIT 1)"
+LAST_HASH = "(SELECT hash FROM events ORDER BY seq DESC LIMIT 1)"
 
 
 def first_recorded_at(conn: sqlite3.Connection) -> str | None:

@@ -117,7 +117,7 @@ class Projector:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))
 
     def position(self, conn: sqlite3.Connection) -> int:
-        return folded_to(conn) or 0
+        return conn.execute("SELECT " + FOLDED_TO).fetchone()[0] or 0
 
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
@@ -192,9 +192,9 @@ class Projector:
         return problems
 
 
-def folded_to(conn: sqlite3.Connection) -> int | None:
-    """The seq every projection has folded up to (None before any position is recorded)."""
-    return conn.execute("SELECT MIN(seq) FROM projection_positions").fetchone()[0]
+# The seq every projection has folded up to (NULL before any position is recorded), as a scalar
+# subquery a reader can put beside others in one statement.
+FOLDED_TO = "(SELECT MIN(seq) FROM projection_positions)"
 
 
 def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple]:
