@@ -13,7 +13,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[places]'
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,places]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,places,postgres]'
 
 # `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
 DEMO_OUT ?= demo-out

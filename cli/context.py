@@ -13,6 +13,7 @@ import warnings
 import click
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.pgstore import is_postgres
 from factledger.ledger.store import busy_error
 from factledger.ledger.terminal import escape
 from factledger.ledger.timeutil import clock_from_env
@@ -62,7 +63,7 @@ class State:
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
-            if not create and self.db != ":memory:" and not os.path.exists(self.db):
+            if not create and self.db != ":memory:" and not is_postgres(self.db) and not os.path.exists(self.db):
                 raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
                                   "commands also take --create); nothing was created")
             with warnings.catch_warnings():
@@ -81,6 +82,13 @@ class State:
 
 
 pass_state = click.make_pass_decorator(State)
+
+
+def require_file(state: State, command: str) -> None:
+    """A command that reads the SQLite file itself (query, serve) refuses a PostgreSQL ledger."""
+    if is_postgres(state.db):
+        raise LedgerError(f"{command} reads a SQLite ledger file; this ledger is on PostgreSQL "
+                          "(read it with psql under a read-only role: docs/scale.md)")
 
 
 def create_option(func):

@@ -9,6 +9,7 @@ import click
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.bounds import check_log_window
 from factledger.ledger.logquery import iter_log
+from factledger.ledger.pgstore import display
 from factledger.ledger.timeutil import normalise_time
 
 from .context import create_option, pass_state
@@ -39,7 +40,8 @@ LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at"
 def init(state) -> None:
     """Create an empty ledger (safe to run twice)."""
     ledger = state.ledger(create=True)
-    click.echo(f"ledger ready at {ledger.path} ({len(ledger.registry)} predicates, "
+    where = f"{display(state.db)} (schema {ledger.conn.schema})" if ledger.work.postgres else ledger.path
+    click.echo(f"ledger ready at {where} ({len(ledger.registry)} predicates, "
                f"registry {ledger.registry.sha256[:12]})")
 
 

@@ -14,6 +14,8 @@ import click
 import orjson
 from click.testing import CliRunner
 
+from factledger.ledger.pgstore import display, fresh_postgres, is_postgres
+
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
 DEPLOY = ["--app", "deploybot", "--user", "team-atlas"]
@@ -39,11 +41,19 @@ def run(db: str, args: list[str], quiet: bool = False) -> str:
 
 @click.command()
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Keep the demo ledger at this path (default: a temporary file)")
+              help="Keep the demo ledger at this path or postgresql:// URL (default: a temporary file, "
+                   "or the global --db when that is a postgresql:// URL)")
 def demo(out: str | None) -> None:
     """Run the bundled examples end to end on a fresh ledger."""
     workdir = None
-    if out is None:
+    given = click.get_current_context().find_root().params.get("db")
+    if out is None and given and is_postgres(given):
+        out = given
+    if out is not None and is_postgres(out):
+        if not fresh_postgres(out):
+            raise click.ClickException(f"{display(out)} already holds a ledger; the demo wants a fresh one "
+                                       "(name a new ?schema=)")
+    elif out is None:
         workdir = tempfile.TemporaryDirectory(prefix="factledger-demo-")
         out = str(Path(workdir.name) / "demo.db")
     elif Path(out).exists():
@@ -96,7 +106,10 @@ def demo(out: str | None) -> None:
                         if e["redacted_by"] is not None)
         run(out, ["prove", str(scrubbed)])
         run(out, ["verify", "--checkpoint", ckpt, "--pubkey", key + ".pub", "-t"])
-    if workdir is not None:
+    if is_postgres(out):
+        click.echo(f"\ndemo ledger kept at {display(out)}; explore it, e.g.\n"
+                   f"  factledger --db {shlex.quote(out)} facts --app mealkit --user priya -t")
+    elif workdir is not None:
         workdir.cleanup()
         click.echo("\nTo look at the demo ledger in a browser (the ui extra: pip install 'factledger[ui]'):\n"
                    "  factledger demo --out demo.db && factledger --db demo.db serve --public")

@@ -9,6 +9,7 @@ import click
 
 from factledger.ledger import LedgerError
 from factledger.ledger.forget import check_words
+from factledger.ledger.pgstore import is_postgres
 from factledger.ledger.presence import already_erased_at, receipt_seqs, receipt_tickets
 from factledger.ledger.terminal import escape
 
@@ -64,7 +65,9 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
         f"counts: {counts}",
         f"compensating events: {len(r['compensating_seqs'])}"
         + (f" (seqs {', '.join(map(str, r['compensating_seqs']))})" if r["compensating_seqs"] else ""),
-        f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else ""),
+        (f"tables vacuumed ({'VACUUM FULL' if purge['full'] else 'VACUUM'}, {purge['tables']} tables)"
+         if "tables" in purge else
+         f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else "")),
     ])
 
 
@@ -229,7 +232,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    created = not os.path.exists(state.db)
+    created = not is_postgres(state.db) and not os.path.exists(state.db)
     try:
         result = state.ledger(create=True).import_log(file)
     except LedgerError:

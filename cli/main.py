@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo, forget, ingest, proofs, query, recall, reports, serve, why
+from . import core, demo, forget, ingest, proofs, query, recall, reports, residue, serve, why
 from .context import LedgerGroup, State
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", envvar="FACTLEDGER_DB", default="factledger.db", show_default=True,
-              help="Ledger file (env FACTLEDGER_DB)")
+              help="Ledger file, or a postgresql:// URL (?schema=NAME, default factledger) (env FACTLEDGER_DB)")
 @click.option("--registry", envvar="FACTLEDGER_REGISTRY", default=None,
               help="Predicate registry TOML (env FACTLEDGER_REGISTRY; default: the packaged one)")
 @click.option("--busy-timeout", "busy_timeout", envvar="FACTLEDGER_BUSY_TIMEOUT", default=5.0,
@@ -48,7 +48,7 @@ def accept_db_after(command: click.Command) -> None:
         accept_db_after(sub)
 
 
-for module in (core, why, demo, recall, ingest, forget, query, reports, serve, proofs):
+for module in (core, why, demo, recall, ingest, forget, residue, query, reports, serve, proofs):
     for command in module.COMMANDS:
         if module is not demo:                 # the demo makes its own ledger (--out)
             accept_db_after(command)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.pgstore import is_postgres
 from factledger.ledger.proofs import origin as ledger_origin
 from factledger.ledger.tlog_note import cosign as add_cosignature
 from factledger.ledger.tlog_note import load_signer, new_signer, write_keys
@@ -69,7 +70,7 @@ def keygen(state, out, name, witness) -> None:
     if name is None:
         if witness:
             raise LedgerError("a witness key needs --name (the witness's own name)")
-        if not Path(state.db).exists():
+        if not is_postgres(state.db) and not Path(state.db).exists():
             raise LedgerError(f"no ledger at {state.db} to name the key after: give --name")
         name = ledger_origin(state.ledger().conn)
         if name is None:

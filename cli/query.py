@@ -6,7 +6,7 @@ import click
 
 from factledger.ledger.adhoc import query as run_query
 
-from .context import pass_state
+from .context import pass_state, require_file
 from .output import emit, output_options
 
 
@@ -22,6 +22,7 @@ def query(state, sql, params, fmt) -> None:
     The ledger file is opened read-only: nothing here can change it, and the statement sees the
     tables as they are (the log in `events`, the projections' tables beside it).
     """
+    require_file(state, "query")
     emit(run_query(state.db, sql, dict(params)), fmt)
 
 

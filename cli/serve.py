@@ -11,7 +11,7 @@ from factledger.ledger import LedgerError
 from factledger.ledger.registry import load_registry
 from factledger.ledger.timeutil import clock_from_env
 
-from .context import pass_state
+from .context import pass_state, require_file
 
 INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]'"
 
@@ -42,6 +42,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
         click.echo(hash_password(password))
         return
+    require_file(state, "serve")
     path = Path(state.db)
     if not path.exists():
         raise LedgerError(f"no ledger at {state.db} (run `factledger init` first)")

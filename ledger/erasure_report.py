@@ -28,7 +28,7 @@ def erasure_report(ledger, seq: int) -> dict:
         raise LedgerError(f"the receipt at seq {seq} has itself been scrubbed")
     receipt = orjson.loads(body)
     caused = [r[0] for r in conn.execute(
-        "SELECT seq FROM events WHERE seq > ? AND json_extract(body, '$.cause') = ? ORDER BY seq",
+        "SELECT seq FROM events WHERE seq > ? AND CAST(json_extract(body, '$.cause') AS BIGINT) = ? ORDER BY seq",
         (seq, seq))]
     scrubbed = conn.execute("SELECT COUNT(*) FROM events WHERE redacted_by = ?", (seq,)).fetchone()[0]
     checked = ledger.verify()

@@ -30,6 +30,7 @@ from factledger.projections.factstate import decode
 from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, plan, unknown_fact
+from .pgstore import vacuum_tables
 from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
 from .restate import restate, restatement
@@ -155,7 +156,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         forget_cached()
         forget_kept_scopes()
         with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
-            receipt["purge"] = purge(ledger.conn, vacuum=vacuum)
+            receipt["purge"] = purge(ledger.conn, vacuum=vacuum, tables=ledger.projector.all_tables)
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
 
@@ -232,8 +233,11 @@ def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
             "compensating_seqs": [], "partitions": 0}
 
 
-def purge(conn: sqlite3.Connection, vacuum: bool = False) -> dict:
-    """After the commit: make the scrub physical (WAL truncated, file optionally compacted)."""
+def purge(conn: sqlite3.Connection, vacuum: bool = False, tables: tuple[str, ...] = ()) -> dict:
+    """After the commit: make the scrub physical (WAL truncated, file optionally compacted; on
+    PostgreSQL the log's and the projections' tables vacuumed: docs/forgetting.md)."""
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        return vacuum_tables(conn, ("events", *tables), full=vacuum)
     result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
     if vacuum:
         conn.execute("VACUUM")

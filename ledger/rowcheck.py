@@ -67,17 +67,36 @@ FROM events WHERE problem IS NOT NULL ORDER BY seq LIMIT 1
 """
 
 
+# The same scan on PostgreSQL, whose typed columns already refuse a value of another type.
+FIRST_BAD_ROW_PG = f"""
+SELECT seq, problem FROM (SELECT seq, CASE
+    {' '.join(f"WHEN {c} !~ '^[0-9a-f]{{64}}$' THEN '{c} is not lower-case hex'" for c in HEX_COLUMNS)}
+    WHEN body IS NOT NULL AND redacted_by IS NOT NULL THEN 'a live event has redacted_by set'
+    WHEN body IS NOT NULL AND salt IS NULL THEN 'a live event has no salt'
+    WHEN body IS NULL AND (salt IS NOT NULL OR redacted_by IS NULL)
+        THEN 'body is missing but the event was not redacted'
+    END AS problem FROM events) AS checked
+WHERE problem IS NOT NULL ORDER BY seq LIMIT 1
+"""
+_REDACTIONS = {"sqlite": "typeof(body) = 'text' AND json_valid(body)", "postgresql": "body IS NOT NULL"}
+_SCRUBBED = {"sqlite": "typeof(redacted_by) = 'integer'", "postgresql": "redacted_by IS NOT NULL"}
+
+
 def first_bad_row(conn: sqlite3.Connection) -> tuple[int, str] | None:
     """(seq, problem) of the first row whose shape breaks the rules, or None."""
-    found = conn.execute(FIRST_BAD_ROW).fetchone()
+    backend = getattr(conn, "backend", "sqlite")
+    found = conn.execute(FIRST_BAD_ROW_PG if backend == "postgresql" else FIRST_BAD_ROW).fetchone()
     bad = [(found[0], found[1])] if found else []
     named: dict[int, set] = {}
     for seq, body in conn.execute("SELECT seq, body FROM events WHERE type = 'Redacted' AND "
-                                  "typeof(body) = 'text' AND json_valid(body)"):
-        targets = orjson.loads(body).get("target_seqs") if body.lstrip().startswith("{") else None
+                                  + _REDACTIONS[backend]):
+        try:
+            targets = orjson.loads(body).get("target_seqs") if body.lstrip().startswith("{") else None
+        except orjson.JSONDecodeError:
+            targets = None
         named[seq] = {t for t in targets if type(t) is int} if isinstance(targets, list) else set()
     for seq, by in conn.execute("SELECT seq, redacted_by FROM events WHERE body IS NULL AND "
-                                "typeof(redacted_by) = 'integer' ORDER BY seq"):
+                                + _SCRUBBED[backend] + " ORDER BY seq"):
         if seq not in named.get(by, ()):
             bad.append((seq, "scrubbed without a Redacted event naming it"))
             break

@@ -26,6 +26,7 @@ from .ingest import pipeline, review
 from .outcome import Outcome
 from .recall import RecallOptions, recall
 from .registry import Registry
+from .residue import residue
 from .resolve import resolution
 from .rowcheck import first_bad_row
 from .scope import build_scope
@@ -225,6 +226,11 @@ class Ledger:
     def export_subject(self, app: str, user: str) -> dict:
         app, user = normalize_partition(app, user)
         return export.export_subject(self.work, app, user)
+
+    def residue(self) -> dict:
+        """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/residue.py`)."""
+        with snapshot(self.conn):
+            return residue(self.conn, self.work.location)
 
     def import_log(self, source) -> dict:
         return export.import_log(self.work, source)

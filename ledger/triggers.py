@@ -50,10 +50,13 @@ def problems(conn: sqlite3.Connection, schema: str) -> list[str]:
             out.append(f"trigger {name} is missing")
         elif found[name] != sql:
             out.append(f"trigger {name} is altered")
-    for repair in repairs(conn):
-        out.append(f"trigger {repair['name']} was missing until it was restored on open at "
-                   f"{repair['restored_at']}")
-    return out
+    return out + repair_problems(conn)
+
+
+def repair_problems(conn) -> list[str]:
+    """Each repair recorded: the log was unprotected until then."""
+    return [f"trigger {repair['name']} was missing until it was restored on open at {repair['restored_at']}"
+            for repair in repairs(conn)]
 
 
 def repairs(conn: sqlite3.Connection) -> list[dict]:

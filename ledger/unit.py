@@ -28,6 +28,8 @@ from .eventrow import Event
 from .events import Body
 from .ledger_file import prepare as prepare_file
 from .outcome import Outcome
+from .pgschema import ensure_schema as ensure_pg_schema
+from .pgstore import is_postgres, open_postgres
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
@@ -44,14 +46,20 @@ class UnitOfWork:
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
                  backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
-        if not create and str(path) != ":memory:" and not self.path.exists():
-            raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
-        prepare_file(path, create)            # 0600 from birth; never alter a foreign database
+        self.location = str(path)             # as given: a file path, or a postgresql:// URL
+        self.postgres = is_postgres(path)
+        if not self.postgres:
+            if not create and str(path) != ":memory:" and not self.path.exists():
+                raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
+            prepare_file(path, create)        # 0600 from birth; never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
         self.future_tolerance = tolerance(future_tolerance)
-        self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
+        if self.postgres:
+            self.store: EventLog = open_postgres(str(path), self.clock, busy_timeout, synchronous, create)
+        else:
+            self.store = backend(path, self.clock, busy_timeout, synchronous)
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
@@ -59,13 +67,16 @@ class UnitOfWork:
         self.checkpointer: Checkpointer | None = None
         self.schema_report: list[str] = []
         try:
-            if Checkpointer.applies_to(str(path)):
+            if not self.postgres and Checkpointer.applies_to(str(path)):
                 self.checkpointer = Checkpointer(self.conn, synchronous)
                 self.checkpointer.take_over()
                 self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
                 self.store.on_commit(self.checkpointer.after_commit)
-            refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
-                                                       self.clock)
+            if self.postgres:
+                refold, self.schema_report = ensure_pg_schema(self.conn, self.projector, self.clock)
+            else:
+                refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
+                                                           self.clock)
             if refold:
                 self.replay()
             vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)

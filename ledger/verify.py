@@ -15,6 +15,7 @@ import orjson
 from . import chain, triggers
 from .bounds import MAX_SEQ
 from .errors import LedgerError
+from .pgstore import guard_problems
 from .rowcheck import COLUMNS, column_problem
 from .store import SCHEMA
 
@@ -35,7 +36,10 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     # was most of verify's time (docs/performance.md, docs/security.md).  It runs on a second
     # connection in a thread while this one walks the chain (SQLite works without the GIL, so
     # the two overlap); a problem it finds is reported first, as if it had run first.
-    check = _IntegrityCheck(conn)
+    postgres = getattr(conn, "backend", "sqlite") == "postgresql"
+    # PostgreSQL has no integrity_check of a table (its pages carry checksums when the cluster
+    # was initialised with them; amcheck is the operator's): the chain walk below is the check.
+    check = _NoCheck() if postgres else _IntegrityCheck(conn)
     try:
         walked = _walk(conn, pinned, result, fail)
     except sqlite3.DatabaseError as exc:
@@ -47,7 +51,8 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     if walked["ok"]:
         # The chain holds; the append-only triggers must too (missing, altered, or restored on
         # an open since, each named).  The chain's own problem, when there is one, comes first.
-        guards = triggers.problems(conn, SCHEMA)
+        guards = (guard_problems(conn) + triggers.repair_problems(conn) if postgres
+                  else triggers.problems(conn, SCHEMA))
         if guards:
             walked.update(ok=False, first_bad_seq=0, problem="; ".join(guards), triggers=guards)
     return walked
@@ -97,6 +102,11 @@ class _IntegrityCheck:
             if self._problem is not _RETRY:
                 return self._problem
         return _check(self._conn)
+
+
+class _NoCheck:
+    def result(self) -> None:
+        return None
 
 
 _RETRY = "retry on the caller's connection"

@@ -211,7 +211,7 @@ def stats(conn: sqlite3.Connection) -> dict:
         "current_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'current'"),
         "disputed_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'disputed'"),
         "held_candidates": one("SELECT COUNT(*) FROM review_queue WHERE status = 'open'"),
-        "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events)"),
+        "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events) AS partitions"),
         "redacted_events": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL"),
         "events_per_fact": round(fact_events / facts_total, 3) if facts_total else 0.0,
         "events_by_type": by_type,

@@ -174,8 +174,10 @@ class Projector:
         fresh.execute("COMMIT")
         problems = []
         for table in self.all_tables:
-            live = _rows(conn, table)
-            rebuilt = _rows(fresh, table)
+            # the rebuilt table's columns (a backend may keep one more: PostgreSQL's explicit rowid)
+            columns = ", ".join(d[0] for d in fresh.execute(f"SELECT * FROM {table} LIMIT 0").description)
+            live = _rows(conn, table, columns)
+            rebuilt = _rows(fresh, table, columns)
             if live != rebuilt:
                 only_live = len(set(live) - set(rebuilt))
                 only_rebuilt = len(set(rebuilt) - set(live))
@@ -185,8 +187,8 @@ class Projector:
         return problems
 
 
-def _rows(conn: sqlite3.Connection, table: str) -> list[tuple]:
-    return sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple]:
+    return sorted(map(tuple, conn.execute(f"SELECT {columns} FROM {table}").fetchall()), key=repr)
 
 
 def _drop_deferred_indexes(conn: sqlite3.Connection) -> list[str]:

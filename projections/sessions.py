@@ -61,8 +61,8 @@ class SessionsProjection:
             conn.execute(
                 "INSERT INTO ingest_queue VALUES (?,?,?,'open',?,?,?,?,?,?,?,NULL)"
                 " ON CONFLICT (app, user, session) DO UPDATE SET status = 'open',"
-                " attempts = attempts + 1, error = excluded.error, extractor = excluded.extractor,"
-                " model = excluded.model, source = COALESCE(excluded.source, source),"
+                " attempts = ingest_queue.attempts + 1, error = excluded.error, extractor = excluded.extractor,"
+                " model = excluded.model, source = COALESCE(excluded.source, ingest_queue.source),"
                 " failed_seq = excluded.failed_seq, failed_at = excluded.failed_at, closed_seq = NULL",
                 (event.app, event.user, body["session"], 1, body["error"], body["extractor"],
                  body.get("model"), body.get("source"), event.seq, event.recorded_at))
@@ -81,12 +81,12 @@ class SessionsProjection:
             f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES "
             f"({', '.join('?' for _ in SESSION_COLUMNS)})"
             " ON CONFLICT (app, user, session) DO UPDATE SET watermark = excluded.watermark,"
-            " watermark_at = excluded.watermark_at, ingestions = ingestions + 1,"
-            " events_read = events_read + excluded.events_read,"
-            " candidates = candidates + excluded.candidates, applied = applied + excluded.applied,"
-            " rejected = rejected + excluded.rejected, held = held + excluded.held,"
+            " watermark_at = excluded.watermark_at, ingestions = sessions.ingestions + 1,"
+            " events_read = sessions.events_read + excluded.events_read,"
+            " candidates = sessions.candidates + excluded.candidates, applied = sessions.applied + excluded.applied,"
+            " rejected = sessions.rejected + excluded.rejected, held = sessions.held + excluded.held,"
             " counts = excluded.counts, extractor = excluded.extractor, model = excluded.model,"
-            " digest = COALESCE(excluded.digest, digest), last_seq = excluded.last_seq,"
+            " digest = COALESCE(excluded.digest, sessions.digest), last_seq = excluded.last_seq,"
             " last_ingested_at = excluded.last_ingested_at", row)
         conn.execute("UPDATE ingest_queue SET status = 'done', closed_seq = ? WHERE app = ? AND"
                      " user = ? AND session = ? AND status = 'open'",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from datetime import datetime, timedelta
 
@@ -9,6 +10,8 @@ import pytest
 
 from factledger.ledger import Ledger, make_candidate
 from factledger.ledger.timeutil import parse_time
+
+from .pg_server import Server, find_bindir
 
 # Nothing downloads at test time.  Meaning (the semantic extra) is off for the suite as a whole,
 # so the thousands of facts other tests write are not each embedded; tests/test_semantic_*.py
@@ -64,3 +67,26 @@ def values(ledger: Ledger, app="app", user="u1", **filters) -> dict:
     for f in ledger.facts(app, user, include_sensitive=True, **filters):
         out.setdefault((f["subject"], f["predicate"]), []).append((f["value"], f["status"], f["basis"]))
     return {k: sorted(v) for k, v in out.items()}
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (tests/pg_server.py), or a skip that says why.
+
+    With FACTLEDGER_REQUIRE_POSTGRES=1 (CI) a missing server or driver fails instead."""
+    required = os.environ.get("FACTLEDGER_REQUIRE_POSTGRES") == "1"
+    bindir = find_bindir()
+    problem = None
+    if bindir is None:
+        problem = "no PostgreSQL server binaries (pg_config --bindir, /usr/lib/postgresql/*/bin)"
+    elif importlib.util.find_spec("psycopg") is None:
+        problem = "psycopg is not installed (pip install -e '.[postgres]')"
+    if problem:
+        if required:
+            pytest.fail(f"FACTLEDGER_REQUIRE_POSTGRES=1 but {problem}")
+        pytest.skip(f"PostgreSQL tests skipped: {problem}")
+    server = Server(bindir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -101,8 +101,8 @@ def start(role: str, db: Path, out: Path, go: Path, params: dict) -> subprocess.
                             stderr=subprocess.PIPE, text=True)
 
 
-def run_writers(tmp_path: Path, observe_ops: int, sessions: int, forgets: int) -> dict:
-    db = tmp_path / "shared.db"                 # fresh: the four also race to create it
+def run_writers(tmp_path: Path, observe_ops: int, sessions: int, forgets: int, db=None) -> dict:
+    db = db or tmp_path / "shared.db"           # fresh: the four also race to create it
     go = tmp_path / "go"
     folder = tmp_path / "sessions"
     write_sessions(folder, n=sessions, users=3, app="concapp", prefix="c")
@@ -130,7 +130,8 @@ def run_writers(tmp_path: Path, observe_ops: int, sessions: int, forgets: int) -
     for name in workers:
         for line in (tmp_path / f"{name}.jsonl").read_text().splitlines():
             records.append({"writer": name, **json.loads(line)})
-    return {"db": db, "records": records, "ops": ops}
+    backend = "PostgreSQL" if str(db).startswith("postgresql://") else "SQLite"
+    return {"db": db, "records": records, "ops": ops, "backend": backend}
 
 
 def check_nothing_lost_or_interleaved(db: Path, records: list[dict]) -> int:
@@ -143,10 +144,9 @@ def check_nothing_lost_or_interleaved(db: Path, records: list[dict]) -> int:
         for seq in seqs:
             assert seq not in claimed, f"seq {seq} claimed by {claimed[seq]} and {rec['writer']}"
             claimed[seq] = f"{rec['writer']}#{i}"
-    conn = sqlite3.connect(db)
-    total = conn.execute("SELECT COUNT(*), MAX(seq) FROM events").fetchone()
-    types = dict(conn.execute("SELECT seq, type FROM events"))
-    conn.close()
+    with Ledger(db, create=False) as ledger:   # a file or a postgresql:// URL
+        total = ledger.conn.execute("SELECT COUNT(*), MAX(seq) FROM events").fetchone()
+        types = dict(ledger.conn.execute("SELECT seq, type FROM events").fetchall())
     assert total[0] == total[1] == len(claimed), (total, len(claimed))
     assert set(claimed) == set(range(1, total[0] + 1))
     for rec in records:
@@ -163,9 +163,9 @@ def check_sound(db: Path) -> None:
         assert ledger.replay_differences() == []
 
 
-def writers_test(tmp_path, capsys, observe_ops, sessions, forgets):
+def writers_test(tmp_path, capsys, observe_ops, sessions, forgets, db=None):
     started = time.monotonic()
-    result = run_writers(tmp_path, observe_ops, sessions, forgets)
+    result = run_writers(tmp_path, observe_ops, sessions, forgets, db)
     events = check_nothing_lost_or_interleaved(result["db"], result["records"])
     check_sound(result["db"])
     kinds = {}
@@ -175,7 +175,7 @@ def writers_test(tmp_path, capsys, observe_ops, sessions, forgets):
     with capsys.disabled():
         print(f"\nconcurrent operations with nothing lost: {result['ops']} "
               f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}; {forgotten} erasures "
-              f"took effect) in {events} events from 4 processes, "
+              f"took effect) in {events} events from 4 processes on {result['backend']}, "
               f"{time.monotonic() - started:.1f}s")
     assert result["ops"] >= 0.9 * (2 * observe_ops + forgets)
     assert forgotten >= forgets // 4, "the forget writer must really race the others"

@@ -1,26 +1,35 @@
 """Runs the event store's contract suite (`tests/store_contract.py`) against every backend.
 
-A second backend adds one entry to BACKENDS: a function that opens a fresh, empty log for a test
-(here a SQLite file in the test's folder, with the log's schema created).
+Each entry of BACKENDS opens a fresh, empty log for a test: a SQLite file in the test's folder,
+or a schema of its own in the session's PostgreSQL server (the `postgres` fixture, which skips
+with its reason when no server is installed, and fails instead under FACTLEDGER_REQUIRE_POSTGRES=1).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from factledger.ledger.pgstore import open_postgres
 from factledger.ledger.store import open_sqlite
 
 from .conftest import MovableClock
 from .store_contract import *  # noqa: F403  (the contract's tests, collected here)
 
 
-def _sqlite(tmp_path, clock):
+def _sqlite(request, tmp_path, clock):
     log = open_sqlite(tmp_path / "contract.db", clock)
     log.conn.executescript(log.schema)
     return log
 
 
-BACKENDS = {"sqlite": _sqlite}
+def _postgresql(request, tmp_path, clock):
+    server = request.getfixturevalue("postgres")
+    log = open_postgres(server.location(), clock)
+    log.conn.native(log.schema)
+    return log
+
+
+BACKENDS = {"sqlite": _sqlite, "postgresql": _postgresql}
 
 
 @pytest.fixture
@@ -30,6 +39,6 @@ def clock() -> MovableClock:
 
 @pytest.fixture(params=sorted(BACKENDS))
 def log(request, tmp_path, clock):
-    opened = BACKENDS[request.param](tmp_path, clock)
+    opened = BACKENDS[request.param](request, tmp_path, clock)
     yield opened
     opened.conn.close()

@@ -1,0 +1,200 @@
+"""`python -m bench.pg --db LOCATION --events N [--json FILE]`: the backend bench.
+
+The same measurements on a PostgreSQL ledger (`--db postgresql://...?schema=NAME`, an empty
+schema) or on a SQLite file (`--db PATH`, a new file), so the two can be set side by side at one N
+on one machine: observe in batches of 1,000 candidates (the seeded generator of `bench/generator.py`)
+and one at a time, recall over 1,000 facts, verify, replay, forgetting one user; then appends/s
+with 1, 2, 4 and 8 writer processes, on one ledger and on as many separate ledgers (schemas, or
+files), each writer appending one candidate per transaction for a fixed time.
+`python -m bench --db postgresql://...` runs this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from factledger.ledger import Ledger, make_candidate
+from factledger.ledger.pgstore import display, fresh_postgres, is_postgres, split_location
+
+from . import queries
+from .forget import forget_users, users
+from .generator import USERS, Generator
+from .stats import ms, percentile, rate
+
+# The store is what is measured here: embedding every fact (the semantic extra, when installed)
+# would dominate every figure; bench/semantic.py measures it.  Writers inherit the setting.
+os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _fresh(location: str) -> None:
+    if is_postgres(location):
+        if not fresh_postgres(location):
+            raise SystemExit(f"{display(location)} already holds a ledger: name an empty ?schema=")
+    elif Path(location).exists():
+        raise SystemExit(f"{location} exists: the bench wants a new file")
+
+
+def observe_batches(ledger: Ledger, gen: Generator, events: int, batch: int = 1000) -> dict:
+    spent, candidates, last = 0.0, 0, ledger.head()[0]
+    next_report = time.monotonic() + 30
+    while last < events:
+        cands = [make_candidate(**fields) for fields in gen.batch(batch)]
+        t0 = time.perf_counter()
+        ledger.observe_many(cands)
+        spent += time.perf_counter() - t0
+        candidates += len(cands)
+        last = ledger.head()[0]
+        if time.monotonic() > next_report:
+            _log(f"  observe: {last:,} events, {candidates / spent:,.0f} candidates/s")
+            next_report = time.monotonic() + 30
+    return {"events": last, "candidates": candidates, "observe_batch_per_s": rate(candidates, spent),
+            "observe_batch_events_per_s": rate(last, spent)}
+
+
+def observe_single(ledger: Ledger, gen: Generator, count: int = 200) -> dict:
+    samples = []
+    for _ in range(count):
+        cand = make_candidate(**gen.next())
+        t0 = time.perf_counter()
+        ledger.observe(cand)
+        samples.append(time.perf_counter() - t0)
+    return {"observe_single_p50_ms": ms(percentile(samples, 50)),
+            "observe_single_p99_ms": ms(percentile(samples, 99))}
+
+
+def timed(name: str, call) -> dict:
+    t0 = time.perf_counter()
+    value = call()
+    return {f"{name}_s": round(time.perf_counter() - t0, 3), f"_{name}": value}
+
+
+WRITER = r"""
+import sys, time
+from pathlib import Path
+from factledger.ledger import Ledger, make_candidate
+location, name, go, seconds = sys.argv[1], sys.argv[2], Path(sys.argv[3]), float(sys.argv[4])
+with Ledger(location, busy_timeout=120, future_tolerance="100y") as ledger:
+    ledger.observe_many([])
+    print("ready", flush=True)
+    while not go.exists():
+        time.sleep(0.001)
+    n, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        ledger.observe(make_candidate(app="conc", user=f"{name}-u{n % 50}", predicate="home_city",
+            value=f"City{n}", quote=f"I live in City{n}", session=f"{name}-s{n}", evidence_event="e",
+            said_at=f"2026-01-01T00:00:{n % 60:02d}Z"))
+        n += 1
+    print(n, flush=True)
+"""
+
+
+def _location(base: str, suffix: str, folder: Path) -> str:
+    """Another ledger beside `base`: the schema NAME_suffix of the same database, or a file."""
+    if not is_postgres(base):
+        return str(folder / f"conc-{suffix}.db")
+    parts = urlsplit(base)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
+    schema = split_location(base)[1]
+    return urlunsplit(parts._replace(query=urlencode([*query, ("schema", f"{schema}_{suffix}")])))
+
+
+def concurrent(base: str, folder: Path, seconds: float = 5.0) -> dict:
+    """appends/s (events, summed over writers) with 1, 2, 4, 8 writers: one ledger, separate ledgers."""
+    out: dict = {}
+    for shared in (True, False):
+        for writers in (1, 2, 4, 8):
+            tag = f"{'one' if shared else 'sep'}{writers}"
+            go = folder / f"go-{tag}"
+            procs = []
+            for w in range(writers):
+                where = _location(base, tag if shared else f"{tag}_{w}", folder)
+                procs.append(subprocess.Popen([sys.executable, "-c", WRITER, where, f"w{w}", str(go), str(seconds)],
+                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                if shared and w == 0:
+                    assert procs[0].stdout.readline().strip() == "ready"
+            for proc in procs[1:] if shared else procs:
+                assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-2000:]
+            go.touch()
+            total = 0
+            for proc in procs:
+                stdout, stderr = proc.communicate(timeout=seconds * 20 + 120)
+                if proc.returncode:
+                    raise RuntimeError(stderr[-2000:])
+                total += int(stdout.strip().splitlines()[-1])
+            key = f"appends_per_s_{'one_ledger' if shared else 'separate_ledgers'}_{writers}"
+            out[key] = round(total / seconds, 1)
+            _log(f"  {key}: {out[key]:,} ({total} events)")
+            if shared:
+                with Ledger(_location(base, tag, folder), create=False) as ledger:
+                    check = ledger.verify()
+                    if not check["ok"] or check["events"] != total:
+                        raise RuntimeError(f"{tag}: chain {check} after {total} appends")
+    return out
+
+
+def run(location: str, events: int, seed: int, concurrency_seconds: float, skip: set[str]) -> dict:
+    _fresh(location)
+    started = time.perf_counter()
+    results: dict = {"backend": "postgresql" if is_postgres(location) else "sqlite",
+                     "n_events_requested": events, "seed": seed}
+    with tempfile.TemporaryDirectory(prefix="factledger-bench-") as folder:
+        with Ledger(location, future_tolerance="100y") as ledger:
+            gen = Generator(seed, registry=ledger.registry)
+            _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
+            results.update(observe_batches(ledger, gen, events))
+            _log("single observations ...")
+            results.update(observe_single(ledger, gen))
+            _log("recall ...")
+            results.update({k: v for k, v in queries.recall(ledger).items() if k != "recall_reason"})
+            _log("verify ...")
+            got = timed("verify", ledger.verify)
+            results["verify_s"] = got["verify_s"]
+            results["verify_per_s"] = rate(got["_verify"]["events"], got["verify_s"])
+            _log("replay ...")
+            got = timed("replay", ledger.replay)
+            results["replay_s"] = got["replay_s"]
+            results["replay_per_s"] = rate(got["_replay"], got["replay_s"])
+            _log("forget one user (20 users, one at a time) ...")
+            samples = forget_users(ledger, users(USERS)[-21:-1])
+            results["forget_user_p50_ms"] = ms(percentile(samples, 50))
+            results["forget_user_p99_ms"] = ms(percentile(samples, 99))
+        if "concurrency" not in skip:
+            _log(f"concurrent writers ({concurrency_seconds:g} s each) ...")
+            results.update(concurrent(location, Path(folder), concurrency_seconds))
+    results["meta"] = {"seconds": round(time.perf_counter() - started, 1), "python": platform.python_version(),
+                       "cpus": os.cpu_count(), "machine": platform.machine()}
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.pg", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", required=True, help="postgresql://...?schema=NAME (empty), or a new file")
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--concurrency-seconds", type=float, default=5.0)
+    parser.add_argument("--skip", default="", help="comma-separated: concurrency")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    results = run(args.db, args.events, args.seed, args.concurrency_seconds,
+                  set(filter(None, args.skip.split(","))))
+    text = json.dumps(results, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Forgetting on PostgreSQL: redaction and the partition's replay, then VACUUM of the touched
+tables (the dead row versions leave the heap and the indexes); with `--vacuum`, VACUUM FULL, after
+which no data file of the database holds a byte of the forgotten value.  The WAL still does, and
+`factledger residue` names it and the other places a forget cannot reach.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from factledger.ledger import Ledger
+
+from .conftest import cand
+from .test_concurrency_writers import ENV, FACTLEDGER
+
+MARKER = "Zqxvilleborough"
+
+
+def _data_files_holding(ledger, marker: str) -> list[str]:
+    raw = ledger.conn.raw
+    raw.execute("CHECKPOINT")                 # dirty pages on disk: what the heap holds now
+    data = Path(raw.execute("SHOW data_directory").fetchone()[0])
+    database = raw.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
+    hits = []
+    for path in (data / "base" / str(database)).iterdir():
+        if path.is_file() and marker.encode() in path.read_bytes():
+            hits.append(path.name)
+    names = dict(raw.execute("SELECT pg_relation_filenode(oid)::text, relname FROM pg_class "
+                             "WHERE pg_relation_filenode(oid) IS NOT NULL").fetchall())
+    return [names.get(hit, hit) for hit in hits]
+
+
+def _fill(ledger):
+    for i in range(40):
+        ledger.observe(cand(user=f"keep{i}", predicate="diet", value="vegan"))
+    ledger.observe(cand(user="gone", predicate="home_city", value=MARKER, quote=f"we live in {MARKER}"))
+    ledger.observe(cand(user="gone", predicate="diet", value="vegan", quote=f"vegan in {MARKER}"))
+
+
+def test_forget_with_vacuum_leaves_no_byte_in_the_data_files(postgres, clock):
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        assert _data_files_holding(ledger, MARKER)          # the scan finds it before
+        receipt = ledger.forget("app", "gone", reason="erasure request", vacuum=True)
+        assert receipt["purge"]["vacuumed"] and receipt["purge"]["full"]
+        assert _data_files_holding(ledger, MARKER) == []
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, clock):
+    """Plain VACUUM (the default): the dead row versions are gone from every table and index, so
+    no query, snapshot or replica reads them; their bytes may stay in a page's free space until
+    it is reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        receipt = ledger.forget("app", "gone", reason="erasure request")
+        assert receipt["purge"]["vacuumed"] and not receipt["purge"]["full"]
+        for table in ("events", *ledger.projector.all_tables):
+            rows = ledger.conn.raw.execute(f"SELECT t::text FROM {table} AS t").fetchall()
+            assert not any(MARKER in row[0] for row in rows), table
+        dead = ledger.conn.raw.execute(
+            "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = %s"
+            " AND relname = 'events'", (ledger.conn.schema,)).fetchone()[0]
+        assert dead == 0
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
+    location = postgres.location()
+    subprocess.run([FACTLEDGER, "--db", location, "init"], check=True, capture_output=True, env=ENV)
+    result = subprocess.run([FACTLEDGER, "--db", location, "residue", "--json"], capture_output=True,
+                            text=True, env=ENV)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    places = [p["place"] for p in report["places"]]
+    assert report["backend"] == "postgresql"
+    assert {"WAL (pg_wal)", "WAL archive", "base backups", "pg_dump files and exports"} <= set(places)
+    assert report["settings"]["archive_mode"] == "off"
