@@ -73,6 +73,7 @@ class FactReinforced(Decided):
     review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event, for a compensating event
     restates: int | None = None
+    observed_as: str | None = None        # see `CandidateRejected.observed_as`
 
 
 class FactSuperseded(Decided):
@@ -110,7 +111,11 @@ class FactRetracted(Decided):
 
 
 class DisputeResolved(Decided):
-    """A dispute settled: `winner_id` becomes current, every `loser_ids` fact closes as `loser_state`."""
+    """A dispute settled: `winner_id` becomes current, every `loser_ids` fact closes as `loser_state`.
+
+    A reviewer's judgement whose dispute does not arise after a forget is kept with rule
+    `reviewer_unsettled`, no winner and no losers (it changes nothing), so that a later forget in
+    which the dispute arises again applies it."""
 
     type: Literal["DisputeResolved"] = "DisputeResolved"
     outcome: Literal["accept", "reject"]
@@ -122,6 +127,8 @@ class DisputeResolved(Decided):
     valid_to: str | None = None
     cause: int | None = None
     restates: int | None = None
+    subject: str | None = None            # the key of a judgement kept settling nothing (rule
+    predicate: str | None = None          # `reviewer_unsettled`), whose fact may not exist now
 
 
 class FactReinstated(Decided):
@@ -143,6 +150,10 @@ class CandidateRejected(Body):
     registry_sha256: str = ""
     cause: int | None = None
     restates: int | None = None
+    # The fact this statement observed when it was first recorded, kept when re-decision records
+    # it as something else: a later re-decision that makes it an observation again gives the fact
+    # back its id, so a reviewer's judgement of that fact applies again.
+    observed_as: str | None = None
 
 
 class CandidateHeld(Body):

@@ -95,6 +95,7 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
     last_confirmed = _last_confirmed(events) if scope.kind == "retention" else {}
     direct = _direct_test(scope, registry, last_confirmed)
     chosen: set[int] = set()
+    gone: set[str] = set()          # the forgotten facts, and those a forgotten statement observed first
     for event in events:
         if event.body is None:
             if scope.kind == "user":
@@ -104,12 +105,15 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
             chosen.add(event.seq)
             if event.type == "FactObserved":
                 result.facts.add(event.body["fact_id"])
+            gone |= _observed(event.body)
+    gone |= result.facts
     by_seq = {e.seq: e for e in events}
     for event in events:
         if event.body is None or event.seq in chosen:
             continue
-        if _caused(event, result.facts, scope, facts_by_id, chosen, by_seq):
+        if _caused(event, gone, scope, facts_by_id, chosen, by_seq):
             chosen.add(event.seq)
+            gone |= _observed(event.body)
     # A reviewer's accept carries the held candidate's hold_id: the CandidateHeld holds the same
     # value, so it goes with the fact (else the value stays in the log and the item reopens).
     holds = {by_seq[seq].body.get("hold_id") for seq in chosen} - {None}
@@ -199,7 +203,7 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
                 return False                  # another session's statement: it keeps its say
             if type_ == "CandidateRejected":  # only a rejected repeat of the forgotten value
                 value = (body.get("candidate") or {}).get("value", "")
-                return value_key(value) == value_key(facts_by_id[fact_id]["value"])
+                return value_key(value) == value_key((facts_by_id.get(fact_id) or {}).get("value", ""))
         return True
     if body.get("by_fact_id") in forgotten:
         return True                           # the supersession a forgotten observation caused
@@ -210,6 +214,12 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
         return (event.seq - 1 in chosen and before is not None and before.type == "FactReinforced"
                 and before.body.get("fact_id") == fact_id)
     return False
+
+
+def _observed(body: dict) -> set[str]:
+    """The fact a statement observed when first recorded, if it is now recorded as something else
+    (`observed_as`): a reviewer's judgement kept for that fact goes with the statement."""
+    return {body["observed_as"]} if isinstance(body.get("observed_as"), str) else set()
 
 
 def _values(events) -> list[str]:

@@ -19,12 +19,14 @@ from factledger.projections.keyindex import KeyIndex, KeyView
 
 from .decide import OpenFact, decide
 from .errors import LedgerError
-from .events import Body
+from .events import Body, DisputeResolved
 from .plan import events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
-from .statement import Statement
+from .statement import Resolution, Statement
 from .store import Event
+
+UNSETTLED = "reviewer_unsettled"     # the rule of a reviewer's judgement kept settling nothing
 
 
 class KeyFold:
@@ -57,26 +59,29 @@ class KeyFold:
 
 
 def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha: str, app: str,
-             user: str, fold: KeyFold | None = None, cause: int | None = None) -> list[Body]:
-    """The events the live ledger would append for `statements`, one after the other, on a key
-    folded so far into `fold` (a new, empty key by default; left holding the key's state after
-    them).  With `cause` (a `Redacted` seq) every body names it, and the body recording a
-    statement names the statement's first record (`restates`)."""
+             user: str, fold: KeyFold | None = None, cause: int | None = None,
+             subject: str = "user") -> list[Body]:
+    """The events the live ledger would append for `statements`, one after the other, on the key
+    (`subject`, `spec.name`) folded so far into `fold` (a new, empty key by default; left holding
+    the key's state after them).  With `cause` (a `Redacted` seq) every body names it, and the
+    body recording a statement names the statement's first record (`restates`).
+
+    A statement keeps the fact id it first observed: as that fact's id when it is an observation
+    again, else in `observed_as`.  A reviewer's judgement whose dispute does not arise is kept (with
+    `cause`) as a `DisputeResolved` that settles nothing, rule `reviewer_unsettled`: a later
+    re-decision in which its statement observes that fact again, and the dispute arises, applies it."""
     fold = fold if fold is not None else KeyFold()
     out: list[Body] = []
     for st in statements:
         if st.resolution is not None:
-            r = st.resolution
-            try:
-                bodies = settlement(fold.open_facts(), r.fact_id, r.accept, r.by, r.reason, app, user,
-                                    registry_sha)
-            except LedgerError:
-                continue                      # the dispute it settled never arose
+            bodies = _judged(st.resolution, fold, app, user, registry_sha, subject, spec.name, cause)
         else:
             c = st.candidate
             decision = decide(c, fold.view(), spec)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
-            bodies, _ = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
+            bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
+            if reuse is not None and fact_id != reuse and "observed_as" in type(bodies[0]).model_fields:
+                bodies[0] = bodies[0].model_copy(update={"observed_as": reuse})
             bodies = stamped(bodies, st.hold_id, dict(st.review))
         if cause is not None:
             bodies = [_caused(b, cause, st.seq if i == 0 else None) for i, b in enumerate(bodies)]
@@ -84,6 +89,19 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             fold.fold(body)
         out += bodies
     return out
+
+
+def _judged(r: Resolution, fold: KeyFold, app: str, user: str, registry_sha: str, subject: str,
+            predicate: str, cause: int | None) -> list[Body]:
+    try:
+        return settlement(fold.open_facts(), r.fact_id, r.accept, r.by, r.reason, app, user, registry_sha)
+    except LedgerError:                       # the dispute it settled does not arise (now)
+        if cause is None:
+            return []
+        return [DisputeResolved(app=app, user=user, fact_id=r.fact_id, rule=UNSETTLED,
+                                outcome="accept" if r.accept else "reject", resolved_by=r.by,
+                                reason=r.reason, registry_sha256=registry_sha, subject=subject,
+                                predicate=predicate)]
 
 
 def _caused(body: Body, cause: int, restates: int | None) -> Body:

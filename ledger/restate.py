@@ -116,7 +116,7 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
         fold = KeyFold(key_snapshots(*key))
-        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause):
+        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0]):
             append(body)
         for fact in fold.snaps.values():
             if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before

@@ -39,7 +39,7 @@ class Statement:
     candidate: Candidate | None = None    # None for a reviewer's resolution
     basis_claimed: str | None = None
     hold_id: str | None = None
-    fact_id: str | None = None            # the fact it observed, if it was recorded as an observation
+    fact_id: str | None = None            # the fact it observed when first recorded (`observed_as`), if any
     resolution: Resolution | None = None
     review: tuple[tuple[str, str], ...] = ()   # reviewed_by / review_reason of a reviewer's accept
     legacy: bool = False                  # a copy an earlier version of re-decision appended
@@ -93,7 +93,8 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,
             c = Candidate.model_construct(app=app, user=user, **body["candidate"])
         except TypeError:
             return None
-        return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"), review=_review(body))
+        return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"), body.get("observed_as"),
+                         review=_review(body))
     fields = dict(subject=body.get("subject"), predicate=body.get("predicate"), value=body.get("value"),
                   effective_date=body.get("effective_date"))
     if fields["value"] is None:                          # written before statements carried it
@@ -107,8 +108,8 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,
         negated=event_type == "FactRetracted", confidence=body.get("confidence"),
         said_at=body["said_at"], **fields)
     return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"),
-                     body["fact_id"] if event_type == "FactObserved" else None, review=_review(body),
-                     legacy=legacy)
+                     body["fact_id"] if event_type == "FactObserved" else body.get("observed_as"),
+                     review=_review(body), legacy=legacy)
 
 
 def _review(body: dict) -> tuple[tuple[str, str], ...]:

@@ -285,6 +285,10 @@ H, A, D = "home_city", "allergy", "medication_dose"
          [("fact", 0), ("session", 1)])
 @example([("say", "diet", 0, 0, 1, "user", False, None), ("say", "diet", 0, 1, 1, "agent", False, None)],
          [("fact", 0), ("session", 1)])
+# A reviewer's judgement whose dispute a first forget makes vanish, and a second brings back.
+@example([("say", H, 0, 0, 1, "user", False, None), ("say", H, 0, 1, 2, "user", False, None),
+          ("say", H, 1, 2, 1, "user", False, None), ("say", H, 0, 2, 1, "agent", False, None),
+          ("resolve", 0, False)], [("session", 0), ("session", 1)])
 def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
     run(history, forgets)
 

@@ -1,0 +1,100 @@
+"""A reviewer's judgement outlives forgets that make its dispute vanish and come back.
+
+The history (found by the 3,000-example run of tests/test_forget_sequences.py): Pune said in s0
+and again in s1; Bengaluru said in s2 (same day as the first Pune: it supersedes it); an agent's
+Pune in s2 disputes Bengaluru; a reviewer rejects Bengaluru.  Forget s0: Pune is now first said in
+s1, a day later, so Bengaluru arrives late and is rejected; the dispute and the judgement do not
+arise.  Forget s1: Bengaluru is a fact again, the agent disputes it, and the reviewer's rejection
+must apply again, as in a ledger that never heard s0 or s1.  That needs Bengaluru's statement to
+keep the fact id it first observed while it is recorded as a rejection (`observed_as`), and the
+judgement to be kept, settling nothing, while its dispute does not arise (`reviewer_unsettled`).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from tests.conftest import cand, values
+
+H = "home_city"
+
+
+def history(ledger, clock) -> str:
+    """Feeds the history; returns Bengaluru's fact id."""
+    ledger.observe(cand(predicate=H, value="Pune", session="s0", event="e0", said_at="2026-09-01"))
+    ledger.observe(cand(predicate=H, value="Pune", session="s1", event="e1", said_at="2026-09-02"))
+    bengaluru = ledger.observe(cand(predicate=H, value="Bengaluru", session="s2", event="e2",
+                                    said_at="2026-09-01")).fact_id
+    guess = ledger.observe(cand(predicate=H, value="Pune", session="s2", event="e3", said_at="2026-09-01",
+                                author="agent", basis="inferred"))
+    assert guess.decision == "dispute"
+    ledger.resolve(bengaluru, False, "dr-k", "asked the user")
+    clock.tick()
+    return bengaluru
+
+
+def bodies(ledger, type_: str) -> list[dict]:
+    return [orjson.loads(b) for (b,) in ledger.conn.execute(
+        "SELECT body FROM events WHERE type = ? AND body IS NOT NULL ORDER BY seq", (type_,))]
+
+
+def check(ledger):
+    assert ledger.verify()["ok"]
+    assert ledger.replay_differences() == []
+
+
+def test_the_judgement_applies_again_when_its_dispute_comes_back(ledger, clock):
+    bengaluru = history(ledger, clock)
+    assert values(ledger) == {("user", H): [("Pune", "current", "inferred")]}
+
+    ledger.forget("app", "u1", session="s0", reason="r")
+    clock.tick()
+    assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
+    late = [b for b in bodies(ledger, "CandidateRejected") if b["candidate"]["value"] == "Bengaluru"]
+    assert [(b["reason"], b["observed_as"]) for b in late] == [("older_than_current", bengaluru)]
+    kept = bodies(ledger, "DisputeResolved")
+    assert [(b["rule"], b["fact_id"], b["loser_ids"], b.get("winner_id"), b["subject"], b["predicate"])
+            for b in kept] == [("reviewer_unsettled", bengaluru, [], None, "user", H)]
+    check(ledger)
+
+    ledger.forget("app", "u1", session="s1", reason="r")
+    assert values(ledger) == {("user", H): [("Pune", "current", "inferred")]}
+    rejected = ledger.history("app", "u1", predicate=H)
+    assert [(f["fact_id"], f["state"]) for f in rejected if f["value"] == "Bengaluru"][-1] == (
+        bengaluru, "rejected")
+    applied = bodies(ledger, "DisputeResolved")
+    assert [(b["rule"], b["loser_ids"], b["resolved_by"]) for b in applied] == [
+        ("reviewer", [bengaluru], "dr-k")]
+    check(ledger)
+
+
+def test_the_kept_judgement_goes_with_the_statement_it_judged(ledger, clock):
+    """Forgetting the session that said Bengaluru (now a rejection naming the fact it first
+    observed) takes the reviewer's kept judgement of that fact, reason and all."""
+    history(ledger, clock)
+    ledger.forget("app", "u1", session="s0", reason="r")
+    clock.tick()
+    ledger.forget("app", "u1", session="s2", reason="r")
+    assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
+    assert bodies(ledger, "DisputeResolved") == []
+    assert not ledger.conn.execute("SELECT 1 FROM events WHERE body LIKE '%asked the user%'").fetchone()
+    check(ledger)
+
+
+def test_a_fact_wide_forget_takes_the_kept_judgement_too(ledger, clock):
+    """Forgetting Pune's fact takes every statement of it, among them none of Bengaluru's; then
+    Bengaluru is current again and the reviewer's rejection applies only if its dispute arises:
+    with the agent's Pune gone with the fact, it does not, and the judgement stays kept."""
+    bengaluru = history(ledger, clock)
+    ledger.forget("app", "u1", session="s0", reason="r")
+    clock.tick()
+    pune = ledger.facts("app", "u1")[0]["fact_id"]
+    ledger.forget("app", "u1", fact=pune, reason="r")
+    assert values(ledger) == {("user", H): [("Bengaluru", "current", "stated")]}
+    assert ledger.facts("app", "u1")[0]["fact_id"] == bengaluru
+    assert [b["rule"] for b in bodies(ledger, "DisputeResolved")] == ["reviewer_unsettled"]
+    check(ledger)
+    ledger.forget("app", "u1", fact=bengaluru, reason="r")
+    assert values(ledger) == {}
+    assert bodies(ledger, "DisputeResolved") == []
+    check(ledger)
