@@ -118,20 +118,24 @@ class PlaceSlot:
     """A place of the gazetteer, with or without capitals; without the gazetteer installed, a run
     of capitalised words (the only way left to tell a place from any other word)."""
 
-    def __init__(self, not_places: Iterable[str]):
+    def __init__(self, not_places: Iterable[str], values: dict[str, tuple[str, ...]] | None = None):
         self.not_places = frozenset(fold(p) for p in not_places)
+        # the predicate's own names for places ("cali" -> california, "the us" -> united states)
+        self.synonyms = VocabularySlot(values) if values else None
 
     def match(self, text: str, pos: int, bounded: bool) -> list[SlotHit]:
         words = _run(text, pos, 4)
         hits = []
+        if self.synonyms is not None:
+            hits = [SlotHit(h.end, h.value.title()) for h in self.synonyms.match(text, pos, bounded)]
         if not places_available():
             capitalised = []
             for word in words[:3]:
                 if not word.group()[:1].isupper():
                     break
                 capitalised.append(word)
-            return [SlotHit(capitalised[n - 1].end(), text[pos:capitalised[n - 1].end()])
-                    for n in range(len(capitalised), 0, -1)]
+            return hits + [SlotHit(capitalised[n - 1].end(), text[pos:capitalised[n - 1].end()])
+                           for n in range(len(capitalised), 0, -1)]
         for n in range(len(words), 0, -1):
             said = text[pos:words[n - 1].end()]
             if fold(said) in self.not_places or not is_place(said):
@@ -163,8 +167,8 @@ def words_slot(stop: frozenset[str], max_words: int, values: dict[str, tuple[str
     return WordsSlot(stop, max_words, values)
 
 
-def place_slot(not_places: Iterable[str]) -> Slot:
-    return PlaceSlot(not_places)
+def place_slot(not_places: Iterable[str], values: dict[str, tuple[str, ...]] | None = None) -> Slot:
+    return PlaceSlot(not_places, values)
 
 
 def number_slot() -> Slot:
