@@ -10,7 +10,7 @@ from factledger.ledger import LedgerError
 from factledger.ledger.erasure_render import fields
 from factledger.ledger.erasure_report import erasure_report
 from factledger.ledger.ids import normalize_id
-from factledger.ledger.presence import receipt_tickets
+from factledger.ledger.logread import receipt_tickets
 from factledger.ledger.timeutil import iso
 
 from .access import PREFIX, Context, page
