@@ -370,7 +370,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
     if not isinstance(entry, dict):
         raise fail(where, "must be a table")
     known = {"id", "say", "slot", "list", "gap", "max_words", "guards", "subject", "negated", "basis",
-             "authors", "not_followed_by", "not_values", "skip", "value"}
+             "authors", "not_followed_by", "not_values", "skip", "value", "indefinite"}
     for key in entry:
         if key not in known:
             raise fail(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -403,7 +403,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
     if kind == "values" and not values and fixed is None:
         raise fail(f"{where}.slot", "a values slot needs the predicate's values or vocabulary")
     slot = {"values": lambda: vocabulary_slot(values),
-            "words": lambda: words_slot(lang.stop, numbers["max_words"], values),
+            "words": lambda: words_slot(lang.stop, numbers["max_words"], values, entry.get("indefinite") is not False),
             "place": lambda: place_slot(lang.not_places, values),
             "number": number_slot}[kind]() if fixed is None else None
     heads = []

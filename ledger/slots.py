@@ -16,6 +16,7 @@ from typing import Protocol
 from .gazetteer import fold, is_place, places_available
 
 _WORD = re.compile(r"[\w'’&+]+(?:-[\w'’&+]+)*")
+_INDEFINITE = frozenset(("a", "an", "some", "any", "another"))
 _LEADERS = frozenset("a an the my our some his her their".split())
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
@@ -88,12 +89,15 @@ class WordsSlot:
     """Free words, from after any article up to a boundary: punctuation, a stop word, or the end.
     More than `max_words` words without a boundary is no value at all (it ran on)."""
 
-    def __init__(self, stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]]):
-        self.stop, self.max_words = stop, max_words
+    def __init__(self, stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]],
+                 indefinite: bool = True):
+        self.stop, self.max_words, self.indefinite = stop, max_words, indefinite
         self.synonyms = VocabularySlot(values).surface if values else {}
 
     def match(self, text: str, pos: int, bounded: bool) -> list[SlotHit]:
         words = _run(text, pos, self.max_words + 3)
+        if not self.indefinite and words and words[0].group().casefold() in _INDEFINITE:
+            return []                    # "a bookstore" names no organisation, "burger king" does
         while words and words[0].group().casefold() in _LEADERS:
             words = words[1:]
         kept: list[re.Match] = []
@@ -163,8 +167,9 @@ def vocabulary_slot(values: dict[str, tuple[str, ...]]) -> Slot:
     return VocabularySlot(values)
 
 
-def words_slot(stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]]) -> Slot:
-    return WordsSlot(stop, max_words, values)
+def words_slot(stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]],
+               indefinite: bool = True) -> Slot:
+    return WordsSlot(stop, max_words, values, indefinite)
 
 
 def place_slot(not_places: Iterable[str], values: dict[str, tuple[str, ...]] | None = None) -> Slot:

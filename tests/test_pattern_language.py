@@ -109,6 +109,13 @@ def test_a_statement_beside_a_question_is_still_a_statement():
     assert facts("i'm a nurse , what about you ?") == {("job_title", "nurse")}
 
 
+def test_an_employer_is_a_named_organisation_not_a_kind_of_place():
+    assert facts("i work at burger king .") == {("employer", "burger king")}
+    assert facts("i work for the us postal service .") == {("employer", "us postal service")}
+    assert facts("i work at a bookstore .") == set()
+    assert facts("i'm in the army.") == {("employer", "army")}
+
+
 def test_synonyms_are_normalised_to_one_value():
     assert facts("i'm a hair stylist") == {("job_title", "hairdresser")}
     assert facts("i've a black lab named trooper.") == {("pet", "dog")}
