@@ -11,6 +11,9 @@ from __future__ import annotations
 import difflib
 import sqlite3
 
+from factledger.projections.erasures import EMPTIED_SESSION
+from factledger.projections.erasures import session_erased_at as erased_session_at
+
 from .events import EVENT_TYPES
 from .scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
 from .store import equal_filters
@@ -42,9 +45,8 @@ def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:
 
 
 def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: str) -> int | None:
-    row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'session' AND hash = ?",
-                       (session_hash(app, user, session),)).fetchone()
-    return row[0] if row else None
+    """Seq of the receipt that forgot the session, or (a fact-wide forget) took all it still said."""
+    return erased_session_at(conn, session_hash(app, user, session))
 
 
 def partition_notice(conn: sqlite3.Connection, app: str, user: str) -> str | None:
@@ -98,8 +100,8 @@ def receipt_seqs(conn: sqlite3.Connection, app: str, user: str | None = None,
     scrubbed (which keep their app and user, or the user's pseudonym after a whole-user erasure).
     """
     if session is not None and user is not None:
-        found = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'session' AND hash = ?",
-                             (session_hash(app, user, session),)).fetchall()
+        found = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind IN ('session', ?) AND hash = ?",
+                             (EMPTIED_SESSION, session_hash(app, user, session))).fetchall()
         return {r[0] for r in found}
     if user is None:
         return {r[0] for r in conn.execute("SELECT seq FROM erasures WHERE app = ?", (app,))}
