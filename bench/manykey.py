@@ -34,13 +34,14 @@ CLOCK = "2026-11-01T00:00:00Z"
 
 
 def word(i: int) -> str:
-    """A distinct lower-case word per i (the allergy pattern takes letters only)."""
+    """A distinct made-up lower-case word per i (the allergy pattern takes letters only); it starts
+    with an x so that none is an English word the extractor passes over ("been")."""
     letters = ""
     i += 26 ** 3
     while i:
         i, r = divmod(i, 26)
         letters = chr(97 + r) + letters
-    return letters
+    return "x" + letters
 
 
 def event(i: int, text: str) -> dict:
