@@ -21,7 +21,7 @@ from pathlib import Path
 
 from factledger.ledger import Ledger
 
-from . import adk, forget, observe, proofs, queries, replay, report, verify
+from . import adk, forget, observe, pg, proofs, queries, replay, report, verify
 from .baseline import RawStore
 from .generator import Generator
 from .peers import eventsourcing_peer
@@ -160,6 +160,10 @@ def _meta(seconds: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(arg == "--db" or arg.startswith("--db=") for arg in argv):
+        pg.main(argv)                          # a ledger named by --db: the backend bench (bench/pg.py)
+        return 0
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000, help="events to append (default 100,000)")
     parser.add_argument("--json", dest="json_path", help="write the results here as JSON")

@@ -9,7 +9,8 @@ the false-extraction rate on fact-free statements, and the share of extractions 
 Labels can miss a fact, so predicate precision is adjudicated by reading: `--sample N` prints a
 seeded random sample of N extractions with their statements; the verdicts go in a JSONL file
 (`{"id", "predicate", "value", "verdict": "right"|"wrong", "why"}`) that `--adjudicated FILE`
-reads back to print the adjudicated precision (and which verdicts no longer match an extraction).
+reads back to print the adjudicated precision over the same sample (or, without `--sample`, over
+every extraction), listing the extractions that have no verdict yet.
 
     python -m bench.extraction [--split dev|heldout|all] [--predicate P] [--show-misses N]
                                [--sample N] [--seed S] [--adjudicated FILE] [--json FILE]
@@ -24,6 +25,7 @@ import random
 import sys
 from pathlib import Path
 
+from factledger.ledger.candidate import value_key
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
@@ -81,7 +83,7 @@ def table(report: Report, registry: Registry) -> list[str]:
     for p in predicates:
         t = report.by_predicate.get(p, _EMPTY)
         spec = registry.predicates.get(p)
-        note = "" if spec is None or spec.patterns else " (no patterns)"
+        note = "" if spec is None or spec.extractable else " (no patterns)"
         note = " (not in registry)" if spec is None else note
         recall = f"{100 * t.recall:.0f}%" if t.recall is not None else "-"
         exact = f"{t.exact}/{t.found}" if t.found else "-"
@@ -121,20 +123,33 @@ def sample(report_rows: list[Row], extracted: dict[str, list[Extracted]], n: int
     return random.Random(seed).sample(pool, min(n, len(pool)))
 
 
-def adjudicated(path: str, extracted: dict[str, list[Extracted]]) -> list[str]:
-    verdicts = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    live = [v for v in verdicts
-            if any(g.predicate == v["predicate"] and g.value == v["value"] for g in extracted.get(v["id"], []))]
-    right = sum(v["verdict"] == "right" for v in live)
-    low, high = wilson(right, len(live))
-    lines = [f"adjudicated precision: {_pct(right, len(live))}, 95% interval {100 * low:.1f}%-{100 * high:.1f}%"]
-    stale = len(verdicts) - len(live)
-    if stale:
-        lines.append(f"({stale} adjudicated extractions are no longer produced; re-sample to adjudicate again)")
+def adjudicated(path: str, pool: list[tuple[Row, Extracted]]) -> list[str]:
+    """Adjudicated precision over `pool` (the sample, or every extraction) from a verdicts file;
+    the extractions of the pool that have no verdict yet are printed to be read."""
+    verdicts = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            v = json.loads(line)
+            verdicts[(v["id"], v["predicate"], value_key(v["value"]))] = v["verdict"]
+    judged = [verdicts.get((row.id, g.predicate, value_key(g.value))) for row, g in pool]
+    right, seen = judged.count("right"), sum(v is not None for v in judged)
+    low, high = wilson(right, seen)
+    lines = [f"adjudicated precision: {_pct(right, seen)}, 95% interval {100 * low:.1f}%-{100 * high:.1f}% "
+             f"({len(pool) - seen} of {len(pool)} extractions without a verdict)"]
+    for (row, g), verdict in zip(pool, judged):
+        if verdict is None:
+            lines.append("  no verdict: " + _line(row, g))
     return lines
 
 
-def main(argv: list[str] | None = None, data: Path = DATA) -> int:
+def _line(row: Row, g: Extracted) -> str:
+    mark = "label" if any(f.predicate == g.predicate for f in row.facts) else "no label"
+    return json.dumps({"id": row.id, "predicate": g.predicate, "value": g.value, "subject": g.subject,
+                       "negated": g.negated, "text": row.text, "labelled": mark}, ensure_ascii=False)
+
+
+def main(argv: list[str] | None = None, data: Path = DATA, extractor=None) -> int:
+    """`extractor` (an object) replaces the one named by --extractor: the test's fixed extractor."""
     parser = argparse.ArgumentParser(prog="python -m bench.extraction", description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="dev")
     parser.add_argument("--predicate", help="count only this predicate")
@@ -150,7 +165,7 @@ def main(argv: list[str] | None = None, data: Path = DATA) -> int:
 
     registry = load_registry(args.registry)
     rows = rows_for(args.split, data)
-    extracted = run_extractor(rows, make_extractor(args.extractor), registry)
+    extracted = run_extractor(rows, extractor or make_extractor(args.extractor), registry)
     report = score(rows, extracted, args.predicate)
     persona = sum(r.kind == "persona" for r in rows)
     out = [f"{args.extractor} extractor on the {args.split} split: {report.rows} statements "
@@ -167,14 +182,13 @@ def main(argv: list[str] | None = None, data: Path = DATA) -> int:
         for row, g in report.unconfirmed[:args.show_misses]:
             out.append(f"  {row.id} {row.text!r}: {g.predicate}={g.value!r}"
                        + (" (negated)" if g.negated else "") + (f" subject {g.subject}" if g.subject != "user" else ""))
-    if args.sample:
+    pool = sample(rows, extracted, args.sample or len(rows) * 100, args.seed, args.predicate)
+    if args.sample and not args.adjudicated:
         out += ["", f"random sample of extractions to adjudicate (seed {args.seed}):"]
-        for row, g in sample(rows, extracted, args.sample, args.seed, args.predicate):
-            mark = "label" if any(f.predicate == g.predicate for f in row.facts) else "no label"
-            out.append(json.dumps({"id": row.id, "predicate": g.predicate, "value": g.value, "subject": g.subject,
-                                   "negated": g.negated, "text": row.text, "labelled": mark}, ensure_ascii=False))
+        out += [_line(row, g) for row, g in pool]
     if args.adjudicated:
-        out += [""] + adjudicated(args.adjudicated, extracted)
+        what = f"a random sample of {len(pool)} (seed {args.seed})" if args.sample else f"all {len(pool)}"
+        out += ["", f"adjudicated extractions: {what}"] + adjudicated(args.adjudicated, pool)
     print("\n".join(out))
     if args.json:
         figures = {"split": args.split, "extractor": args.extractor, "predicate": args.predicate,

@@ -189,14 +189,16 @@ def _percentiles(times: list[float]) -> dict:
 
 
 def _count_runs(model):
-    """A counter of the encoder's runs from now on (memo hits are not runs)."""
-    real = model._embed
+    """A counter of the encoder's runs from now on (memo hits are not runs; an encoder without
+    the memo, as before it, runs on every `embed`)."""
+    name = "_embed" if hasattr(model, "_embed") else "embed"
+    real = getattr(model, name)
     count = [0]
 
     def counted(text):
         count[0] += 1
         return real(text)
-    model._embed = counted
+    setattr(model, name, counted)
     return lambda: count[0]
 
 

@@ -1,19 +1,21 @@
 """The store's boundary: what the rest of the ledger needs from a database backend.
 
-SQLite is the one backend today (`ledger/store.py: EventStore`, opened by `open_sqlite`).  A
-second one (PostgreSQL is planned) implements `EventLog` and a `Backend` that opens it, and runs
-the contract suite in `tests/store_contract.py` (`tests/test_store_contract.py` lists the
-backends it runs against).  What a second backend also brings, beside the log itself:
+Two backends implement it: SQLite (`ledger/store.py: open_sqlite`, a file) and PostgreSQL
+(`ledger/pgstore.py: open_postgres`, a `postgresql://` URL), and `UnitOfWork` picks one from the
+location.  Both return the same `EventStore` (one `append`, one chain) on a connection that
+speaks the store's SQL; the contract suites `tests/store_contract.py` (this protocol) and
+`tests/ledger_contract.py` (the whole ledger) run against both (`tests/test_store_contract.py`,
+`tests/test_ledger_contract.py`).  What a backend brings, beside the log itself:
 
 - the transaction discipline: `transaction()` is one writer at a time with the tail read under
-  the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock), and
-  `snapshot()` is one consistent read (SQLite: a deferred read transaction in WAL; PostgreSQL:
-  `REPEATABLE READ`);
-- the append-only guard (SQLite: triggers, `ledger/triggers.py`; PostgreSQL: a rule or a
-  trigger and a role without DELETE or UPDATE);
-- the projections' SQL: each projection owns its DDL (`schema`) and its statements, written in
-  the subset both backends share (`?` placeholders become the driver's, `INSERT OR REPLACE`
-  becomes `ON CONFLICT DO UPDATE`); `docs/decisions.md` lists what is SQLite-only today.
+  the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock keyed
+  by the ledger), and `snapshot()` is one consistent read (SQLite: a deferred read transaction in
+  WAL; PostgreSQL: `REPEATABLE READ`);
+- the append-only guard (SQLite: triggers, `ledger/triggers.py`; PostgreSQL: triggers calling
+  functions of the ledger's schema, `ledger/pgstore.py`);
+- the projections' SQL: each projection owns its DDL (`schema`) and its statements, written once
+  in the SQL both engines share; `ledger/pgdialect.py` is the whole difference on the way to
+  PostgreSQL (docs/decisions.md, "PostgreSQL: a second backend behind the same store").
 """
 
 from __future__ import annotations

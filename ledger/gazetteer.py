@@ -20,6 +20,8 @@ except ImportError:                                   # the `places` extra is no
 
 def fold(text: str) -> str:
     """The comparison form of a name: accents dropped, case folded, spacing collapsed."""
+    if text.isascii():                        # the common case, and the extractor's hot path
+        return " ".join(text.lower().split())
     decomposed = unicodedata.normalize("NFKD", text)
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return " ".join(plain.replace("’", "'").casefold().split())

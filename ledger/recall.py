@@ -25,7 +25,7 @@ from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
 
 from . import recall_scope, render
-from .recall_facts import ID, OUTCOMES, PREDICATE, InScope
+from .recall_facts import CONFIRMED, ID, OUTCOMES, PREDICATE, InScope
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_LIMIT,
@@ -35,7 +35,7 @@ from .recall_options import (
     parse_days,
 )
 from .registry import Registry
-from .semantic.meaning import MEANING_WEIGHT, meaning_scores, resolve_mode
+from .semantic.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
 from .textindex import terms
 
 DOMAIN_USER = "_domain"
@@ -103,6 +103,8 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT
         scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
+        if scope.meaning.arrays is not None:
+            scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED, kept.derived))
     scope.score_hits(terms(query))
     pool = scope.cleared if options.preload else scope.hits
     selected = _pack(scope, scope.best_first(pool), finish=explain)

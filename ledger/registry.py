@@ -8,6 +8,7 @@ tell which registry a decision was taken under.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import os
 import re
@@ -134,6 +135,14 @@ def load_registry(path: str | os.PathLike | None = None) -> Registry:
 
 
 def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
+    """The registry in `raw`.  Compiling its rules takes tens of milliseconds and every ledger
+    opened loads the registry, so the same bytes from the same source parse once per process (a
+    registry is never changed once built)."""
+    return _parse_cached(bytes(raw), source)
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_cached(raw: bytes, source: str) -> Registry:
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -14,6 +14,7 @@ Template syntax (case-insensitive, whitespace-separated items):
   (a|b c)         one of the alternatives, each a sequence of items
   [a|b c]         optional: one of the alternatives, or nothing
   {name}          a phrase of the registry's [extract.phrases] (or a built-in one)
+  {digits}        a number written in digits
   {gap}           up to `gap` filler words (extract.gap_words) before the value
   {value}         the slot; at most once, anywhere in the template
 """
@@ -174,6 +175,8 @@ class _Template:
             name = token[1:-1]
             if name in ("value", "gap"):
                 return (name,)
+            if name == "digits":
+                return ("regex", r"\d{1,4}")
             if name not in self.lang.phrases:
                 raise ValueError(f"unknown phrase {{{name}}}")
             if self.depth > 5:
@@ -199,7 +202,11 @@ def _has_marker(alts: list[list]) -> bool:
 def _item_regex(item) -> tuple[str, bool]:
     if item[0] == "word":
         return _literal(item[1]), False
-    alts = [_seq_regex(seq) for seq in item[1]]
+    if item[0] == "regex":
+        return item[1], False
+    # Longest first: the slot is matched after the regex, which never comes back to try "my two"
+    # once "my" has matched and the slot failed on "two huskies".
+    alts = sorted((_seq_regex(seq) for seq in item[1]), key=len, reverse=True)
     return "(?:" + "|".join(alts) + ")", item[2]
 
 
@@ -363,7 +370,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
     if not isinstance(entry, dict):
         raise fail(where, "must be a table")
     known = {"id", "say", "slot", "list", "gap", "max_words", "guards", "subject", "negated", "basis",
-             "authors", "not_followed_by", "not_values", "skip", "value"}
+             "authors", "not_followed_by", "not_values", "skip", "value", "indefinite"}
     for key in entry:
         if key not in known:
             raise fail(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -396,8 +403,8 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
     if kind == "values" and not values and fixed is None:
         raise fail(f"{where}.slot", "a values slot needs the predicate's values or vocabulary")
     slot = {"values": lambda: vocabulary_slot(values),
-            "words": lambda: words_slot(lang.stop, numbers["max_words"], values),
-            "place": lambda: place_slot(lang.not_places),
+            "words": lambda: words_slot(lang.stop, numbers["max_words"], values, entry.get("indefinite") is not False),
+            "place": lambda: place_slot(lang.not_places, values),
             "number": number_slot}[kind]() if fixed is None else None
     heads = []
     for template in say:

@@ -16,6 +16,7 @@ from typing import Protocol
 from .gazetteer import fold, is_place, places_available
 
 _WORD = re.compile(r"[\w'’&+]+(?:-[\w'’&+]+)*")
+_INDEFINITE = frozenset(("a", "an", "some", "any", "another"))
 _LEADERS = frozenset("a an the my our some his her their".split())
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())}
@@ -88,12 +89,15 @@ class WordsSlot:
     """Free words, from after any article up to a boundary: punctuation, a stop word, or the end.
     More than `max_words` words without a boundary is no value at all (it ran on)."""
 
-    def __init__(self, stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]]):
-        self.stop, self.max_words = stop, max_words
+    def __init__(self, stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]],
+                 indefinite: bool = True):
+        self.stop, self.max_words, self.indefinite = stop, max_words, indefinite
         self.synonyms = VocabularySlot(values).surface if values else {}
 
     def match(self, text: str, pos: int, bounded: bool) -> list[SlotHit]:
         words = _run(text, pos, self.max_words + 3)
+        if not self.indefinite and words and words[0].group().casefold() in _INDEFINITE:
+            return []                    # "a bookstore" names no organisation, "burger king" does
         while words and words[0].group().casefold() in _LEADERS:
             words = words[1:]
         kept: list[re.Match] = []
@@ -118,20 +122,24 @@ class PlaceSlot:
     """A place of the gazetteer, with or without capitals; without the gazetteer installed, a run
     of capitalised words (the only way left to tell a place from any other word)."""
 
-    def __init__(self, not_places: Iterable[str]):
+    def __init__(self, not_places: Iterable[str], values: dict[str, tuple[str, ...]] | None = None):
         self.not_places = frozenset(fold(p) for p in not_places)
+        # the predicate's own names for places ("cali" -> california, "the us" -> united states)
+        self.synonyms = VocabularySlot(values) if values else None
 
     def match(self, text: str, pos: int, bounded: bool) -> list[SlotHit]:
         words = _run(text, pos, 4)
         hits = []
+        if self.synonyms is not None:
+            hits = [SlotHit(h.end, h.value.title()) for h in self.synonyms.match(text, pos, bounded)]
         if not places_available():
             capitalised = []
             for word in words[:3]:
                 if not word.group()[:1].isupper():
                     break
                 capitalised.append(word)
-            return [SlotHit(capitalised[n - 1].end(), text[pos:capitalised[n - 1].end()])
-                    for n in range(len(capitalised), 0, -1)]
+            return hits + [SlotHit(capitalised[n - 1].end(), text[pos:capitalised[n - 1].end()])
+                           for n in range(len(capitalised), 0, -1)]
         for n in range(len(words), 0, -1):
             said = text[pos:words[n - 1].end()]
             if fold(said) in self.not_places or not is_place(said):
@@ -159,12 +167,13 @@ def vocabulary_slot(values: dict[str, tuple[str, ...]]) -> Slot:
     return VocabularySlot(values)
 
 
-def words_slot(stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]]) -> Slot:
-    return WordsSlot(stop, max_words, values)
+def words_slot(stop: frozenset[str], max_words: int, values: dict[str, tuple[str, ...]],
+               indefinite: bool = True) -> Slot:
+    return WordsSlot(stop, max_words, values, indefinite)
 
 
-def place_slot(not_places: Iterable[str]) -> Slot:
-    return PlaceSlot(not_places)
+def place_slot(not_places: Iterable[str], values: dict[str, tuple[str, ...]] | None = None) -> Slot:
+    return PlaceSlot(not_places, values)
 
 
 def number_slot() -> Slot:

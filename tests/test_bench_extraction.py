@@ -106,6 +106,20 @@ def test_sample_is_seeded_and_wilson_is_sane():
     assert wilson(0, 0) == (0.0, 1.0)
 
 
+class _ByText:
+    """Proposes what a table says for each statement's text."""
+
+    name, model = "by-text", None
+
+    def __init__(self, table):
+        self.table = table
+
+    def extract(self, delta, context):
+        event = delta.events[0]
+        return Extraction(proposals=[Proposal(predicate=p, value=v, quote=event.text, evidence_event=event.id)
+                                     for p, v in self.table.get(event.text, [])])
+
+
 def test_main_prints_and_writes_the_figures(tmp_path, capsys):
     data = tmp_path / "data"
     data.mkdir()
@@ -113,21 +127,27 @@ def test_main_prints_and_writes_the_figures(tmp_path, capsys):
               "facts": [{"predicate": "diet", "value": "vegetarian"}]},
              {"id": "b", "kind": "persona", "sample": "all", "text": "i'm an omnivore and proud.",
               "facts": [{"predicate": "diet", "value": "omnivore"}]},
-             {"id": "c", "kind": "chat", "sample": "random", "text": "hello , how are you ?", "facts": []}]
+             {"id": "c", "kind": "chat", "sample": "random", "text": "hello , how are you ?", "facts": []},
+             {"id": "d", "kind": "chat", "sample": "cue", "text": "i work at a bank .", "facts": []}]
     (data / "dev.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    extractor = _ByText({"i am a vegetarian.": [("diet", "Vegetarian")], "i work at a bank .": [("employer", "bank")]})
     verdicts = tmp_path / "verdicts.jsonl"
     verdicts.write_text(json.dumps({"id": "a", "predicate": "diet", "value": "vegetarian", "verdict": "right"}) + "\n"
-                        + json.dumps({"id": "b", "predicate": "diet", "value": "nothing", "verdict": "wrong"}) + "\n")
+                        + json.dumps({"id": "b", "predicate": "diet", "value": "gone", "verdict": "wrong"}) + "\n")
     out = tmp_path / "figures.json"
-    assert main(["--split", "dev", "--show-misses", "5", "--sample", "5", "--adjudicated", str(verdicts),
-                 "--json", str(out)], data=data) == 0
+    assert main(["--split", "dev", "--show-misses", "5", "--adjudicated", str(verdicts), "--json", str(out)],
+                data=data, extractor=extractor) == 0
     printed = capsys.readouterr().out
-    assert "fact-free statements with an extraction: 0.0% (0/1)" in printed
-    assert "adjudicated precision: 100.0% (1/1)" in printed and "1 adjudicated extractions are no longer" in printed
-    assert "want diet='omnivore'" in printed or "recall, persona lines: 100.0% (2/2)" in printed
+    assert "recall, persona lines: 50.0% (1/2)" in printed
+    assert "fact-free statements with an extraction: 50.0% (1/2)" in printed
+    assert "extractions naming a label (a floor on precision): 50.0% (1/2)" in printed
+    assert "want diet='omnivore', got nothing" in printed and "d 'i work at a bank .': employer='bank'" in printed
+    assert "adjudicated extractions: all 2" in printed
+    assert "adjudicated precision: 100.0% (1/1)" in printed and "(1 of 2 extractions without a verdict)" in printed
+    assert '"id": "d"' in printed.split("no verdict:")[1]
     figures = json.loads(out.read_text())
-    assert figures["facts"] == 2 and figures["false_extraction_rate"] == 0.0
-    assert figures["by_predicate"]["diet"]["labelled"] == 2
+    assert figures["facts"] == 2 and figures["false_extraction_rate"] == 0.5
+    assert figures["recall"]["persona"] == 0.5 and figures["by_predicate"]["diet"]["found"] == 1
 
 
 @pytest.mark.parametrize("split", [s for s in SPLITS if (DATA / f"{s}.jsonl").exists()])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import sqlite3
 
-import psycopg
 import pytest
 
 from factledger.ledger import Ledger
@@ -57,6 +56,8 @@ def _raw_sqlite(location, statements):
 
 
 def _raw_postgres(location, statements):
+    import psycopg  # noqa: PLC0415 - the postgres extra; the SQLite half of this module runs without it
+
     conninfo, schema = split_location(location)
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(f'SET search_path TO "{schema}"')

@@ -49,6 +49,11 @@ def test_cue_words_decide_home_against_origin():
     assert facts("i am from china but i live in canada now") == {("origin", "china"), ("home_city", "canada")}
 
 
+def test_a_predicate_s_own_names_for_places():
+    assert facts("i live in the us now") == {("home_city", "united states")}
+    assert facts("those are good too , i live in cali .") == {("home_city", "california")}
+
+
 def test_words_that_name_a_place_but_mean_something_else_are_not_places():
     assert facts("i live in a van down by the river") == set()
 
@@ -72,6 +77,8 @@ def test_values_end_at_their_boundary():
 
 def test_several_values_in_one_sentence():
     assert facts("i have two dogs and one cat.") == {("pet", "dog"), ("pet", "cat")}
+    assert facts("beautiful horses . i have 2 dogs .") == {("pet", "dog")}
+    assert facts("my two huskies aren't a fan of the heat .") == {("pet", "dog")}
     assert facts("i'm allergic to peanuts, shellfish and latex") == {
         ("allergy", "peanuts"), ("allergy", "shellfish"), ("allergy", "latex")}
 
@@ -92,8 +99,21 @@ def test_hypothetical_future_negated_and_question_forms_produce_nothing(text):
     assert facts(text) == set()
 
 
+def test_a_negated_rule_states_a_retraction():
+    made = proposals("i do not have a smartphone.")
+    assert [(p.predicate, p.value, p.negated, p.pattern) for p in made] == [
+        ("owned_product", "smartphone", True, "owned_product.not_own")]
+
+
 def test_a_statement_beside_a_question_is_still_a_statement():
     assert facts("i'm a nurse , what about you ?") == {("job_title", "nurse")}
+
+
+def test_an_employer_is_a_named_organisation_not_a_kind_of_place():
+    assert facts("i work at burger king .") == {("employer", "burger king")}
+    assert facts("i work for the us postal service .") == {("employer", "us postal service")}
+    assert facts("i work at a bookstore .") == set()
+    assert facts("i'm in the army.") == {("employer", "army")}
 
 
 def test_synonyms_are_normalised_to_one_value():

@@ -96,3 +96,23 @@ def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
             recall_scope.forget_cached()
             fresh = ledger.recall("app", "u1", query, mode=mode, explain=True, clearance="all", min_confidence=0)
             assert kept.as_dict() == fresh.as_dict()
+
+
+class _NoArrays(dict):
+    arrays = property(lambda self: None, lambda self, value: None)
+
+
+def test_scoring_a_scope_at_once_gives_the_same_answer(ledger, clock, meaning, monkeypatch):
+    from factledger.ledger.semantic import meaning as meaning_module
+
+    fill(ledger, clock, n=30)
+    queries = ["which appliance do I own", "blue gadget 2", "tea", "something to light the room", ""]
+    cases = [(q, mode, explain, preload) for q in queries for mode in ("semantic", "hybrid")
+             for explain in (False, True) for preload in (False, True)]
+
+    def answers():
+        return [ledger.recall("app", "u1", q, mode=mode, explain=explain, preload=preload, limit=7,
+                              clearance="all", min_confidence=0).as_dict() for q, mode, explain, preload in cases]
+    at_once = answers()
+    monkeypatch.setattr(meaning_module, "Scores", _NoArrays)             # the per-fact loops
+    assert answers() == at_once

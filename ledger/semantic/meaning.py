@@ -13,6 +13,7 @@ The blend with the lexical score and recency is in `ledger.recall_facts` and doc
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 
 from factledger.projections.vectors import partition_vectors
 
@@ -77,7 +78,7 @@ def _no_memo(key, build):
 
 def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: str,
                    rows: list[tuple], id_pos: int, predicate_pos: int,
-                   registry: Registry | None, derived=_no_memo) -> dict[int, tuple[float, float]]:
+                   registry: Registry | None, derived=_no_memo) -> Scores:
     """position -> (rescaled meaning score, raw cosine with the fact) for the rows that have a
     vector of the current encoder; an empty query or no encoder gives {}.
 
@@ -86,7 +87,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     and two matrix products, not a read and decode of the partition's BLOBs."""
     model = encoders.get()
     if model is None or not query.strip() or not rows:
-        return {}
+        return Scores()
     import numpy as np
 
     def build():
@@ -95,7 +96,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     positions, matrix, predicates, by_predicate = derived(
         ("meaning", model.identity, registry and registry.sha256), build)
     if not positions:
-        return {}
+        return Scores()
     q = model.embed(query)
     facts = (matrix @ q).astype(np.float64)
     if by_predicate is not None:
@@ -103,7 +104,31 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     else:
         best = facts
     scores = np.maximum(0.0, (best - FLOOR) / (1.0 - FLOOR))
-    return dict(zip(positions, zip(scores.tolist(), facts.tolist())))
+    found = Scores(zip(positions, zip(scores.tolist(), facts.tolist())))
+    found.arrays = (np, np.asarray(positions, dtype=np.int64), scores)
+    return found
+
+
+class Scores(dict):
+    """position -> (meaning, cosine), and the same as arrays (`arrays`: numpy, the positions, the
+    meaning scores) for scoring every fact of a scope at once (`ledger.recall_facts`)."""
+
+    arrays = None
+
+
+def confirmed_times(rows: list[tuple], confirmed_pos: int, derived=_no_memo):
+    """Each row's confirmation time as POSIX seconds, a float64 array kept with the scope's rows:
+    recall's best-first heap orders a thousand facts by score with it."""
+    import numpy as np
+
+    def build():
+        seen: dict[str, float] = {}
+        for row in rows:
+            text = row[confirmed_pos]
+            if text not in seen:
+                seen[text] = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        return np.asarray([seen[row[confirmed_pos]] for row in rows], dtype=np.float64)
+    return derived(("confirmed",), build)
 
 
 def _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model) -> tuple:
