@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from factledger.ledger import merkle
-from factledger.ledger.merkle_table import SCHEMA, MerkleTree
 from factledger.ledger.tlog_note import new_signer
 from factledger.ledger.tlog_verify import verify_consistency, verify_inclusion
 from factledger.projections.merkle import MerkleProjection
+from factledger.projections.merkle_tree import SCHEMA, MerkleTree
 
 EVENTS = "CREATE TABLE events (seq INTEGER PRIMARY KEY, hash TEXT NOT NULL)"
 

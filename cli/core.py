@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from factledger.ledger import LedgerError, make_candidate
+from factledger.ledger import LedgerError, logread, make_candidate
 from factledger.ledger.bounds import check_log_window
 from factledger.ledger.logquery import iter_log
 from factledger.ledger.pgstore import display
@@ -93,11 +93,11 @@ def check_as_of(ledger, as_of: str | None) -> None:
     """An as-of before the first event answers nothing: say that nothing was recorded yet."""
     if as_of is None:
         return
-    first = ledger.conn.execute("SELECT recorded_at FROM events ORDER BY seq LIMIT 1").fetchone()
+    first = logread.first_recorded_at(ledger.conn)
     at = normalise_time(as_of)
-    if first is None or at < first[0]:
+    if first is None or at < first:
         note(f"nothing had been recorded yet at {at}" +
-             (f" (the first event was recorded at {first[0]})" if first else " (the ledger is empty)"))
+             (f" (the first event was recorded at {first})" if first else " (the ledger is empty)"))
 
 
 @click.command()
@@ -203,7 +203,7 @@ def replay(state, check, fmt) -> None:
         if problems:
             raise LedgerError("projections differ from a rebuild: " + "; ".join(problems))
         return
-    total = ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    total = logread.count(ledger.conn)
     with click.progressbar(length=total, label="replaying", file=sys.stderr,
                            hidden=not sys.stderr.isatty()) as bar:
         count = ledger.replay(progress=bar.update)
@@ -238,6 +238,8 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))
+    if result.get("integrity"):
+        raise LedgerError(f"the file holding the log is damaged, so no event can be vouched for: {result['problem']}")
     if result.get("triggers"):
         raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")

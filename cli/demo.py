@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 
 import click
@@ -19,7 +20,9 @@ from factledger.ledger.pgstore import display, fresh_postgres, is_postgres
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
 DEPLOY = ["--app", "deploybot", "--user", "team-atlas"]
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions"
+# The examples ship as package data (`factledger.examples`): found where the package is installed,
+# a wheel's site-packages or a source checkout, without importing anything.
+EXAMPLES = Path(find_spec("factledger.examples").origin).parent / "sessions"
 
 
 def run(db: str, args: list[str], quiet: bool = False) -> str:
@@ -62,7 +65,7 @@ def demo(out: str | None) -> None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
     if not EXAMPLES.is_dir():
         raise click.ClickException(f"the bundled examples are not at {EXAMPLES} "
-                                   "(run the demo from a source checkout: make demo)")
+                                   "(the installation is incomplete: reinstall factledger)")
 
     run(out, ["init"])
     # Nine sessions (ADK JSON and JSONL), offline: the patterns extractor, no API key.

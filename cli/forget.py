@@ -9,8 +9,9 @@ import click
 
 from factledger.ledger import LedgerError
 from factledger.ledger.forget import check_words
+from factledger.ledger.logread import receipt_tickets
 from factledger.ledger.pgstore import is_postgres
-from factledger.ledger.presence import already_erased_at, receipt_seqs, receipt_tickets
+from factledger.ledger.presence import already_erased_at, receipt_seqs
 from factledger.ledger.terminal import escape
 
 from .context import pass_state

@@ -10,6 +10,8 @@ import sys
 import click
 
 from factledger.ledger import LedgerError
+from factledger.ledger.ingest.batch import ingest_paths, retry_failed
+from factledger.ledger.ingest.evaluate import render_report, run_probes
 from factledger.ledger.presence import open_disputes
 from factledger.ledger.terminal import escape
 
@@ -109,8 +111,6 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, explain
     Each session is one transaction; re-ingesting appends nothing and a grown session ingests
     only its new tail.  Exits 1 if any file or session failed (after ingesting the others).
     """
-    from factledger.ledger.ingest.batch import ingest_paths, retry_failed
-
     if candidates and not extractor:
         extractor = "candidates"
     ledger = state.ledger(create=create)
@@ -259,8 +259,6 @@ def review_reject(state, hold_id, reason, by, fmt) -> None:
 @pass_state
 def evaluate(state, probes, extractor, model, candidates, fmt) -> None:
     """Score an extractor on a probe set: recall, false-memory rate, entries per session."""
-    from factledger.ledger.ingest.evaluate import render_report, run_probes
-
     if candidates and extractor == "patterns":
         extractor = "candidates"
     report = run_probes(probes, extractor=extractor, model=model, candidates=list(candidates) or None,

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.projections.current import open_counts
+from factledger.projections.review import held_counts
+
+from .logread import partition_counts
 from .registry import Registry
 from .scope import ERASURES_USER
 
@@ -15,14 +19,9 @@ from .scope import ERASURES_USER
 def partitions(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
     """Every (app, user) with its event, open-fact and held-candidate counts; erased users and the
     receipts' own partition are shown as what they are."""
-    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
-    events = conn.execute(f"SELECT app, user, COUNT(*), MIN(recorded_at), MAX(recorded_at) FROM events {where}"
-                          " GROUP BY app, user ORDER BY app, user", args).fetchall()
-    open_facts = dict(((a, u), n) for a, u, n in conn.execute(
-        f"SELECT app, user, COUNT(*) FROM facts_current {where} GROUP BY app, user", args))
-    held = dict(((a, u), n) for a, u, n in conn.execute(
-        f"SELECT app, user, COUNT(*) FROM review_queue {where} {'AND' if where else 'WHERE'}"
-        " status = 'open' GROUP BY app, user", args))
+    events = partition_counts(conn, app)
+    open_facts = open_counts(conn, app)
+    held = held_counts(conn, app)
     out = []
     for a, u, n, first, last in events:
         kind = "receipts" if u == ERASURES_USER else "erased" if u.startswith("erased:") else "user"

@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from .timeutil import days_between
+from .vocabulary import BASES
 
-BASIS_RANK = {"inferred": 0, "stated": 1, "verified": 2}
+BASIS_RANK = {basis: rank for rank, basis in enumerate(BASES)}     # BASES is lowest authority first
 BASE_CONFIDENCE = {"inferred": 0.4, "stated": 0.9, "verified": 0.95}
 REINFORCE_KEEP = 0.8        # each new session removes 20% of the remaining doubt
 CONFIDENCE_CEILING = 0.99

@@ -9,9 +9,9 @@ events but their count.  Renderers (Markdown, JSON, HTML) live in `ledger.erasur
 
 from __future__ import annotations
 
-import orjson
-
 from .errors import LedgerError
+from .eventrow import body_of
+from .logread import caused_by, event_at, scrubbed_by
 
 FORMAT = "factledger-erasure-report/1"
 
@@ -19,18 +19,15 @@ FORMAT = "factledger-erasure-report/1"
 def erasure_report(ledger, seq: int) -> dict:
     """The report for the `Redacted` event at `seq` (a `LedgerError` if there is none)."""
     conn = ledger.conn
-    row = conn.execute("SELECT seq, event_id, type, app, recorded_at, body, prev_hash, hash"
-                       " FROM events WHERE seq = ?", (seq,)).fetchone()
+    row = event_at(conn, seq)
     if row is None or row[2] != "Redacted":
         raise LedgerError(f"no erasure receipt at seq {seq} (`factledger erasures` lists them)")
     _, event_id, _, app, recorded_at, body, prev_hash, digest = row
     if body is None:
         raise LedgerError(f"the receipt at seq {seq} has itself been scrubbed")
-    receipt = orjson.loads(body)
-    caused = [r[0] for r in conn.execute(
-        "SELECT seq FROM events WHERE seq > ? AND CAST(json_extract(body, '$.cause') AS BIGINT) = ? ORDER BY seq",
-        (seq, seq))]
-    scrubbed = conn.execute("SELECT COUNT(*) FROM events WHERE redacted_by = ?", (seq,)).fetchone()[0]
+    receipt = body_of(body)
+    caused = caused_by(conn, seq)
+    scrubbed = scrubbed_by(conn, seq)
     checked = ledger.verify()
     now_seq, now_hash = ledger.head()
     return {

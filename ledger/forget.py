@@ -24,20 +24,22 @@ from contextlib import nullcontext
 from datetime import timedelta
 
 from factledger.projections import vectors
-from factledger.projections.current import KEY_SNAPSHOTS
+from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
 from factledger.projections.factstate import decode
+from factledger.projections.history import partitions_confirmed_before, predicates_of_sensitivity
 
 from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, emptied_sessions, plan, unknown_fact
+from .logread import has_partition
 from .pgstore import vacuum_tables
 from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
 from .restate import restate, restatement
 from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
 from .semantic.dedup import key_matrix
-from .store import equal_filters
+from .store import pseudonymise, scrub
 from .textindex import forget_cached
 from .timeutil import iso
 
@@ -62,7 +64,7 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
 
     def plans() -> list[Plan]:
         conn = ledger.conn
-        if is_forgotten(conn, "user", user_hash(scope.app, scope.user)) and not _has_events(
+        if is_forgotten(conn, "user", user_hash(scope.app, scope.user)) and not has_partition(
                 conn, scope.app, scope.user):
             return []
         found = plan(conn, scope, ledger.registry)
@@ -105,25 +107,6 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
                    dry_run=not apply, vacuum=vacuum)
     receipt["policy"] = {p: c for p, c in policy}
     return receipt
-
-
-def erasures(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
-    sql = ("SELECT seq, event_id, app, recorded_at, scope_kind, scope_hash, reason, requester,"
-           " events, counts, partitions FROM erasures")
-    args: list = []
-    if app is not None:
-        sql += " WHERE app = ?"
-        args.append(app)
-    keys = ("redaction_seq", "event_id", "app", "recorded_at", "scope_kind", "scope_hash",
-            "reason", "requester", "events", "counts", "partitions")
-    import orjson
-
-    out = []
-    for row in conn.execute(sql + " ORDER BY seq", args):
-        item = dict(zip(keys, row))
-        item["counts"] = orjson.loads(item["counts"])
-        out.append(item)
-    return out
 
 
 def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session: str) -> bool:
@@ -178,18 +161,14 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     open_before: list[set[str]] = []
     for p, r in zip(plans, again):
         s = p.scope
-        open_before.append({row[0] for row in conn.execute(
-            "SELECT fact_id FROM facts_current WHERE app = ? AND user = ?", (s.app, s.user))})
-        before = _partition_rows(conn, projector, s.app, s.user)
-        conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
-                         [(redaction_seq, seq) for seq in [*p.targets, *r.moved]])
+        open_before.append(open_fact_ids(conn, s.app, s.user))
+        before = projector.partition_counts(conn, s.app, s.user)
+        scrub(conn, [*p.targets, *r.moved], redaction_seq)
         if s.kind == "user":
-            conn.execute("UPDATE events SET user = ?, body = NULL, salt = NULL,"
-                         " redacted_by = COALESCE(redacted_by, ?) WHERE app = ? AND user = ?",
-                         (pseudonym(s.app, s.user), redaction_seq, s.app, s.user))
+            pseudonymise(conn, s.app, s.user, pseudonym(s.app, s.user), redaction_seq)
             counts["pseudonymised"] = counts.get("pseudonymised", 0) + len(p.targets) + len(p.already)
         projector.rebuild(conn, app=s.app, user=s.user)
-        after = _partition_rows(conn, projector, s.app, s.user)
+        after = projector.partition_counts(conn, s.app, s.user)
         for table, n in before.items():
             removed = n - after.get(table, 0)
             if removed > 0:
@@ -285,16 +264,6 @@ def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
     return reason.strip(), requester
 
 
-def _has_events(conn: sqlite3.Connection, app: str, user: str) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
-                        (app, user)).fetchone() is not None
-
-
-def _partition_rows(conn: sqlite3.Connection, projector, app: str, user: str) -> dict[str, int]:
-    return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE app = ? AND user = ?",
-                                (app, user)).fetchone()[0] for table in projector.tables}
-
-
 def _policy(ledger, older_than: int | None, predicate: str | None,
             sensitivity: str | None) -> dict[str, str]:
     """predicate -> cutoff time: facts last confirmed before it are past retention."""
@@ -318,8 +287,7 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
         if sensitivity not in SENSITIVITIES:
             raise LedgerError(f"unknown sensitivity {sensitivity!r} (one of {', '.join(SENSITIVITIES)})")
         names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
-        names |= {r[0] for r in ledger.conn.execute(
-            "SELECT DISTINCT predicate FROM fact_history WHERE sensitivity = ?", (sensitivity,))}
+        names |= predicates_of_sensitivity(ledger.conn, sensitivity)
         return {name: iso(now - timedelta(days=older_than)) for name in sorted(names)}
     return {s.name: iso(now - timedelta(days=s.retention_days))
             for s in registry.predicates.values() if s.retention_days}
@@ -329,8 +297,5 @@ def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: 
                         user: str | None) -> list[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for predicate, cutoff in cutoffs.items():
-        where, args = equal_filters(app=app, user=user)
-        found |= {tuple(r) for r in conn.execute(
-            "SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
-            " AND recorded_to IS NULL" + where, [predicate, cutoff, *args])}
+        found |= partitions_confirmed_before(conn, predicate, cutoff, app, user)
     return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)

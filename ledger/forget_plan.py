@@ -29,11 +29,13 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-import orjson
+from factledger.projections.provenance import fact_partition
 
 from .candidate import value_key
 from .decide import REJECTING_RULES
 from .errors import LedgerError
+from .eventrow import body_of
+from .logread import partition_rows
 from .masking import Masker
 from .scope import Scope
 
@@ -81,10 +83,8 @@ class Plan:
 
 
 def load_partition(conn: sqlite3.Connection, app: str, user: str) -> list[LoadedEvent]:
-    rows = conn.execute("SELECT seq, type, body, redacted_by FROM events WHERE app = ? AND user = ?"
-                        " ORDER BY seq", (app, user))
-    return [LoadedEvent(seq, type_, orjson.loads(body) if body is not None else None, by)
-            for seq, type_, body, by in rows]
+    return [LoadedEvent(seq, type_, body_of(body), by)
+            for seq, type_, body, by in partition_rows(conn, app, user)]
 
 
 def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
@@ -282,9 +282,8 @@ def _last_confirmed(events: list[LoadedEvent]) -> dict[str, str]:
 
 
 def unknown_fact(conn: sqlite3.Connection, scope: Scope) -> LedgerError:
-    row = conn.execute("SELECT app, user FROM fact_events WHERE fact_id = ? LIMIT 1",
-                       (scope.fact_id,)).fetchone()
-    if row is not None and (row[0], row[1]) != (scope.app, scope.user):
+    found = fact_partition(conn, scope.fact_id)
+    if found is not None and found != (scope.app, scope.user):
         return LedgerError(f"fact {scope.fact_id!r} does not belong to app {scope.app!r}, "
                            f"user {scope.user!r}")
     return LedgerError(f"no fact {scope.fact_id!r} for app {scope.app!r}, user {scope.user!r}")

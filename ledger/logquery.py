@@ -10,8 +10,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-import orjson
+from factledger.projections.history import FACTS_OF_PREDICATE, fact_label
+from factledger.projections.provenance import SEQS_OF_FACT, seqs_of_facts
 
+from .eventrow import body_of
 from .ids import normalize_optional
 from .store import equal_filters
 from .timeutil import normalise_time
@@ -35,14 +37,13 @@ def iter_log(conn: sqlite3.Connection, *, app: str | None = None, user: str | No
     args = [after, *args]
     if predicate is not None:
         sql += (" AND (json_extract(e.body, '$.predicate') = ? OR json_extract(e.body,"
-                " '$.candidate.predicate') = ? OR e.seq IN (SELECT fe.seq FROM fact_events fe WHERE"
-                " fe.fact_id IN (SELECT fact_id FROM fact_history WHERE predicate = ?)))")
+                f" '$.candidate.predicate') = ? OR e.seq IN ({seqs_of_facts(FACTS_OF_PREDICATE)}))")
         args += [predicate, predicate, predicate]
     if session is not None:
         sql += " AND json_extract(e.body, '$.session') = ?"
         args.append(session)
     if fact is not None:
-        sql += " AND e.seq IN (SELECT seq FROM fact_events WHERE fact_id = ?)"
+        sql += f" AND e.seq IN ({SEQS_OF_FACT})"
         args.append(fact)
     if since is not None:
         sql += " AND e.recorded_at >= ?"
@@ -57,8 +58,7 @@ def iter_log(conn: sqlite3.Connection, *, app: str | None = None, user: str | No
     known: dict[str, tuple] = {}
     for row in conn.execute(sql, args):
         item = dict(zip(KEYS, row))
-        body = orjson.loads(item["body"]) if item["body"] else None
-        item["body"] = body
+        item["body"] = body = body_of(item["body"])
         item["predicate"], item["value"] = _about(conn, body, known)
         yield item
 
@@ -76,7 +76,5 @@ def _about(conn: sqlite3.Connection, body: dict | None, known: dict) -> tuple:
     if not fact_id:
         return None, None
     if fact_id not in known:
-        found = conn.execute("SELECT predicate, value FROM fact_history WHERE fact_id = ? LIMIT 1",
-                             (fact_id,)).fetchone()
-        known[fact_id] = tuple(found) if found else (None, None)
+        known[fact_id] = fact_label(conn, fact_id) or (None, None)
     return known[fact_id]

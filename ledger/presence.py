@@ -11,42 +11,26 @@ from __future__ import annotations
 import difflib
 import sqlite3
 
-from factledger.projections.erasures import EMPTIED_SESSION
-from factledger.projections.erasures import session_erased_at as erased_session_at
+from factledger.projections import current, erasures, history, sessions
 
+from . import logread
 from .events import EVENT_TYPES
+from .logread import apps, has_app, has_partition
 from .scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
-from .store import equal_filters
-
-
-def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
-                        (app, user)).fetchone() is not None
-
-
-def has_app(conn: sqlite3.Connection, app: str) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE app = ? LIMIT 1", (app,)).fetchone() is not None
-
-
-def apps(conn: sqlite3.Connection) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT app FROM events ORDER BY app")]
 
 
 def users(conn: sqlite3.Connection, app: str) -> list[str]:
-    return [r[0] for r in conn.execute("SELECT DISTINCT user FROM events WHERE app = ? ORDER BY user",
-                                       (app,)) if r[0] != ERASURES_USER and not r[0].startswith("erased:")]
+    return [u for u in logread.users(conn, app) if u != ERASURES_USER and not u.startswith("erased:")]
 
 
 def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:
     """Seq of the receipt that erased the whole user, if one did."""
-    row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'user' AND hash = ?",
-                       (user_hash(app, user),)).fetchone()
-    return row[0] if row else None
+    return erasures.erased_at(conn, "user", user_hash(app, user))
 
 
 def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: str) -> int | None:
     """Seq of the receipt that forgot the session, or (a fact-wide forget) took all it still said."""
-    return erased_session_at(conn, session_hash(app, user, session))
+    return erasures.session_erased_at(conn, session_hash(app, user, session))
 
 
 def partition_notice(conn: sqlite3.Connection, app: str, user: str) -> str | None:
@@ -69,11 +53,8 @@ def session_notice(conn: sqlite3.Connection, app: str | None, user: str | None,
         erased = session_erased_at(conn, app, user, session)
         if erased is not None:
             return f"session {session!r} was erased at seq {erased}"
-    where, args = equal_filters(app=app, user=user)
-    args = [session, *args]
-    for table in ("sessions", "fact_history"):
-        if conn.execute(f"SELECT 1 FROM {table} WHERE session = ?" + where + " LIMIT 1", args).fetchone():
-            return None
+    if sessions.knows_session(conn, session, app, user) or history.knows_session(conn, session, app, user):
+        return None
     return f"no session {session!r}" + (f" for app {app!r}, user {user!r}" if user else "")
 
 
@@ -100,14 +81,11 @@ def receipt_seqs(conn: sqlite3.Connection, app: str, user: str | None = None,
     scrubbed (which keep their app and user, or the user's pseudonym after a whole-user erasure).
     """
     if session is not None and user is not None:
-        found = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind IN ('session', ?) AND hash = ?",
-                             (EMPTIED_SESSION, session_hash(app, user, session))).fetchall()
-        return {r[0] for r in found}
+        found = session_erased_at(conn, app, user, session)
+        return set() if found is None else {found}
     if user is None:
-        return {r[0] for r in conn.execute("SELECT seq FROM erasures WHERE app = ?", (app,))}
-    seqs = {r[0] for r in conn.execute(
-        "SELECT DISTINCT redacted_by FROM events WHERE app = ? AND user IN (?, ?)"
-        " AND redacted_by IS NOT NULL", (app, user, pseudonym(app, user)))}
+        return erasures.receipt_seqs(conn, app)
+    seqs = logread.redacting_seqs(conn, app, (user, pseudonym(app, user)))
     erased = user_erased_at(conn, app, user)
     if erased is not None:
         seqs.add(erased)
@@ -123,45 +101,23 @@ def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session:
     if session is not None:
         return session_erased_at(conn, app, user, session)
     if fact is not None:
-        row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'fact' AND hash = ?",
-                           (fact_hash(app, user, fact),)).fetchone()
-        return row[0] if row else None
+        return erasures.erased_at(conn, "fact", fact_hash(app, user, fact))
     return None
 
 
 def fact_erased_at(conn: sqlite3.Connection, fact_id: str) -> int | None:
     """Seq of the receipt that forgot this fact, found by hashing the id with each partition the
     log still names (receipts name no one, and a scrubbed event keeps only its envelope)."""
-    for app, user in conn.execute("SELECT DISTINCT app, user FROM events WHERE user != ?",
-                                  (ERASURES_USER,)):
-        row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = 'fact' AND hash = ?",
-                           (fact_hash(app, user, fact_id),)).fetchone()
-        if row:
-            return row[0]
+    for app, user in logread.partitions(conn, but_user=ERASURES_USER):
+        seq = erasures.erased_at(conn, "fact", fact_hash(app, user, fact_id))
+        if seq is not None:
+            return seq
     return None
 
 
 def open_disputes(conn: sqlite3.Connection, app: str | None = None, user: str | None = None) -> list[dict]:
     """Open facts in dispute, for the review list beside the held candidates (`resolve` settles them)."""
-    sql = ("SELECT fact_id, app, user, subject, predicate, value, quote, session, author, said_at, disputes"
-           " FROM facts_current WHERE status = 'disputed'")
-    args: list = []
-    for column, value in (("app", app), ("user", user)):
-        if value is not None:
-            sql += f" AND {column} = ?"
-            args.append(value)
-    keys = ("fact_id", "app", "user", "subject", "predicate", "value", "quote", "session", "author",
-            "said_at", "disputes")
-    out = []
-    for row in conn.execute(sql + " ORDER BY app, user, said_at, fact_id", args):
-        item = dict(zip(keys, row))
+    out = current.disputed(conn, app, user)
+    for item in out:
         item["reason"] = "disputed"
-        out.append(item)
     return out
-
-
-def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
-    """seq -> the external reference a receipt was filed under (only receipts that have one)."""
-    return {seq: ticket for seq, ticket in conn.execute(
-        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
-        " AND body IS NOT NULL") if ticket}

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import base64
 
-import orjson
+from factledger.projections.merkle_tree import MerkleTree
 
 from . import merkle
 from .errors import LedgerError
+from .eventrow import body_of
 from .events import CheckpointIssued
-from .merkle_table import MerkleTree
 from .scope import ALL_APPS, CHECKPOINTS_USER
+from .store import head
 from .tlog_note import Signer, checkpoint_text, sign
 from .tlog_verify import (
     CONSISTENCY_FORMAT,
@@ -45,7 +46,7 @@ def origin(conn) -> str | None:
     row = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'CheckpointIssued'"
                        " AND body IS NOT NULL ORDER BY seq LIMIT 1", (APP, USER)).fetchone()
     if row is not None:
-        return orjson.loads(row[0])["origin"]
+        return body_of(row[0])["origin"]
     first = conn.execute("SELECT hash FROM events WHERE seq = 1").fetchone()
     return None if first is None else ORIGIN_PREFIX + first[0][:32]
 
@@ -54,7 +55,7 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
     """Checkpoint the tree as it stands, record it, and return the note to print."""
     with ledger.transaction():
         conn = ledger.conn
-        size = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        size = head(conn)[0]
         if size == 0:
             raise LedgerError("the ledger is empty: there is nothing to checkpoint yet")
         established = origin(conn)
@@ -84,7 +85,7 @@ def _has_checkpoint(conn) -> bool:
 def latest(conn) -> str | None:
     row = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'CheckpointIssued'"
                        " AND body IS NOT NULL ORDER BY seq DESC LIMIT 1", (APP, USER)).fetchone()
-    return None if row is None else orjson.loads(row[0])["note"]
+    return None if row is None else body_of(row[0])["note"]
 
 
 def read_note(note: str) -> Checkpoint:

@@ -28,6 +28,9 @@ import threading
 from collections import OrderedDict
 
 from factledger.projections import recall as recall_reads
+from factledger.projections.runner import FOLDED_TO
+
+from .logread import FIRST_HASH, LAST_HASH, LAST_SEQ
 
 MAX_SCOPES = 8
 _MISSING = object()
@@ -57,12 +60,23 @@ _HEADS: dict[str, tuple] = {}            # ledger -> the head its kept scopes we
 _LOCK = threading.Lock()
 
 
+# What a scope's rows are kept under, in one statement (recall reads it on every call): the ledger
+# (its first event's hash), the log's head (seq and hash), and how far the projections have folded.
+_KEY = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
+
+
+def _key(conn: sqlite3.Connection) -> tuple[str, int, str, int]:
+    """An empty log gives ('', 0, '', position)."""
+    first, seq, hash_, position = conn.execute(_KEY).fetchone()
+    return first or "", seq or 0, hash_ or "", -1 if position is None else position
+
+
 def scope(conn: sqlite3.Connection, app: str, users: list[str], as_of: str | None = None) -> ScopeMemo:
     """The scope's rows (`projections.recall.scope_rows`), kept or read now; call inside the read
     transaction the recall runs in."""
     if as_of is not None:
         return ScopeMemo(recall_reads.scope_rows(conn, app, users, as_of))
-    ledger, seq, hash_, position = recall_reads.scope_head(conn)
+    ledger, seq, hash_, position = _key(conn)
     if not ledger or position != seq:
         return ScopeMemo(recall_reads.scope_rows(conn, app, users))
     now_head = (seq, hash_)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.projections.erasures import latest_receipt
+
 from .pgstore import PgConnection
 
 _SETTINGS = ("wal_level", "archive_mode", "archive_command", "archive_library", "data_directory",
@@ -20,7 +22,7 @@ _SETTINGS = ("wal_level", "archive_mode", "archive_command", "archive_library", 
 
 
 def residue(conn: sqlite3.Connection | PgConnection, location: str) -> dict:
-    last = conn.execute("SELECT MAX(seq), MAX(recorded_at) FROM erasures").fetchone()
+    last = latest_receipt(conn)
     out = {"backend": getattr(conn, "backend", "sqlite"), "last_erasure_seq": last[0],
            "last_erasure_at": last[1], "places": []}
     places = out["places"]

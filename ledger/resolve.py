@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.projections.current import key_open_facts, open_fact_key
+
 from .decide import OpenFact, strongest
 from .errors import LedgerError
 from .events import Body, DisputeResolved, FactDisputed
@@ -20,14 +22,11 @@ def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, re
     """The live ledger's settlement: the key's open facts as `facts_current` holds them."""
     if not by.strip() or not reason.strip():
         raise LedgerError("resolve needs --by and --reason")
-    row = conn.execute("SELECT app, user, subject, predicate FROM facts_current WHERE fact_id = ?",
-                       (fact_id,)).fetchone()
-    if row is None:
+    key = open_fact_key(conn, fact_id)
+    if key is None:
         raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
-    app, user, subject, predicate = row
-    facts = [OpenFact(f, value, basis, status, said_at) for f, value, basis, status, said_at in conn.execute(
-        "SELECT fact_id, value, basis, status, said_at FROM facts_current WHERE app = ? AND user = ?"
-        " AND subject = ? AND predicate = ? ORDER BY rowid", (app, user, subject, predicate))]
+    app, user, subject, predicate = key
+    facts = [OpenFact(*row) for row in key_open_facts(conn, app, user, subject, predicate)]
     return settlement(facts, fact_id, accept, by, reason, app, user, registry_sha)
 
 

@@ -14,10 +14,11 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.projections import queries
+from factledger.projections.erasures import receipts
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
-from . import export, forget, proofs
+from . import export, forget, logread, proofs
 from .bounds import check_days, check_log_window
 from .candidate import Candidate
 from .errors import LedgerError
@@ -119,7 +120,7 @@ class Ledger:
             if name in filters:
                 filters[name] = normalize_optional(filters[name], name)
         check_log_window(filters.get("after", 0), filters.get("limit"))
-        return queries.log(self.conn, **filters)
+        return logread.log(self.conn, **filters)
 
     def stats(self) -> dict:
         with snapshot(self.conn):
@@ -212,7 +213,7 @@ class Ledger:
         return forget.retain(self.work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        return forget.erasures(self.conn, normalize_optional(app, "app"))
+        return receipts(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         app, user = normalize_partition(app, user)

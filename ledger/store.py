@@ -230,6 +230,20 @@ def equal_filters(**columns) -> tuple[str, list]:
     return "".join(f" AND {name} = ?" for name, _ in given), [value for _, value in given]
 
 
+def scrub(conn: sqlite3.Connection, seqs: list[int], by: int) -> None:
+    """Redact these events: body and salt gone, the authorising `Redacted` event's seq kept (the
+    one UPDATE the append-only guard lets through; the chain hashes stay)."""
+    conn.executemany("UPDATE events SET body = NULL, salt = NULL, redacted_by = ? WHERE seq = ?",
+                     [(by, seq) for seq in seqs])
+
+
+def pseudonymise(conn: sqlite3.Connection, app: str, user: str, pseudonym: str, by: int) -> None:
+    """Redact a whole user: every event's body and salt gone and its `user` replaced by the pseudonym."""
+    conn.execute("UPDATE events SET user = ?, body = NULL, salt = NULL,"
+                 " redacted_by = COALESCE(redacted_by, ?) WHERE app = ? AND user = ?",
+                 (pseudonym, by, app, user))
+
+
 def iter_events(conn: sqlite3.Connection, app: str | None = None, user: str | None = None,
                 after: int = 0) -> Iterator[Event]:
     """Stream the log in seq order without loading it whole (rebuilds of a million events)."""

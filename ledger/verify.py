@@ -46,7 +46,8 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
         walked = fail(result["events"] + 1, f"the file is damaged: {exc}")
     problem = check.result()
     if problem is not None:
-        result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0)
+        result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0,
+                      integrity=True)    # the file, not one event: the CLI says so, not "seq 0"
         return result
     if walked["ok"]:
         # The chain holds; the append-only triggers must too (missing, altered, or restored on

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import sqlite3
 
-_OTHER = ("SELECT value, session, quote, said_at, author FROM fact_history WHERE fact_id = ?"
-          " ORDER BY recorded_from DESC LIMIT 1")
+from factledger.projections.history import latest_statement
 
 
 def _fact(conn: sqlite3.Connection, fact_id: str | None) -> dict:
-    row = conn.execute(_OTHER, (fact_id,)).fetchone() if fact_id else None
+    row = latest_statement(conn, fact_id) if fact_id else None
     if row is None:
         return {"fact_id": fact_id, "value": None, "session": None, "quote": None, "said_at": None,
                 "author": None}

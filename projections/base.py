@@ -12,6 +12,12 @@ from typing import Protocol, runtime_checkable
 
 from factledger.ledger.eventrow import Event
 
+from .factstate import Snapshot
+
+# The key of a rebuild's shared partition state under which the facts fold leaves the partition's
+# open facts at its end (fact_id -> Snapshot), for the projections that follow it.
+OPEN_FACTS = "open_facts"
+
 
 @runtime_checkable
 class Projection(Protocol):
@@ -46,6 +52,7 @@ class LogWideProjection(Protocol):
     name: str
     tables: tuple[str, ...]
     schema: str
+    depends_on: tuple[str, ...]
     log_wide: bool
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None: ...
@@ -65,14 +72,35 @@ class KeyReader(Protocol):
         """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`)."""
 
 
+@runtime_checkable
+class FactsFold(Protocol):
+    """What a projection that follows the facts fold reads of it: the facts its last flush
+    changed, each as its snapshot now and whether it was open before (live), and, in a rebuild,
+    the partition's open facts left in `state[OPEN_FACTS]` by its `rebuild_partition`."""
+
+    name: str
+    flushed: list[tuple[Snapshot, bool]]
+
+
+@runtime_checkable
+class FollowsFacts(Protocol):
+    """A projection kept from what the facts fold flushes (the recall index, the meaning vectors),
+    never from reading `facts_current` back: it is handed that fold, and names it in `depends_on`."""
+
+    facts: FactsFold
+
+
 def check_order(projections: Iterable[Projection]) -> None:
-    """Each projection comes after the ones it depends on (they fold and flush first)."""
-    seen: set[str] = set()
+    """Each projection comes after the ones it depends on (they fold and flush first), and one that
+    follows the facts fold was handed the very fold this set runs before it."""
+    seen: dict[str, object] = {}
     for projection in projections:
-        missing = [name for name in getattr(projection, "depends_on", ()) if name not in seen]
+        missing = [name for name in projection.depends_on if name not in seen]
         if missing:
             raise ValueError(f"projection {projection.name} must come after {', '.join(missing)}")
-        seen.add(projection.name)
+        if isinstance(projection, FollowsFacts) and seen.get(projection.facts.name) is not projection.facts:
+            raise ValueError(f"projection {projection.name} follows a facts fold this projector does not run")
+        seen[projection.name] = projection
 
 
 def clear(conn: sqlite3.Connection, projection: Projection, app: str | None = None,

@@ -14,6 +14,7 @@ import sqlite3
 import orjson
 
 from factledger.ledger.eventrow import Event
+from factledger.ledger.store import equal_filters
 
 EMPTIED_SESSION = "emptied_session"      # a session some other request took everything of
 
@@ -69,3 +70,54 @@ def session_erased_at(conn: sqlite3.Connection, session_digest: str) -> int | No
 def is_forgotten(conn: sqlite3.Connection, kind: str, digest: str) -> bool:
     return conn.execute("SELECT 1 FROM forgotten_scopes WHERE kind = ? AND hash = ?",
                         (kind, digest)).fetchone() is not None
+
+
+def erased_at(conn: sqlite3.Connection, kind: str, digest: str) -> int | None:
+    """Seq of the receipt that forgot this scope (kind and hash), or None."""
+    row = conn.execute("SELECT seq FROM forgotten_scopes WHERE kind = ? AND hash = ?", (kind, digest)).fetchone()
+    return row[0] if row else None
+
+
+def forgotten_among(conn: sqlite3.Connection, kind: str, digests: list[str], chunk: int = 500) -> set[str]:
+    """Which of these scope hashes of one kind were forgotten (read `chunk` at a time)."""
+    found: set[str] = set()
+    for start in range(0, len(digests), chunk):
+        part = digests[start:start + chunk]
+        found.update(row[0] for row in conn.execute(
+            f"SELECT hash FROM forgotten_scopes WHERE kind = ? AND hash IN ({', '.join('?' for _ in part)})",
+            (kind, *part)))
+    return found
+
+
+RECEIPT_KEYS = ("redaction_seq", "event_id", "app", "recorded_at", "scope_kind", "scope_hash",
+                "reason", "requester", "events", "counts", "partitions")
+
+
+def receipts(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
+    """Every erasure receipt (of one app, if given), in seq order."""
+    where, args = equal_filters(app=app)
+    sql = ("SELECT seq, event_id, app, recorded_at, scope_kind, scope_hash, reason, requester,"
+           " events, counts, partitions FROM erasures WHERE 1 = 1" + where)
+    out = []
+    for row in conn.execute(sql + " ORDER BY seq", args):
+        item = dict(zip(RECEIPT_KEYS, row))
+        item["counts"] = orjson.loads(item["counts"])
+        out.append(item)
+    return out
+
+
+def receipt_seqs(conn: sqlite3.Connection, app: str) -> set[int]:
+    """Seqs of every receipt filed under an app."""
+    return {row[0] for row in conn.execute("SELECT seq FROM erasures WHERE app = ?", (app,))}
+
+
+def last_erased(conn: sqlite3.Connection, app: str, receipts_user: str, scopes: list[tuple[str, str]]) -> str | None:
+    """When the latest receipt in `(app, receipts_user)` forgot one of these (kind, hash) scopes."""
+    test = " OR ".join("(scope_kind = ? AND scope_hash = ?)" for _ in scopes) or "0"
+    return conn.execute(f"SELECT MAX(recorded_at) FROM erasures WHERE app = ? AND user = ? AND ({test})",
+                        (app, receipts_user, *(x for scope in scopes for x in scope))).fetchone()[0]
+
+
+def latest_receipt(conn: sqlite3.Connection) -> tuple[int | None, str | None]:
+    """(seq, recorded_at) of the latest erasure receipt, (None, None) when there is none."""
+    return tuple(conn.execute("SELECT MAX(seq), MAX(recorded_at) FROM erasures").fetchone())

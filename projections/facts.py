@@ -14,6 +14,7 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.eventrow import Event
 
 from . import current, history
+from .base import OPEN_FACTS
 from .factbatch import FactBatch
 from .factstate import Snapshot
 from .keyindex import KeyView
@@ -64,8 +65,8 @@ class FactsProjection:
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild's fold of one partition in memory; the open facts are left in
-        `state["open_facts"]` for the recall index, which runs later."""
+        `state[OPEN_FACTS]` for the projections that follow this fold (they run later)."""
         facts = FactBatch()
         facts.fold(events)
         facts.write(conn)
-        state["open_facts"] = facts.current
+        state[OPEN_FACTS] = facts.current

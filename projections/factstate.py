@@ -15,17 +15,14 @@ import orjson
 from factledger.ledger.candidate import value_key
 from factledger.ledger.confidence import BASIS_RANK, reinforced_confidence
 from factledger.ledger.eventrow import Event
+from factledger.ledger.vocabulary import OPEN_STATUSES
 
-OPEN_STATES = ("current", "disputed")
+from .factcolumns import SNAPSHOT_COLUMNS
+
+OPEN_STATES = OPEN_STATUSES
 Snapshot = dict
 Lookup = Callable[[str], Snapshot | None]
 
-SNAPSHOT_COLUMNS = (
-    "fact_id", "app", "user", "subject", "predicate", "value", "value_key", "status", "basis",
-    "base_confidence", "reinforcements", "confidence", "sensitivity", "kind", "cardinality",
-    "said_at", "recorded_at", "effective_date", "confirmed_at", "confirmed_by", "session",
-    "evidence_event", "quote", "author", "disputes", "sessions", "observed_seq", "valid_to",
-)
 _DISPUTES = SNAPSHOT_COLUMNS.index("disputes")
 _SESSIONS = SNAPSHOT_COLUMNS.index("sessions")
 _N = len(SNAPSHOT_COLUMNS)

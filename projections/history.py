@@ -19,24 +19,21 @@ from __future__ import annotations
 
 import sqlite3
 
-from .factstate import SNAPSHOT_COLUMNS, Snapshot, decode
+from factledger.ledger.store import equal_filters
 
-HISTORY_COLUMNS = tuple("state" if c == "status" else c for c in SNAPSHOT_COLUMNS) + (
-    "from_seq", "valid_from", "recorded_from", "recorded_to", "ended_by", "reason")
+from .factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
+from .factstate import Snapshot, decode
 
-SCHEMA = """
+# An interval's own columns, after the fact's (`factcolumns.FACT_COLUMNS`, `status` named `state`).
+INTERVAL_COLUMNS = (("from_seq", "INTEGER NOT NULL"), ("valid_from", "TEXT NOT NULL"),
+                    ("recorded_from", "TEXT NOT NULL"), ("recorded_to", "TEXT"), ("ended_by", "INTEGER"),
+                    ("reason", "TEXT"))
+HISTORY_COLUMNS = tuple("state" if c == "status" else c for c in SNAPSHOT_COLUMNS) + tuple(
+    name for name, _type in INTERVAL_COLUMNS)
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS fact_history (
-    fact_id TEXT NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL,
-    subject TEXT NOT NULL, predicate TEXT NOT NULL, value TEXT NOT NULL, value_key TEXT NOT NULL,
-    state TEXT NOT NULL, basis TEXT NOT NULL, base_confidence REAL NOT NULL,
-    reinforcements INTEGER NOT NULL, confidence REAL NOT NULL, sensitivity TEXT NOT NULL,
-    kind TEXT NOT NULL, cardinality TEXT NOT NULL, said_at TEXT NOT NULL,
-    recorded_at TEXT NOT NULL, effective_date TEXT, confirmed_at TEXT NOT NULL,
-    confirmed_by TEXT NOT NULL, session TEXT NOT NULL, evidence_event TEXT NOT NULL,
-    quote TEXT NOT NULL, author TEXT NOT NULL, disputes TEXT NOT NULL, sessions TEXT NOT NULL,
-    observed_seq INTEGER NOT NULL, valid_to TEXT,
-    from_seq INTEGER NOT NULL, valid_from TEXT NOT NULL, recorded_from TEXT NOT NULL,
-    recorded_to TEXT, ended_by INTEGER, reason TEXT,
+    {column_ddl(FACT_COLUMNS + INTERVAL_COLUMNS, rename={"status": "state"})},
     PRIMARY KEY (fact_id, from_seq)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS fact_history_open ON fact_history (fact_id) WHERE recorded_to IS NULL;
@@ -54,3 +51,49 @@ def lookup(conn: sqlite3.Connection):
         return None if row is None else decode(row)
 
     return find
+
+
+def predicates_of_sensitivity(conn: sqlite3.Connection, sensitivity: str) -> set[str]:
+    """Every predicate a fact of this sensitivity was ever recorded under."""
+    return {row[0] for row in conn.execute("SELECT DISTINCT predicate FROM fact_history WHERE sensitivity = ?",
+                                           (sensitivity,))}
+
+
+def partitions_confirmed_before(conn: sqlite3.Connection, predicate: str, cutoff: str,
+                                app: str | None = None, user: str | None = None) -> set[tuple[str, str]]:
+    """The (app, user) partitions holding a fact of `predicate` last confirmed before `cutoff`."""
+    where, args = equal_filters(app=app, user=user)
+    return {tuple(row) for row in conn.execute(
+        "SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
+        " AND recorded_to IS NULL" + where, [predicate, cutoff, *args])}
+
+
+def fact_label(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | None:
+    """(predicate, value) of a fact: what it was about, whatever its state."""
+    row = conn.execute("SELECT predicate, value FROM fact_history WHERE fact_id = ? LIMIT 1",
+                       (fact_id,)).fetchone()
+    return None if row is None else tuple(row)
+
+
+def latest_statement(conn: sqlite3.Connection, fact_id: str) -> tuple | None:
+    """(value, session, quote, said_at, author) of a fact's latest interval, or None."""
+    return conn.execute("SELECT value, session, quote, said_at, author FROM fact_history WHERE fact_id = ?"
+                        " ORDER BY recorded_from DESC LIMIT 1", (fact_id,)).fetchone()
+
+
+def knows_session(conn: sqlite3.Connection, session: str, app: str | None = None,
+                  user: str | None = None) -> bool:
+    """Whether any fact was ever stated in this session (of one app or partition, if given)."""
+    where, args = equal_filters(app=app, user=user)
+    return conn.execute("SELECT 1 FROM fact_history WHERE session = ?" + where + " LIMIT 1",
+                        [session, *args]).fetchone() is not None
+
+
+def open_interval(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str, str] | None:
+    """(value, state, sensitivity) of a fact as it stands (its open interval), or None."""
+    return conn.execute("SELECT value, state, sensitivity FROM fact_history WHERE fact_id = ?"
+                        " AND recorded_to IS NULL", (fact_id,)).fetchone()
+
+
+# The ids of every fact ever recorded under a predicate, as a subquery (`log --predicate`).
+FACTS_OF_PREDICATE = "SELECT fact_id FROM fact_history WHERE predicate = ?"

@@ -14,14 +14,17 @@ import sqlite3
 
 from factledger.ledger import merkle
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.merkle_table import SCHEMA, MerkleTree
+from factledger.ledger.logread import chain_hashes
 from factledger.ledger.store import Event
+
+from .merkle_tree import SCHEMA, MerkleTree
 
 
 class MerkleProjection:
     name = "merkle"
     tables = ("merkle_hashes",)
     schema = SCHEMA
+    depends_on: tuple[str, ...] = ()
     log_wide = True                    # the runner folds it in seq order, never per partition
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
@@ -42,9 +45,7 @@ class MerkleProjection:
         a million events holds a batch in memory, not the tree."""
         tree = MerkleTree(conn)
         size = tree.size()
-        args = (size,) if upto is None else (size, upto)
-        rows = (source or conn).execute("SELECT seq, hash FROM events WHERE seq > ?"
-                                        + ("" if upto is None else " AND seq <= ?") + " ORDER BY seq", args)
+        rows = chain_hashes(source or conn, size, upto)
         pending: list[bytes] = []
         base = merkle.stored_count(size)
 

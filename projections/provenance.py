@@ -55,3 +55,39 @@ def _rows(event: Event) -> list[tuple]:
     refs = [(body[field], role) for field, role in _REFERENCES if body.get(field)]
     refs += [(loser, "loser") for loser in body.get("loser_ids", ())]
     return [(fact_id, event.seq, event.app, event.user, event.type, role) for fact_id, role in refs]
+
+
+def fact_partition(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | None:
+    """(app, user) of the partition a fact lives in, or None if no event touched it."""
+    row = conn.execute("SELECT app, user FROM fact_events WHERE fact_id = ? LIMIT 1", (fact_id,)).fetchone()
+    return None if row is None else tuple(row)
+
+
+def observed_in(conn: sqlite3.Connection, fact_id: str, app: str, user: str) -> bool:
+    """Whether this partition observed the fact (fact ids are partition-local)."""
+    return conn.execute("SELECT 1 FROM fact_events WHERE fact_id = ? AND app = ? AND user = ? AND type ="
+                        " 'FactObserved' LIMIT 1", (fact_id, app, user)).fetchone() is not None
+
+
+def touching(conn: sqlite3.Connection, fact_id: str) -> list[tuple[int, str]]:
+    """(seq, role) of every event that touched a fact, in seq order."""
+    return conn.execute("SELECT seq, role FROM fact_events WHERE fact_id = ? ORDER BY seq, role",
+                        (fact_id,)).fetchall()
+
+
+def seqs_touching(conn: sqlite3.Connection, fact_ids: list[str], type_: str) -> list[int]:
+    """Seqs of the events of one type that touched any of these facts, in seq order (once per fact
+    and role it touched)."""
+    marks = ", ".join("?" for _ in fact_ids)
+    return [row[0] for row in conn.execute(
+        f"SELECT seq FROM fact_events WHERE fact_id IN ({marks}) AND type = ? ORDER BY seq",
+        (*fact_ids, type_))]
+
+
+# The seqs of the events that touched a fact, as a subquery (`log --fact`); and of the events that
+# touched any of the facts a subquery names (`log --predicate`).
+SEQS_OF_FACT = "SELECT seq FROM fact_events WHERE fact_id = ?"
+
+
+def seqs_of_facts(facts: str) -> str:
+    return f"SELECT seq FROM fact_events WHERE fact_id IN ({facts})"

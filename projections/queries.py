@@ -12,16 +12,15 @@ from datetime import datetime
 
 import orjson
 
+from factledger.ledger import logread
 from factledger.ledger.confidence import effective_confidence
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.eventrow import body_of
-from factledger.ledger.store import equal_filters
 from factledger.ledger.timeutil import normalise_time, parse_time
 
-FACT_FIELDS = ("fact_id", "app", "user", "subject", "predicate", "value", "status", "basis",
-               "confidence", "effective_confidence", "sensitivity", "said_at", "recorded_at",
-               "confirmed_at", "confirmed_by", "session", "evidence_event", "quote", "author",
-               "disputes", "effective_date")
+from .factcolumns import FACT_FIELDS
+from .provenance import touching
+
 HISTORY_FIELDS = FACT_FIELDS + ("state", "valid_from", "valid_to", "recorded_from",
                                 "recorded_to", "ended_by", "reason")
 _STORED = [f for f in FACT_FIELDS if f not in ("effective_confidence", "status")]
@@ -171,48 +170,30 @@ def why(conn: sqlite3.Connection, fact_id: str, *, now: datetime) -> dict:
         raise LedgerError(f"no fact {fact_id!r} in this ledger")
     fact = _fact(row, now, status_column="state")
     fact["valid_from"], fact["valid_to"] = row["valid_from"], row["valid_to"]
-    events = _named(conn).execute(
-        "SELECT e.seq, e.event_id, e.type, e.recorded_at, e.body, fe.role FROM fact_events fe"
-        " JOIN events e ON e.seq = fe.seq WHERE fe.fact_id = ? ORDER BY e.seq", (fact_id,)).fetchall()
-    return {"fact": fact, "events": [
-        {"seq": e["seq"], "event_id": e["event_id"], "type": e["type"], "role": e["role"],
-         "recorded_at": e["recorded_at"], "body": body_of(e["body"])}
-        for e in events]}
-
-
-def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = None,
-        type: str | None = None, after: int = 0, limit: int | None = None) -> list[dict]:
-    where, args = equal_filters(app=app, user=user, type=type)
-    sql = ("SELECT seq, event_id, type, app, user, recorded_at, body, commitment, prev_hash, hash,"
-           " redacted_by FROM events WHERE seq > ?" + where + " ORDER BY seq")
-    args = [after, *args]
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    keys = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "commitment",
-            "prev_hash", "hash", "redacted_by")
-    out = []
-    for row in conn.execute(sql, args):
-        item = dict(zip(keys, row))
-        item["body"] = body_of(item["body"])
-        out.append(item)
-    return out
+    touched = touching(conn, fact_id)
+    rows = logread.rows_at(conn, [seq for seq, _role in touched])
+    events = []
+    for seq, role in touched:
+        event_id, type_, recorded_at, body = rows[seq]
+        events.append({"seq": seq, "event_id": event_id, "type": type_, "role": role,
+                       "recorded_at": recorded_at, "body": body_of(body)})
+    return {"fact": fact, "events": events}
 
 
 def stats(conn: sqlite3.Connection) -> dict:
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
     facts_total = one("SELECT COUNT(DISTINCT fact_id) FROM fact_history")
     fact_events = one("SELECT COUNT(DISTINCT seq) FROM fact_events")
-    by_type = dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type"))
+    log = logread.counts(conn)
     return {
-        "events": one("SELECT COUNT(*) FROM events"),
+        "events": log["events"],
         "facts": facts_total,
         "open_facts": one("SELECT COUNT(*) FROM facts_current"),
         "current_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'current'"),
         "disputed_facts": one("SELECT COUNT(*) FROM facts_current WHERE status = 'disputed'"),
         "held_candidates": one("SELECT COUNT(*) FROM review_queue WHERE status = 'open'"),
-        "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events) AS partitions"),
-        "redacted_events": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL"),
+        "partitions": log["partitions"],
+        "redacted_events": log["redacted"],
         "events_per_fact": round(fact_events / facts_total, 3) if facts_total else 0.0,
-        "events_by_type": by_type,
+        "events_by_type": log["by_type"],
     }

@@ -30,8 +30,9 @@ import sqlite3
 from factledger.ledger.eventrow import Event
 from factledger.ledger.textindex import document_terms
 
+from .base import OPEN_FACTS, FactsFold
+from .factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from .factstate import OPEN_STATES
-from .queries import FACT_FIELDS
 
 TABLE = "recall_index"
 
@@ -47,12 +48,11 @@ class RecallProjection:
     name = "recall"
     tables = (TABLE,)
     schema = SCHEMA
-    depends_on = ("facts",)        # reads what the facts projection flushed (`facts.flushed`)
-
-    def __init__(self, facts):
-        # The facts projection of the same projector: it flushes first, and says which facts it
-        # changed, so this index never reads facts_current back.
+    def __init__(self, facts: FactsFold):
+        # The facts projection of the same projector (`base.FollowsFacts`): it flushes first, and
+        # says which facts it changed, so this index never reads facts_current back.
         self.facts = facts
+        self.depends_on = (facts.name,)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         """Nothing per event: the index follows the facts the facts projection flushes."""
@@ -80,7 +80,7 @@ class RecallProjection:
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild: one row per fact open at the partition's end, from the facts fold's state
         (the same argument as `flush`)."""
-        open_facts = state["open_facts"]          # set by FactsProjection.rebuild_partition
+        open_facts = state[OPEN_FACTS]            # set by the facts fold's rebuild_partition
         rows = [_row(s) for s in open_facts.values()]
         rows.sort()
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
@@ -108,10 +108,8 @@ _FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
 
 # What the ledger held open at a past transaction time (`recall --as-of`): the columns recall
 # reads of facts_current, taken from the bitemporal history.
-_AS_OF = ("(SELECT fact_id, app, user, subject, predicate, value, state AS status, basis, confidence,"
-          " sensitivity, said_at, recorded_at, confirmed_at, confirmed_by, session, evidence_event,"
-          " quote, author, effective_date, disputes, observed_seq FROM fact_history"
-          " WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
+_AS_OF = (f"(SELECT {', '.join('state AS status' if c == 'status' else c for c in SNAPSHOT_COLUMNS)}"
+          " FROM fact_history WHERE recorded_from <= ? AND (recorded_to IS NULL OR recorded_to > ?)"
           " AND state IN ('current', 'disputed'))")
 
 
@@ -136,16 +134,3 @@ def full_rows(conn: sqlite3.Connection, fact_ids: list[str], as_of: str | None =
         sql = _FULL.format(source=source) + f"({', '.join('?' for _ in chunk)})"
         for row in conn.execute(sql, (*args, *chunk)):
             yield row[0], dict(zip(_FULL_COLUMNS, row))
-
-
-
-_HEAD = ("SELECT (SELECT hash FROM events WHERE seq = 1), (SELECT seq FROM events ORDER BY seq DESC LIMIT 1),"
-         " (SELECT hash FROM events ORDER BY seq DESC LIMIT 1), (SELECT MIN(seq) FROM projection_positions)")
-
-
-def scope_head(conn: sqlite3.Connection) -> tuple[str, int, str, int]:
-    """(the first event's hash, naming the ledger; the last event's seq and hash; the seq the
-    projections have folded up to), in one statement: what recall keeps a scope's rows under.
-    An empty log gives ('', 0, '', position)."""
-    first, seq, hash_, position = conn.execute(_HEAD).fetchone()
-    return first or "", seq or 0, hash_ or "", -1 if position is None else position

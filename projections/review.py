@@ -66,6 +66,14 @@ def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None
     return [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)]
 
 
+def held_counts(conn: sqlite3.Connection, app: str | None = None) -> dict[tuple[str, str], int]:
+    """(app, user) -> number of candidates still held, for every partition (of one app, if given)."""
+    where, args = equal_filters(app=app)
+    return {(a, u): n for a, u, n in conn.execute(
+        "SELECT app, user, COUNT(*) FROM review_queue WHERE status = 'open'" + where + " GROUP BY app, user",
+        args)}
+
+
 def open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
     """The one queue item named (one indexed read), which must still be open."""
     row = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE hold_id = ?",

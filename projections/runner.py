@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 
-from factledger.ledger.eventrow import EVENT_COLUMNS, Event, decode
-from factledger.ledger.store import iter_events
+from factledger.ledger.eventrow import Event
+from factledger.ledger.logread import iter_partitioned
+from factledger.ledger.store import head, iter_events
 
 from .base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
 from .catalog import all_projections
@@ -61,6 +62,12 @@ class Projector:
     def all_tables(self) -> tuple[str, ...]:
         """Every projection table, the log-wide ones included (`tables` are the partitioned ones)."""
         return self.tables + tuple(t for p in self.log_wide for t in p.tables)
+
+    def partition_counts(self, conn: sqlite3.Connection, app: str, user: str) -> dict[str, int]:
+        """How many rows each partitioned table holds for one partition (a forget reports what it
+        removed as the difference)."""
+        return {table: conn.execute(f"SELECT COUNT(*) FROM {table} WHERE app = ? AND user = ?",
+                                    (app, user)).fetchone()[0] for table in self.tables}
 
     @property
     def schema(self) -> str:
@@ -110,8 +117,7 @@ class Projector:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))
 
     def position(self, conn: sqlite3.Connection) -> int:
-        row = conn.execute("SELECT MIN(seq) FROM projection_positions").fetchone()
-        return row[0] or 0
+        return conn.execute("SELECT " + FOLDED_TO).fetchone()[0] or 0
 
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
@@ -132,7 +138,7 @@ class Projector:
             clear(conn, projection, app, user)
         if app is None:
             partitions = (list(group) for _key, group in
-                          groupby(_iter_partitioned(source), key=attrgetter("app", "user")))
+                          groupby(iter_partitioned(source), key=attrgetter("app", "user")))
         else:
             partitions = iter([list(iter_events(source, app, user))])
         count = reported = 0
@@ -151,8 +157,7 @@ class Projector:
         if app is None:
             for projection in self.log_wide:
                 projection.rebuild(conn, source)
-        last = source.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        self.set_position(conn, last)
+        self.set_position(conn, head(source)[0])
         return count
 
     def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
@@ -185,6 +190,11 @@ class Projector:
                                 f"{only_live} only live, {only_rebuilt} only rebuilt")
         fresh.close()
         return problems
+
+
+# The seq every projection has folded up to (NULL before any position is recorded), as a scalar
+# subquery a reader can put beside others in one statement.
+FOLDED_TO = "(SELECT MIN(seq) FROM projection_positions)"
 
 
 def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple]:
@@ -228,8 +238,3 @@ class _RowBuffer:
         self.pending.clear()
         self.size = 0
 
-
-def _iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
-    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index."""
-    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
-    return map(decode, cursor)

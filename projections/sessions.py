@@ -116,6 +116,19 @@ def queue(conn: sqlite3.Connection, app: str | None = None, user: str | None = N
     return _rows(conn, sql + " ORDER BY failed_seq", args, QUEUE_COLUMNS)
 
 
+def session_counts(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
+    """(app, user) -> number of sessions ingested, for every partition that has one."""
+    return {(a, u): n for a, u, n in conn.execute("SELECT app, user, COUNT(*) FROM sessions GROUP BY app, user")}
+
+
+def knows_session(conn: sqlite3.Connection, session: str, app: str | None = None,
+                  user: str | None = None) -> bool:
+    """Whether this session was ever ingested (of one app or partition, if given)."""
+    where, args = equal_filters(app=app, user=user)
+    return conn.execute("SELECT 1 FROM sessions WHERE session = ?" + where + " LIMIT 1",
+                        [session, *args]).fetchone() is not None
+
+
 def _decoded(row: dict) -> dict:
     row["counts"] = orjson.loads(row["counts"])
     return row

@@ -25,6 +25,7 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store import Event
 
+from .base import OPEN_FACTS, FactsFold
 from .factstate import OPEN_STATES
 
 TABLE = "fact_vectors"
@@ -41,12 +42,12 @@ _INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 
 class VectorProjection:
     name = "vectors"
-    depends_on = ("facts",)        # follows what the facts projection flushed, like the recall index
     tables = (TABLE,)
     schema = SCHEMA
 
-    def __init__(self, facts):
-        self.facts = facts                    # flushes first; says which facts it changed
+    def __init__(self, facts: FactsFold):
+        self.facts = facts                    # flushes first; says which facts it changed (`base.FollowsFacts`)
+        self.depends_on = (facts.name,)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         """Nothing per event: the vectors follow the facts the facts projection flushes."""
@@ -73,7 +74,7 @@ class VectorProjection:
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """One row per fact open at the partition's end (set by FactsProjection.rebuild_partition)."""
-        open_facts = state["open_facts"]
+        open_facts = state[OPEN_FACTS]
         if not open_facts or not encoders.wanted():
             return
         model = encoders.get()

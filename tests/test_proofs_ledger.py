@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError, chain, merkle
-from factledger.ledger.merkle_table import MerkleTree
 from factledger.ledger.tlog_note import new_signer
 from factledger.ledger.tlog_verify import (
     VerificationError,
@@ -22,6 +21,7 @@ from factledger.ledger.tlog_verify import (
     verify_consistency_proof,
     verify_inclusion_proof,
 )
+from factledger.projections.merkle_tree import MerkleTree
 from tests.conftest import MovableClock, cand
 from tests.forger import raw_forger
 

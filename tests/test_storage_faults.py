@@ -253,6 +253,9 @@ def test_damaged_index_page_passes_quick_check_but_not_verify(big):
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert "integrity check failed" in report["problem"] and "missing from index" in report["problem"]
+    assert report["integrity"] is True
+    # its own message: the file is damaged, no seq is to blame (never "chain broken at seq 0")
+    assert "the file holding the log is damaged" in result.stderr and "seq 0" not in result.stderr
 
 
 def test_damaged_body_bytes_are_reported_naming_the_seq(big):

@@ -27,6 +27,8 @@ def test_the_wheel_installs_only_factledger_and_imports_in_a_fresh_venv(tmp_path
     dist = tmp_path / "dist"
     built = _run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, ROOT, cwd=tmp_path)
     assert built.returncode == 0, built.stderr[-2000:]
+    # every folder of data is a package of its own, so setuptools installs it without a warning
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     wheel = next(dist.glob("factledger-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
@@ -61,3 +63,9 @@ def test_the_wheel_installs_only_factledger_and_imports_in_a_fresh_venv(tmp_path
     assert _run(script, "--db", db, "init", cwd=tmp_path).returncode == 0
     verified = _run(script, "--db", db, "verify", cwd=tmp_path)
     assert verified.returncode == 0, verified.stderr
+
+    # the demo runs from the wheel alone: the examples are package data, found in site-packages
+    assert (site / "factledger" / "examples" / "sessions" / "meal-kit").is_dir()
+    demo = _run(script, "demo", "--out", tmp_path / "demo.db", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr[-2000:]
+    assert "pescatarian" in demo.stdout

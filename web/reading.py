@@ -12,6 +12,14 @@ from collections import Counter
 import orjson
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.eventrow import body_of
+from factledger.ledger.logread import bodies_at
+from factledger.ledger.store import snapshot
+from factledger.projections import current
+from factledger.projections.history import open_interval
+from factledger.projections.provenance import seqs_touching
+from factledger.projections.review import held_counts
+from factledger.projections.sessions import session_counts
 
 from .actors import FULL_CLEARANCE, Actor
 
@@ -44,16 +52,13 @@ def split(actor: Actor, rows: list[dict], sensitivity=lambda row: row["sensitivi
 
 def partitions(ledger: Ledger) -> list[dict]:
     """Every partition with open facts, held candidates or ingested sessions, and their counts."""
-    rows = ledger.conn.execute("""
-        SELECT app, user, SUM(open_facts), SUM(disputed), SUM(held), SUM(sessions) FROM (
-            SELECT app, user, COUNT(*) AS open_facts, SUM(status = 'disputed') AS disputed,
-                   0 AS held, 0 AS sessions FROM facts_current GROUP BY app, user
-            UNION ALL SELECT app, user, 0, 0, COUNT(*), 0 FROM review_queue WHERE status = 'open'
-                   GROUP BY app, user
-            UNION ALL SELECT app, user, 0, 0, 0, COUNT(*) FROM sessions GROUP BY app, user)
-        GROUP BY app, user ORDER BY app, user""").fetchall()
-    keys = ("app", "user", "open_facts", "disputed", "held", "sessions")
-    return [dict(zip(keys, row)) for row in rows]
+    conn = ledger.conn
+    with snapshot(conn):                  # three projections' counts, read as one state
+        facts, held, sessions = current.partition_counts(conn), held_counts(conn), session_counts(conn)
+    return [{"app": app, "user": user, "open_facts": facts.get((app, user), (0, 0))[0],
+             "disputed": facts.get((app, user), (0, 0))[1], "held": held.get((app, user), 0),
+             "sessions": sessions.get((app, user), 0)}
+            for app, user in sorted(set(facts) | set(held) | set(sessions))]
 
 
 def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | None = None,
@@ -80,8 +85,7 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
             if other and other != fact_id and other not in related:
                 related[other] = {"fact_id": other, "relation": f"{label} ({event['type']}, seq {event['seq']})"}
     for item in related.values():
-        row = ledger.conn.execute("SELECT value, state, sensitivity FROM fact_history WHERE fact_id = ?"
-                                  " AND recorded_to IS NULL", (item["fact_id"],)).fetchone()
+        row = open_interval(ledger.conn, item["fact_id"])
         shown = row is not None and actor.cleared_for(row[2])
         item.update(value=row[0] if shown else None, state=row[1] if row else "erased",
                     withheld=row is not None and not shown)
@@ -101,14 +105,12 @@ def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> lis
     """Reinstatements the key's facts owe to an erasure: the marks the timeline draws for one."""
     if not fact_ids:
         return []
-    marks = ", ".join("?" for _ in fact_ids)
-    rows = ledger.conn.execute(
-        f"SELECT e.seq, e.recorded_at, e.body FROM fact_events fe JOIN events e ON e.seq = fe.seq"
-        f" WHERE fe.fact_id IN ({marks}) AND e.type = 'FactReinstated' ORDER BY e.seq",
-        sorted(fact_ids)).fetchall()
+    seqs = seqs_touching(ledger.conn, sorted(fact_ids), "FactReinstated")
+    events = bodies_at(ledger.conn, seqs)
     out = []
-    for seq, recorded_at, body in rows:
-        data = orjson.loads(body) if body else {}
+    for seq in seqs:
+        recorded_at, body = events[seq]
+        data = body_of(body) or {}
         out.append({"seq": seq, "recorded_at": recorded_at, "fact_id": data.get("fact_id"),
                     "cause": data.get("cause")})
     return out
@@ -121,21 +123,11 @@ def review_items(ledger: Ledger, actor: Actor) -> dict:
     for item in held:
         item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
     held, held_withheld = split(actor, held)
-    rows = ledger.conn.execute(
-        "SELECT fact_id, app, user, subject, predicate, value, basis, sensitivity, said_at, session,"
-        " quote, disputes FROM facts_current WHERE status = 'disputed'"
-        " ORDER BY app, user, subject, predicate, said_at").fetchall()
-    keys = ("fact_id", "app", "user", "subject", "predicate", "value", "basis", "sensitivity",
-            "said_at", "session", "quote", "disputes")
     disputes = []
-    for row in rows:
-        item = dict(zip(keys, row))
+    for item in current.disputed_by_key(ledger.conn):
         item["disputes"] = orjson.loads(item["disputes"])
-        item["against"] = [dict(zip(("fact_id", "value", "basis", "said_at"), other)) for other in
-                           ledger.conn.execute(
-                               "SELECT fact_id, value, basis, said_at FROM facts_current WHERE app = ?"
-                               " AND user = ? AND subject = ? AND predicate = ? AND status = 'current'",
-                               (item["app"], item["user"], item["subject"], item["predicate"]))]
+        item["against"] = current.key_current(ledger.conn, item["app"], item["user"], item["subject"],
+                                              item["predicate"])
         disputes.append(item)
     disputes, disputes_withheld = split(actor, disputes)
     contradictions, contradictions_withheld = split(actor, _contradictions(ledger, actor))
@@ -149,8 +141,8 @@ def _contradictions(ledger: Ledger, actor: Actor) -> list[dict]:
     cleared for, else the first fact's (a pair shows both values, so both must be cleared)."""
     pairs = ledger.contradictions()
     for pair in pairs:
-        levels = [row[0] for fact_id in (pair["fact_id"], pair["other_fact_id"])
-                  for row in ledger.conn.execute("SELECT sensitivity FROM facts_current WHERE fact_id = ?", (fact_id,))]
+        levels = [level for fact_id in (pair["fact_id"], pair["other_fact_id"])
+                  if (level := current.sensitivity(ledger.conn, fact_id)) is not None]
         levels = levels or [FULL_CLEARANCE]
         pair["sensitivity"] = next((level for level in levels if not actor.cleared_for(level)), levels[0])
     return pairs

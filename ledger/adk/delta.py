@@ -23,28 +23,25 @@ come back that way.  This module decides instead:
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
-import orjson
+from factledger.projections.erasures import forgotten_among, last_erased
 
+from ..eventrow import body_of
 from ..ingest.session import Delta, Session
+from ..logread import ingested_bodies
 from ..scope import ERASURES_USER, event_hash, session_hash, user_hash
+from ..service import Ledger
 
 CHUNK = 500                     # bound parameters per query
-
-if TYPE_CHECKING:
-    from ..service import Ledger
 
 
 def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
     """Ids of this session's events that a surviving ingestion already read."""
     seen: set[str] = set()
-    rows = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
-                        " AND body IS NOT NULL AND json_extract(body, '$.session') = ?",
-                        (app, user, session.id))
+    rows = ingested_bodies(conn, app, user, session.id)
     order = [e.id for e in session.events]
-    for (raw,) in rows:
-        body = orjson.loads(raw)
+    for raw in rows:
+        body = body_of(raw)
         if body.get("event_ids") is not None:
             seen.update(body["event_ids"])
         elif body["watermark"] in order:               # written without ids: up to its watermark
@@ -56,22 +53,14 @@ def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) ->
 
 def erased_until(conn: sqlite3.Connection, app: str, user: str, session: str) -> str | None:
     """When this session (or its user) was last forgotten, or None."""
-    row = conn.execute("SELECT MAX(recorded_at) FROM erasures WHERE app = ? AND user = ? AND"
-                       " ((scope_kind = 'user' AND scope_hash = ?) OR"
-                       " (scope_kind = 'session' AND scope_hash = ?))",
-                       (app, ERASURES_USER, user_hash(app, user), session_hash(app, user, session)))
-    return row.fetchone()[0]
+    return last_erased(conn, app, ERASURES_USER, [("user", user_hash(app, user)),
+                                                  ("session", session_hash(app, user, session))])
 
 
 def erased_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
     """Ids of this session's events that an erasure scrubbed after this path had read them."""
     by_hash = {event_hash(app, user, session.id, e.id): e.id for e in session.events}
-    hashes, found = list(by_hash), set()
-    for start in range(0, len(hashes), CHUNK):
-        chunk = hashes[start:start + CHUNK]
-        found.update(row[0] for row in conn.execute(
-            "SELECT hash FROM forgotten_scopes WHERE kind = 'event' AND hash IN"
-            f" ({', '.join('?' for _ in chunk)})", chunk))
+    found = forgotten_among(conn, "event", list(by_hash), CHUNK)
     return {by_hash[h] for h in found}
 
 

@@ -18,19 +18,19 @@ import hashlib
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
+from factledger.projections.factcolumns import FACT_FIELDS
+
 from .. import render
 from ..booleans import strict_bool
 from ..candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
 from ..errors import InvalidId, LedgerError
+from ..vocabulary import AUTHORS
 from .errors import InvalidMemory
 from .partition import caller_id, unescape
 
 UNREVIEWED_PREDICATE = "adk_memory_note"   # not in any registry: such entries are held for review
-PROVENANCE_FIELDS = ("fact_id", "subject", "predicate", "value", "status", "basis", "confidence",
-                     "effective_confidence", "sensitivity", "said_at", "recorded_at",
-                     "confirmed_at", "confirmed_by", "session", "evidence_event", "quote",
-                     "author", "disputes", "relevance", "recency", "score")
-AUTHORS = ("user", "agent", "tool", "document")
+PROVENANCE_FIELDS = tuple(f for f in FACT_FIELDS if f not in ("app", "user", "effective_date")) + (
+    "relevance", "recency", "score")
 
 
 def safe(value):

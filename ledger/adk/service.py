@@ -29,6 +29,7 @@ from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemor
 from google.adk.memory.memory_entry import MemoryEntry
 
 from factledger.projections.erasures import is_forgotten
+from factledger.projections.provenance import observed_in
 
 from ..errors import LedgerError
 from ..ids import normalize_id
@@ -208,9 +209,7 @@ class LedgerMemoryService(BaseMemoryService):
                                requested_by=self.requested_by)
 
     def _in_partition(self, app: str, user: str, fact: str) -> bool:
-        return self.ledger.conn.execute(
-            "SELECT 1 FROM fact_events WHERE fact_id = ? AND app = ? AND user = ? AND type ="
-            " 'FactObserved' LIMIT 1", (fact, app, user)).fetchone() is not None
+        return observed_in(self.ledger.conn, fact, app, user)
 
     def _owns(self, app: str, user: str, fact: str) -> bool:
         return self._in_partition(app, user, fact)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ..errors import LedgerError
 from ..registry import Registry
 from ..terminal import escape
+from ..vocabulary import Basis
 from .extractor import Context, Extraction, ExtractionFailed
 from .proposal import Proposal
 from .session import Delta
@@ -40,7 +40,7 @@ class ProposedFact(BaseModel):
     value: str
     quote: str = Field(description="the exact words from the evidence event that state it")
     evidence_event: str = Field(description="the id in [brackets] of the event quoted")
-    basis: Literal["stated", "inferred", "verified"] = "stated"
+    basis: Basis = "stated"
     negated: StrictBool = Field(default=False, description="true when the text says it is no longer so")
     confidence: float | None = None
     effective_date: str | None = Field(default=None, description="YYYY-MM-DD of a dated reading")
@@ -97,6 +97,8 @@ class AnthropicExtractor:
         self.max_retries = max_retries
         self.max_tokens = max_tokens
         if client is None:
+            # Imported here, not at the top: the SDK takes longer to import than the whole CLI
+            # does, and only this extractor needs it (every command imports the extractor list).
             import anthropic
 
             key = api_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -109,7 +111,7 @@ class AnthropicExtractor:
         self.client = client
 
     def extract(self, delta: Delta, context: Context) -> Extraction:
-        import anthropic
+        import anthropic  # its error types; here for the reason given in __init__
 
         system = registry_prompt(context.registry)
         prompt_sha = hashlib.sha256((PROMPT_VERSION + "\n" + system).encode()).hexdigest()

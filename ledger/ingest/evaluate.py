@@ -24,8 +24,7 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from factledger.projections import queries
-
+from .. import logread
 from ..candidate import value_key
 from ..errors import LedgerError
 from ..recall import RecallOptions, recall
@@ -117,7 +116,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                     raise LedgerError("eval: " + "; ".join(r.error or "" for r in summary.failed))
                 for r in summary.results:
                     sessions_seen.add((app, user, r.session))
-                for event in queries.log(ledger.conn, app=app, user=user, type="FactObserved"):
+                for event in logread.log(ledger.conn, app=app, user=user, type="FactObserved"):
                     b = event["body"]
                     stored[(app, user, b["session"], b["evidence_event"], b["subject"],
                             b["predicate"], value_key(b["value"]))] = b

@@ -23,10 +23,10 @@ from ..booleans import NotABoolean, strict_bool
 from ..errors import LedgerError
 from ..ids import normalize_id
 from ..timeutil import from_epoch, normalise_time
+from ..vocabulary import AUTHORS
 from .jsonl import json_lines
 from .session import Session, SessionEvent
 
-AUTHORS = ("user", "agent", "tool", "document")
 METADATA_AUTHORS = ("document", "tool")
 METADATA_KEY = "factledger_author"
 

@@ -143,7 +143,7 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     model = encoders.get()
     if cardinality != "many" or model is None:
         return (same_forms[0], "same_form") if same_forms else (None, None)
-    import numpy as np
+    import numpy as np  # the semantic extra's: present once an encoder is (above)
 
     rows, matrix = stored_vectors()
     subject, predicate = candidate.subject, spec.name

@@ -88,7 +88,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     model = encoders.get()
     if model is None or not query.strip() or not rows:
         return Scores()
-    import numpy as np
+    import numpy as np  # the semantic extra's: present once an encoder is (above)
 
     def build():
         return _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model)

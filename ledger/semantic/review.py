@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.projections.current import pairs
+
 from ..candidate import value_key
 from ..registry import Registry
-from ..store import equal_filters
 from ..textindex import terms
 from . import embedder as encoders
 from .meaning import FLOOR, predicate_vectors
@@ -55,11 +56,6 @@ def with_suggestions(rows: list[dict], registry: Registry) -> list[dict]:
     return rows
 
 
-_PAIR = ("SELECT a.fact_id, a.app, a.user, a.subject, a.predicate, a.value, b.fact_id, b.predicate, b.value"
-         " FROM facts_current a JOIN facts_current b ON b.app = a.app AND b.user = a.user"
-         " AND b.subject = a.subject AND b.predicate = ? WHERE a.predicate = ?")
-
-
 def contradictions(conn: sqlite3.Connection, registry: Registry, app: str | None = None,
                    user: str | None = None) -> list[dict]:
     """Open pairs of facts with equal values of two predicates that contradict each other:
@@ -70,9 +66,7 @@ def contradictions(conn: sqlite3.Connection, registry: Registry, app: str | None
     relations += [(name, other, False, cosine) for (name, other), cosine in sorted(inferred(registry).items())]
     found = []
     for name, other, declared, cosine in relations:
-        where, args = equal_filters(**{"a.app": app, "a.user": user})
-        sql, args = _PAIR + where, [other, name, *args]
-        for row in conn.execute(sql + " ORDER BY a.app, a.user, a.fact_id, b.fact_id", args):
+        for row in pairs(conn, name, other, app, user):
             if value_key(row[5]) != value_key(row[8]):
                 continue
             reason = f"{row[4]} = {row[5]} contradicts {row[7]} = {row[8]}"
