@@ -216,6 +216,9 @@ class Redacted(Body):
     partitions: int = 1
     ticket: str | None = None             # an external reference (a case number), no personal data
     restated_seqs: list[int] = []         # of target_seqs, the surviving ones recorded again after it
+    # sessions a fact-wide scope took every remaining event of, without forgetting them as sessions:
+    # a later `forget --session` of one is a no-op (already erased), and ingestion still accepts it
+    emptied_session_hashes: list[str] = []
     event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
 
 

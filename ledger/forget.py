@@ -23,20 +23,22 @@ import time
 from contextlib import nullcontext
 from datetime import timedelta
 
+from factledger.projections import vectors
 from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
-from factledger.projections.erasures import is_forgotten
+from factledger.projections.erasures import is_forgotten, session_erased_at
 from factledger.projections.factstate import decode
 from factledger.projections.history import KEY_PAST, partitions_confirmed_before, predicates_of_sensitivity
 
 from .errors import LedgerError
 from .events import Redacted
-from .forget_plan import Plan, plan, unknown_fact
+from .forget_plan import Plan, emptied_sessions, plan, unknown_fact
 from .logread import has_partition
 from .pgstore import vacuum_tables
 from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
 from .restate import restate, restatement
 from .scope import ALL_APPS, ERASURES_USER, Scope, event_hash, fact_hash, pseudonym, scope_hash, session_hash, user_hash
+from .semantic.dedup import key_matrix
 from .store import pseudonymise, scrub
 from .textindex import forget_cached
 from .timeutil import iso
@@ -71,8 +73,8 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
                 return []
             raise unknown_fact(conn, scope)
         if scope.kind == "session" and found.empty:
-            if is_forgotten(conn, "session", session_hash(scope.app, scope.user, scope.session)):
-                return []
+            if session_erased_at(conn, session_hash(scope.app, scope.user, scope.session)) is not None:
+                return []                     # forgotten, or emptied by a fact-wide forget: done
             raise LedgerError(f"no session {scope.session!r} for app {scope.app!r}, "
                               f"user {scope.user!r}")
         return [found] if not found.empty else []
@@ -154,6 +156,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     sessions: set[str] = set()
     facts: list[str] = []
     events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
+    emptied: set[str] = set()
     again = [restatement(p, ledger.registry) for p in plans]
     open_before: list[set[str]] = []
     for p, r in zip(plans, again):
@@ -186,11 +189,14 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         # that, not the user), so `why FACT` can still name the receipt; nothing else is revealed.
         owner = pseudonym(s.app, s.user) if s.kind == "user" else s.user
         facts += [fact_hash(s.app, owner, f) for f in sorted(p.facts)]
+        if s.fact_wide:
+            emptied |= {session_hash(s.app, s.user, x) for x in emptied_sessions(p)}
     body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
                     reason=reason, requester=requester, target_seqs=sorted(targets),
                     counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
                     partitions=len(plans), ticket=ticket, restated_seqs=sorted(restated),
-                    event_hashes=sorted(events_read) or None)
+                    event_hashes=sorted(events_read) or None,
+                    emptied_session_hashes=sorted(emptied - sessions))
     event = store.append(body)
     if event.seq != redaction_seq:
         raise LedgerError("internal: the Redacted event did not get the expected seq")
@@ -200,7 +206,8 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         restate(p, r, event.seq, ledger.registry.sha256,
                 lambda subject, predicate, s=s: [decode(row) for sql in (KEY_SNAPSHOTS, KEY_PAST)
                                                  for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
-                lambda b: compensating.append(store.append(b).seq), before)
+                lambda b: compensating.append(store.append(b).seq), before,
+                lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)))
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,

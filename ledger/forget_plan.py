@@ -253,6 +253,18 @@ def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> se
     return found
 
 
+def emptied_sessions(p: Plan) -> set[str]:
+    """Sessions this plan takes every remaining event of (the surviving events recorded again
+    keep theirs): after it, `forget --session` of one has nothing left to forget."""
+    targets, touched, alive = set(p.targets), set(), set()
+    for e in p.events:
+        if e.body is not None:
+            session = e.body.get("session", (e.body.get("candidate") or {}).get("session"))
+            if isinstance(session, str):
+                (touched if e.seq in targets else alive).add(session)
+    return touched - alive
+
+
 def _referenced(body: dict) -> list[str]:
     ids = [body[name] for name in FACT_REFERENCES if isinstance(body.get(name), str)]
     return ids + [x for x in body.get("loser_ids", ()) if isinstance(x, str)]

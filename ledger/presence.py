@@ -29,7 +29,8 @@ def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:
 
 
 def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: str) -> int | None:
-    return erasures.erased_at(conn, "session", session_hash(app, user, session))
+    """Seq of the receipt that forgot the session, or (a fact-wide forget) took all it still said."""
+    return erasures.session_erased_at(conn, session_hash(app, user, session))
 
 
 def partition_notice(conn: sqlite3.Connection, app: str, user: str) -> str | None:

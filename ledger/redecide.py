@@ -12,7 +12,8 @@ A forget uses it to record again what survives after the first forgotten event o
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import cache
 
 from factledger.projections.factstate import Snapshot, transition
 from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact, said_order
@@ -23,6 +24,7 @@ from .events import Body, DisputeResolved
 from .plan import events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
+from .semantic.dedup import restated_by
 from .statement import Resolution, Statement
 from .store import Event
 
@@ -64,11 +66,16 @@ class KeyFold:
 
 def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha: str, app: str,
              user: str, fold: KeyFold | None = None, cause: int | None = None,
-             subject: str = "user") -> list[Body]:
+             subject: str = "user", stored_vectors: Callable[[], tuple] = lambda: ({}, None)) -> list[Body]:
     """The events the live ledger would append for `statements`, one after the other, on the key
     (`subject`, `spec.name`) folded so far into `fold` (a new, empty key by default; left holding
     the key's state after them).  With `cause` (a `Redacted` seq) every body names it, and the
     body recording a statement names the statement's first record (`restates`).
+
+    Before `decide`, the live ledger's question: does the statement only restate an open value in
+    other words (`ledger.semantic.dedup.restated_by`; `stored_vectors()` is the key's stored
+    vectors as `key_matrix` gives them, read once: facts decided here have none yet and are
+    compared directly, as the live ledger compares the facts its own transaction opened)?
 
     A statement keeps the fact id it first observed: as that fact's id when it is an observation
     again, else in `observed_as`.  A reviewer's judgement whose dispute does not arise is kept (with
@@ -76,12 +83,14 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
     re-decision in which its statement observes that fact again, and the dispute arises, applies it."""
     fold = fold if fold is not None else KeyFold()
     out: list[Body] = []
+    stored = cache(stored_vectors)            # the stored vectors do not change while this runs
     for st in statements:
         if st.resolution is not None:
             bodies = _judged(st.resolution, fold, app, user, registry_sha, subject, spec.name, cause)
         else:
             c = st.candidate
-            decision = decide(c, fold.view(), spec, past=LazyPast(fold.past))
+            view = fold.view()
+            decision = decide(c, view, spec, restated_by(c, spec, view, stored), past=LazyPast(fold.past))
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
             bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
             if reuse is not None and fact_id != reuse and "observed_as" in type(bodies[0]).model_fields:

@@ -31,9 +31,11 @@ from .events import Body, FactReinstated, parse_body
 from .forget_plan import LoadedEvent, Plan
 from .redecide import KeyFold, redecide
 from .registry import PredicateSpec, Registry
+from .semantic.embedder import wanted
 from .statement import FACT_EVENTS, Key, Statement, is_statement, key_of, statement_of
 
 SESSION_EVENTS = ("SessionIngested", "IngestFailed")
+RESTATING_RULES = ("same_meaning", "same_form")   # ledger/semantic/dedup.py (and `_settles_dispute`)
 
 
 @dataclass
@@ -52,6 +54,7 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
     targets = set(plan.targets)
     masker, facts = plan.masker, plan.facts_by_id
     specs: dict[Key, PredicateSpec | None] = {}
+    by_meaning = _by_meaning(plan)
 
     def unit(e: LoadedEvent) -> tuple | None:
         """What an event's decision depends on: its key, or for a `many` or `series` key (whose
@@ -64,7 +67,7 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
         spec = specs[key]
         if spec is None:
             return None
-        if spec.cardinality == "one":
+        if spec.cardinality == "one" or (spec.cardinality == "many" and (by_meaning is True or key in by_meaning)):
             return (key,)
         value = _value(e, facts)
         return (key,) if value is None else (key, value_key(value))
@@ -104,11 +107,12 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
 
 def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
             key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
-            open_before: set[str]) -> None:
+            open_before: set[str], key_vectors: Callable[[str], tuple] = lambda predicate: ({}, None)) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
     state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order, then
-    its closed ones that held it, the past a late statement is placed in) and
-    append the events, then the other events recorded again.
+    its closed ones that held it, the past a late statement is placed in) and append the events,
+    then the other events recorded again.  `key_vectors(predicate)`: the stored vectors the live
+    ledger's dedup by meaning reads (`semantic.dedup.key_matrix`).
 
     A value that is current again (it was closed before the forget, its observation survives and
     nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
@@ -117,7 +121,8 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
         fold = KeyFold(key_snapshots(*key))
-        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0]):
+        for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0],
+                             stored_vectors=lambda key=key: key_vectors(key[1])):
             append(body)
         for fact in fold.snaps.values():
             if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before
@@ -126,6 +131,17 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
                                       cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
         append(parse_body({**body, "cause": cause, "restates": seq}))
+
+
+def _by_meaning(plan: Plan) -> bool | set[Key]:
+    """Where a `many` key's decisions look beyond the values equal to the candidate's, so its cut
+    is the whole key: every key while meaning is on (a candidate may restate any open value), and
+    a key whose log holds a reinforcement by meaning or form (decided again, it may not be one)."""
+    if wanted():
+        return True
+    return {key for e in plan.events if e.body is not None and e.type == "FactReinforced"
+            and str(e.body.get("rule", "")).startswith(RESTATING_RULES)
+            and (key := key_of(e.type, e.body, plan.facts_by_id)) is not None}
 
 
 def _value(e: LoadedEvent, facts: dict[str, dict]) -> str | None:

@@ -33,8 +33,8 @@ from .pgstore import is_postgres, open_postgres
 from .plan import events_for, held, rejected
 from .registry import Registry, load_registry
 from .schema import ensure_schema
-from .semantic.dedup import key_matrix, same_meaning
-from .semantic.embedder import remembering, wanted
+from .semantic.dedup import key_matrix, restated_by
+from .semantic.embedder import remembering
 from .store import open_sqlite
 from .timeutil import Clock, system_clock
 from .validate import check
@@ -135,8 +135,7 @@ class UnitOfWork:
             return Outcome("reject", None, verdict.reason, "validator", [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        restates = (same_meaning(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
-                    if wanted() else (None, None))
+        restates = restated_by(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
         past = self.projector.key_past(self.conn, c.app, c.user, c.subject, spec.name)
         decision = decide(c, facts, spec, restates, past)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)

@@ -16,6 +16,8 @@ import orjson
 from factledger.ledger.eventrow import Event
 from factledger.ledger.store import equal_filters
 
+EMPTIED_SESSION = "emptied_session"      # a session some other request took everything of
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS erasures (
     seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL,
@@ -53,8 +55,16 @@ class ErasuresProjection:
         scopes += [("session", h) for h in body.get("session_hashes", ())]
         scopes += [("fact", h) for h in body.get("fact_hashes", ())]
         scopes += [("event", h) for h in body.get("event_hashes") or ()]
+        scopes += [(EMPTIED_SESSION, h) for h in body.get("emptied_session_hashes", ())]
         conn.executemany("INSERT OR IGNORE INTO forgotten_scopes VALUES (?,?,?,?,?)",
                          [(kind, digest, event.app, event.user, event.seq) for kind, digest in scopes])
+
+
+def session_erased_at(conn: sqlite3.Connection, session_digest: str) -> int | None:
+    """Seq of the receipt that forgot this session, or that took everything it still said."""
+    row = conn.execute("SELECT min(seq) FROM forgotten_scopes WHERE kind IN ('session', ?) AND hash = ?",
+                       (EMPTIED_SESSION, session_digest)).fetchone()
+    return row[0]
 
 
 def is_forgotten(conn: sqlite3.Connection, kind: str, digest: str) -> bool:

@@ -113,6 +113,12 @@ def _names(text: str) -> set[str]:
         {words[0].casefold()} if words and words[0][:1].isupper() and len(words) == 1 else set())
 
 
+def restated_by(candidate, spec, open_facts, stored_vectors):
+    """What a candidate only restates, asked before the decision table by the live ledger and by
+    re-decision after a forget alike: `same_meaning` when meaning is on, else (None, None)."""
+    return same_meaning(candidate, spec, open_facts, stored_vectors) if encoders.wanted() else (None, None)
+
+
 def same_meaning(candidate, spec, open_facts, stored_vectors):
     """(the open fact the candidate only restates, the rule) or (None, None).
 
