@@ -16,7 +16,6 @@ from .confidence import BASIS_RANK
 from .registry import PredicateSpec
 from .vocabulary import DecisionAction
 
-ACTIONS = ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "hold", "backfill")
 # The rules under which this table rejects a candidate (reasons nothing_to_retract,
 # insufficient_authority, older_than_current, already_counted; `late_arrival` only in logs written
 # before late statements were backfilled).  Only these rejections are

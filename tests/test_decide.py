@@ -10,6 +10,7 @@ from factledger.ledger.candidate import value_key
 from factledger.ledger.confidence import BASIS_RANK
 from factledger.ledger.decide import REJECTING_RULES, OpenFact, decide
 from factledger.ledger.registry import PredicateSpec
+from factledger.ledger.vocabulary import DECISION_ACTIONS
 
 from .conftest import cand
 
@@ -318,7 +319,7 @@ def candidate_and_key(draw):
 def test_decide_is_total_and_consistent(case):
     c, facts, spec, history = case
     d = decide(c, facts, spec, past=history)
-    assert d.action in ("insert", "reinforce", "supersede", "dispute", "retract", "reject", "backfill")
+    assert d.action in DECISION_ACTIONS          # the vocabulary's one list of what a decision can be
     if d.action in ("reinforce", "retract", "supersede", "dispute", "backfill"):
         assert d.target in facts or d.target in history
     if d.target in history:                # the past is reached only by a statement said before the present
