@@ -10,12 +10,12 @@ it once.  Only reads when nothing is missing.
 from __future__ import annotations
 
 import re
-import warnings
 
 from factledger.projections.runner import OBSOLETE_INDEXES, Projector
 
 from . import triggers
 from .pgstore import SCHEMA, PgConnection, locked, missing_guards
+from .schema import repaired
 from .timeutil import Clock
 
 
@@ -40,11 +40,4 @@ def ensure_schema(conn: PgConnection, projector: Projector, clock: Clock) -> tup
         if record:
             conn.executescript(record)
     conn.forget_columns()
-    report = []
-    if tables <= present_tables:
-        report = ([f"index {name} was missing; built" for name in sorted(indexes - present_indexes)] +
-                  [f"trigger {name} was missing; restored (verify reports it)" for name in lost_guards])
-        for line in report:
-            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=4)
-    refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
-    return refold, report
+    return repaired(tables, present_tables, indexes - present_indexes, lost_guards, projector)

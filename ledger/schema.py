@@ -53,11 +53,19 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
             # `verify` names a missing trigger from the file itself).
             return False, []
         raise
+    return repaired(tables, present_tables, indexes - present_indexes, lost_triggers, projector)
+
+
+def repaired(tables: set[str], present_tables: set[str], built_indexes: set[str], restored_triggers: list[str],
+             projector: Projector) -> tuple[bool, list[str]]:
+    """(refold, report) once the schema is whole, for either backend: each index built or trigger
+    restored on a ledger that already had its tables is said (a warning at the opener's line), and
+    projection tables new beside an existing log ask for a refold."""
     report = []
     if tables <= present_tables:
-        report = ([f"index {name} was missing; built" for name in sorted(indexes - present_indexes)] +
-                  [f"trigger {name} was missing; restored (verify reports it)" for name in lost_triggers])
+        report = ([f"index {name} was missing; built" for name in sorted(built_indexes)] +
+                  [f"trigger {name} was missing; restored (verify reports it)" for name in restored_triggers])
         for line in report:
-            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=4)
+            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=5)
     refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
     return refold, report
