@@ -28,6 +28,7 @@ from factledger.ledger.pgstore import display, fresh_postgres, is_postgres, spli
 from . import queries
 from .forget import forget_users, users
 from .generator import USERS, Generator
+from .observe import single_latency
 from .stats import ms, percentile, rate
 
 # The store is what is measured here: embedding every fact (the semantic extra, when installed)
@@ -62,17 +63,6 @@ def observe_batches(ledger: Ledger, gen: Generator, events: int, batch: int = 10
             next_report = time.monotonic() + 30
     return {"events": last, "candidates": candidates, "observe_batch_per_s": rate(candidates, spent),
             "observe_batch_events_per_s": rate(last, spent)}
-
-
-def observe_single(ledger: Ledger, gen: Generator, count: int = 200) -> dict:
-    samples = []
-    for _ in range(count):
-        cand = make_candidate(**gen.next())
-        t0 = time.perf_counter()
-        ledger.observe(cand)
-        samples.append(time.perf_counter() - t0)
-    return {"observe_single_p50_ms": ms(percentile(samples, 50)),
-            "observe_single_p99_ms": ms(percentile(samples, 99))}
 
 
 def timed(name: str, call) -> dict:
@@ -156,7 +146,7 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
             results.update(observe_batches(ledger, gen, events))
             _log("single observations ...")
-            results.update(observe_single(ledger, gen))
+            results.update(single_latency(ledger, gen))
             _log("recall ...")
             results.update({k: v for k, v in queries.recall(ledger).items() if k != "recall_reason"})
             _log("verify ...")

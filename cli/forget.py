@@ -83,7 +83,7 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
 @click.option("--ticket", help="External reference (case number), recorded in the receipt; no personal data")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation")
-@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards")
+@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards (PostgreSQL: VACUUM FULL)")
 @output_options
 @pass_state
 def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, ticket,
@@ -104,7 +104,17 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
             note(f"already erased at seq {earlier} (`factledger erasures` lists the receipt)")
         else:
             check_partition(ledger, app, user)
+    warn_freed_pages(receipt)
     emit_one(receipt, fmt, render=render_receipt)
+
+
+def warn_freed_pages(receipt: dict) -> None:
+    """A plain VACUUM (PostgreSQL's default after a forget) removes the dead rows, but their bytes
+    may stay in free page space until reused (docs/forgetting.md): say so, whatever the format."""
+    purge = receipt.get("purge") or {}
+    if "tables" in purge and not purge.get("full"):
+        note("freed pages may keep the forgotten bytes until PostgreSQL reuses them; "
+             "`--vacuum` rewrites the tables (VACUUM FULL, an exclusive lock each)")
 
 
 def confirm(preview: dict, command: str) -> None:
@@ -164,7 +174,7 @@ def erasures(state, app, user, session, fmt) -> None:
 @click.option("--reason", help="Recorded in the receipt (default: retention policy)")
 @click.option("--requested-by", "requested_by")
 @click.option("--yes", "-y", is_flag=True, help="With --apply: do not ask for confirmation")
-@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards")
+@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards (PostgreSQL: VACUUM FULL)")
 @output_options
 @click.pass_context
 def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, reason, requested_by,
@@ -182,6 +192,7 @@ def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, rea
     if apply_ and not yes:
         confirm(ledger.retain(apply=False, **options), "retain --apply")
     receipt = ledger.retain(apply=apply_, vacuum=vacuum, **options)
+    warn_freed_pages(receipt)
     emit_one(receipt, fmt, render=render_receipt)
 
 

@@ -78,3 +78,20 @@ def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
     assert report["backend"] == "postgresql"
     assert {"WAL (pg_wal)", "WAL archive", "base backups", "pg_dump files and exports"} <= set(places)
     assert report["settings"]["archive_mode"] == "off"
+
+
+def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock):
+    """Nothing said in silence: a plain VACUUM's limit is told on stderr, in every format; after
+    `--vacuum` (VACUUM FULL) there is nothing to tell."""
+    location = postgres.location()
+    with Ledger(location, clock=clock) as ledger:
+        _fill(ledger)
+        ledger.observe(cand(user="also", predicate="diet", value="vegan"))
+    forget = [FACTLEDGER, "--db", location, "forget", "--app", "app", "--reason", "erasure request", "--yes"]
+    plain = subprocess.run([*forget, "--user", "gone", "--json"], capture_output=True, text=True, env=ENV)
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout)["purge"]["full"] is False
+    assert "freed pages may keep the forgotten bytes" in plain.stderr and "--vacuum" in plain.stderr
+    full = subprocess.run([*forget, "--user", "also", "--vacuum"], capture_output=True, text=True, env=ENV)
+    assert full.returncode == 0, full.stderr
+    assert json.loads(full.stdout)["purge"]["full"] is True and "freed pages" not in full.stderr
