@@ -311,9 +311,10 @@ H, A, D = "home_city", "allergy", "medication_dose"
           ("say", H, 1, 2, 1, "user", False, None), ("say", H, 0, 2, 1, "agent", False, None),
           ("resolve", 0, False)], [("session", 0), ("session", 1)])
 # A value said again earlier (backfill moves the fact's first statement to it), a weaker value
-# disputing it, then the session of that earlier statement forgotten.
+# disputing it, a reviewer's judgement of the dispute, then the session of that earlier statement
+# forgotten: the judgement stays with the fact, which its first observation still holds.
 @example([("say", H, 1, 0, 2, "user", False, None), ("say", H, 1, 1, 1, "user", False, None),
-          ("say", H, 0, 0, 1, "agent", False, None)], [("session", 1)])
+          ("say", H, 0, 0, 1, "agent", False, None), ("resolve", 0, False)], [("session", 1)])
 def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
     run(history, forgets)
 
