@@ -25,7 +25,7 @@ from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
 
 from . import recall_scope, render
-from .recall_facts import CONFIRMED, ID, OUTCOMES, PREDICATE, InScope
+from .recall_facts import CONFIRMED, ID, OUTCOMES, PREDICATE, InScope, lexical_index
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_LIMIT,
@@ -98,7 +98,7 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     rows = kept.rows
     scope = InScope(rows, now, options, _registry_suffixes(registry))
     scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, frozenset(options.clearance)),
-                                  scope.build_lexical_index)
+                                  partial(lexical_index, rows, scope.cleared, scope.suffixes))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT

@@ -226,8 +226,7 @@ class InScope:
         return {cleared[j]: cosine for j, cosine in index.cosines(q_counts).items()}
 
     def build_lexical_index(self) -> LexicalIndex:
-        rows, suffixes = self.rows, self.suffixes
-        return LexicalIndex([_document(rows[i], suffixes) for i in self.cleared])
+        return lexical_index(self.rows, self.cleared, self.suffixes)
 
     def scores(self, i: int) -> tuple:
         """(relevance, recency, score); a fact that shares no term with the query has relevance
@@ -296,6 +295,13 @@ class InScope:
                 "relevance": relevance, "recency": recency, "score": score,
                 "meaning": parts[0], "lexical": parts[1],
                 "outcome": self.gate(i), "via": self.via.get(i)}
+
+
+def lexical_index(rows: list[tuple], cleared: list[int], suffixes: dict[str, str]) -> LexicalIndex:
+    """The lexical index of the cleared rows.  A function of the rows, not a method: what a call
+    stores on its `InScope` must not point back at it (a cycle would keep each call's per-fact
+    lists alive until the cyclic collector runs, and its runs were recall's slowest calls)."""
+    return LexicalIndex([_document(rows[i], suffixes) for i in cleared])
 
 
 def _document(row: tuple, suffixes: dict[str, str]) -> str:

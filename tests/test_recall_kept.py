@@ -5,6 +5,7 @@ exactly the order of sorting every eligible fact."""
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -116,3 +117,23 @@ def test_scoring_a_scope_at_once_gives_the_same_answer(ledger, clock, meaning, m
     at_once = answers()
     monkeypatch.setattr(meaning_module, "Scores", _NoArrays)             # the per-fact loops
     assert answers() == at_once
+
+
+def test_a_call_leaves_nothing_for_the_cyclic_collector(ledger, clock, meaning):
+    """What a call works out is freed when it returns: a reference cycle (an `InScope` holding a
+    function bound to itself) kept every call's per-fact lists until the collector's next run,
+    and those runs, freeing ten calls' worth at once, were recall's slowest calls."""
+    fill(ledger, clock, n=30)
+    cases = [(mode, explain, preload) for mode in ("lexical", "semantic", "hybrid")
+             for explain in (False, True) for preload in (False, True)]
+    for mode, explain, preload in cases:
+        ledger.recall("app", "u1", "blue gadget", mode=mode, explain=explain, preload=preload)   # warm
+    gc.collect()
+    gc.disable()
+    try:
+        for mode, explain, preload in cases:
+            ledger.recall("app", "u1", "which blue gadget 2", mode=mode, explain=explain, preload=preload,
+                          clearance="all", min_confidence=0)
+            assert gc.collect() == 0, (mode, explain, preload)
+    finally:
+        gc.enable()
