@@ -37,6 +37,8 @@ class OpenFact:
     sessions: frozenset[str] = frozenset()
     effective_date: str | None = None
     valid_to: str | None = None              # a closed fact's end in valid time (None: open)
+    confirmed_at: str | None = None          # its latest statement's said_at
+    said: tuple[tuple[str, str, int], ...] | None = None   # (said_at, session, seq) of each statement
 
     @property
     def reading_date(self) -> str:
@@ -56,6 +58,8 @@ class Decision:
     until: OpenFact | None = None            # backfill: the next known value, which ends the new one
     cuts: OpenFact | None = None             # backfill: the closed fact whose valid time it cuts short
     valid_to: str | None = None              # backfill: when the new fact stopped holding
+    splits: OpenFact | None = None           # backfill: the fact said before and again after it
+    resumes: tuple[str, str, int] | None = None   # ... its first statement after (said_at, session, seq)
 
 
 def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec,
@@ -132,6 +136,8 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
         return Decision("dispute", "lower_authority", "lower_authority_than_current", current)
     if candidate.said_at < current.said_at:
         return backfill(candidate, current, past)     # Row 5b: history, never what is current
+    if (cut := split(candidate, current)) is not None:
+        return cut                                    # Row 5c: said between two statements of it
     return Decision("supersede", "newer_value", "superseded", current, closes=tuple(open_facts))
 
 
@@ -173,6 +179,9 @@ def backfill(candidate: Candidate, current: OpenFact, past: Iterable[OpenFact]) 
     if held is not None and value_key(held.value) == wanted:
         # the value held then: it says it again, a reinforcement (in the past)
         return _reinforce(candidate, held, [], "late_same_value")
+    if held is not None and BASIS_RANK[candidate.basis] >= BASIS_RANK[held.basis]:
+        if (cut := split(candidate, held)) is not None:
+            return cut
     after = min((f for f in line if f.said_at > t), key=lambda f: f.said_at)
     cuts = held if held is not None and BASIS_RANK[candidate.basis] >= BASIS_RANK[held.basis] else None
     if value_key(after.value) == wanted:
@@ -181,6 +190,28 @@ def backfill(candidate: Candidate, current: OpenFact, past: Iterable[OpenFact]) 
             return Decision("reject", "earlier_same_value", "already_counted", after)
         return Decision("backfill", "earlier_same_value", "held_earlier", after, cuts=cuts)
     return Decision("backfill", "backfill", "backfilled", after, until=after, cuts=cuts, valid_to=after.said_at)
+
+
+def split(candidate: Candidate, held: OpenFact) -> Decision | None:
+    """Row 5c: a value said while `held` held it, with a statement of `held` said after it.  In
+    said order that statement would have come after this value, as a new fact of its own: so
+    `held` is split in two, the part before ends at this value, which holds until that statement,
+    and `held` holds again from there (the part it keeps, with its id, status and end)."""
+    t = candidate.said_at
+    if held.said is None or held.confirmed_at is None or held.confirmed_at <= t:
+        return None
+    later = [s for s in held.said if s[0] > t]
+    if not later or all(s[0] > t for s in held.said):
+        return None
+    first = min(later, key=lambda s: (s[0], arrival(s[2])))
+    return Decision("backfill", "backfill", "split", held, until=held, splits=held, valid_to=first[0],
+                    resumes=first)
+
+
+def arrival(seq: int) -> tuple[int, int]:
+    """The order statements were recorded in: log seqs, then (re-decision's statements, folded
+    before they are appended) negative seqs in the order they were folded."""
+    return (0, seq) if seq > 0 else (1, -seq)
 
 
 def late_negation(candidate: Candidate, past: Iterable[OpenFact]) -> Decision | None:

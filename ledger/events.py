@@ -137,6 +137,31 @@ class FactReinstated(Decided):
     reason: str = "redaction"
 
 
+class FactSplit(Decided):
+    """A value learnt late was said between two statements of the fact (`fact_id`): its statements
+    said up to `at` become a new fact (`split_id`), closed then as `superseded` by the late value
+    (`by_fact_id`); the fact holds from its first statement after `at`, named here (it becomes the
+    fact's first statement), with the authority of the statements it keeps (`basis`, the base
+    `confidence`) and the new fact with that of the others (`early_basis`, `early_confidence`)."""
+
+    type: Literal["FactSplit"] = "FactSplit"
+    split_id: str
+    by_fact_id: str
+    at: str
+    said_at: str
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    confidence: float
+    early_basis: Basis
+    early_confidence: float
+    subject: str
+    predicate: str
+    cause: int | None = None
+
+
 class CandidateRejected(Body):
     type: Literal["CandidateRejected"] = "CandidateRejected"
     reason: str
@@ -242,13 +267,13 @@ class CheckpointIssued(Body):
 
 EventBody = Annotated[
     FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | DisputeResolved
-    | FactReinstated | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted
+    | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted
     | CheckpointIssued,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
     "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted",
-    "DisputeResolved", "FactReinstated", "CandidateRejected", "CandidateHeld", "SessionIngested",
+    "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
     "IngestFailed", "Redacted", "CheckpointIssued",
 )
 event_adapter: TypeAdapter = TypeAdapter(EventBody)

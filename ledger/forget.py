@@ -32,7 +32,7 @@ from factledger.projections.history import KEY_PAST, partitions_confirmed_before
 from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, emptied_sessions, plan, unknown_fact
-from .logread import has_partition
+from .logread import has_partition, statement_bodies
 from .pgstore import vacuum_tables
 from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
@@ -207,7 +207,8 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
                 lambda subject, predicate, s=s: [decode(row) for sql in (KEY_SNAPSHOTS, KEY_PAST)
                                                  for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
                 lambda b: compensating.append(store.append(b).seq), before,
-                lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)))
+                lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)),
+                lambda seqs: statement_bodies(conn, seqs))
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,

@@ -94,9 +94,10 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
     events = load_partition(conn, scope.app, scope.user)
     facts_by_id = {e.body["fact_id"]: e.body for e in events
                    if e.body is not None and e.type == "FactObserved"}
+    split_from = _split_from(events, facts_by_id)
     result = Plan(scope, events, facts_by_id)
     last_confirmed = _last_confirmed(events) if scope.kind == "retention" else {}
-    direct = _direct_test(scope, registry, last_confirmed)
+    direct = _direct_test(scope, registry, last_confirmed, split_from)
     chosen: set[int] = set()
     gone: set[str] = set()          # the forgotten facts, and those a forgotten statement observed first
     for event in events:
@@ -109,6 +110,8 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
             if event.type == "FactObserved":
                 result.facts.add(event.body["fact_id"])
             gone |= _observed(event.body)
+    if scope.kind == "fact":
+        result.facts |= {f for f in split_from if _root(f, split_from) in result.facts}
     gone |= result.facts
     by_seq = {e.seq: e for e in events}
     for event in events:
@@ -117,6 +120,8 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
         if _caused(event, gone, scope, facts_by_id, chosen, by_seq):
             chosen.add(event.seq)
             gone |= _observed(event.body)
+            if event.type == "FactSplit":
+                gone.add(event.body["split_id"])    # the part it split off exists by it alone
     # A reviewer's accept carries the held candidate's hold_id: the CandidateHeld holds the same
     # value, so it goes with the fact (else the value stays in the log and the item reopens).
     holds = {by_seq[seq].body.get("hold_id") for seq in chosen} - {None}
@@ -146,7 +151,26 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
     return result
 
 
-def _direct_test(scope: Scope, registry, last_confirmed: dict):
+def _split_from(events: list[LoadedEvent], facts_by_id: dict[str, dict]) -> dict[str, str]:
+    """split-off fact -> the fact it was split from (`FactSplit`); each split-off fact is also
+    entered in `facts_by_id` with the observation of the fact its statements were recorded under."""
+    found = {}
+    for e in events:
+        if e.body is not None and e.type == "FactSplit":
+            found[e.body["split_id"]] = e.body["fact_id"]
+            if e.body["fact_id"] in facts_by_id:
+                facts_by_id[e.body["split_id"]] = facts_by_id[e.body["fact_id"]]
+    return found
+
+
+def _root(fact_id: str, split_from: dict[str, str]) -> str:
+    """The fact whose observation a (split-off) fact's first statement was recorded as."""
+    while fact_id in split_from:
+        fact_id = split_from[fact_id]
+    return fact_id
+
+
+def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[str, str]):
     kind = scope.kind
 
     def candidate_spec(body: dict):
@@ -160,7 +184,10 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict):
         return lambda e: (e.body.get("session") == wanted
                           or (e.body.get("candidate") or {}).get("session") == wanted)
     if kind == "fact":
-        return lambda e: e.type == "FactObserved" and e.body["fact_id"] == scope.fact_id
+        # a fact split off another (a value learnt late cut it in two) has its statements recorded
+        # under that fact's observation: forgetting either part forgets the statements of both
+        root = _root(scope.fact_id, split_from)
+        return lambda e: e.type == "FactObserved" and e.body["fact_id"] == root
     if kind in ("predicate", "sensitivity"):
         # an observation names its predicate and sensitivity; a candidate's come from the registry
         field, wanted = (("predicate", scope.predicate) if kind == "predicate"

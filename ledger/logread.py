@@ -93,6 +93,11 @@ def bodies_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str,
     return found
 
 
+def statement_bodies(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, dict]:
+    """seq -> the body recorded there (a fact's statements, which a split divides); none scrubbed."""
+    return {seq: body_of(body) for seq, (_at, body) in bodies_at(conn, seqs).items() if body is not None}
+
+
 def caused_by(conn: sqlite3.Connection, seq: int) -> list[int]:
     """Seqs of the events recorded because of the event at `seq` (their body's `cause`)."""
     return [r[0] for r in conn.execute(

@@ -7,9 +7,12 @@ stays a pure function of its inputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .candidate import Candidate
-from .confidence import initial_confidence
+from .confidence import BASIS_RANK, initial_confidence
 from .decide import Decision
+from .errors import LedgerError
 from .events import (
     Body,
     CandidateHeld,
@@ -19,6 +22,7 @@ from .events import (
     FactObserved,
     FactReinforced,
     FactRetracted,
+    FactSplit,
     FactSuperseded,
 )
 from .ids import new_id
@@ -39,14 +43,20 @@ def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, regi
     )
 
 
+Statements = Callable[[list[int]], dict[int, dict]]     # seqs -> the bodies that recorded them
+
+
 def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
-               basis_claimed: str | None = None, *,
-               fact_id: str | None = None) -> tuple[list[Body], str | None]:
+               basis_claimed: str | None = None, *, fact_id: str | None = None,
+               statements: Statements | None = None) -> tuple[list[Body], str | None]:
     """The bodies to append, and the fact the decision is about (new or existing).
 
     The first body records the statement itself and carries all of it (key, value, quote, basis,
     time), whatever the decision: re-decision after a forget reads statements back from these
     bodies.  `fact_id` names a new fact (re-decision keeps a re-recorded observation's id).
+    `statements` reads the bodies of a fact's statements by seq: only a split (`Decision.splits`)
+    needs them, for the quote of the statement the fact holds again from and the authority of
+    each part.
     """
     common = dict(app=c.app, user=c.user, registry_sha256=registry_sha)
     target = decision.target.fact_id if decision.target else None
@@ -78,6 +88,8 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
                 valid_to=decision.target.said_at, **common))
         return bodies, target
     if action == "backfill":
+        if decision.splits is not None:
+            return split(decision, c, spec, registry_sha, basis_claimed, fact_id, common, statements)
         return backfilled(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said)
     fact_id = fact_id or new_id()
     bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
@@ -115,6 +127,39 @@ def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         bodies.append(FactSuperseded(fact_id=decision.cuts.fact_id, rule="backfill", by_fact_id=fact_id,
                                      reason="backfilled", valid_to=c.said_at, **common))
     return bodies, fact_id
+
+
+def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
+          basis_claimed: str | None, fact_id: str | None, common: dict,
+          statements: Statements | None) -> tuple[list[Body], str | None]:
+    """A value said between two statements of one fact (decide's Row 5c): a new fact for it,
+    held until the fact's next statement; the fact split there (`FactSplit`, the part before
+    gets a new id: the fact keeps its id, status and end for the part a reviewer, recall and
+    `why` already name); then the new fact closed as `superseded` by it."""
+    held, first = decision.splits, decision.resumes
+    if statements is None:
+        raise LedgerError("internal: a split needs the statements of the fact it splits")
+    bodies_by_seq = statements([s[2] for s in held.said])
+    if any(s[2] not in bodies_by_seq for s in held.said):
+        raise LedgerError(f"internal: a statement of fact {held.fact_id} is missing from the log")
+    resumed = bodies_by_seq[first[2]]
+
+    def strength(part: list) -> tuple[str, float]:
+        said = [bodies_by_seq[s[2]] for s in part]
+        return (max((b["basis"] for b in said), key=BASIS_RANK.__getitem__), max(b["confidence"] for b in said))
+
+    t = c.said_at
+    early_basis, early_confidence = strength([s for s in held.said if s[0] <= t])
+    basis, confidence = strength([s for s in held.said if s[0] > t])
+    fact_id = fact_id or new_id()
+    return [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
+            FactSplit(fact_id=held.fact_id, rule="split", split_id=new_id(), by_fact_id=fact_id, at=t,
+                      said_at=first[0], session=first[1], evidence_event=resumed["evidence_event"],
+                      quote=resumed["quote"], author=resumed["author"], basis=basis, confidence=confidence,
+                      early_basis=early_basis, early_confidence=early_confidence, subject=c.subject,
+                      predicate=spec.name, **common),
+            FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=held.fact_id, reason="backfilled",
+                           valid_to=decision.valid_to, **common)], fact_id
 
 
 def stamped(bodies: list[Body], hold_id: str | None, review: dict | None = None) -> list[Body]:

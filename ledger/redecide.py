@@ -21,7 +21,7 @@ from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, Lazy
 from .decide import OpenFact, decide
 from .errors import LedgerError
 from .events import Body, DisputeResolved
-from .plan import events_for, stamped
+from .plan import Statements, events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
 from .semantic.dedup import restated_by
@@ -35,8 +35,10 @@ class KeyFold:
     """One key's facts folded in memory, indexed for `decide` as the live fold indexes them
     (`projections.keyindex`: open facts in the order the key first held them, and by value)."""
 
-    def __init__(self, seed: Iterable[Snapshot] = ()):
+    def __init__(self, seed: Iterable[Snapshot] = (), stored: Statements = lambda seqs: {}):
         self.snaps: dict[str, Snapshot] = {}
+        self.bodies: dict[int, dict] = {}     # what this fold recorded, by its own (negative) seqs
+        self._stored = stored                 # the statements of the seeded facts, read from the log
         self.index = KeyIndex(self.snaps)
         for snap in seed:
             self._put(dict(snap))
@@ -56,9 +58,16 @@ class KeyFold:
         """The closed facts of the key that held it (decide's `past`), in the order they were said."""
         return [past_fact(s) for s in sorted(self.snaps.values(), key=said_order) if s["status"] in PAST_STATES]
 
+    def statements(self, seqs: list[int]) -> dict[int, dict]:
+        """The bodies of a fact's statements (a split divides them): folded here, or stored."""
+        found = {s: self.bodies[s] for s in seqs if s in self.bodies}
+        stored = [s for s in seqs if s not in found]
+        return {**found, **self._stored(stored)} if stored else found
+
     def fold(self, body: Body) -> None:
         self._seq -= 1                        # not a log seq: these events are not appended yet
         data = body.model_dump(mode="json", exclude_none=True)
+        self.bodies[self._seq] = data
         event = Event(self._seq, "", data["type"], data["app"], data["user"], "", data)
         for snap, _reason in transition(event, self.snaps.get):
             self._put(snap)
@@ -92,7 +101,8 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             view = fold.view()
             decision = decide(c, view, spec, restated_by(c, spec, view, stored), past=LazyPast(fold.past))
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
-            bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse)
+            bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse,
+                                         statements=fold.statements)
             if reuse is not None and fact_id != reuse and "observed_as" in type(bodies[0]).model_fields:
                 bodies[0] = bodies[0].model_copy(update={"observed_as": reuse})
             bodies = stamped(bodies, st.hold_id, dict(st.review))

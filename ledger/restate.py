@@ -108,12 +108,14 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
 
 def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
             key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
-            open_before: set[str], key_vectors: Callable[[str], tuple] = lambda predicate: ({}, None)) -> None:
+            open_before: set[str], key_vectors: Callable[[str], tuple] = lambda predicate: ({}, None),
+            stored_statements: Callable[[list[int]], dict[int, dict]] = lambda seqs: {}) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
     state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order, then
     its closed ones that held it, the past a late statement is placed in) and append the events,
     then the other events recorded again.  `key_vectors(predicate)`: the stored vectors the live
-    ledger's dedup by meaning reads (`semantic.dedup.key_matrix`).
+    ledger's dedup by meaning reads (`semantic.dedup.key_matrix`).  `stored_statements(seqs)`: the stored
+    bodies of the statements of the key's facts, which a split reads (`ledger.plan.split`).
 
     A value that is current again (it was closed before the forget, its observation survives and
     nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
@@ -121,7 +123,7 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     app, user = plan.scope.app, plan.scope.user
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
-        fold = KeyFold(key_snapshots(*key))
+        fold = KeyFold(key_snapshots(*key), stored_statements)
         for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0],
                              stored_vectors=lambda key=key: key_vectors(key[1])):
             append(body)

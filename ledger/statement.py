@@ -20,7 +20,7 @@ from .decide import REJECTING_RULES
 
 Key = tuple[str, str]                     # (subject, predicate)
 FACT_EVENTS = ("FactObserved", "FactReinforced", "FactRetracted", "FactSuperseded", "FactDisputed",
-               "DisputeResolved", "FactReinstated")
+               "DisputeResolved", "FactReinstated", "FactSplit")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .errors import LedgerError
 from .eventrow import Event
 from .events import Body
 from .ledger_file import prepare as prepare_file
+from .logread import statement_bodies
 from .outcome import Outcome
 from .pgschema import ensure_schema as ensure_pg_schema
 from .pgstore import is_postgres, open_postgres
@@ -138,7 +139,8 @@ class UnitOfWork:
         restates = restated_by(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
         past = self.projector.key_past(self.conn, c.app, c.user, c.subject, spec.name)
         decision = decide(c, facts, spec, restates, past)
-        bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed)
+        bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
+                                     statements=lambda seqs: statement_bodies(self.conn, seqs))
         if hold_id is not None:
             bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
                       else b for b in bodies]

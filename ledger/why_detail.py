@@ -29,6 +29,10 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
     for e in events:
         body, kind, role = e["body"] or {}, e["type"], e["role"]
         entry: dict | None = None
+        if kind == "FactSplit":
+            out += [dict(entry, seq=e["seq"], type=kind, recorded_at=e["recorded_at"])
+                    for entry in _split(conn, role, body)]
+            continue
         if body.get("rule") in _LATE:
             entry = _late(conn, kind, role, body, late)
         elif kind == "FactSuperseded" and role == "subject" and body.get("by_fact_id"):
@@ -63,6 +67,18 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
 
 # Decisions about a statement said before the key's current fact (decide's Row 5b, "backfill").
 _LATE = ("backfill", "earlier_same_value", "late_same_value", "late_negation")
+
+
+def _split(conn: sqlite3.Connection, role: str, body: dict) -> list[dict]:
+    """A fact split by a value said between two of its statements (decide's Row 5c)."""
+    if role == "split":                  # the part before: a fact of its own, closed then
+        return [{"relation": "cut short by a value learnt late", **_fact(conn, body.get("by_fact_id"))},
+                {"relation": "split from (held again later)", **_fact(conn, body.get("fact_id"))}]
+    if role == "subject":                # the fact that holds again from its next statement
+        return [{"relation": "held again after a value learnt late", **_fact(conn, body.get("by_fact_id"))}]
+    if role == "replacement":            # the value learnt late
+        return [{"relation": "cut short the value before it", **_fact(conn, body.get("split_id"))}]
+    return []
 
 
 def _late(conn: sqlite3.Connection, kind: str, role: str, body: dict, late: bool) -> dict | None:

@@ -91,6 +91,25 @@ class _Changes:
         return list(self._touched.values())
 
 
+def statement(body: dict, seq: int) -> list:
+    """A fact's note of one statement of it, kept in its `sessions` column: [session, said_at, seq].
+    A fact is split on these (`_split`) when a value learnt late was said between two of them;
+    files written before kept the session alone (a string), and such a fact is never split."""
+    return [body["session"], body["said_at"], seq]
+
+
+def session_names(entries: list) -> list[str]:
+    """The sessions of a fact's statements (its `sessions` column, either spelling)."""
+    return [e if isinstance(e, str) else e[0] for e in entries]
+
+
+def said_times(entries: list) -> tuple[tuple[str, str, int], ...] | None:
+    """(said_at, session, seq) of each statement of a fact, or None if a note predates them."""
+    if any(isinstance(e, str) for e in entries):
+        return None
+    return tuple((e[1], e[0], e[2]) for e in entries)
+
+
 def _observed(event: Event, body: dict, changes: _Changes):
     snap = {
         "fact_id": body["fact_id"], "app": body["app"], "user": body["user"],
@@ -103,7 +122,7 @@ def _observed(event: Event, body: dict, changes: _Changes):
         "confirmed_at": body["said_at"], "confirmed_by": body["session"],
         "session": body["session"], "evidence_event": body["evidence_event"],
         "quote": body["quote"], "author": body["author"], "disputes": [],
-        "sessions": [body["session"]], "observed_seq": event.seq, "valid_to": None,
+        "sessions": [statement(body, event.seq)], "observed_seq": event.seq, "valid_to": None,
     }
     changes.put(snap, "observed")
     return changes.result()
@@ -118,7 +137,7 @@ def _reinforced(event: Event, body: dict, changes: _Changes):
     snap["base_confidence"] = max(snap["base_confidence"], body["confidence"])
     snap["reinforcements"] += 1
     snap["confidence"] = round(reinforced_confidence(snap["base_confidence"], snap["reinforcements"]), 6)
-    snap["sessions"] = snap["sessions"] + [body["session"]]
+    snap["sessions"] = snap["sessions"] + [statement(body, event.seq)]
     if body["rule"] == "earlier_same_value" and body["said_at"] < snap["said_at"]:
         # a statement learnt late that the value held from earlier: it becomes the first one
         snap.update({k: body[k] for k in ("said_at", "session", "evidence_event", "quote", "author")})
@@ -166,6 +185,36 @@ def _corrected(fact_id: str, status: str, valid_to: str | None, changes: _Change
     changes.put(snap, "backfilled")
 
 
+def _split(event: Event, body: dict, changes: _Changes):
+    """A value learnt late was said between two statements of this fact: the statements said up
+    to then become a fact of their own (`split_id`), closed then; this one holds from its first
+    statement after (named in the body, with the authority of the statements it keeps)."""
+    snap = changes.get(body["fact_id"])
+    if snap is None:
+        return []
+    at = body["at"]
+    early = [e for e in snap["sessions"] if e[1] <= at]
+    late = [e for e in snap["sessions"] if e[1] > at]
+    if not early or not late:
+        return []
+    last = max(range(len(early)), key=lambda i: (early[i][1], i))
+    before = dict(snap, fact_id=body["split_id"], status="superseded", valid_to=at, disputes=[],
+                  sessions=early, confirmed_at=early[last][1], confirmed_by=early[last][0])
+    _strength(before, body["early_basis"], body["early_confidence"])
+    changes.put(before, "split")
+    snap.update({k: body[k] for k in ("said_at", "session", "evidence_event", "quote", "author")})
+    snap["sessions"] = late
+    _strength(snap, body["basis"], body["confidence"])
+    changes.put(snap, "split")
+    return changes.result()
+
+
+def _strength(snap: Snapshot, basis: str, base: float) -> None:
+    snap.update(basis=basis, base_confidence=base, reinforcements=len(snap["sessions"]) - 1)
+    n = snap["reinforcements"]
+    snap["confidence"] = round(reinforced_confidence(base, n), 6) if n else base
+
+
 def _resolved(event: Event, body: dict, changes: _Changes):
     for loser in body.get("loser_ids", []):
         snap = changes.get(loser)
@@ -196,4 +245,5 @@ _HANDLERS = {
     "FactRetracted": _retracted,
     "DisputeResolved": _resolved,
     "FactReinstated": _reinstated,
+    "FactSplit": _split,
 }

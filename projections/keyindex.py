@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from factledger.ledger.candidate import value_key
 from factledger.ledger.decide import OpenFact
 
-from .factstate import OPEN_STATES, Snapshot
+from .factstate import OPEN_STATES, Snapshot, said_times, session_names
 
 
 class KeyIndex:
@@ -66,7 +66,8 @@ class KeyIndex:
             s = self._snaps[fact_id]
             found = self._facts[fact_id] = OpenFact(
                 s["fact_id"], s["value"], s["basis"], s["status"], s["said_at"],
-                frozenset(s["sessions"]), s["effective_date"])
+                frozenset(session_names(s["sessions"])), s["effective_date"],
+                confirmed_at=s["confirmed_at"], said=said_times(s["sessions"]))
         return found
 
     def view(self) -> KeyView:
@@ -102,7 +103,8 @@ PAST_STATES = ("superseded", "retracted")
 def past_fact(snap: Snapshot) -> OpenFact:
     """A closed fact as the decision table sees the key's past: with the end of its valid time."""
     return OpenFact(snap["fact_id"], snap["value"], snap["basis"], snap["status"], snap["said_at"],
-                    frozenset(snap["sessions"]), snap["effective_date"], snap["valid_to"])
+                    frozenset(session_names(snap["sessions"])), snap["effective_date"], snap["valid_to"],
+                    snap["confirmed_at"], said_times(snap["sessions"]))
 
 
 def said_order(snap: Snapshot) -> tuple:

@@ -17,7 +17,7 @@ CREATE INDEX IF NOT EXISTS fact_events_partition ON fact_events (app, user);
 
 # Body fields that name a fact, and the role the named fact plays in that event.
 _REFERENCES = (("fact_id", "subject"), ("by_fact_id", "replacement"), ("disputes", "disputed"),
-               ("winner_id", "winner"))
+               ("winner_id", "winner"), ("split_id", "split"))
 
 
 class ProvenanceProjection:

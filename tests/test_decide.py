@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,9 +22,12 @@ SERIES = PredicateSpec("blood_pressure", "series", "health", "measurement")
 
 
 def fact(value, basis="stated", status="current", said_at="2026-08-01T00:00:00.000000Z",
-         sessions=("s0",), fid=None, effective_date=None, valid_to=None):
+         sessions=("s0",), fid=None, effective_date=None, valid_to=None, again=()):
+    """`again`: the times it was said again (each by a session of its own), after `said_at`."""
+    said = ((said_at, sessions[0], 1),) + tuple((t, f"again{i}", 2 + i) for i, t in enumerate(again))
     return OpenFact(fid or f"f-{value}-{status}", value, basis, status, said_at,
-                    frozenset(sessions), effective_date, valid_to)
+                    frozenset(sessions) | {f"again{i}" for i in range(len(again))}, effective_date, valid_to,
+                    max(t for t, _s, _q in said), said)
 
 
 def past(value, said_at, valid_to, basis="stated", status="superseded", sessions=("s0",)):
@@ -242,6 +247,48 @@ def test_the_past_is_read_only_for_a_late_statement():
         decide(c, [NOW], ONE, past=Untouchable())
 
 
+# Row 5c: a value said between two statements of one fact splits it ------------------------------
+
+def test_a_value_said_between_two_statements_of_the_current_fact_splits_it():
+    lyon = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z", again=("2026-09-20T00:00:00.000000Z",
+                                                                        "2026-09-10T00:00:00.000000Z"))
+    d = decide(cand(value="Goa", said_at="2026-09-05"), [lyon], ONE)
+    assert (d.action, d.rule, d.reason) == ("backfill", "backfill", "split")
+    assert d.splits is lyon and d.until is lyon and d.closes == () and d.cuts is None
+    assert d.resumes == ("2026-09-10T00:00:00.000000Z", "again1", 3) and d.valid_to == d.resumes[0]
+
+
+def test_a_value_said_after_every_statement_of_the_current_fact_supersedes_it():
+    lyon = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z", again=("2026-09-10T00:00:00.000000Z",))
+    for said_at in ("2026-09-10T00:00:00.000000Z", "2026-09-11"):     # at the instant: by arrival
+        assert decide(cand(value="Goa", said_at=said_at), [lyon], ONE).action == "supersede"
+
+
+def test_a_fact_whose_statement_times_are_unknown_is_not_split():
+    """A fact written before facts noted each statement's time (`said` None) is superseded."""
+    lyon = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z", again=("2026-09-10T00:00:00.000000Z",))
+    old = OpenFact(lyon.fact_id, "Lyon", "stated", "current", lyon.said_at, lyon.sessions,
+                   confirmed_at=lyon.confirmed_at)
+    assert decide(cand(value="Goa", said_at="2026-09-05"), [old], ONE).action == "supersede"
+
+
+def test_a_weaker_value_said_between_two_statements_disputes_as_before():
+    lyon = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z", again=("2026-09-10T00:00:00.000000Z",))
+    d = decide(cand(value="Goa", said_at="2026-09-05", basis="inferred", author="agent"), [lyon], ONE)
+    assert d.action == "dispute"
+
+
+def test_a_late_value_said_between_two_statements_of_a_past_fact_splits_it():
+    line = [past("Pune", "07-01", "08-01"),
+            fact("Goa", said_at="2026-08-01T00:00:00.000000Z", status="superseded", fid="p-goa",
+                 valid_to="2026-09-01T00:00:00.000000Z", again=("2026-08-20T00:00:00.000000Z",))]
+    d = decide(cand(value="Oslo", said_at="2026-08-10"), [NOW], ONE, past=line)
+    assert (d.action, d.reason, d.splits, d.valid_to) == ("backfill", "split", line[1], "2026-08-20T00:00:00.000000Z")
+    stronger = [line[0], replace(line[1], basis="verified")]
+    d = decide(cand(value="Oslo", said_at="2026-08-10"), [NOW], ONE, past=stronger)
+    assert d.splits is None and d.until is NOW        # in order it would only have disputed it
+
+
 def test_newer_equal_authority_supersedes():
     d = decide(cand(value="Bengaluru", said_at="2026-09-30"), [fact("Pune")], ONE)
     assert (d.action, d.rule) == ("supersede", "newer_value") and d.target.value == "Pune"
@@ -282,11 +329,13 @@ def key_line(draw, before: int):
         end = days[i + 1] if i + 1 < len(days) else before
         if draw(st.booleans()):
             end = draw(st.integers(start, end))                     # retracted early
+        again = draw(st.lists(st.integers(start, max(start, end - 1)), max_size=2)) if end > start else []
         out.append(fact(draw(st.sampled_from(VALUES)), basis=draw(st.sampled_from(BASES)),
                         status="retracted" if end < (days[i + 1] if i + 1 < len(days) else before)
                         else "superseded", said_at=f"2026-08-{start:02d}T00:00:00.000000Z",
                         sessions=(draw(st.sampled_from(["s0", "s1"])),), fid=f"p{i}",
-                        valid_to=f"2026-08-{end:02d}T00:00:00.000000Z"))
+                        valid_to=f"2026-08-{end:02d}T00:00:00.000000Z",
+                        again=tuple(f"2026-08-{d:02d}T00:00:00.000000Z" for d in again)))
     return out
 
 
@@ -298,9 +347,11 @@ def candidate_and_key(draw):
     facts, history = [], []
     if draw(st.booleans()):
         start = draw(st.integers(1, 28))
-        facts.append(OpenFact(f"f-{start}", draw(st.sampled_from(VALUES)), current_basis, "current",
-                              f"2026-08-{start:02d}T00:00:00.000000Z", frozenset({"s0"}),
-                              f"2026-08-{draw(st.integers(1, 3)):02d}"))
+        again = draw(st.lists(st.integers(start, 28), max_size=2))
+        facts.append(fact(draw(st.sampled_from(VALUES)), current_basis, "current",
+                          f"2026-08-{start:02d}T00:00:00.000000Z", ("s0",), f"f-{start}",
+                          f"2026-08-{draw(st.integers(1, 3)):02d}",
+                          again=tuple(f"2026-08-{d:02d}T00:00:00.000000Z" for d in again)))
         if spec is ONE:
             history = draw(key_line(start))
             if draw(st.booleans()):
@@ -328,10 +379,21 @@ def test_decide_is_total_and_consistent(case):
         assert d.action in ("reinforce", "retract", "reject", "backfill")
     if d.action == "supersede":            # a replacement is said after every statement of the value
         assert c.said_at >= d.target.said_at
+        assert d.target.said is None or all(s[0] <= c.said_at for s in d.target.said)
+    if d.splits is not None:
+        # said between two statements of one fact (current, or past and held then): it holds
+        # until the fact's first statement after it, from which the fact holds again
+        assert d.action == "backfill" and d.reason == "split" and spec.cardinality == "one"
+        assert d.splits is d.target is d.until and d.cuts is None and d.resumes in d.splits.said
+        assert d.splits.said_at <= c.said_at < d.resumes[0] == d.valid_to
+        assert not any(c.said_at < s[0] < d.resumes[0] for s in d.splits.said)
+        assert BASIS_RANK[c.basis] >= BASIS_RANK[d.splits.basis]
+        assert value_key(c.value) != value_key(d.splits.value)
     if d.action == "backfill":
         # history, never the present: nothing open closes, no authority is lowered in the present
         current = next(f for f in facts if f.status == "current")
-        assert c.said_at < current.said_at and not d.closes and d.promotes is None
+        assert not d.closes and d.promotes is None
+        assert c.said_at < current.said_at or d.splits is current
         assert (d.until is None) == (d.rule == "earlier_same_value")
         if d.until is not None:
             assert d.valid_to > c.said_at and not any(c.said_at < f.said_at < d.valid_to for f in history)

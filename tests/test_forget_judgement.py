@@ -1,13 +1,18 @@
 """A reviewer's judgement outlives forgets that make its dispute vanish and come back.
 
-The history (found by the 3,000-example run of tests/test_forget_sequences.py): Pune said in s0
-and again in s1; Bengaluru said in s2 (same day as the first Pune: it supersedes it); an agent's
-Pune in s2 disputes Bengaluru; a reviewer rejects Bengaluru.  Forget s0: Pune is now first said in
-s1, a day later, so Bengaluru arrives late and is kept as history (backfill; before, it was rejected);
-the dispute and the judgement do not arise.  Forget s1: Bengaluru is a fact again, the agent disputes it, and the reviewer's rejection
-must apply again, as in a ledger that never heard s0 or s1.  That needs Bengaluru's statement to
-keep the fact id it first observed while it is recorded as a rejection (`observed_as`), and the
-judgement to be kept, settling nothing, while its dispute does not arise (`reviewer_unsettled`).
+The history: Bengaluru said in s2 (day 1) and again in s4 (day 3) is one fact; Pune, said in s1
+on day 2 and learnt after both, splits it (docs/decisions.md, "Late arrivals"): Bengaluru holds
+again from day 3, under the fact's id.  An agent's Pune (s3, day 4, inferred) disputes it, and a
+reviewer rejects Bengaluru.  Forget s4: Pune (day 2) is the latest value and the agent's Pune
+only reinforces it, so the dispute and the judgement do not arise.  Forget s1: Bengaluru (day 1)
+is current again, the agent disputes it, and the reviewer's rejection must apply again, as in a
+ledger that never heard s1 or s4.  That needs the judgement to be kept, settling nothing, while
+its dispute does not arise (`reviewer_unsettled`), and to name the fact its statement first
+observed (Bengaluru's s2 observation), which every re-decision keeps.
+
+(An earlier history reached the same states through a value said at the instant of Pune's first
+statement, which a forget of that statement made late; a value said between two statements of
+one fact now splits the fact in any order, so it no longer shows this.)
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ H = "home_city"
 
 def history(ledger, clock) -> str:
     """Feeds the history; returns Bengaluru's fact id."""
-    ledger.observe(cand(predicate=H, value="Pune", session="s0", event="e0", said_at="2026-09-01"))
-    ledger.observe(cand(predicate=H, value="Pune", session="s1", event="e1", said_at="2026-09-02"))
     bengaluru = ledger.observe(cand(predicate=H, value="Bengaluru", session="s2", event="e2",
                                     said_at="2026-09-01")).fact_id
-    guess = ledger.observe(cand(predicate=H, value="Pune", session="s2", event="e3", said_at="2026-09-01",
+    ledger.observe(cand(predicate=H, value="Bengaluru", session="s4", event="e4", said_at="2026-09-03"))
+    assert ledger.observe(cand(predicate=H, value="Pune", session="s1", event="e1",
+                               said_at="2026-09-02")).reason == "split"
+    guess = ledger.observe(cand(predicate=H, value="Pune", session="s3", event="e3", said_at="2026-09-04",
                                 author="agent", basis="inferred"))
     assert guess.decision == "dispute"
     ledger.resolve(bengaluru, False, "dr-k", "asked the user")
@@ -47,12 +53,9 @@ def test_the_judgement_applies_again_when_its_dispute_comes_back(ledger, clock):
     bengaluru = history(ledger, clock)
     assert values(ledger) == {("user", H): [("Pune", "current", "inferred")]}
 
-    ledger.forget("app", "u1", session="s0", reason="r")
+    ledger.forget("app", "u1", session="s4", reason="r")
     clock.tick()
     assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
-    # Bengaluru, now said before Pune's first statement, is history (backfill), under its own id
-    late = [b for b in bodies(ledger, "FactObserved") if b["value"] == "Bengaluru" and b.get("cause")]
-    assert [(b["rule"], b["fact_id"]) for b in late] == [("backfill", bengaluru)]
     kept = bodies(ledger, "DisputeResolved")
     assert [(b["rule"], b["fact_id"], b["loser_ids"], b.get("winner_id"), b["subject"], b["predicate"])
             for b in kept] == [("reviewer_unsettled", bengaluru, [], None, "user", H)]
@@ -70,10 +73,10 @@ def test_the_judgement_applies_again_when_its_dispute_comes_back(ledger, clock):
 
 
 def test_the_kept_judgement_goes_with_the_statement_it_judged(ledger, clock):
-    """Forgetting the session that said Bengaluru (now a rejection naming the fact it first
-    observed) takes the reviewer's kept judgement of that fact, reason and all."""
+    """Forgetting the session that first said Bengaluru (the observation of the fact the
+    judgement names) takes the reviewer's kept judgement of that fact, reason and all."""
     history(ledger, clock)
-    ledger.forget("app", "u1", session="s0", reason="r")
+    ledger.forget("app", "u1", session="s4", reason="r")
     clock.tick()
     ledger.forget("app", "u1", session="s2", reason="r")
     assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
@@ -87,7 +90,7 @@ def test_a_fact_wide_forget_takes_the_kept_judgement_too(ledger, clock):
     Bengaluru is current again and the reviewer's rejection applies only if its dispute arises:
     with the agent's Pune gone with the fact, it does not, and the judgement stays kept."""
     bengaluru = history(ledger, clock)
-    ledger.forget("app", "u1", session="s0", reason="r")
+    ledger.forget("app", "u1", session="s4", reason="r")
     clock.tick()
     pune = ledger.facts("app", "u1")[0]["fact_id"]
     ledger.forget("app", "u1", fact=pune, reason="r")

@@ -165,6 +165,12 @@ def fresh_state(items: list[Item], clock_start: str):
         return state(fresh)
 
 
+def said(sessions: str) -> tuple:
+    """A fact's statements as (session, said_at), without the seqs that recorded them (which
+    differ between a ledger that forgot and one that never heard)."""
+    return tuple(sorted((e, "") if isinstance(e, str) else (e[0], e[1]) for e in orjson.loads(sessions)))
+
+
 def state(ledger) -> dict:
     conn = ledger.conn
     evidence = dict(conn.execute("SELECT fact_id, evidence_event FROM fact_history"
@@ -175,7 +181,7 @@ def state(ledger) -> dict:
 
     def row(r):
         *rest, sessions, confirmed_at, confirmed_by, effective_date, valid_to, disputes = r
-        return (*rest, tuple(sorted(orjson.loads(sessions))), confirmed_at, confirmed_by,
+        return (*rest, said(sessions), confirmed_at, confirmed_by,
                 effective_date, valid_to, tuple(sorted(evidence[d] for d in orjson.loads(disputes))))
 
     open_ = sorted(row(r[1:]) + (r[0],) for r in conn.execute(
