@@ -20,8 +20,11 @@ log order, whether the event goes:
   sessions' statements: they are those sessions' data, and re-decision gives them back their say;
 * for every scope but a session or a user, the forgotten values wherever the partition still
   holds them outside a fact: a candidate rejected by the validator, a session validator or a
-  reviewer, or held, whose value or quote names one, and a closed hold whose quote does.  An open
-  hold whose quote only names one is recorded again masked (`Plan.masker`, `ledger/restate.py`).
+  reviewer, or held, whose value names one, and a closed hold (its `CandidateHeld` and the
+  reviewer's rejection) whose quote does.  An open hold, or a rejection that was never held,
+  whose quote only names one is recorded again masked (`Plan.masker`, `ledger/restate.py`): it
+  is still what was said of its own predicate, which a later forget of that predicate or its
+  sensitivity class must find, with its value, to mask that value where others quote it.
 """
 
 from __future__ import annotations
@@ -274,8 +277,7 @@ def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> se
             continue
         c = e.body.get("candidate") or {}
         value, quote = c.get("value"), c.get("quote")
-        if masker.mentions(value) or (masker.mentions(quote) and (
-                e.type == "CandidateRejected" or e.body.get("hold_id") in closed)):
+        if masker.mentions(value) or (masker.mentions(quote) and e.body.get("hold_id") in closed):
             found.add(e.seq)
     return found
 

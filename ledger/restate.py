@@ -15,10 +15,10 @@ survivors would (tests/test_forget_sequences.py).
 The same scrub-and-record-again masks what survives: a surviving statement whose quote names a
 value forgotten by fact, predicate, sensitivity or retention moves its key's cut to it and is
 recorded again with the value masked (`ledger.masking`); an open hold whose quote names one is
-recorded again masked; a session whose statements were forgotten this way loses its digest (its
-`SessionIngested` events, from the first with a digest, are recorded again without one, the
-session's `IngestFailed` events in between with them, so the watermark and the retry queue fold
-as before).
+recorded again masked, and so is a rejection outside the decision table that was never held; a
+session whose statements were forgotten this way loses its digest (its `SessionIngested` events,
+from the first with a digest, are recorded again without one, the session's `IngestFailed`
+events in between with them, so the watermark and the retry queue fold as before).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .candidate import value_key
+from .decide import REJECTING_RULES
 from .events import Body, FactReinstated, parse_body
-from .forget_plan import LoadedEvent, Plan
+from .forget_plan import CANDIDATE_TYPES, LoadedEvent, Plan
 from .redecide import KeyFold, redecide
 from .registry import PredicateSpec, Registry
 from .semantic.embedder import wanted
@@ -184,8 +185,18 @@ def _spec(registry: Registry, plan: Plan, key: Key) -> PredicateSpec | None:
                          sensitivity=recorded["sensitivity"], kind=recorded["kind"])
 
 
+def _masked_again(e: LoadedEvent, masker) -> bool:
+    """An open hold, or a rejection outside the decision table that was never held, whose quote
+    names a forgotten value (the plan took those whose value does, and closed holds)."""
+    body = e.body
+    if e.type == "CandidateRejected" and (body.get("hold_id") is not None or body.get("rule") in REJECTING_RULES):
+        return False
+    return e.type in CANDIDATE_TYPES and masker.mentions((body.get("candidate") or {}).get("quote"))
+
+
 def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
-    """Open holds whose quote names a forgotten value; digests of sessions that lost statements."""
+    """Open holds and never-held rejections whose quote names a forgotten value; digests of
+    sessions that lost statements."""
     masker = plan.masker
     if not plan.scope.fact_wide or plan.scope.kind == "user":
         return
@@ -202,7 +213,7 @@ def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
         body = e.body
         if body is None or e.seq in targets:
             continue
-        if e.type == "CandidateHeld" and masker.mentions((body.get("candidate") or {}).get("quote")):
+        if _masked_again(e, masker):
             candidate = dict(body["candidate"])
             candidate["quote"] = masker(candidate["quote"], candidate.get("value", ""))
             out.moved.append(e.seq)

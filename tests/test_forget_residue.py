@@ -161,6 +161,36 @@ def test_a_validator_rejected_repeat_goes_with_the_fact(tmp_path):
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
+def test_a_rejection_that_only_quotes_a_forgotten_value_is_kept_masked_for_the_next_forget(tmp_path):
+    """A validator's rejection is what was said of its own predicate: forgetting another value its
+    quote names masks that value in it and keeps it, so a later forget of its own predicate still
+    finds its value and masks it where a surviving quote names it (a ledger that never heard the
+    forgotten statements would).  Found by the forget property: scrubbing the rejection whole
+    left "vegan" in the home_city quote after a forget of every `normal` fact."""
+    db = tmp_path / "ledger.db"
+    clock = MovableClock()
+    with Ledger(db, clock=clock) as ledger:
+        allergy = ledger.observe(cand(predicate="allergy", value="peanuts", session="s0", said_at="2026-09-01")).fact_id
+        clock.tick()
+        ledger.observe(cand(predicate="home_city", value=CITY, quote=f"{CITY}, not vegan", session="s0",
+                            said_at="2026-09-01"))
+        clock.tick()
+        out = ledger.observe(cand(predicate="diet", value="vegan", quote="vegan, not peanuts", session="s0",
+                                  author="agent", said_at="2026-09-01"))
+        assert (out.decision, out.reason) == ("reject", "preference_not_user_authored")
+        clock.tick()
+        ledger.forget("app", "u1", fact=allergy, reason="r")
+        assert scan(db, ["peanuts"]) == {}
+        kept = [orjson.loads(b)["candidate"]["quote"] for (b,) in ledger.conn.execute(
+            "SELECT body FROM events WHERE type = 'CandidateRejected' AND body IS NOT NULL")]
+        assert kept == ["vegan, not [erased]"]
+        clock.tick()
+        ledger.forget("app", "u1", sensitivity="normal", reason="r")
+        assert [f["quote"] for f in ledger.facts("app", "u1", include_sensitive=True)] == [f"{CITY}, not [erased]"]
+        assert scan(db, ["vegan"]) == {}
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
 def test_a_session_forget_keeps_other_sessions_words(tmp_path):
     """A session scope forgets what was said in it, not every mention of its values elsewhere:
     another session's quote naming the same city is that session's data (and a ledger that never
