@@ -98,7 +98,8 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
         confirm(preview, "forget")
     receipt = ledger.forget(app, user, dry_run=dry_run, vacuum=vacuum, **options)
     if receipt.get("noop"):
-        earlier = already_erased_at(ledger.conn, app, user, session=session, fact=fact)
+        earlier = already_erased_at(ledger.conn, app, user, session=session, fact=fact,
+                                    scope=(receipt["scope_kind"], receipt["scope_hash"]))
         if earlier is not None:
             receipt["already_erased_at"] = earlier
             note(f"already erased at seq {earlier} (`factledger erasures` lists the receipt)")

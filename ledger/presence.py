@@ -93,8 +93,10 @@ def receipt_seqs(conn: sqlite3.Connection, app: str, user: str | None = None,
 
 
 def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session: str | None = None,
-                      fact: str | None = None) -> int | None:
-    """Seq of the receipt that already erased this user, session or fact (a repeat is a no-op)."""
+                      fact: str | None = None, scope: tuple[str, str] | None = None) -> int | None:
+    """Seq of the receipt that already erased this user, session or fact, or the same scope
+    (`scope`: a no-op receipt's kind and hash, e.g. a predicate or sensitivity class forgotten
+    before and not said since): a repeat is a no-op, and says which receipt did the work."""
     whole = user_erased_at(conn, app, user)
     if whole is not None:
         return whole
@@ -102,6 +104,8 @@ def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session:
         return session_erased_at(conn, app, user, session)
     if fact is not None:
         return erasures.erased_at(conn, "fact", fact_hash(app, user, fact))
+    if scope is not None:
+        return erasures.erased_at(conn, *scope)
     return None
 
 

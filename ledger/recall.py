@@ -25,7 +25,7 @@ from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
 
 from . import recall_scope, render
-from .recall_facts import CONFIRMED, ID, OUTCOMES, PREDICATE, InScope, lexical_index
+from .recall_facts import CONFIRMED, ID, OUTCOMES, PREDICATE, Cleared, InScope, lexical_index
 from .recall_options import (
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_LIMIT,
@@ -96,8 +96,10 @@ def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, 
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
     kept = recall_scope.scope(conn, app, users, as_of)
     rows = kept.rows
-    scope = InScope(rows, now, options, _registry_suffixes(registry))
-    scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, frozenset(options.clearance)),
+    clearance = frozenset(options.clearance)
+    cleared = kept.derived(("cleared", clearance), partial(Cleared, rows, clearance))
+    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared)
+    scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, clearance),
                                   partial(lexical_index, rows, scope.cleared, scope.suffixes))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":

@@ -43,19 +43,15 @@ class InScope:
     docstring for why nothing here is a per-fact dict)."""
 
     def __init__(self, rows: list[tuple], now: datetime, options: RecallOptions,
-                 suffixes: dict[str, str]):
+                 suffixes: dict[str, str], cleared: Cleared | None = None):
         self.rows = rows
         self.now = now
         self.options = options
         self.suffixes = suffixes
-        self.outcome: list = [_PENDING] * len(rows)
-        self.cleared: list[int] = []
-        for i, row in enumerate(rows):
-            if row[SENSITIVITY] in options.clearance:
-                self.cleared.append(i)
-            else:
-                self.outcome[i] = "sensitivity"
-        self._cleared_set = set(self.cleared)
+        self.clearance = cleared if cleared is not None else Cleared(rows, options.clearance)
+        self.outcome: list = list(self.clearance.outcome)
+        self.cleared: list[int] = self.clearance.positions          # read only: may be kept
+        self._cleared_set = self.clearance.set
         self.hits: list[int] = []                       # positions sharing a term with the query
         self.via: dict[int, str] = {}                   # shown beside the fact it disputes
         self._relevance: dict[int, float] = {}          # hits: relevance before rounding
@@ -124,12 +120,17 @@ class InScope:
         score set by `ledger.recall` from `ledger.semantic.meaning`; hybrid is their weighted sum.
         A fact whose relevance is 0 is not a hit.  Only the raw relevance is kept here; the
         rounded scores of a hit are worked out when asked for (`scores`)."""
+        if self.mode != "lexical" and self.arrays is not None:
+            found = self._lexical_at_once(query_terms) if self.mode == "hybrid" else None
+            self._lexical_scores = dict(zip(found[0].tolist(), found[1].tolist())) if found else {}
+            relevance = self._relevance_at_once(found)
+            self._relevance = relevance
+            self.hits = list(relevance)
+            return
         lexical = self._lexical(query_terms) if self.mode != "semantic" else {}
         self._lexical_scores = lexical
         if self.mode == "lexical":
             relevance = lexical
-        elif self.arrays is not None:
-            relevance = self._relevance_at_once(lexical)
         else:
             a = 1.0 if self.mode == "semantic" else self.meaning_weight
             b = 1.0 - a
@@ -143,20 +144,18 @@ class InScope:
         self._relevance = relevance
         self.hits = list(relevance)
 
-    def _relevance_at_once(self, lexical: dict[int, float]) -> dict[int, float]:
+    def _relevance_at_once(self, lexical) -> dict[int, float]:
         """The loop of `score_hits` over every fact at once (meaning gives nearly every fact a
-        score): the same products and sums, element by element, so the same numbers."""
+        score): the same products and sums, element by element, so the same numbers.
+        `lexical`: (positions, cosines) arrays, or None."""
         np, positions, scores, _ = self.arrays
         a = 1.0 if self.mode == "semantic" else self.meaning_weight
         relevance = np.zeros(len(self.rows), dtype=np.float64)
         relevance[positions] = a * scores
-        if lexical:
-            at = np.fromiter(lexical.keys(), dtype=np.int64, count=len(lexical))
-            relevance[at] = relevance[at] + (1.0 - a) * np.fromiter(lexical.values(), dtype=np.float64,
-                                                                    count=len(lexical))
-        cleared = np.zeros(len(self.rows), dtype=bool)
-        cleared[self.cleared] = True
-        relevance[~cleared] = 0.0
+        if lexical is not None:
+            at, cosines = lexical
+            relevance[at] = relevance[at] + (1.0 - a) * cosines
+        relevance[~self.clearance.mask(np)] = 0.0
         hits = np.flatnonzero(relevance > 0.0)
         self._relevance_array = relevance
         return dict(zip(hits.tolist(), relevance[hits].tolist()))
@@ -172,15 +171,10 @@ class InScope:
 
     def _raw_scores(self, pool: list[int]) -> list[tuple[float, int]]:
         """(minus the score before rounding, position) for each of `pool`, by the arithmetic of
-        `scores`; recency is worked out once per distinct confirmation time."""
+        `scores`; recency is worked out once per distinct confirmation time.  Without numpy;
+        with it, `_raw_arrays`."""
         w = self.options.recency_weight
         half_life = self.options.half_life_days
-        if self._relevance_array is not None and pool:
-            np, confirmed = self.arrays[0], self.arrays[3]
-            at = np.asarray(pool, dtype=np.int64)
-            ages = np.round(np.maximum(0.0, (self.now.timestamp() - confirmed[at]) / 86400.0), 3)
-            raw = (1.0 - w) * self._relevance_array[at] + w * 0.5 ** (ages / half_life)
-            return list(zip((-raw).tolist(), pool))
         rows, relevance, weighted = self.rows, self._relevance.get, {}
         out = []
         for i in pool:
@@ -191,6 +185,14 @@ class InScope:
             out.append((-((1.0 - w) * relevance(i, 0.0) + recency), i))
         return out
 
+    def _raw_arrays(self, pool: list[int]):
+        """(positions, scores before rounding) of `pool` as arrays, by `scores`' arithmetic."""
+        w, half_life = self.options.recency_weight, self.options.half_life_days
+        np, confirmed = self.arrays[0], self.arrays[3]
+        at = np.asarray(pool, dtype=np.int64)
+        ages = np.round(np.maximum(0.0, (self.now.timestamp() - confirmed[at]) / 86400.0), 3)
+        return at, (1.0 - w) * self._relevance_array[at] + w * 0.5 ** (ages / half_life)
+
     def best_first(self, pool: list[int]):
         """The eligible positions of `pool` (gate None), best first by `order_key`, worked out
         lazily: a call that fills its limit from the first few facts rounds, gates and orders
@@ -200,16 +202,30 @@ class InScope:
         in the heap could reach its rounded score (the rounding moves a score by at most 5e-5,
         far inside `_MARGIN`), so the order is exactly that of sorting every fact by
         `order_key`."""
-        pending = self._raw_scores(pool)
-        heapq.heapify(pending)
+        pending = self._descending(pool)
+        head = next(pending, None)
         ready: list = []
-        while pending or ready:
-            while pending and (not ready or -pending[0][0] >= -ready[0][0][0] - _MARGIN):
-                i = heapq.heappop(pending)[1]
+        while head is not None or ready:
+            while head is not None and (not ready or -head[0] >= -ready[0][0][0] - _MARGIN):
+                i = head[1]
+                head = next(pending, None)
                 if self.gate(i) is None:
                     heapq.heappush(ready, (self.order_key(i), i))
             if ready:
                 yield heapq.heappop(ready)[1]
+
+    def _descending(self, pool: list[int]):
+        """(minus the raw score, position) of each of `pool`, in the order a heap of them pops
+        them (raw score down, position up); with numpy one stable sort of the arrays, without a
+        thousand tuples."""
+        if self._relevance_array is not None and pool:
+            np = self.arrays[0]
+            at, raw = self._raw_arrays(pool)
+            order = np.argsort(-raw, kind="stable")
+            return zip((-raw[order]).tolist(), at[order].tolist())
+        pending = self._raw_scores(pool)
+        heapq.heapify(pending)
+        return (heapq.heappop(pending) for _ in range(len(pending)))
 
     def _lexical(self, query_terms: list[str]) -> dict[int, float]:
         """position -> TF-IDF cosine (sublinear tf, smoothed idf over the cleared in-scope facts),
@@ -224,6 +240,14 @@ class InScope:
         index = self.lexical_index() if self.lexical_index is not None else self.build_lexical_index()
         cleared = self.cleared
         return {cleared[j]: cosine for j, cosine in index.cosines(q_counts).items()}
+
+    def _lexical_at_once(self, query_terms: list[str]):
+        """`_lexical` as (positions, cosines) arrays, or None (`LexicalIndex.cosine_arrays`)."""
+        q_counts = Counter(query_terms)
+        if not q_counts or not self.cleared:
+            return None
+        index = self.lexical_index() if self.lexical_index is not None else self.build_lexical_index()
+        return index.cosine_arrays(q_counts, self.arrays[0])
 
     def build_lexical_index(self) -> LexicalIndex:
         return lexical_index(self.rows, self.cleared, self.suffixes)
@@ -301,7 +325,29 @@ def lexical_index(rows: list[tuple], cleared: list[int], suffixes: dict[str, str
     """The lexical index of the cleared rows.  A function of the rows, not a method: what a call
     stores on its `InScope` must not point back at it (a cycle would keep each call's per-fact
     lists alive until the cyclic collector runs, and its runs were recall's slowest calls)."""
-    return LexicalIndex([_document(rows[i], suffixes) for i in cleared])
+    return LexicalIndex([_document(rows[i], suffixes) for i in cleared], cleared)
+
+
+class Cleared:
+    """The rows a clearance lets through and the outcomes a call starts from (the others are
+    `sensitivity`): the same for every call on a scope with that clearance, so kept with the
+    scope (`ledger.recall_scope`) and only read by the calls that share it."""
+
+    def __init__(self, rows: list[tuple], clearance):
+        self.positions = [i for i, row in enumerate(rows) if row[SENSITIVITY] in clearance]
+        self.set = frozenset(self.positions)
+        self.outcome = ["sensitivity"] * len(rows)
+        for i in self.positions:
+            self.outcome[i] = _PENDING
+        self._mask = None
+
+    def mask(self, np):
+        """The cleared rows as a boolean array (numpy from the semantic extra)."""
+        if self._mask is None:
+            mask = np.zeros(len(self.outcome), dtype=bool)
+            mask[self.positions] = True
+            self._mask = mask
+        return self._mask
 
 
 def _document(row: tuple, suffixes: dict[str, str]) -> str:

@@ -38,6 +38,7 @@ _BARE = re.compile(r"[^\W_][\w.,:/%+\-]*")
 _USER_SUBJECT = re.compile(r"user(?:\.[a-z0-9_]+)*")
 _UNSAFE_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
 _ESCAPE_ALWAYS = {"<", ">", "`", "\\", '"'}
+_PLAIN_ASCII = re.compile(r"[ !#-;=?-\[\]-_a-~]*")   # printable ASCII but quote, <, >, backslash, backtick
 _SOURCE = {"user": "said by the user", "agent": "from the agent", "tool": "from a tool",
            "document": "from a document"}
 
@@ -46,9 +47,11 @@ def literal(text: str | None, bare: bool = True) -> str:
     """`text` as a bare word when it is one plain word (and `bare`), else as an escaped
     double-quoted string."""
     text = "" if text is None else str(text)
-    if bare and len(text) <= 80 and _BARE.fullmatch(text) and all(
-            unicodedata.category(ch) not in _UNSAFE_CATEGORIES for ch in text):
-        return text
+    if bare and len(text) <= 80 and _BARE.fullmatch(text) and (text.isascii() or all(
+            unicodedata.category(ch) not in _UNSAFE_CATEGORIES for ch in text)):
+        return text                       # (an ASCII match has no control character or space)
+    if _PLAIN_ASCII.fullmatch(text):      # nothing to escape: what the loop below would give
+        return f'"{text}"'
     out = ['"']
     for ch in text:
         if ch == '"':

@@ -76,6 +76,18 @@ def test_forget_of_an_unknown_user_and_a_repeat_say_so(db):
     assert f"already erased at seq {first['redaction_seq']}" in again.stderr
 
 
+@pytest.mark.parametrize("scope", [["--predicate", "home_city"], ["--sensitivity", "health"]])
+def test_a_repeated_class_forget_names_the_receipt_that_did_it(db, scope):
+    """A predicate or sensitivity class forgotten before and not said since: the repeat says which
+    receipt erased it, not "nothing to forget" as if it had never been there."""
+    first = json.loads(invoke(db, "forget", *P, *scope, "--reason", "r", "--yes", "--json").stdout)
+    assert not first["noop"]
+    again = invoke(db, "forget", *P, *scope, "--reason", "r", "--yes", "-t")
+    assert again.exit_code == 0
+    assert f"already erased at seq {first['redaction_seq']}" in again.stdout
+    assert f"already erased at seq {first['redaction_seq']}" in again.stderr
+
+
 def test_recall_says_what_was_withheld_and_explain_counts_no_other_tenant(db):
     result = invoke(db, "recall", "what do I take?", *P)
     assert result.exit_code == 0

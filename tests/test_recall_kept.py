@@ -6,6 +6,7 @@ exactly the order of sorting every eligible fact."""
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from datetime import timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from factledger.ledger import Ledger, recall_scope
 from factledger.ledger.recall import _registry_suffixes
 from factledger.ledger.recall_facts import InScope
+from factledger.ledger.recall_lexical import LexicalIndex
 from factledger.ledger.recall_options import RecallOptions
 from factledger.ledger.textindex import terms
 from factledger.projections import recall as recall_reads
@@ -99,12 +101,11 @@ def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
             assert kept.as_dict() == fresh.as_dict()
 
 
-class _NoArrays(dict):
-    arrays = property(lambda self: None, lambda self, value: None)
-
-
 def test_scoring_a_scope_at_once_gives_the_same_answer(ledger, clock, meaning, monkeypatch):
     from factledger.ledger.semantic import meaning as meaning_module
+
+    class _NoArrays(meaning_module.Scores):
+        arrays = property(lambda self: None, lambda self, value: None)
 
     fill(ledger, clock, n=30)
     queries = ["which appliance do I own", "blue gadget 2", "tea", "something to light the room", ""]
@@ -137,3 +138,43 @@ def test_a_call_leaves_nothing_for_the_cyclic_collector(ledger, clock, meaning):
             assert gc.collect() == 0, (mode, explain, preload)
     finally:
         gc.enable()
+
+
+TERMS = ["gadget", "model", "blue", "lamp", "tea", "7", "42", "walk"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=st.lists(st.lists(st.sampled_from(TERMS), max_size=6).map(" ".join), max_size=25),
+       query=st.lists(st.sampled_from(TERMS + ["zzz"]), max_size=5), offset=st.integers(0, 3))
+def test_cosines_over_arrays_are_the_cosines_to_the_last_bit(docs, query, offset):
+    """The numpy path of the lexical score (hybrid recall) against the plain one: the same
+    documents, in the same order, with cosines equal as floats (not approximately)."""
+    import numpy as np
+
+    positions = [offset + 2 * j for j in range(len(docs))]         # positions among a scope's rows
+    index = LexicalIndex(docs, positions)
+    plain = index.cosines(Counter(query))
+    found = index.cosine_arrays(Counter(query), np)
+    if not plain:
+        assert found is None
+        return
+    at, cosines = found
+    assert at.tolist() == [positions[j] for j in plain]
+    assert cosines.tolist() == list(plain.values())
+    again = index.cosine_arrays(Counter(query), np)                  # the kept postings arrays
+    assert again[0].tolist() == at.tolist() and again[1].tolist() == cosines.tolist()
+
+
+def test_meaning_scores_answer_one_position_as_the_whole_table():
+    import numpy as np
+
+    from factledger.ledger.semantic.meaning import Scores
+
+    positions = [1, 4, 5, 9]
+    scores, cosines = np.array([0.1, 0.0, 0.7, 0.3]), np.array([0.2, 0.05, 0.75, 0.4])
+    lazy = Scores(positions, scores, cosines)
+    table = dict(Scores(positions, scores, cosines))
+    assert table == {1: (0.1, 0.2), 4: (0.0, 0.05), 5: (0.7, 0.75), 9: (0.3, 0.4)}
+    assert [lazy.get(i) for i in range(11)] == [table.get(i) for i in range(11)]
+    assert all(type(x) is float for pair in (lazy[5], *table.values()) for x in pair)
+    assert len(Scores()) == 0 and Scores().get(3) is None and Scores().arrays is None

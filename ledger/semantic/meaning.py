@@ -13,6 +13,8 @@ The blend with the lexical score and recency is in `ledger.recall_facts` and doc
 from __future__ import annotations
 
 import sqlite3
+from bisect import bisect_left
+from collections.abc import Mapping
 from datetime import datetime
 
 from factledger.projections.vectors import partition_vectors
@@ -93,7 +95,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     def build():
         return _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model)
 
-    positions, matrix, predicates, by_predicate = derived(
+    positions, at, matrix, predicates, by_predicate = derived(
         ("meaning", model.identity, registry and registry.sha256), build)
     if not positions:
         return Scores()
@@ -104,16 +106,45 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     else:
         best = facts
     scores = np.maximum(0.0, (best - FLOOR) / (1.0 - FLOOR))
-    found = Scores(zip(positions, zip(scores.tolist(), facts.tolist())))
-    found.arrays = (np, np.asarray(positions, dtype=np.int64), scores)
-    return found
+    return Scores(positions, scores, facts, (np, at, scores))
 
 
-class Scores(dict):
+class Scores(Mapping):
     """position -> (meaning, cosine), and the same as arrays (`arrays`: numpy, the positions, the
-    meaning scores) for scoring every fact of a scope at once (`ledger.recall_facts`)."""
+    meaning scores) for scoring every fact of a scope at once (`ledger.recall_facts`).
+
+    The per-position pairs are made the first time one is asked for (`--explain`, or scoring
+    without the arrays): made on every call, a thousand tuples were a fifth of a hybrid call's
+    own work, the encoder's run apart."""
 
     arrays = None
+
+    def __init__(self, positions=(), scores=None, cosines=None, arrays=None):
+        self._from = (positions, scores, cosines)
+        self._pairs = None if scores is not None else {}
+        if arrays is not None:
+            self.arrays = arrays
+
+    def _table(self) -> dict[int, tuple[float, float]]:
+        if self._pairs is None:
+            positions, scores, cosines = self._from
+            self._pairs = dict(zip(positions, zip(scores.tolist(), cosines.tolist())))
+        return self._pairs
+
+    def __getitem__(self, position: int) -> tuple[float, float]:
+        if self._pairs is not None:
+            return self._pairs[position]
+        positions, scores, cosines = self._from          # one shown fact: no table
+        k = bisect_left(positions, position)             # positions ascend
+        if k == len(positions) or positions[k] != position:
+            raise KeyError(position)
+        return (float(scores[k]), float(cosines[k]))
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
 
 
 def confirmed_times(rows: list[tuple], confirmed_pos: int, derived=_no_memo):
@@ -132,19 +163,20 @@ def confirmed_times(rows: list[tuple], confirmed_pos: int, derived=_no_memo):
 
 
 def _matrix(np, conn, app, users, rows, id_pos, predicate_pos, registry, model) -> tuple:
-    """(positions with a vector, their vectors as one float32 matrix, the row of each one's
-    predicate in the registry matrix (its last index + 1 when not a registry predicate), the
-    registry's predicate vectors as a matrix or None)."""
+    """(positions with a vector, the same as an int64 array, their vectors as one float32 matrix,
+    the row of each one's predicate in the registry matrix (its last index + 1 when not a registry
+    predicate), the registry's predicate vectors as a matrix or None)."""
     stored = partition_vectors(conn, app, users, model.identity)
     positions = [i for i, row in enumerate(rows) if row[id_pos] in stored]
     if not positions:
-        return [], None, None, None
+        return [], None, None, None, None
+    at = np.asarray(positions, dtype=np.int64)
     matrix = np.frombuffer(b"".join(stored[rows[i][id_pos]] for i in positions), dtype="<f4")
     matrix = matrix.reshape(len(positions), -1).astype(np.float32)
     vectors = predicate_vectors(registry, model)
     if not vectors:
-        return positions, matrix, None, None
+        return positions, at, matrix, None, None
     names = list(vectors)
     index = {name: k for k, name in enumerate(names)}
     predicates = np.asarray([index.get(rows[i][predicate_pos], len(names)) for i in positions], dtype=np.int64)
-    return positions, matrix, predicates, np.stack([vectors[n] for n in names]).astype(np.float32)
+    return positions, at, matrix, predicates, np.stack([vectors[n] for n in names]).astype(np.float32)
