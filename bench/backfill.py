@@ -6,8 +6,8 @@ reads the key's past: one query per late statement over the partition's open his
 intervals by time recorded, not by key), so its cost may grow with the partition.  A value said
 between two statements of one fact (a split) reads those statements' bodies by seq as well.
 
-For a partition of about R history rows (R/3 keys of a `one` predicate, each a value said on day 1,
-said again on day 15 and replaced on day 20), each run ingests, in one transaction each and on
+For a partition of about R history rows (R/4 keys of a `one` predicate, each a value said on day 1,
+said again on day 15 and replaced on day 20: four intervals a key), each run ingests, in one transaction each and on
 distinct keys: M late values said on day 10 (split: day 1 and day 15 are one fact), M late
 values said on day 17 (backfilled between day 15 and day 20), and M newer values said on day 30
 (supersede, the common path); and appends the M late statements' bodies to a raw SQLite event
@@ -23,15 +23,28 @@ import os
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.timeutil import fixed_clock
+from factledger.ledger.timeutil import parse_time
 
 from .baseline import RawStore
 
 CLOCK = "2026-11-01T00:00:00Z"
 PREDICATE = "home_city"
+
+
+def ticking():
+    """A clock a millisecond on at each reading: each transaction records its own intervals (under
+    a fixed clock they would overwrite each other and the partition would keep no history)."""
+    moment = [parse_time(CLOCK)]
+
+    def clock():
+        moment[0] += timedelta(milliseconds=1)
+        return moment[0]
+
+    return clock
 
 
 def said(day: int) -> str:
@@ -62,8 +75,8 @@ def timed(ledger: Ledger, candidates: list, expected: str) -> float:
 
 
 def run(rows: int, late: int, work: Path) -> dict:
-    keys = max(rows // 3, 3 * late)
-    with Ledger(work / f"late-{rows}.db", clock=fixed_clock(CLOCK)) as ledger:
+    keys = max(rows // 4, 3 * late)
+    with Ledger(work / f"late-{rows}.db", clock=ticking()) as ledger:
         history = build(ledger, keys)
         chosen = range(0, 3 * late, 3)
         split = timed(ledger, [statement(k, "Goa", 10) for k in chosen], "split")
@@ -85,7 +98,7 @@ def run(rows: int, late: int, work: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.backfill", description=__doc__.split("\n")[0])
     parser.add_argument("--rows", default="1000,10000", help="partition sizes in history rows (default 1000,10000)")
-    parser.add_argument("--late", type=int, default=200, help="M late statements of each kind (default 200)")
+    parser.add_argument("--late", type=int, default=80, help="M late statements of each kind (default 80)")
     parser.add_argument("--json", dest="json_out", default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")

@@ -12,7 +12,8 @@ at T are read from the table; rows are scattered through the file, one write eac
 partition's lifetime), `--valid-at` (the open intervals) and `history --subject/--predicate`
 (the key is tested on index entries too).  One index instead of a key index beside an interval
 index: each is a random insert per interval, and at a million events the key index alone was a
-sixth of the pages a batch of observations wrote (docs/performance.md).
+sixth of the pages a batch of observations wrote (docs/performance.md).  The decision table's
+read of a key's past has a partial index of its own (`fact_history_past`, below `KEY_PAST`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,15 @@ CREATE TABLE IF NOT EXISTS fact_history (
 CREATE UNIQUE INDEX IF NOT EXISTS fact_history_open ON fact_history (fact_id) WHERE recorded_to IS NULL;
 CREATE INDEX IF NOT EXISTS fact_history_intervals
     ON fact_history (app, user, recorded_from, recorded_to, subject, predicate);
+CREATE INDEX IF NOT EXISTS fact_history_past ON fact_history (app, user, subject, predicate)
+    WHERE recorded_to IS NULL AND state IN ('superseded', 'retracted');
 """
 
 # A key's closed facts that held it for a while, as they stand (their open intervals): the
 # decision table's view of the key's past, read only for a statement said before its current fact.
+# `fact_history_past` holds exactly these rows (one entry per fact closed, none per reinforcement
+# or open fact), so the read is a key lookup: through `fact_history_intervals` it scanned the
+# partition, and a late statement cost time in proportion to the partition (bench/backfill.py).
 KEY_PAST = (
     f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')}, recorded_from FROM fact_history"
     " WHERE app = ? AND user = ? AND subject = ? AND predicate = ? AND recorded_to IS NULL"

@@ -24,7 +24,7 @@ from .catalog import all_projections
 # instead of a random B-tree insert per row; the tables' rows are the same either way.
 # A rebuild's batch folds (`rebuild_partition`) read no table at all, so the open-interval and
 # recall partition indexes can wait too.
-DEFERRED_INDEXES = ("fact_history_intervals", "facts_current_key",
+DEFERRED_INDEXES = ("fact_history_intervals", "fact_history_past", "facts_current_key",
                     "fact_events_partition", "fact_history_open", "recall_index_partition")
 
 # Indexes earlier versions kept and this one does not (a file made by one loses them on open).

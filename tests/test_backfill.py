@@ -20,8 +20,10 @@ from hypothesis import strategies as st
 from factledger.cli.main import cli
 from factledger.ledger import Ledger
 from factledger.ledger.why_detail import related
+from factledger.projections.history import KEY_PAST
 
 from .conftest import MovableClock, cand
+from .reference_fold import TABLES, reference_tables
 
 TRUE_STATES = ("current", "disputed", "superseded", "retracted")
 
@@ -310,3 +312,24 @@ def test_any_ingestion_order_gives_the_same_facts_and_valid_time(tmp_path_factor
     folder = tmp_path_factory.mktemp("orders")
     in_order = ingest(folder / "in_order.db", said)
     assert ingest(folder / "shuffled.db", shuffled) == in_order
+
+
+def test_the_part_split_off_is_a_fact_of_its_own(ledger):
+    """The part before a split is opened by the split (its own observed_seq, by which the recall
+    index and the key's said order tell facts apart): a rejected repeat that names it later leaves
+    the current fact's recall row alone, in the live fold and in the event-at-a-time one."""
+    lyon = ledger.observe(city("Lyon", 5)).fact_id
+    ledger.observe(city("Lyon", 20))
+    ledger.observe(city("Goa", 10))
+    assert ledger.observe(city("Lyon", 7, session="s5")).reason == "already_counted"
+    assert ledger.conn.execute("SELECT fact_id FROM recall_index").fetchall() == [(lyon,)]
+    live = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
+    assert live == {t: rows for t, rows in reference_tables(ledger.conn).items() if t in TABLES}
+    assert ledger.replay_differences() == []
+
+
+def test_the_past_of_a_key_is_read_by_key_not_by_scanning_the_partition(ledger):
+    """`KEY_PAST` goes through its partial index (`fact_history_past`), so a late statement costs
+    the same in a partition of any size (bench/backfill.py measures it)."""
+    plan = ledger.conn.execute("EXPLAIN QUERY PLAN " + KEY_PAST, ("app", "u1", "user", "home_city")).fetchall()
+    assert any("USING INDEX fact_history_past" in row[-1] for row in plan), plan
