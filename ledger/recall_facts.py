@@ -216,12 +216,12 @@ class InScope:
 
     def _descending(self, pool: list[int]):
         """(minus the raw score, position) of each of `pool`, in the order a heap of them pops
-        them (raw score down, position up); with numpy one stable sort of the arrays, without a
+        them (raw score down, position up); with numpy one sort of the arrays, without a
         thousand tuples."""
         if self._relevance_array is not None and pool:
             np = self.arrays[0]
             at, raw = self._raw_arrays(pool)
-            order = np.argsort(-raw, kind="stable")
+            order = np.lexsort((at, -raw))
             return zip((-raw[order]).tolist(), at[order].tolist())
         pending = self._raw_scores(pool)
         heapq.heapify(pending)

@@ -178,3 +178,32 @@ def test_meaning_scores_answer_one_position_as_the_whole_table():
     assert [lazy.get(i) for i in range(11)] == [table.get(i) for i in range(11)]
     assert all(type(x) is float for pair in (lazy[5], *table.values()) for x in pair)
     assert len(Scores()) == 0 and Scores().get(3) is None and Scores().arrays is None
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query=st.lists(st.sampled_from(WORDS + ["2", "3", "which appliance"]), max_size=3).map(" ".join),
+       preload=st.booleans(), min_confidence=st.sampled_from([0.0, 0.5, 0.9]))
+def test_best_first_over_arrays_is_the_full_sort(ledger, clock, meaning, query, preload, min_confidence):
+    """The hybrid path (numpy: postings arrays, one sort of the raw scores) against sorting every
+    eligible fact by its rounded key."""
+    from factledger.ledger.recall_facts import CONFIRMED, ID, PREDICATE
+    from factledger.ledger.semantic.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores
+
+    if not ledger.stats()["events"]:
+        fill(ledger, clock, n=60)
+    options = RecallOptions.build(clearance="all", min_confidence=min_confidence, preload=preload)
+    with ledger.transaction():
+        rows = recall_reads.scope_rows(ledger.conn, "app", ["u1"])
+        scopes = [InScope(rows, clock() + timedelta(days=3), options, _registry_suffixes(ledger.registry))
+                  for _ in range(2)]
+        for scope in scopes:
+            scope.mode, scope.meaning_weight = "hybrid", MEANING_WEIGHT
+            scope.meaning = meaning_scores(ledger.conn, "app", ["u1"], query, rows, ID, PREDICATE, ledger.registry)
+            if scope.meaning.arrays is not None:
+                scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED))
+            scope.score_hits(terms(query))
+    lazy, full = scopes
+    assert query.strip() == "" or lazy._relevance_array is not None
+    pool = lazy.cleared if preload else lazy.hits
+    expected = sorted((i for i in pool if full.gate(i) is None), key=full.order_key)
+    assert list(lazy.best_first(pool)) == expected
