@@ -92,6 +92,8 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
             return Decision("reject", "negation", "insufficient_authority", target)
         if candidate.said_at < target.said_at:
             return Decision("reject", "negation", "older_than_current", target)
+        if spec.cardinality == "one" and (cut := split(candidate, target)) is not None:
+            return cut                                # Row 5c: said between two statements of it
         challengers = ([f for f in open_facts if f.status == "disputed" and f is not target]
                        if spec.cardinality == "one" else [])
         if target.status == "current" and challengers:
@@ -196,7 +198,8 @@ def split(candidate: Candidate, held: OpenFact) -> Decision | None:
     """Row 5c: a value said while `held` held it, with a statement of `held` said after it.  In
     said order that statement would have come after this value, as a new fact of its own: so
     `held` is split in two, the part before ends at this value, which holds until that statement,
-    and `held` holds again from there (the part it keeps, with its id, status and end)."""
+    and `held` holds again from there (the part it keeps, with its id, status and end).  A
+    negation of `held`'s value said there splits it the same way, the part before `retracted`."""
     t = candidate.said_at
     if held.said is None or held.confirmed_at is None or held.confirmed_at <= t:
         return None
@@ -204,6 +207,8 @@ def split(candidate: Candidate, held: OpenFact) -> Decision | None:
     if not later or all(s[0] > t for s in held.said):
         return None
     first = min(later, key=lambda s: (s[0], arrival(s[2])))
+    if candidate.negated:                 # the part before is retracted then; no new value
+        return Decision("retract", "late_negation", "split", held, splits=held, resumes=first)
     return Decision("backfill", "backfill", "split", held, until=held, splits=held, valid_to=first[0],
                     resumes=first)
 
@@ -222,7 +227,7 @@ def late_negation(candidate: Candidate, past: Iterable[OpenFact]) -> Decision | 
         return None
     if BASIS_RANK[held.basis] > BASIS_RANK[candidate.basis]:
         return Decision("reject", "negation", "insufficient_authority", held)
-    return Decision("retract", "late_negation", "retracted_in_the_past", held)
+    return split(candidate, held) or Decision("retract", "late_negation", "retracted_in_the_past", held)
 
 
 def covering(facts: Iterable[OpenFact], t: str) -> OpenFact | None:

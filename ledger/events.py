@@ -138,15 +138,17 @@ class FactReinstated(Decided):
 
 
 class FactSplit(Decided):
-    """A value learnt late was said between two statements of the fact (`fact_id`): its statements
-    said up to `at` become a new fact (`split_id`), closed then as `superseded` by the late value
-    (`by_fact_id`); the fact holds from its first statement after `at`, named here (it becomes the
-    fact's first statement), with the authority of the statements it keeps (`basis`, the base
-    `confidence`) and the new fact with that of the others (`early_basis`, `early_confidence`)."""
+    """A statement learnt late was said between two statements of the fact (`fact_id`): its
+    statements said up to `at` become a new fact (`split_id`), closed then, as `superseded` by the
+    late value (`by_fact_id`) or `retracted` by a late negation (`early_state`); the fact holds
+    from its first statement after `at`, named here (it becomes the fact's first statement), with
+    the authority of the statements it keeps (`basis`, the base `confidence`) and the new fact
+    with that of the others (`early_basis`, `early_confidence`)."""
 
     type: Literal["FactSplit"] = "FactSplit"
     split_id: str
-    by_fact_id: str
+    by_fact_id: str | None = None         # None: a negation said then (`early_state` retracted)
+    early_state: Literal["superseded", "retracted"] = "superseded"
     at: str
     said_at: str
     session: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 import unicodedata
+import uuid
 
 from .errors import InvalidId
 
@@ -20,6 +21,17 @@ def new_id() -> str:
     # str(uuid.UUID(int=value)), without building the object (same text: 8-4-4-4-12 lowercase hex)
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_SPLIT = uuid.UUID("7d3c1e52-5f0a-4b8e-9c61-2a4f6d8b0e13")
+
+
+def split_id(fact_id: str, at: str) -> str:
+    """The id of the part of `fact_id` a statement said at `at` splits off (ledger/plan.py): the
+    same whenever that split is made, so re-decision after a forget gives the part back its id,
+    as it gives an observation recorded again its own.  A fact is split at one time at most once
+    (after it, the fact holds from a statement said later), so the id is unique."""
+    return str(uuid.uuid5(_SPLIT, f"{fact_id}\x00{at}"))
 
 
 MAX_ID_LENGTH = 200

@@ -25,7 +25,7 @@ from .events import (
     FactSplit,
     FactSuperseded,
 )
-from .ids import new_id
+from .ids import new_id, split_id
 from .registry import PredicateSpec
 
 
@@ -66,6 +66,8 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
     if action == "reject":
         return [CandidateRejected(reason=decision.reason, rule=decision.rule, candidate=c.record(),
                                   fact_id=target, basis_claimed=basis_claimed, **common)], target
+    if action == "retract" and decision.splits is not None:
+        return split(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said, statements)
     if action == "retract":
         bodies = [FactRetracted(fact_id=target, rule=decision.rule, session=c.session,
                                 evidence_event=c.evidence_event, quote=c.quote, author=c.author,
@@ -89,7 +91,7 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         return bodies, target
     if action == "backfill":
         if decision.splits is not None:
-            return split(decision, c, spec, registry_sha, basis_claimed, fact_id, common, statements)
+            return split(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said, statements)
         return backfilled(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said)
     fact_id = fact_id or new_id()
     bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
@@ -130,12 +132,13 @@ def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
 
 
 def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
-          basis_claimed: str | None, fact_id: str | None, common: dict,
+          basis_claimed: str | None, fact_id: str | None, common: dict, said: dict,
           statements: Statements | None) -> tuple[list[Body], str | None]:
-    """A value said between two statements of one fact (decide's Row 5c): a new fact for it,
-    held until the fact's next statement; the fact split there (`FactSplit`, the part before
-    gets a new id: the fact keeps its id, status and end for the part a reviewer, recall and
-    `why` already name); then the new fact closed as `superseded` by it."""
+    """A statement said between two statements of one fact (decide's Row 5c), which splits it
+    there (`FactSplit`): the part before gets a new id, and the fact keeps its id, status and
+    end for the part a reviewer, recall and `why` already name.  A value: a new fact for it first,
+    then the split, then the new fact closed as `superseded` by the fact, at its next statement.
+    A negation: its `FactRetracted` names the part before (which the split then opens, retracted)."""
     held, first = decision.splits, decision.resumes
     if statements is None:
         raise LedgerError("internal: a split needs the statements of the fact it splits")
@@ -151,15 +154,25 @@ def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: s
     t = c.said_at
     early_basis, early_confidence = strength([s for s in held.said if s[0] <= t])
     basis, confidence = strength([s for s in held.said if s[0] > t])
-    fact_id = fact_id or new_id()
-    return [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
-            FactSplit(fact_id=held.fact_id, rule="split", split_id=new_id(), by_fact_id=fact_id, at=t,
-                      said_at=first[0], session=first[1], evidence_event=resumed["evidence_event"],
-                      quote=resumed["quote"], author=resumed["author"], basis=basis, confidence=confidence,
-                      early_basis=early_basis, early_confidence=early_confidence, subject=c.subject,
-                      predicate=spec.name, **common),
-            FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=held.fact_id, reason="backfilled",
-                           valid_to=decision.valid_to, **common)], fact_id
+    early_id = split_id(held.fact_id, t)
+    if c.negated:
+        said_by: Body = FactRetracted(fact_id=early_id, rule=decision.rule, session=c.session,
+                                      evidence_event=c.evidence_event, quote=c.quote, author=c.author,
+                                      basis=c.basis, said_at=t, confidence=c.confidence, **said, **common)
+        by, state = None, "retracted"
+    else:
+        fact_id = fact_id or new_id()
+        said_by = observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)
+        by, state = fact_id, "superseded"
+    bodies: list[Body] = [said_by, FactSplit(
+        fact_id=held.fact_id, rule="split", split_id=early_id, by_fact_id=by, early_state=state, at=t,
+        said_at=first[0], session=first[1], evidence_event=resumed["evidence_event"], quote=resumed["quote"],
+        author=resumed["author"], basis=basis, confidence=confidence, early_basis=early_basis,
+        early_confidence=early_confidence, subject=c.subject, predicate=spec.name, **common)]
+    if c.negated:
+        return bodies, early_id
+    return bodies + [FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=held.fact_id,
+                                    reason="backfilled", valid_to=decision.valid_to, **common)], fact_id
 
 
 def stamped(bodies: list[Body], hold_id: str | None, review: dict | None = None) -> list[Body]:

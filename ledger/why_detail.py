@@ -71,9 +71,13 @@ _LATE = ("backfill", "earlier_same_value", "late_same_value", "late_negation")
 
 def _split(conn: sqlite3.Connection, role: str, body: dict) -> list[dict]:
     """A fact split by a value said between two of its statements (decide's Row 5c)."""
+    if role == "split" and body.get("by_fact_id") is None:   # retracted by a negation learnt late
+        return [{"relation": "split from (held again later)", **_fact(conn, body.get("fact_id"))}]
     if role == "split":                  # the part before: a fact of its own, closed then
         return [{"relation": "cut short by a value learnt late", **_fact(conn, body.get("by_fact_id"))},
                 {"relation": "split from (held again later)", **_fact(conn, body.get("fact_id"))}]
+    if role == "subject" and body.get("by_fact_id") is None:
+        return [{"relation": "held again after a retraction learnt late", **_fact(conn, body.get("split_id"))}]
     if role == "subject":                # the fact that holds again from its next statement
         return [{"relation": "held again after a value learnt late", **_fact(conn, body.get("by_fact_id"))}]
     if role == "replacement":            # the value learnt late

@@ -200,7 +200,8 @@ def _split(event: Event, body: dict, changes: _Changes):
     last = max(range(len(early)), key=lambda i: (early[i][1], i))
     # the part before is a fact this event opens (its own observed_seq: the recall index and the
     # key's said order tell facts apart by it), holding the statements said up to `at`
-    before = dict(snap, fact_id=body["split_id"], status="superseded", valid_to=at, disputes=[],
+    before = dict(snap, fact_id=body["split_id"], status=body.get("early_state", "superseded"), valid_to=at,
+                  disputes=[],
                   sessions=early, confirmed_at=early[last][1], confirmed_by=early[last][0],
                   observed_seq=event.seq)
     _strength(before, body["early_basis"], body["early_confidence"])

@@ -103,6 +103,27 @@ def test_forgetting_a_session_redecides_what_is_left(make, clock):
     assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
+def test_a_value_said_between_two_statements_splits_the_fact_and_a_forget_undoes_it(make, clock):
+    """The split reads the fact's statements back from the log (by seq) on every backend."""
+    ledger = make()
+    for value, session, said in (("Lyon", "s1", "2026-01-05"), ("Lyon", "s2", "2026-01-20"),
+                                 ("Goa", "s3", "2026-01-10")):
+        clock.tick()
+        outcome = ledger.observe(cand(predicate="home_city", value=value, session=session, said_at=said))
+    assert (outcome.decision, outcome.reason) == ("backfill", "split")
+
+    def held(day):
+        return [(f["value"], f["state"]) for f in ledger.facts("app", "u1", valid_at=f"2026-01-{day}")]
+
+    assert (held("07"), held("12"), held("25")) == ([("Lyon", "superseded")], [("Goa", "superseded")],
+                                                  [("Lyon", "current")])
+    assert [(f["value"], f["session"]) for f in ledger.facts("app", "u1")] == [("Lyon", "s2")]
+    assert ledger.verify()["ok"] and ledger.replay_differences() == []
+    ledger.forget("app", "u1", session="s3", reason="wrong session")
+    assert (held("07"), held("12")) == ([("Lyon", "current")], [("Lyon", "current")])
+    assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
 def test_verify_walks_the_chain_and_names_the_first_tampered_seq(make, raw, clock):
     ledger = make()
     decide_a_story(ledger, clock)

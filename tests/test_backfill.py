@@ -199,6 +199,9 @@ def test_why_says_the_earlier_part_was_cut_short_by_the_late_value(ledger):
     assert ("split from (held again later)", "Lyon") in relations(early)
     assert ("held again after a value learnt late", "Goa") in relations(lyon)
     assert ("learnt late, held until", "Lyon") in relations(goa)
+    runner = CliRunner(env={"FACTLEDGER_NOW": "2026-12-01T00:00:00Z"})
+    shown = runner.invoke(cli, ["--db", str(ledger.path), "why", early, "-t"]).stdout
+    assert "cut short by a value learnt late 'Goa'" in shown and "valid 2026-08-05T10:00:00.000000Z .. 2026-08-10" in shown
 
 
 def test_a_late_repeat_of_a_past_value_reinforces_it_in_the_past(ledger, tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from factledger.ledger import Ledger
+from factledger.ledger.why_detail import related
 
 from .conftest import MovableClock
 from .test_backfill import city, day, line
@@ -58,3 +59,33 @@ def test_forgetting_the_part_split_off_forgets_the_statements_of_both(tmp_path):
         assert full.verify()["ok"] and full.replay_differences() == []
         again = full.forget("app", "u1", fact=early, reason="test")
         assert again["counts"]["events"] == 0
+
+
+NEGATED = [("Lyon", 5, "s5"), ("Lyon", 20, "s20"), ("Lyon", 10, "s10")]
+
+
+def negated_order(path, order):
+    ledger = Ledger(path, clock=MovableClock())
+    for value, n, session in order:
+        ledger.observe(city(value, n, session=session, negated=n == 10))
+    return ledger
+
+
+@pytest.mark.parametrize("order", [NEGATED, [NEGATED[1], NEGATED[0], NEGATED[2]]], ids=["5-20-not10", "20-5-not10"])
+def test_a_negation_said_between_two_statements_of_one_fact_splits_it(tmp_path, order):
+    """Lyon said on days 5 and 20, and "not Lyon" said on day 10, learnt last: as in said order,
+    Lyon held from day 5 until it was retracted on day 10, and holds again from day 20."""
+    said = [NEGATED[0], NEGATED[2], NEGATED[1]]
+    with negated_order(tmp_path / "late.db", order) as late, negated_order(tmp_path / "said.db", said) as fresh:
+        assert state(late) == state(fresh)
+        assert line(tmp_path / "late.db") == line(tmp_path / "said.db") == [
+            ("Lyon", "retracted", day(5), day(10)), ("Lyon", "current", day(20), None)]
+        assert late.verify()["ok"] and late.replay_differences() == []
+        early = next(r["fact_id"] for r in late.history("app", "u1", predicate="home_city")
+                     if r["state"] == "retracted")
+        report = late.why(early)
+        relations = [r["relation"] for r in related(late.conn, early, report["events"])]
+        assert "retracted while it held, learnt late" in relations and "split from (held again later)" in relations
+        late.forget("app", "u1", session="s10", reason="test")
+        assert line(tmp_path / "late.db") == [("Lyon", "current", day(5), None)]
+        assert late.verify()["ok"] and late.replay_differences() == []

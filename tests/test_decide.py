@@ -289,6 +289,23 @@ def test_a_late_value_said_between_two_statements_of_a_past_fact_splits_it():
     assert d.splits is None and d.until is NOW        # in order it would only have disputed it
 
 
+def test_a_negation_said_between_two_statements_of_the_current_fact_splits_it():
+    """In said order A day 1 is retracted on day 5 and A day 10 is a new fact: the part before is
+    retracted, the fact holds again from day 10."""
+    lyon = fact("Lyon", said_at="2026-09-01T00:00:00.000000Z", again=("2026-09-10T00:00:00.000000Z",))
+    d = decide(cand(value="Lyon", negated=True, said_at="2026-09-05"), [lyon], ONE)
+    assert (d.action, d.rule, d.reason, d.splits, d.resumes[0]) == (
+        "retract", "late_negation", "split", lyon, "2026-09-10T00:00:00.000000Z")
+    assert decide(cand(value="Lyon", negated=True, said_at="2026-09-11"), [lyon], ONE).reason == "retracted"
+
+
+def test_a_late_negation_said_between_two_statements_of_a_past_fact_splits_it():
+    line = [fact("Goa", said_at="2026-08-01T00:00:00.000000Z", status="superseded", fid="p-goa",
+                 valid_to="2026-09-01T00:00:00.000000Z", again=("2026-08-20T00:00:00.000000Z",))]
+    d = decide(cand(value="Goa", negated=True, said_at="2026-08-10"), [NOW], ONE, past=line)
+    assert (d.action, d.reason, d.splits) == ("retract", "split", line[0])
+
+
 def test_newer_equal_authority_supersedes():
     d = decide(cand(value="Bengaluru", said_at="2026-09-30"), [fact("Pune")], ONE)
     assert (d.action, d.rule) == ("supersede", "newer_value") and d.target.value == "Pune"
@@ -383,12 +400,18 @@ def test_decide_is_total_and_consistent(case):
     if d.splits is not None:
         # said between two statements of one fact (current, or past and held then): it holds
         # until the fact's first statement after it, from which the fact holds again
-        assert d.action == "backfill" and d.reason == "split" and spec.cardinality == "one"
-        assert d.splits is d.target is d.until and d.cuts is None and d.resumes in d.splits.said
-        assert d.splits.said_at <= c.said_at < d.resumes[0] == d.valid_to
+        # (a value: it holds until then; a negation of the fact's value: the part before is retracted)
+        assert d.reason == "split" and spec.cardinality == "one" and d.splits is d.target
+        assert d.cuts is None and d.resumes in d.splits.said and not d.closes and d.promotes is None
+        assert d.splits.said_at <= c.said_at < d.resumes[0]
         assert not any(c.said_at < s[0] < d.resumes[0] for s in d.splits.said)
         assert BASIS_RANK[c.basis] >= BASIS_RANK[d.splits.basis]
-        assert value_key(c.value) != value_key(d.splits.value)
+        if c.negated:
+            assert (d.action, d.rule, d.until) == ("retract", "late_negation", None)
+            assert value_key(c.value) == value_key(d.splits.value)
+        else:
+            assert (d.action, d.until, d.valid_to) == ("backfill", d.splits, d.resumes[0])
+            assert value_key(c.value) != value_key(d.splits.value)
     if d.action == "backfill":
         # history, never the present: nothing open closes, no authority is lowered in the present
         current = next(f for f in facts if f.status == "current")
