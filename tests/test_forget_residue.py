@@ -191,6 +191,29 @@ def test_a_rejection_that_only_quotes_a_forgotten_value_is_kept_masked_for_the_n
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
+@pytest.mark.parametrize("scope", [{"predicate": "allergy"}, {"session": "s2"}])
+def test_a_split_keeps_no_copy_of_a_forgotten_quote(tmp_path, scope):
+    """A split (`FactSplit`) copies the quote of the statement its fact holds again from: a forget
+    of that statement's session, or of a value its quote names, leaves no byte of it there."""
+    db = tmp_path / "ledger.db"
+    clock = MovableClock()
+    with Ledger(db, clock=clock) as ledger:
+        for predicate, value, quote, session, day in (
+                ("allergy", CITY, None, "s0", "01"), ("home_city", "Lyon", f"Lyon, not {CITY}", "s1", "05"),
+                ("home_city", "Lyon", f"still Lyon, {CITY} aside", "s2", "20"),
+                ("home_city", "Goa", None, "s3", "10")):
+            ledger.observe(cand(predicate=predicate, value=value, quote=quote, session=session,
+                                event=f"e-{session}", said_at=f"2026-09-{day}"))
+            clock.tick()
+        assert ledger.conn.execute("SELECT count(*) FROM events WHERE type = 'FactSplit'").fetchone() == (1,)
+        gone = CITY if "predicate" in scope else "aside"
+        split = orjson.loads(ledger.conn.execute("SELECT body FROM events WHERE type = 'FactSplit'").fetchone()[0])
+        assert gone in split["quote"] and scan(db, [gone])
+        ledger.forget("app", "u1", reason="r", **scope)
+        assert scan(db, [gone]) == {}
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
 def test_a_session_forget_keeps_other_sessions_words(tmp_path):
     """A session scope forgets what was said in it, not every mention of its values elsewhere:
     another session's quote naming the same city is that session's data (and a ledger that never
