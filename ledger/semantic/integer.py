@@ -1,0 +1,157 @@
+"""An int8 encoder's matrix products run as integer kernels, by rewriting its graph in memory.
+
+Why: the bundled MiniLM file stores each weight matrix as int8 with one float scale per output
+column and dequantises it in the graph (`MatMul(A, Mul(Cast(W_int8), scale))`).  onnxruntime
+folds that into float32 weights when the session loads, so every query streams about 42 MB of
+float weights through a float MatMul; the query's encoder run was most of a recall's time.
+Rewritten as `DynamicQuantizeLinear(A) -> MatMulInteger(A_u8, W_int8, A_zero) -> Cast -> Mul
+(A_scale * scale)` (the graph onnxruntime's own dynamic quantiser writes, which its optimiser
+fuses into one `DynamicQuantizeMatMul` kernel), the same int8 weights are read as int8 and
+multiplied by integer kernels (VNNI where the CPU has it), at about half the time.
+
+Nothing is re-quantised: the weights and scales are the file's own, a weight with one scale per
+output column factors out of the product exactly (`A @ (W * s) = (A @ W) * s`), so the only new
+rounding is the activations' (per tensor, per run; one sentence per run keeps it independent of
+other sentences).  Only this exact pattern is rewritten (int8 weight initializer of two
+dimensions, Cast to float, Mul by a float initializer that is one scale or one per output
+column, feeding a MatMul's second input); anything else in the graph, the embedding tables
+(Gather) included, stays as it is.  The file on disk is never changed and nothing is cached.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+PREFIX = "factledger_int8mm"
+MIN_OPSET = 11             # DynamicQuantizeLinear
+
+
+def rewrite(model_bytes: bytes) -> bytes | None:
+    """The model with every dequantised-weight MatMul turned into an integer one, or None when it
+    has none (the caller then runs the file as it is)."""
+    model = onnx.load_from_string(model_bytes)
+    if _opset(model) < MIN_OPSET:
+        return None
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+    plans: dict = {}
+    candidates: set = set()              # the dequantising Casts and Muls, dropped once unused
+    for node in graph.node:
+        if node.op_type == "MatMul" and node.domain in ("", "ai.onnx") and len(node.input) == 2:
+            weight = _dequantised(node.input[1], producer, inits)
+            if weight is not None:
+                plans[id(node)] = weight
+                mul = producer[node.input[1]]
+                candidates.update(id(n) for n in (mul, *(producer[i] for i in mul.input if i in producer)))
+    if not plans:
+        return None
+    taken = ({out for node in graph.node for out in node.output} | {node.name for node in graph.node}
+             | set(inits) | {i.name for i in graph.input})
+    new_inits: list = []
+    columns: dict[str, str] = {}
+    quantised: dict[str, tuple[str, str, str]] = {}
+    nodes = []
+    for node in graph.node:
+        if id(node) not in plans:
+            nodes.append(node)
+            continue
+        weight_name, scale_name, scale = plans[id(node)]
+        if scale_name not in columns:
+            columns[scale_name] = _fresh(f"{PREFIX}_{scale_name}_columns", taken)
+            new_inits.append(numpy_helper.from_array(scale, columns[scale_name]))
+        activation = node.input[0]
+        if activation not in quantised:
+            names = tuple(_fresh(f"{PREFIX}_{activation}_{part}", taken) for part in ("u8", "scale", "zero"))
+            quantised[activation] = names
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [activation], list(names),
+                                          name=_fresh(f"{PREFIX}_{activation}_quantise", taken)))
+        a_u8, a_scale, a_zero = quantised[activation]
+        out = node.output[0]
+        scales, product, floats = (_fresh(f"{PREFIX}_{out}_{part}", taken) for part in ("scales", "int32", "float"))
+        nodes += [
+            helper.make_node("Mul", [a_scale, columns[scale_name]], [scales], name=_fresh(scales + "_mul", taken)),
+            helper.make_node("MatMulInteger", [a_u8, weight_name, a_zero], [product],
+                             name=_fresh(product + "_matmul", taken)),
+            helper.make_node("Cast", [product], [floats], to=TensorProto.FLOAT, name=_fresh(floats + "_cast", taken)),
+            helper.make_node("Mul", [floats, scales], [out], name=_fresh(out + "_rescale", taken)),
+        ]
+    nodes = _without_dead(nodes, candidates, graph)
+    used = {name for node in nodes for name in node.input}
+    kept_inits = [t for t in graph.initializer if t.name in used] + new_inits
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.initializer[:]
+    graph.initializer.extend(kept_inits)
+    produced = {out for node in nodes for out in node.output}
+    kept_info = [v for v in graph.value_info if v.name in produced]
+    del graph.value_info[:]
+    graph.value_info.extend(kept_info)
+    return model.SerializeToString()
+
+
+def _dequantised(name: str, producer: dict, inits: dict):
+    """(int8 weight name, scale name, per-column scales) when `name` is Mul(Cast(W_int8), s) with
+    s one scale or one per output column of the [in, out] weight; else None."""
+    mul = producer.get(name)
+    if mul is None or mul.op_type != "Mul" or mul.domain not in ("", "ai.onnx") or len(mul.input) != 2:
+        return None
+    for cast_out, scale_name in (mul.input, tuple(reversed(mul.input))):
+        cast = producer.get(cast_out)
+        scale = inits.get(scale_name)
+        if cast is None or scale is None or cast.op_type != "Cast" or scale.data_type != TensorProto.FLOAT:
+            continue
+        target = next((a.i for a in cast.attribute if a.name == "to"), None)
+        weight = inits.get(cast.input[0])
+        if target != TensorProto.FLOAT or weight is None or weight.data_type != TensorProto.INT8:
+            continue
+        if len(weight.dims) != 2:
+            continue
+        columns = _per_column(numpy_helper.to_array(scale), int(weight.dims[1]))
+        if columns is not None:
+            return weight.name, scale_name, columns
+    return None
+
+
+def _per_column(scale: np.ndarray, out: int) -> np.ndarray | None:
+    """The scale as one float32 per output column, or None when it varies along the rows."""
+    if scale.size == 1:
+        return np.full(out, scale.reshape(-1)[0], dtype=np.float32)
+    if scale.ndim >= 1 and scale.shape[-1] == out and scale.size == out:
+        return scale.reshape(out).astype(np.float32)
+    return None
+
+
+def _without_dead(nodes: list, candidates: set, graph) -> list:
+    """Drop the dequantising nodes that only fed the rewritten MatMuls (a dequantised weight used
+    elsewhere too keeps its nodes)."""
+    outputs = {o.name for o in graph.output}
+    while True:
+        consumed = defaultdict(int)
+        for node in nodes:
+            for name in node.input:
+                consumed[name] += 1
+        dead = [n for n in nodes if id(n) in candidates and all(consumed[o] == 0 and o not in outputs
+                                                                for o in n.output)]
+        if not dead:
+            return nodes
+        gone = {id(n) for n in dead}
+        nodes = [n for n in nodes if id(n) not in gone]
+
+
+def _opset(model) -> int:
+    return max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+
+
+def _fresh(name: str, taken: set) -> str:
+    """`name`, or `name_2`, `name_3` ... if a tensor or node of the graph already has it."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    taken.add(candidate)
+    return candidate
