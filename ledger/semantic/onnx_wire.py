@@ -16,7 +16,7 @@ from functools import lru_cache
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 PACKAGE = "factledger_onnx_subset"
-FLOAT, INT8 = 1, 3                 # TensorProto.DataType
+FLOAT, UINT8, INT8 = 1, 2, 3       # TensorProto.DataType
 ATTRIBUTE_INT = 2                  # AttributeProto.AttributeType
 EXTERNAL = 1                       # TensorProto.DataLocation
 
@@ -33,6 +33,7 @@ _SCHEMA = {
     "TensorProto": [(1, "dims", _F.TYPE_INT64, _MANY, "", False),
                     (2, "data_type", _F.TYPE_INT32, _ONE, "", False),
                     (4, "float_data", _F.TYPE_FLOAT, _MANY, "", True),
+                    (5, "int32_data", _F.TYPE_INT32, _MANY, "", True),
                     (8, "name", _F.TYPE_STRING, _ONE, "", False),
                     (9, "raw_data", _F.TYPE_BYTES, _ONE, "", False),
                     (14, "data_location", _F.TYPE_INT32, _ONE, "", False)],
