@@ -42,13 +42,16 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
 INTEGER_SUFFIX = "+int8-matmul"
+# Whether loaded encoders are rewritten to integer kernels; only bench/semantic.py turns it off,
+# to time the graph as shipped against the rewritten one in the same process.
+INTEGER = True
 
 
 class Embedder:
     """Text -> a unit-length float32 vector (mean pooling over the tokens, then L2 norm)."""
 
     def __init__(self, model: Path, tokenizer: Path, name: str, model_sha256: str | None = None,
-                 tokenizer_sha256: str | None = None, threads: int = 1, integer: bool = True):
+                 tokenizer_sha256: str | None = None, threads: int = 1, integer: bool | None = None):
         import numpy
         import onnxruntime
         from tokenizers import Tokenizer
@@ -57,7 +60,7 @@ class Embedder:
 
         graph, model_digest = _checked(model, model_sha256, "model")
         _checked(tokenizer, tokenizer_sha256, "tokenizer")
-        rewritten = integer_kernels.rewrite(graph) if integer else None
+        rewritten = integer_kernels.rewrite(graph) if (INTEGER if integer is None else integer) else None
         self.integer = rewritten is not None
         self._np = numpy
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
@@ -174,7 +177,7 @@ def identity() -> str | None:
     if not wanted():
         return None
     if not setting():
-        return f"{MODEL_NAME}@{MODEL_SHA256[:16]}{INTEGER_SUFFIX}"     # its graph has the int8 pattern
+        return f"{MODEL_NAME}@{MODEL_SHA256[:16]}" + (INTEGER_SUFFIX if INTEGER else "")   # it has the pattern
     model = get()
     return None if model is None else model.identity
 
