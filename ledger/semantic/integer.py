@@ -69,11 +69,12 @@ def rewrite(model_bytes: bytes, signed: bool | None = None) -> bytes | None:
     if _opset(model) < MIN_OPSET:
         return None
     graph = model.graph
+    original = list(graph.node)          # one wrapper per node, held: the id()s below stay valid
     inits = {t.name: t for t in graph.initializer}
-    producer = {out: node for node in graph.node for out in node.output}
+    producer = {out: node for node in original for out in node.output}
     plans: dict = {}
     candidates: set = set()              # the dequantising Casts and Muls, dropped once unused
-    for node in graph.node:
+    for node in original:
         if node.op_type == "MatMul" and node.domain in _STANDARD and len(node.input) == 2:
             weight = _dequantised(node.input[1], producer, inits)
             if weight is not None:
@@ -82,7 +83,7 @@ def rewrite(model_bytes: bytes, signed: bool | None = None) -> bytes | None:
                 candidates.update(id(n) for n in (mul, *(producer[i] for i in mul.input if i in producer)))
     if not plans:
         return None
-    taken = ({out for node in graph.node for out in node.output} | {node.name for node in graph.node}
+    taken = ({out for node in original for out in node.output} | {node.name for node in original}
              | set(inits) | {i.name for i in graph.input})
     new_inits: list = []
     columns: dict[str, str] = {}
@@ -95,7 +96,7 @@ def rewrite(model_bytes: bytes, signed: bool | None = None) -> bytes | None:
         return kinds["NodeProto"](op_type=op_type, input=inputs, output=outputs, name=_fresh(name, taken),
                                   attribute=attributes)
 
-    for node in graph.node:
+    for node in original:
         if id(node) not in plans:
             nodes.append(node)
             continue
