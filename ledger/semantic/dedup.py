@@ -7,7 +7,7 @@ wording only when every guard agrees, and is otherwise kept as its own fact:
   peanuts."), have a cosine of at least THRESHOLD, and they carry the same numbers, the same
   units, the same negation words, the same capitalised names and no word of a closed contrast
   class on one side only (north/south, summer/winter, green/black...): Berlin vs Paris scores 0.82
-  on one frame, 25 mg vs 50 mg 0.94, eu-west vs eu-central 0.95, so the guards, not the cosine,
+  on one frame, 25 mg vs 50 mg 0.93, eu-west vs eu-central 0.94, so the guards, not the cosine,
   keep those apart;
 - a `one` key is never merged by meaning: a different value there means a change of state
   (supersede or dispute), so it reinforces only when the two values differ by form alone

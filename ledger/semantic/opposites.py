@@ -7,8 +7,8 @@ alone: a predicate whose name, aliases or description carry a negation or avoida
 carries none, when its sentence with those words taken out means the same as the other's
 (cosine at least HINT_THRESHOLD).  `deploy.avoided_region` ("deploy region: A cloud region the
 team must use", once "not" and "avoided" are out) and `deploy.region` score 0.95; the next
-closest predicate of the default registry scores 0.67 (deploy.cloud), and `disliked_ingredient`
-is at most 0.42 from anything, so nothing else is paired.
+closest predicate of the default registry scores 0.66 (deploy.cloud), and `disliked_ingredient`
+is at most 0.41 from anything, so nothing else is paired.
 
 Why from the registry and not from each pair of facts: what two keys mean does not depend on
 their values, so the pairs are worked out once per registry and encoder (they hold no fact text),

@@ -1,0 +1,235 @@
+"""An int8 encoder's matrix products run as integer kernels, by rewriting its graph in memory.
+
+Why: the bundled MiniLM file stores each weight matrix as int8 with one float scale per output
+column and dequantises it in the graph (`MatMul(A, Mul(Cast(W_int8), scale))`).  onnxruntime
+folds that into float32 weights when the session loads, so every query streams about 42 MB of
+float weights through a float MatMul; the query's encoder run was most of a recall's time.
+Rewritten as `DynamicQuantizeLinear(A) -> MatMulInteger(A_u8, W_int8, A_zero) -> Cast -> Mul
+(A_scale * scale)` (the graph onnxruntime's own dynamic quantiser writes, which its optimiser
+fuses into one `DynamicQuantizeMatMul` kernel), the same int8 weights are read as int8 and
+multiplied by integer kernels, at about half the time.
+
+Which integer kernel: onnxruntime multiplies uint8 activations by int8 weights with VNNI where the
+CPU has it (exact), but on x86 CPUs without VNNI with an instruction that adds pairs of products
+into 16 bits and saturates (its documentation's advice: 7-bit weights, or uint8 weights).  So the
+weights are passed as int8 only when the CPU lists VNNI; otherwise as uint8 (each plus 128, zero
+point 128), whose kernels widen to 16 bits first and never saturate.  Both are exact integer
+arithmetic, so both give the same vectors (a test checks it on this machine); uint8 was measured
+about 15% slower here, hence the choice.
+
+Nothing is re-quantised: the weights and scales are the file's own, a weight with one scale per
+output column factors out of the product exactly (`A @ (W * s) = (A @ W) * s`), so the only new
+rounding is the activations' (per tensor, per run; one sentence per run keeps it independent of
+other sentences).  Only this exact pattern is rewritten (int8 weight initializer of two
+dimensions, Cast to float, Mul by a float initializer that is one scale or one per output
+column, feeding a MatMul's second input); anything else in the graph, the embedding tables
+(Gather) included, stays as it is.  The file on disk is never changed and nothing is cached.
+The graph is read and written with protobuf through onnx_wire.py (why not `onnx`: there).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from .onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, UINT8, messages
+
+PREFIX = "factledger_int8mm"
+MIN_OPSET = 11             # DynamicQuantizeLinear
+_STANDARD = ("", "ai.onnx")
+VNNI_FLAGS = ("avx512_vnni", "avx_vnni")
+
+
+def signed_weights_exact(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether onnxruntime's uint8 x int8 product is exact on this CPU: x86 with VNNI.  Anything
+    else, or a system without /proc/cpuinfo, gets uint8 weights (exact everywhere)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return any(flag in flags for flag in VNNI_FLAGS)
+
+
+def rewrite(model_bytes: bytes, signed: bool | None = None) -> bytes | None:
+    """The model with every dequantised-weight MatMul turned into an integer one, or None when it
+    has none or cannot be read here (the caller then runs the file as it is).  `signed`: pass the
+    weights as int8 (True) or uint8 (False); None chooses by `signed_weights_exact()`."""
+    if signed is None:
+        signed = signed_weights_exact()
+    kinds = messages()
+    model = kinds["ModelProto"]()
+    try:
+        model.ParseFromString(model_bytes)
+    except DecodeError:
+        return None
+    if _opset(model) < MIN_OPSET:
+        return None
+    graph = model.graph
+    original = list(graph.node)          # one wrapper per node, held: the id()s below stay valid
+    inits = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in original for out in node.output}
+    plans: dict = {}
+    candidates: set = set()              # the dequantising Casts and Muls, dropped once unused
+    for node in original:
+        if node.op_type == "MatMul" and node.domain in _STANDARD and len(node.input) == 2:
+            weight = _dequantised(node.input[1], producer, inits)
+            if weight is not None:
+                plans[id(node)] = weight
+                mul = producer[node.input[1]]
+                candidates.update(id(n) for n in (mul, *(producer[i] for i in mul.input if i in producer)))
+    if not plans:
+        return None
+    taken = ({out for node in original for out in node.output} | {node.name for node in original}
+             | set(inits) | {i.name for i in graph.input})
+    new_inits: list = []
+    columns: dict[str, str] = {}
+    unsigned: dict[str, tuple[str, str]] = {}
+    quantised: dict[str, tuple[str, str, str]] = {}
+    nodes = []
+
+    def node_of(op_type, inputs, outputs, name, **ints):
+        attributes = [kinds["AttributeProto"](name=k, type=ATTRIBUTE_INT, i=v) for k, v in ints.items()]
+        return kinds["NodeProto"](op_type=op_type, input=inputs, output=outputs, name=_fresh(name, taken),
+                                  attribute=attributes)
+
+    for node in original:
+        if id(node) not in plans:
+            nodes.append(node)
+            continue
+        weight_name, scale_name, scale = plans[id(node)]
+        if scale_name not in columns:
+            columns[scale_name] = _fresh(f"{PREFIX}_{scale_name}_columns", taken)
+            new_inits.append(kinds["TensorProto"](name=columns[scale_name], data_type=FLOAT, dims=[scale.size],
+                                                  raw_data=scale.astype("<f4").tobytes()))
+        activation = node.input[0]
+        if activation not in quantised:
+            names = tuple(_fresh(f"{PREFIX}_{activation}_{part}", taken) for part in ("u8", "scale", "zero"))
+            quantised[activation] = names
+            nodes.append(node_of("DynamicQuantizeLinear", [activation], list(names), f"{PREFIX}_{activation}_quantise"))
+        a_u8, a_scale, a_zero = quantised[activation]
+        weight_inputs = [weight_name]
+        if not signed:
+            if weight_name not in unsigned:
+                unsigned[weight_name] = (_fresh(f"{PREFIX}_{weight_name}_u8", taken),
+                                         _fresh(f"{PREFIX}_{weight_name}_zero", taken))
+                values = _int8s(inits[weight_name])
+                new_inits += [kinds["TensorProto"](name=unsigned[weight_name][0], data_type=UINT8,
+                                                   dims=list(inits[weight_name].dims),
+                                                   raw_data=(values.astype(np.int16) + 128).astype(np.uint8).tobytes()),
+                              kinds["TensorProto"](name=unsigned[weight_name][1], data_type=UINT8, dims=[],
+                                                   raw_data=bytes([128]))]
+            weight_inputs = list(unsigned[weight_name])
+        out = node.output[0]
+        scales, product, floats = (_fresh(f"{PREFIX}_{out}_{part}", taken) for part in ("scales", "int32", "float"))
+        nodes += [
+            node_of("Mul", [a_scale, columns[scale_name]], [scales], scales + "_mul"),
+            node_of("MatMulInteger", [a_u8, weight_inputs[0], a_zero, *weight_inputs[1:]], [product],
+                    product + "_matmul"),
+            node_of("Cast", [product], [floats], floats + "_cast", to=FLOAT),
+            node_of("Mul", [floats, scales], [out], out + "_rescale"),
+        ]
+    nodes = _without_dead(nodes, candidates, graph)
+    used = {name for node in nodes for name in node.input}
+    kept_inits = [t for t in graph.initializer if t.name in used] + new_inits
+    produced = {out for node in nodes for out in node.output}
+    kept_info = [v for v in graph.value_info if v.name in produced]
+    rebuilt = kinds["GraphProto"]()
+    rebuilt.CopyFrom(graph)
+    del rebuilt.node[:], rebuilt.initializer[:], rebuilt.value_info[:]
+    rebuilt.node.extend(nodes)
+    rebuilt.initializer.extend(kept_inits)
+    rebuilt.value_info.extend(kept_info)
+    model.graph.CopyFrom(rebuilt)
+    return model.SerializeToString()
+
+
+def _dequantised(name: str, producer: dict, inits: dict):
+    """(int8 weight name, scale name, per-column scales) when `name` is Mul(Cast(W_int8), s) with
+    s one scale or one per output column of the [in, out] weight; else None."""
+    mul = producer.get(name)
+    if mul is None or mul.op_type != "Mul" or mul.domain not in _STANDARD or len(mul.input) != 2:
+        return None
+    for cast_out, scale_name in (tuple(mul.input), tuple(reversed(mul.input))):
+        cast = producer.get(cast_out)
+        scale = inits.get(scale_name)
+        if cast is None or scale is None or cast.op_type != "Cast" or cast.domain not in _STANDARD:
+            continue
+        target = next((a.i for a in cast.attribute if a.name == "to"), None)
+        weight = inits.get(cast.input[0])
+        if target != FLOAT or weight is None or weight.data_type != INT8 or len(weight.dims) != 2:
+            continue
+        if _int8s(weight) is None:
+            continue
+        values = _floats(scale)
+        if values is None:
+            continue
+        columns = _per_column(values.reshape(tuple(scale.dims)), int(weight.dims[1]))
+        if columns is not None:
+            return weight.name, scale_name, columns
+    return None
+
+
+def _floats(tensor) -> np.ndarray | None:
+    """A float initializer's values held in the file itself, or None."""
+    if tensor.data_type != FLOAT or tensor.data_location == EXTERNAL:
+        return None
+    if tensor.raw_data:
+        values = np.frombuffer(tensor.raw_data, dtype="<f4")
+    else:
+        values = np.asarray(tensor.float_data, dtype=np.float32)
+    return values if values.size == int(np.prod(tensor.dims, dtype=np.int64)) else None
+
+
+def _int8s(tensor) -> np.ndarray | None:
+    """An int8 initializer's values held in the file itself, or None."""
+    if tensor.data_location == EXTERNAL:
+        return None
+    if tensor.raw_data:
+        values = np.frombuffer(tensor.raw_data, dtype=np.int8)
+    else:
+        values = np.asarray(tensor.int32_data, dtype=np.int32).astype(np.int8)
+    return values if values.size == int(np.prod(tensor.dims, dtype=np.int64)) else None
+
+
+def _per_column(scale: np.ndarray, out: int) -> np.ndarray | None:
+    """The scale as one float32 per output column, or None when it varies along the rows."""
+    if scale.size == 1:
+        return np.full(out, scale.reshape(-1)[0], dtype=np.float32)
+    if scale.ndim >= 1 and scale.shape[-1] == out and scale.size == out:
+        return scale.reshape(out).astype(np.float32)
+    return None
+
+
+def _without_dead(nodes: list, candidates: set, graph) -> list:
+    """Drop the dequantising nodes that only fed the rewritten MatMuls (a dequantised weight used
+    elsewhere too keeps its nodes)."""
+    outputs = {o.name for o in graph.output}
+    while True:
+        consumed = defaultdict(int)
+        for node in nodes:
+            for name in node.input:
+                consumed[name] += 1
+        dead = [n for n in nodes if id(n) in candidates and all(consumed[o] == 0 and o not in outputs
+                                                                for o in n.output)]
+        if not dead:
+            return nodes
+        gone = {id(n) for n in dead}
+        nodes = [n for n in nodes if id(n) not in gone]
+
+
+def _opset(model) -> int:
+    return max((o.version for o in model.opset_import if o.domain in _STANDARD), default=0)
+
+
+def _fresh(name: str, taken: set) -> str:
+    """`name`, or `name_2`, `name_3` ... if a tensor or node of the graph already has it."""
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    taken.add(candidate)
+    return candidate
