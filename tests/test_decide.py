@@ -429,7 +429,7 @@ def test_decide_is_total_and_consistent(case):
         # history, never the present: nothing open closes, no authority is lowered in the present
         assert not d.closes and d.promotes is None
         assert current is None or c.said_at < current.said_at or d.splits is current
-        assert (d.until is None) == (d.rule == "earlier_same_value" or d.negated_at is not None)
+        assert (d.until is None) == (d.rule == "earlier_same_value" or (d.negated_at is not None and d.splits is None))
         if d.until is not None:
             assert d.valid_to > c.said_at and not any(c.said_at < f.said_at < d.valid_to for f in history)
             assert d.until in facts or d.until in history
