@@ -110,6 +110,18 @@ class FactRetracted(Decided):
     restates: int | None = None
 
 
+class FactNegated(Decided):
+    """A fact just opened by a statement learnt after a negation of its value that was said
+    later (at `valid_to`): in said order the negation retracted it, so it closes `retracted`
+    then.  A decision, not a statement: the negation's own event says it, and names no seq here
+    (re-decision after a forget records both before either has one; `why` finds the negation by
+    its key, value and time in `key_negations`)."""
+
+    type: Literal["FactNegated"] = "FactNegated"
+    valid_to: str
+    cause: int | None = None
+
+
 class DisputeResolved(Decided):
     """A dispute settled: `winner_id` becomes current, every `loser_ids` fact closes as `loser_state`.
 
@@ -268,13 +280,13 @@ class CheckpointIssued(Body):
 
 
 EventBody = Annotated[
-    FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | DisputeResolved
-    | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed | Redacted
-    | CheckpointIssued,
+    FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | FactNegated
+    | DisputeResolved | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed
+    | Redacted | CheckpointIssued,
     Field(discriminator="type"),
 ]
 EVENT_TYPES = (
-    "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted",
+    "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted", "FactNegated",
     "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
     "IngestFailed", "Redacted", "CheckpointIssued",
 )

@@ -28,6 +28,7 @@ from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
 from factledger.projections.factstate import decode
 from factledger.projections.history import KEY_PAST, partitions_confirmed_before, predicates_of_sensitivity
+from factledger.projections.negations import key_negations
 
 from .errors import LedgerError
 from .events import Redacted
@@ -208,7 +209,8 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
                                                  for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
                 lambda b: compensating.append(store.append(b).seq), before,
                 lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)),
-                lambda seqs: statement_bodies(conn, seqs))
+                lambda seqs: statement_bodies(conn, seqs),
+                lambda subject, predicate, s=s: key_negations(conn, s.app, s.user, subject, predicate))
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from .candidate import Candidate
 from .confidence import BASIS_RANK, initial_confidence
-from .decide import Decision
+from .decision import Decision, Negation
 from .errors import LedgerError
 from .events import (
     Body,
@@ -19,6 +19,7 @@ from .events import (
     CandidateRejected,
     DisputeResolved,
     FactDisputed,
+    FactNegated,
     FactObserved,
     FactReinforced,
     FactRetracted,
@@ -99,9 +100,25 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         bodies.append(FactDisputed(fact_id=fact_id, rule=decision.rule, disputes=target, **common))
     elif action == "supersede":
         bodies += [FactSuperseded(fact_id=old.fact_id, rule=decision.rule, by_fact_id=fact_id,
-                                  reason=decision.reason, valid_to=c.said_at, **common)
+                                  reason="superseded", valid_to=c.said_at, **common)
                    for old in decision.closes]
+    if decision.cuts is not None:
+        bodies.append(cut_short(decision.cuts, fact_id, c.said_at, common))
+    if decision.negated_at is not None:
+        bodies.append(negated(fact_id, decision.negated_at, common))
     return bodies, fact_id
+
+
+def cut_short(held, fact_id: str, t: str, common: dict) -> FactSuperseded:
+    """The closed fact that held the key when a value learnt late was said ends then instead."""
+    return FactSuperseded(fact_id=held.fact_id, rule="backfill", by_fact_id=fact_id, reason="backfilled",
+                          valid_to=t, **common)
+
+
+def negated(fact_id: str, negation: Negation, common: dict) -> FactNegated:
+    """A fact just opened by a statement learnt after a negation of its value said later: in
+    said order that negation retracted it, so it closes `retracted` at the negation's time."""
+    return FactNegated(fact_id=fact_id, rule="negated_later", valid_to=negation.said_at, **common)
 
 
 def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
@@ -120,14 +137,17 @@ def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
             fact_id=fact_id, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
             quote=c.quote, author=c.author, basis=c.basis,
             confidence=initial_confidence(c.basis, c.confidence), said_at=c.said_at, **said, **common)]
+    elif decision.negated_at is not None:
+        fact_id = fact_id or new_id()
+        bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
+                  negated(fact_id, decision.negated_at, common)]
     else:
         fact_id = fact_id or new_id()
         bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
                   FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=decision.until.fact_id,
                                  reason="backfilled", valid_to=decision.valid_to, **common)]
     if decision.cuts is not None:
-        bodies.append(FactSuperseded(fact_id=decision.cuts.fact_id, rule="backfill", by_fact_id=fact_id,
-                                     reason="backfilled", valid_to=c.said_at, **common))
+        bodies.append(cut_short(decision.cuts, fact_id, c.said_at, common))
     return bodies, fact_id
 
 
@@ -171,6 +191,8 @@ def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: s
         early_confidence=early_confidence, subject=c.subject, predicate=spec.name, **common)]
     if c.negated:
         return bodies, early_id
+    if decision.negated_at is not None:
+        return bodies + [negated(fact_id, decision.negated_at, common)], fact_id
     return bodies + [FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=held.fact_id,
                                     reason="backfilled", valid_to=decision.valid_to, **common)], fact_id
 

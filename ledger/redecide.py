@@ -18,14 +18,14 @@ from functools import cache
 from factledger.projections.factstate import Snapshot, transition
 from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact, said_order
 
-from .decide import OpenFact, decide
+from .decide import Negation, OpenFact, decide
 from .errors import LedgerError
 from .events import Body, DisputeResolved
 from .plan import Statements, events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement
 from .semantic.dedup import restated_by
-from .statement import Resolution, Statement
+from .statement import Resolution, Statement, heard_negation
 from .store import Event
 
 UNSETTLED = "reviewer_unsettled"     # the rule of a reviewer's judgement kept settling nothing
@@ -35,8 +35,10 @@ class KeyFold:
     """One key's facts folded in memory, indexed for `decide` as the live fold indexes them
     (`projections.keyindex`: open facts in the order the key first held them, and by value)."""
 
-    def __init__(self, seed: Iterable[Snapshot] = (), stored: Statements = lambda seqs: {}):
+    def __init__(self, seed: Iterable[Snapshot] = (), stored: Statements = lambda seqs: {},
+                 negations: Iterable[tuple[str, Negation]] = ()):
         self.snaps: dict[str, Snapshot] = {}
+        self.heard: list[tuple[str, Negation]] = list(negations)   # the key's negations (value key, ...)
         self.bodies: dict[int, dict] = {}     # what this fold recorded, by its own (negative) seqs
         self._stored = stored                 # the statements of the seeded facts, read from the log
         self.index = KeyIndex(self.snaps)
@@ -58,6 +60,10 @@ class KeyFold:
         """The closed facts of the key that held it (decide's `past`), in the order they were said."""
         return [past_fact(s) for s in sorted(self.snaps.values(), key=said_order) if s["status"] in PAST_STATES]
 
+    def negations(self, wanted: str) -> list[Negation]:
+        """The negations of a value the key has heard (decide's `negations`): seeded, or folded here."""
+        return [n for v, n in self.heard if v == wanted]
+
     def statements(self, seqs: list[int]) -> dict[int, dict]:
         """The bodies of a fact's statements (a split divides them): folded here, or stored."""
         found = {s: self.bodies[s] for s in seqs if s in self.bodies}
@@ -69,6 +75,9 @@ class KeyFold:
         data = body.model_dump(mode="json", exclude_none=True)
         self.bodies[self._seq] = data
         event = Event(self._seq, "", data["type"], data["app"], data["user"], "", data)
+        heard = heard_negation(self._seq, data["type"], data)
+        if heard is not None:
+            self.heard.append(heard[1:])
         for snap, _reason in transition(event, self.snaps.get):
             self._put(snap)
 
@@ -99,7 +108,8 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
         else:
             c = st.candidate
             view = fold.view()
-            decision = decide(c, view, spec, restated_by(c, spec, view, stored), past=LazyPast(fold.past))
+            decision = decide(c, view, spec, restated_by(c, spec, view, stored), past=LazyPast(fold.past),
+                              negations=fold.negations)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
             bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse,
                                          statements=fold.statements)

@@ -1,6 +1,7 @@
 """What a forget records again, so that the ledger ends as if the forgotten had never been said.
 
-A key's decisions depend on everything said about it before.  So for each key a forget touches,
+A key's decisions depend on everything said about it before (a negation that found nothing to
+retract included: a value learnt after it may end there).  So for each key a forget touches,
 every surviving event of the key from its first forgotten event on is scrubbed with the
 forgotten ones (of a `many` or `series` key, whose decisions only look at open facts of the same
 value, every surviving event of that value), and its statements (`ledger.statement`) are decided
@@ -33,7 +34,7 @@ from .forget_plan import CANDIDATE_TYPES, LoadedEvent, Plan
 from .redecide import KeyFold, redecide
 from .registry import PredicateSpec, Registry
 from .semantic.embedder import wanted
-from .statement import FACT_EVENTS, Key, Statement, is_statement, key_of, statement_of
+from .statement import FACT_EVENTS, Key, Statement, heard_negation, is_statement, key_of, statement_of
 
 SESSION_EVENTS = ("SessionIngested", "IngestFailed")
 RESTATING_RULES = ("same_meaning", "same_form")   # ledger/semantic/dedup.py (and `_settles_dispute`)
@@ -77,7 +78,7 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
     for e in plan.events:
         if e.body is None:
             continue
-        if (e.seq in targets and e.type in FACT_EVENTS) or (
+        if (e.seq in targets and (e.type in FACT_EVENTS or heard_negation(e.seq, e.type, e.body))) or (
                 e.seq not in targets and masker and is_statement(e.type, e.body) and _names(e, masker)):
             u = unit(e)
             if u is not None:
@@ -109,13 +110,16 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
 def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
             key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
             open_before: set[str], key_vectors: Callable[[str], tuple] = lambda predicate: ({}, None),
-            stored_statements: Callable[[list[int]], dict[int, dict]] = lambda seqs: {}) -> None:
+            stored_statements: Callable[[list[int]], dict[int, dict]] = lambda seqs: {},
+            key_negations: Callable[[str, str], list] = lambda subject, predicate: []) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
     state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order, then
     its closed ones that held it, the past a late statement is placed in) and append the events,
     then the other events recorded again.  `key_vectors(predicate)`: the stored vectors the live
     ledger's dedup by meaning reads (`semantic.dedup.key_matrix`).  `stored_statements(seqs)`: the stored
     bodies of the statements of the key's facts, which a split reads (`ledger.plan.split`).
+    `key_negations(subject, predicate)`: the negations the key has heard, as they stand now
+    (`projections.negations.key_negations`): a statement decided again is ended by one of them.
 
     A value that is current again (it was closed before the forget, its observation survives and
     nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
@@ -123,7 +127,7 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     app, user = plan.scope.app, plan.scope.user
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
-        fold = KeyFold(key_snapshots(*key), stored_statements)
+        fold = KeyFold(key_snapshots(*key), stored_statements, key_negations(*key))
         for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0],
                              stored_vectors=lambda key=key: key_vectors(key[1])):
             append(body)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .candidate import Candidate
+from .candidate import Candidate, value_key
 from .decide import REJECTING_RULES
+from .decision import Negation
 
 Key = tuple[str, str]                     # (subject, predicate)
 FACT_EVENTS = ("FactObserved", "FactReinforced", "FactRetracted", "FactSuperseded", "FactDisputed",
-               "DisputeResolved", "FactReinstated", "FactSplit")
+               "DisputeResolved", "FactReinstated", "FactSplit", "FactNegated")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,26 @@ def is_statement(event_type: str, body: dict) -> bool:
     if event_type == "CandidateRejected":
         return body.get("rule") in REJECTING_RULES
     return event_type == "DisputeResolved" and body.get("resolved_by") != "ledger"
+
+
+def heard_negation(seq: int, event_type: str, body: dict) -> tuple[Key, str, Negation] | None:
+    """(key, value key, negation) of a negation the decision table heard, whatever it decided: a
+    retraction, or a rejection by the table (nothing to retract, older than the fact, too weak).
+    The key keeps them (projections/negations.py; re-decision's `KeyFold`): a statement of the
+    value learnt later but said before one of them opens a fact that negation ended."""
+    if event_type == "FactRetracted":
+        said = body
+    elif event_type == "CandidateRejected" and body.get("rule") == "negation":
+        said = body.get("candidate") or {}
+        if said.get("negated") is not True:
+            return None
+    else:
+        return None
+    value, predicate = said.get("value"), said.get("predicate")
+    if not isinstance(value, str) or not isinstance(predicate, str) or not isinstance(said.get("said_at"), str):
+        return None                           # written before statements carried their key
+    return ((said.get("subject") or "user", predicate), value_key(value),
+            Negation(said["said_at"], said.get("basis") or "stated", seq))
 
 
 def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,

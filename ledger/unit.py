@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from factledger.projections import vectors
+from factledger.projections.negations import negations_of
 from factledger.projections.runner import Projector
 
 from .backend import Backend, EventLog
@@ -138,7 +139,14 @@ class UnitOfWork:
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         restates = restated_by(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
         past = self.projector.key_past(self.conn, c.app, c.user, c.subject, spec.name)
-        decision = decide(c, facts, spec, restates, past)
+        heard: dict[str, list] = {}
+
+        def negations(wanted: str) -> list:
+            if wanted not in heard:
+                heard[wanted] = negations_of(self.conn, c.app, c.user, c.subject, spec.name, wanted)
+            return heard[wanted]
+
+        decision = decide(c, facts, spec, restates, past, negations)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=lambda seqs: statement_bodies(self.conn, seqs))
         if hold_id is not None:

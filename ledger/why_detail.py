@@ -10,6 +10,9 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.projections.history import latest_statement
+from factledger.projections.negations import negation_ending
+
+from .logread import statement_bodies
 
 
 def _fact(conn: sqlite3.Connection, fact_id: str | None) -> dict:
@@ -47,6 +50,8 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
             entry = {"relation": "retracted by", "fact_id": None, "value": None,
                      "session": body.get("session"), "quote": body.get("quote"),
                      "said_at": body.get("said_at"), "author": body.get("author")}
+        elif kind == "FactNegated":
+            entry = _negation(conn, fact_id, body)
         elif kind == "DisputeResolved":
             other = body.get("winner_id") if body.get("winner_id") != fact_id else None
             entry = {"relation": f"dispute resolved ({body.get('outcome')})", **_fact(conn, other),
@@ -63,6 +68,16 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
             entry.update(seq=e["seq"], type=kind, recorded_at=e["recorded_at"])
             out.append(entry)
     return out
+
+
+def _negation(conn: sqlite3.Connection, fact_id: str, body: dict) -> dict:
+    """A fact learnt late, retracted by a negation the ledger had heard first: that negation."""
+    seq = negation_ending(conn, fact_id, body["valid_to"])
+    said = statement_bodies(conn, [seq]).get(seq, {}) if seq is not None else {}
+    said = said.get("candidate", said)
+    return {"relation": "retracted by a negation heard before it", "fact_id": None, "value": None,
+            "session": said.get("session"), "quote": said.get("quote"),
+            "said_at": said.get("said_at", body.get("valid_to")), "author": said.get("author")}
 
 
 # Decisions about a statement said before the key's current fact (decide's Row 5b, "backfill").

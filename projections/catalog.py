@@ -5,6 +5,7 @@ from __future__ import annotations
 from .erasures import ErasuresProjection
 from .facts import FactsProjection
 from .merkle import MerkleProjection
+from .negations import NegationsProjection
 from .provenance import ProvenanceProjection
 from .recall import RecallProjection
 from .review import ReviewProjection
@@ -19,4 +20,5 @@ def all_projections() -> tuple:
     does VectorProjection."""
     facts = FactsProjection()
     return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
-            SessionsProjection(), ErasuresProjection(), VectorProjection(facts), MerkleProjection())
+            SessionsProjection(), ErasuresProjection(), NegationsProjection(), VectorProjection(facts),
+            MerkleProjection())

@@ -175,6 +175,11 @@ def _retracted(event: Event, body: dict, changes: _Changes):
     return changes.result()
 
 
+def _negated(event: Event, body: dict, changes: _Changes):
+    changes.close(body["fact_id"], "retracted", body["valid_to"], "retracted")
+    return changes.result()
+
+
 def _corrected(fact_id: str, status: str, valid_to: str | None, changes: _Changes) -> None:
     """A closed fact's valid time ends earlier than the ledger thought: a value said in between
     was learnt late (the decision table's backfill).  An open fact is closed as usual instead."""
@@ -247,6 +252,7 @@ _HANDLERS = {
     "FactDisputed": _disputed,
     "FactSuperseded": _superseded,
     "FactRetracted": _retracted,
+    "FactNegated": _negated,
     "DisputeResolved": _resolved,
     "FactReinstated": _reinstated,
     "FactSplit": _split,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from factledger.ledger.candidate import value_key
 from factledger.ledger.confidence import BASIS_RANK
-from factledger.ledger.decide import REJECTING_RULES, OpenFact, decide
+from factledger.ledger.decide import REJECTING_RULES, Negation, OpenFact, decide
 from factledger.ledger.registry import PredicateSpec
 from factledger.ledger.vocabulary import DECISION_ACTIONS
 
@@ -362,6 +362,7 @@ def candidate_and_key(draw):
     basis = draw(st.sampled_from(BASES))
     current_basis = draw(st.sampled_from(BASES))
     facts, history = [], []
+    start = 29
     if draw(st.booleans()):
         start = draw(st.integers(1, 28))
         again = draw(st.lists(st.integers(start, 28), max_size=2))
@@ -369,31 +370,42 @@ def candidate_and_key(draw):
                           f"2026-08-{start:02d}T00:00:00.000000Z", ("s0",), f"f-{start}",
                           f"2026-08-{draw(st.integers(1, 3)):02d}",
                           again=tuple(f"2026-08-{d:02d}T00:00:00.000000Z" for d in again)))
-        if spec is ONE:
-            history = draw(key_line(start))
-            if draw(st.booleans()):
-                facts.append(fact(draw(st.sampled_from(VALUES)), basis=draw(st.sampled_from(BASES)),
-                                  status="disputed", fid="challenger",
-                                  said_at=f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:00.000000Z"))
+        if spec is ONE and draw(st.booleans()):
+            facts.append(fact(draw(st.sampled_from(VALUES)), basis=draw(st.sampled_from(BASES)),
+                              status="disputed", fid="challenger",
+                              said_at=f"2026-08-{draw(st.integers(1, 28)):02d}T00:00:00.000000Z"))
+    if spec is not SERIES:
+        # a `one` key's past (with or without a current fact); a `many` key's retracted values
+        history = draw(key_line(start))
+        if spec is MANY:
+            history = [replace(f, status="retracted") for f in history]
+    negations = draw(st.lists(st.tuples(st.sampled_from(VALUES), st.integers(1, 28), st.sampled_from(BASES)),
+                              max_size=3))
     c = cand(value=draw(st.sampled_from(VALUES)), basis=basis, author=AUTHORS[basis],
              negated=draw(st.booleans()), session=draw(st.sampled_from(["s0", "s1"])),
              said_at=f"2026-08-{draw(st.integers(1, 28)):02d}",
              effective_date=draw(st.sampled_from([None, "2026-08-01", "2026-08-02"])))
-    return c, facts, spec, history
+    heard = [(v, Negation(f"2026-08-{d:02d}T00:00:00.000000Z", b, 100 + i)) for i, (v, d, b) in enumerate(negations)]
+    return c, facts, spec, history, heard
 
 
 @settings(max_examples=1500, deadline=None)
 @given(candidate_and_key())
 def test_decide_is_total_and_consistent(case):
-    c, facts, spec, history = case
-    d = decide(c, facts, spec, past=history)
+    c, facts, spec, history, heard = case
+
+    def negations(wanted):
+        return [n for v, n in heard if value_key(v) == wanted]
+
+    d = decide(c, facts, spec, past=history, negations=negations)
+    current = next((f for f in facts if f.status == "current"), None)
     assert d.action in DECISION_ACTIONS          # the vocabulary's one list of what a decision can be
-    if d.action in ("reinforce", "retract", "supersede", "dispute", "backfill"):
+    if d.action in ("reinforce", "retract", "supersede", "dispute") or (d.action == "backfill" and d.rule != "backfill"):
         assert d.target in facts or d.target in history
     if d.target in history:                # the past is reached only by a statement said before the present
-        current = next(f for f in facts if f.status == "current")
-        assert c.said_at < current.said_at and spec.cardinality == "one"
+        assert current is None or c.said_at < current.said_at or spec.cardinality == "many"
         assert d.action in ("reinforce", "retract", "reject", "backfill")
+        assert value_key(d.target.value) == value_key(c.value) or d.action == "backfill"
     if d.action == "supersede":            # a replacement is said after every statement of the value
         assert c.said_at >= d.target.said_at
         assert d.target.said is None or all(s[0] <= c.said_at for s in d.target.said)
@@ -401,7 +413,8 @@ def test_decide_is_total_and_consistent(case):
         # said between two statements of one fact (current, or past and held then): it holds
         # until the fact's first statement after it, from which the fact holds again
         # (a value: it holds until then; a negation of the fact's value: the part before is retracted)
-        assert d.reason == "split" and spec.cardinality == "one" and d.splits is d.target
+        assert d.reason == "split" and d.splits is d.target
+        assert spec.cardinality == "one" or (spec.cardinality == "many" and c.negated)
         assert d.cuts is None and d.resumes in d.splits.said and not d.closes and d.promotes is None
         assert d.splits.said_at <= c.said_at < d.resumes[0]
         assert not any(c.said_at < s[0] < d.resumes[0] for s in d.splits.said)
@@ -414,18 +427,33 @@ def test_decide_is_total_and_consistent(case):
             assert value_key(c.value) != value_key(d.splits.value)
     if d.action == "backfill":
         # history, never the present: nothing open closes, no authority is lowered in the present
-        current = next(f for f in facts if f.status == "current")
         assert not d.closes and d.promotes is None
-        assert c.said_at < current.said_at or d.splits is current
-        assert (d.until is None) == (d.rule == "earlier_same_value")
+        assert current is None or c.said_at < current.said_at or d.splits is current
+        assert (d.until is None) == (d.rule == "earlier_same_value" or (d.negated_at is not None and d.splits is None))
         if d.until is not None:
             assert d.valid_to > c.said_at and not any(c.said_at < f.said_at < d.valid_to for f in history)
             assert d.until in facts or d.until in history
         if d.cuts is not None:
             assert d.cuts in history and d.cuts.said_at <= c.said_at < d.cuts.valid_to
             assert BASIS_RANK[c.basis] >= BASIS_RANK[d.cuts.basis]
-        if spec.cardinality == "one" and d.rule == "backfill" and value_key(c.value) != value_key(current.value):
+        if (spec.cardinality == "one" and d.rule == "backfill" and current is not None
+                and value_key(c.value) != value_key(current.value)):
             assert BASIS_RANK[c.basis] >= BASIS_RANK[current.basis]     # a weaker one disputes instead
+    if d.negated_at is not None:
+        # a fact this statement opens was retracted, in said order, by the first negation of its
+        # value said after it (and before the next fact of its line), of at least its authority
+        n = d.negated_at
+        assert not c.negated and d.action in ("insert", "supersede", "backfill") and d.reason in ("negated_later", "split")
+        assert c.said_at < n.said_at and BASIS_RANK[n.basis] >= BASIS_RANK[c.basis]
+        assert n in negations(value_key(c.value))
+        assert not any(c.said_at < m.said_at < n.said_at and BASIS_RANK[m.basis] >= BASIS_RANK[c.basis]
+                       for m in negations(value_key(c.value)))
+        if d.valid_to is not None:
+            assert n.said_at < d.valid_to
+    elif d.action in ("insert", "supersede") and not c.negated and spec.cardinality != "series":
+        # a fact that holds from now on: no negation of its value said since, with the authority
+        assert not any(c.said_at < m.said_at and BASIS_RANK[m.basis] >= BASIS_RANK[c.basis]
+                       for m in negations(value_key(c.value)))
     if d.action == "retract" and d.target in history:
         assert d.target.said_at <= c.said_at < d.target.valid_to
     if d.action == "supersede":
@@ -440,8 +468,8 @@ def test_decide_is_total_and_consistent(case):
         assert d.rule in REJECTING_RULES
     if spec.cardinality != "one":
         assert d.action not in ("supersede", "dispute")
-        assert d.action != "backfill" or d.rule == "earlier_same_value"
-    assert decide(c, facts, spec, past=history) == d   # pure: same inputs, same decision
+        assert d.action != "backfill" or d.rule == "earlier_same_value" or d.negated_at is not None
+    assert decide(c, facts, spec, past=history, negations=negations) == d   # pure: same inputs, same decision
 
 
 @pytest.mark.parametrize("spec", [ONE, MANY, SERIES])

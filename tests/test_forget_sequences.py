@@ -322,6 +322,14 @@ H, A, D = "home_city", "allergy", "medication_dose"
 # forget of its own predicate's class must still mask its value where another quote names it.
 @example([("say", A, 0, 0, 1, "user", False, None), ("say", H, 0, 0, 1, "user", False, "vegan"),
           ("say", "diet", 0, 0, 1, "agent", False, "peanuts")], [("fact", 0), ("sensitivity", "normal")])
+# "Not Pune" (day 2) heard before "Pune" (day 1), which it ends there; forgetting the negation's
+# session must open Pune again (a negation that retracted nothing still cuts its key).
+@example([("say", H, 0, 0, 2, "user", True, None), ("say", H, 0, 1, 1, "user", False, None)],
+         [("session", 0)])
+# The same on a `many` key, and a negation said between two statements heard after both.
+@example([("say", A, 0, 0, 3, "user", True, None), ("say", A, 0, 1, 1, "user", False, None),
+          ("say", A, 0, 2, 5, "user", False, None), ("say", A, 0, 3, 4, "user", True, None)],
+         [("session", 3), ("session", 0)])
 def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
     run(history, forgets)
 

@@ -110,7 +110,7 @@ def test_a_failed_batch_writes_nothing(ledger):
 
 
 def test_every_event_type_has_a_model():
-    assert len(EVENT_TYPES) == 14
+    assert len(EVENT_TYPES) == 15
     from factledger.ledger import events
 
     for name in EVENT_TYPES:
