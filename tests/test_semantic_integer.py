@@ -42,7 +42,9 @@ def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
     assert all(inits[n.input[1]].data_type == TensorProto.INT8 for n in graph.node if n.op_type == "MatMulInteger")
     floats = sum(int(np.prod(t.dims)) for t in graph.initializer if t.data_type == TensorProto.FLOAT)
     assert floats < 100_000                     # scales, biases, norms: no float weight matrix
-    assert ops.count("Gather") == 3             # the embedding tables stay int8 + Cast/Mul (23 MB, not 58)
+    tables = [n.input[0] for n in graph.node if n.op_type == "Gather"]
+    assert len(tables) == 5                    # words and positions: the int8 table and its row scales
+    assert sum(inits[t].data_type == TensorProto.INT8 for t in tables if t in inits) == 2
     assert hashlib.sha256(path.read_bytes()).hexdigest() == encoders.MODEL_SHA256     # the file is untouched
     options = onnxruntime.SessionOptions()
     options.optimized_model_filepath = str(tmp_path / "optimised.onnx")
@@ -190,3 +192,37 @@ def test_vectors_of_the_float_graph_are_rebuilt_with_the_integer_one(tmp_path, m
         result = ledger.recall("mealkit", "priya", "Where are we based these days?", mode="hybrid",
                                clearance="all", limit=3)
         assert "Bengaluru" in result.text
+
+
+def test_a_dequantised_table_is_looked_up_in_int8_with_the_same_numbers():
+    """Gather(Mul(Cast(T_int8), s), ids) becomes Mul(Cast(Gather(T_int8, ids)), Gather(s, ids)):
+    the table stays int8 in memory and every element is the same float product."""
+    rng = np.random.default_rng(11)
+    rows, dim = 50, 8
+    table = rng.integers(-127, 128, size=(rows, dim), dtype=np.int8)
+    row_scales = rng.uniform(0.001, 0.05, size=(rows, 1)).astype(np.float32)
+    weight = rng.integers(-127, 128, size=(dim, dim), dtype=np.int8)
+    column_scales = rng.uniform(0.001, 0.05, size=(1, dim)).astype(np.float32)
+    nodes = [helper.make_node("Cast", ["t_q"], ["t_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["t_f", "t_scale"], ["t"]),
+             helper.make_node("Gather", ["t", "input_ids"], ["embedded"]),
+             helper.make_node("Cast", ["w_q"], ["w_f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["w_f", "w_scale"], ["w"]),
+             helper.make_node("MatMul", ["embedded", "w"], ["projected"])]
+    graph = helper.make_graph(
+        nodes, "tables", [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, None])],
+        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [1, None, dim]),
+         helper.make_tensor_value_info("projected", TensorProto.FLOAT, [1, None, dim])],
+        initializer=[numpy_helper.from_array(table, "t_q"), numpy_helper.from_array(row_scales, "t_scale"),
+                     numpy_helper.from_array(weight, "w_q"), numpy_helper.from_array(column_scales, "w_scale")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    original = model.SerializeToString()
+    rewritten = integer.rewrite(original)
+    nodes = onnx.load_from_string(rewritten).graph.node
+    assert [n.input[0] for n in nodes if n.op_type == "Gather"] == ["t_q", "t_scale"]
+    ids = np.asarray([[3, 0, 49, 7, 3]], dtype=np.int64)
+    before, after = (onnxruntime.InferenceSession(b, providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
+                     for b in (original, rewritten))
+    assert np.array_equal(before[0], after[0])                                    # the lookup: bit for bit
+    assert np.allclose(before[1], after[1], rtol=0.05, atol=0.05)                 # the product: close
