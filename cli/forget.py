@@ -67,6 +67,8 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
         f"compensating events: {len(r['compensating_seqs'])}"
         + (f" (seqs {', '.join(map(str, r['compensating_seqs']))})" if r["compensating_seqs"] else ""),
         (f"tables vacuumed ({'VACUUM FULL' if purge['full'] else 'VACUUM'}, {purge['tables']} tables)"
+         + (f"; {purge['held_back']} old row versions held back by an open transaction"
+            if purge.get("held_back") else "")
          if "tables" in purge else
          f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else "")),
     ])
@@ -113,6 +115,10 @@ def warn_freed_pages(receipt: dict) -> None:
     """A plain VACUUM (PostgreSQL's default after a forget) removes the dead rows, but their bytes
     may stay in free page space until reused (docs/forgetting.md): say so, whatever the format."""
     purge = receipt.get("purge") or {}
+    if purge.get("held_back"):
+        note(f"{purge['held_back']} old row versions of the scrubbed rows are still visible to an open "
+             f"transaction (tables: {', '.join(purge['held_back_tables'])}): VACUUM cannot remove them until "
+             "it ends; run VACUUM on those tables then (docs/forgetting.md)")
     if "tables" in purge and not purge.get("full"):
         note("freed pages may keep the forgotten bytes until PostgreSQL reuses them; "
              "`--vacuum` rewrites the tables (VACUUM FULL, an exclusive lock each)")

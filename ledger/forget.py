@@ -34,7 +34,7 @@ from .errors import LedgerError
 from .events import Redacted
 from .forget_plan import Plan, emptied_sessions, plan, unknown_fact
 from .logread import has_partition, statement_bodies
-from .pgstore import vacuum_tables
+from .pgvacuum import vacuum_tables
 from .recall_scope import forget_cached as forget_kept_scopes
 from .registry import SENSITIVITIES
 from .restate import restate, restatement

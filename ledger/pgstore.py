@@ -400,14 +400,6 @@ def locked(conn: PgConnection) -> Iterator[None]:
         raise
 
 
-def vacuum_tables(conn: PgConnection, tables, full: bool = False) -> dict:
-    """VACUUM each table after a forget: the scrubbed rows' old versions (dead tuples) leave the
-    heap and the indexes; FULL rewrites each table into new files.  Outside any transaction."""
-    for table in tables:
-        conn.raw.execute(f"VACUUM {'(FULL) ' if full else ''}{table}")
-    return {"vacuumed": True, "full": full, "tables": len(tuple(tables))}
-
-
 # --- the append-only guard, as the schema has it -----------------------------------------------
 
 def _normal(text: str) -> str:

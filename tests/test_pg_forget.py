@@ -95,3 +95,38 @@ def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock)
     full = subprocess.run([*forget, "--user", "also", "--vacuum"], capture_output=True, text=True, env=ENV)
     assert full.returncode == 0, full.stderr
     assert json.loads(full.stdout)["purge"]["full"] is True and "freed pages" not in full.stderr
+
+
+def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgres, clock):
+    """A VACUUM cannot remove a row version a snapshot may still read: the forget vacuums again
+    for a while, then counts what is held back in its receipt instead of claiming a purge."""
+    import psycopg
+
+    from factledger.ledger.pgvacuum import vacuum_tables
+
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        with psycopg.connect(postgres.conninfo) as reader:
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute(f'SELECT COUNT(*) FROM "{ledger.conn.schema}".events').fetchone()
+            receipt = ledger.forget("app", "gone", reason="erasure request")
+            purge = receipt["purge"]
+            assert purge["held_back"] > 0 and "events" in purge["held_back_tables"]
+            reader.rollback()
+        again = vacuum_tables(ledger.conn, purge["held_back_tables"])
+        assert "held_back" not in again
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_the_receipt_and_stderr_say_how_many_old_rows_were_held_back(capsys):
+    from factledger.cli.forget import render_receipt, warn_freed_pages
+
+    receipt = {"noop": False, "scope_kind": "user", "scope_hash": "h", "redaction_seq": 9, "event_id": "e",
+               "recorded_at": "t", "counts": {"events": 2}, "compensating_seqs": [],
+               "purge": {"vacuumed": True, "full": False, "tables": 12, "held_back": 4,
+                         "held_back_tables": ["events"]}}
+    assert ("tables vacuumed (VACUUM, 12 tables); 4 old row versions held back by an open transaction"
+            in render_receipt(receipt))
+    warn_freed_pages(receipt)
+    err = capsys.readouterr().err
+    assert "4 old row versions" in err and "tables: events" in err and "VACUUM cannot remove them" in err
