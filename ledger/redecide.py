@@ -16,11 +16,12 @@ from collections.abc import Callable, Iterable
 from functools import cache
 
 from factledger.projections.factstate import Snapshot, transition
-from factledger.projections.keyindex import PAST_STATES, KeyIndex, KeyView, LazyPast, past_fact, said_order
+from factledger.projections.keyindex import KeyIndex, KeyView, LazyPast, past_fact, said_order
 
 from .decide import Negation, OpenFact, decide
 from .errors import LedgerError
 from .events import Body, DisputeResolved
+from .late import PAST_STATES
 from .plan import Statements, events_for, stamped
 from .registry import PredicateSpec
 from .resolve import settlement

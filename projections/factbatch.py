@@ -31,10 +31,11 @@ from collections.abc import Callable, Iterable
 
 from factledger.ledger.decide import OpenFact
 from factledger.ledger.eventrow import Event
+from factledger.ledger.late import PAST_STATES
 
 from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
 from .history import HISTORY_COLUMNS
-from .keyindex import PAST_STATES, KeyIndex, KeyView, past_fact, said_order
+from .keyindex import KeyIndex, KeyView, past_fact, said_order
 
 _N = len(SNAPSHOT_COLUMNS)
 _RECORDED_FROM = HISTORY_COLUMNS.index("recorded_from")

@@ -97,9 +97,6 @@ class KeyView:
         return bool(self._index._open)
 
 
-PAST_STATES = ("superseded", "retracted")
-
-
 def past_fact(snap: Snapshot) -> OpenFact:
     """A closed fact as the decision table sees the key's past: with the end of its valid time."""
     return OpenFact(snap["fact_id"], snap["value"], snap["basis"], snap["status"], snap["said_at"],
