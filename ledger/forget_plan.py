@@ -41,6 +41,7 @@ from .eventrow import body_of
 from .logread import partition_rows
 from .masking import Masker
 from .scope import Scope
+from .statement import heard_negation
 
 STATEMENT_TYPES = ("FactReinforced", "FactRetracted", "CandidateRejected")
 CANDIDATE_TYPES = ("CandidateRejected", "CandidateHeld")
@@ -122,6 +123,8 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
             gone |= _observed(event.body)
             if event.type == "FactSplit":
                 gone.add(event.body["split_id"])    # the part it split off exists by it alone
+    if scope.kind in ("fact", "retention"):
+        chosen |= _negations_that_ended(events, chosen, facts_by_id)
     # A reviewer's accept carries the held candidate's hold_id: the CandidateHeld holds the same
     # value, so it goes with the fact (else the value stays in the log and the item reopens).
     holds = {by_seq[seq].body.get("hold_id") for seq in chosen} - {None}
@@ -160,6 +163,24 @@ def _split_from(events: list[LoadedEvent], facts_by_id: dict[str, dict]) -> dict
             found[e.body["split_id"]] = e.body["fact_id"]
             if e.body["fact_id"] in facts_by_id:
                 facts_by_id[e.body["split_id"]] = facts_by_id[e.body["fact_id"]]
+    return found
+
+
+def _negations_that_ended(events: list[LoadedEvent], chosen: set[int], facts_by_id: dict) -> set[int]:
+    """The negations that ended forgotten facts learnt after them (a `FactNegated` names one by
+    its key, value and time): in said order each was a retraction of that fact, which the fact
+    takes with it, so it goes too, whatever order the two were learnt in."""
+    ended = set()
+    for e in events:
+        if e.seq in chosen and e.body is not None and e.type == "FactNegated":
+            fact = facts_by_id.get(e.body["fact_id"])
+            if fact is not None:
+                ended.add(((fact["subject"], fact["predicate"]), value_key(fact["value"]), e.body["valid_to"]))
+    found = set()
+    for e in events:
+        heard = heard_negation(e.seq, e.type, e.body) if ended and e.body is not None else None
+        if heard is not None and (heard[0], heard[1], heard[2].said_at) in ended:
+            found.add(e.seq)
     return found
 
 

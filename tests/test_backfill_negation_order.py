@@ -171,3 +171,23 @@ def test_forgetting_the_negation_opens_the_value_again_and_takes_its_row(tmp_pat
         assert [(f["value"], f["status"], f["said_at"]) for f in ledger.facts("app", "u1")] == [("Pune", "current", day(1))]
         assert ledger.conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_forgetting_a_value_takes_its_negations_rows_and_leaves_no_byte(tmp_path):
+    """A negation of a forgotten value is that value's data too: its event and its `key_negations`
+    row (the value key, a copy derived from the value) go, and the file holds no byte of it."""
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    marker = "Zqxvilleborough"
+    with Ledger(path, clock=clock) as ledger:
+        ledger.observe(city(marker, 3, negated=True, quote=f"we no longer live in {marker}"))
+        late = ledger.observe(city(marker, 1, quote=f"we live in {marker}"))
+        ledger.observe(city("Pune", 5))
+        assert late.reason == "negated_later"
+        ledger.forget("app", "u1", fact=late.fact_id, reason="erasure request", vacuum=True)
+        assert ledger.conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+    for name in (path, path.with_name(path.name + "-wal")):
+        if name.exists():
+            data = name.read_bytes()
+            assert marker.encode() not in data and marker.casefold().encode() not in data

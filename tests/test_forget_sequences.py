@@ -330,6 +330,10 @@ H, A, D = "home_city", "allergy", "medication_dose"
 @example([("say", A, 0, 0, 3, "user", True, None), ("say", A, 0, 1, 1, "user", False, None),
           ("say", A, 0, 2, 5, "user", False, None), ("say", A, 0, 3, 4, "user", True, None)],
          [("session", 3), ("session", 0)])
+# "Not Pune" heard before the Pune it ends: forgetting that fact takes the negation too (in said
+# order it was the fact's retraction), then a forget of the negation's session has nothing left.
+@example([("say", H, 0, 0, 3, "user", True, None), ("say", H, 0, 1, 1, "user", False, None),
+          ("say", H, 1, 2, 5, "user", False, None)], [("fact", 0), ("session", 0)])
 def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
     run(history, forgets)
 
