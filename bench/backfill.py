@@ -27,7 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.timeutil import parse_time
+from factledger.ledger.vocabulary.clock import parse_time
 
 from .baseline import RawStore
 

@@ -18,10 +18,10 @@ import uuid
 
 import orjson
 
-from factledger.ledger import chain
-from factledger.ledger.checkpoint import Checkpointer
-from factledger.ledger.store import SCHEMA, connect
-from factledger.ledger.timeutil import iso, system_clock
+from factledger.ledger.store import chain
+from factledger.ledger.store.eventlog import SCHEMA, connect
+from factledger.ledger.store.sqlite.wal import Checkpointer
+from factledger.ledger.vocabulary.clock import iso, system_clock
 
 _INSERT = ("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
            " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
@@ -34,7 +34,7 @@ class RawStore:
     def __init__(self, path: str, synchronous: str = "FULL"):
         self.conn = connect(path, synchronous=synchronous)
         self.conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
-        # The ledger's checkpoint discipline too (ledger/checkpoint.py): WAL checkpoints on a
+        # The ledger's checkpoint discipline too (ledger/store/sqlite/wal.py): WAL checkpoints on a
         # thread of their own, so neither side's timed commits include them.
         self.checkpointer = Checkpointer(self.conn, synchronous)
         self.checkpointer.take_over()

@@ -25,11 +25,11 @@ import random
 import sys
 from pathlib import Path
 
-from factledger.ledger.candidate import value_key
+from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
-from factledger.ledger.registry import Registry, load_registry
+from factledger.ledger.registry.predicates import Registry, load_registry
 
 from .extraction_score import Extracted, Report, Row, load_rows, score
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factledger.ledger.candidate import value_key
+from factledger.ledger.domain.candidate import value_key
 
 KINDS = ("persona", "chat")
 

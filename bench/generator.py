@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from factledger.ledger.registry import Registry, load_registry
+from factledger.ledger.registry.predicates import Registry, load_registry
 
 APP = "bench"
 USERS = 10_000

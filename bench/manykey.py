@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from factledger.ledger import Ledger
-from factledger.ledger.timeutil import fixed_clock
+from factledger.ledger.vocabulary.clock import fixed_clock
 
 START = 1788080400.0                      # 2026-08-30T09:00:00Z
 CLOCK = "2026-11-01T00:00:00Z"

@@ -14,7 +14,7 @@ import time
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.patterns import PatternsExtractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
-from factledger.ledger.registry import load_registry
+from factledger.ledger.registry.predicates import load_registry
 
 
 def _word(n: int) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.pgstore import display, fresh_postgres, is_postgres, split_location
+from factledger.ledger.store.postgres.backend import display, fresh_postgres, is_postgres, split_location
 
 from . import queries
 from .forget import forget_users, users

@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from factledger.ledger import merkle
-from factledger.ledger.tlog_note import new_signer
-from factledger.ledger.tlog_verify import verify_consistency, verify_inclusion
+from factledger.ledger.tlog import merkle
+from factledger.ledger.tlog.note import new_signer
+from factledger.ledger.tlog.tlog_verify import verify_consistency, verify_inclusion
 from factledger.projections.merkle import MerkleProjection
 from factledger.projections.merkle_tree import SCHEMA, MerkleTree
 

@@ -17,7 +17,7 @@ import time
 from datetime import timedelta
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.timeutil import iso
+from factledger.ledger.vocabulary.clock import iso
 
 from .generator import APP, HEAVY_USER
 from .stats import ms, percentile

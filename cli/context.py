@@ -12,13 +12,12 @@ import warnings
 
 import click
 
+from factledger.cli.scope import partition_options, require_partition  # noqa: F401  (the partition rule)
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.pgstore import is_postgres
-from factledger.ledger.store import busy_error
-from factledger.ledger.terminal import escape
-from factledger.ledger.timeutil import clock_from_env
-
-from .scope import partition_options, require_partition  # noqa: F401  (the partition rule)
+from factledger.ledger.store.eventlog import busy_error
+from factledger.ledger.store.postgres.backend import is_postgres
+from factledger.ledger.vocabulary.clock import clock_from_env
+from factledger.ledger.vocabulary.terminal import escape
 
 
 class LedgerGroup(click.Group):

@@ -6,14 +6,8 @@ import sys
 
 import click
 
-from factledger.ledger import LedgerError, logread, make_candidate
-from factledger.ledger.bounds import check_log_window
-from factledger.ledger.logquery import iter_log
-from factledger.ledger.pgstore import display
-from factledger.ledger.timeutil import normalise_time
-
-from .context import create_option, pass_state
-from .notices import (
+from factledger.cli.context import create_option, pass_state
+from factledger.cli.notices import (
     check_partition,
     check_predicate,
     check_session,
@@ -23,9 +17,15 @@ from .notices import (
     note,
     withhold,
 )
-from .output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
-from .proofs import checkpoint_report, render_checkpoint
-from .scope import partition_options
+from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
+from factledger.cli.proofs import checkpoint_report, render_checkpoint
+from factledger.cli.scope import partition_options
+from factledger.ledger import LedgerError, make_candidate
+from factledger.ledger.audit.logquery import iter_log
+from factledger.ledger.store import reads as logread
+from factledger.ledger.store.postgres.backend import display
+from factledger.ledger.vocabulary.bounds import check_log_window
+from factledger.ledger.vocabulary.clock import normalise_time
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
                 "effective_confidence", "said_at", "session", "fact_id")

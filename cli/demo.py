@@ -15,7 +15,7 @@ import click
 import orjson
 from click.testing import CliRunner
 
-from factledger.ledger.pgstore import display, fresh_postgres, is_postgres
+from factledger.ledger.store.postgres.backend import display, fresh_postgres, is_postgres
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]

@@ -7,18 +7,17 @@ import sys
 
 import click
 
+from factledger.cli.context import pass_state
+from factledger.cli.files import private_file
+from factledger.cli.notices import check_partition, note
+from factledger.cli.output import dumps, emit, emit_one, output_options
+from factledger.cli.scope import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.forget import check_words
-from factledger.ledger.logread import receipt_tickets
-from factledger.ledger.pgstore import is_postgres
-from factledger.ledger.presence import already_erased_at, receipt_seqs
-from factledger.ledger.terminal import escape
-
-from .context import pass_state
-from .files import private_file
-from .notices import check_partition, note
-from .output import dumps, emit, emit_one, output_options
-from .scope import all_option, check_whole_ledger, partition_options
+from factledger.ledger.audit.presence import already_erased_at, receipt_seqs
+from factledger.ledger.forget.erase import check_words
+from factledger.ledger.store.postgres.backend import is_postgres
+from factledger.ledger.store.reads import receipt_tickets
+from factledger.ledger.vocabulary.terminal import escape
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
                    "requester", "event_id")

@@ -9,16 +9,15 @@ import sys
 
 import click
 
+from factledger.cli.context import create_option, pass_state
+from factledger.cli.notices import check_partition
+from factledger.cli.output import emit, emit_one, output_options, resolve_format
+from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError
+from factledger.ledger.audit.presence import open_disputes
 from factledger.ledger.ingest.batch import ingest_paths, retry_failed
 from factledger.ledger.ingest.evaluate import render_report, run_probes
-from factledger.ledger.presence import open_disputes
-from factledger.ledger.terminal import escape
-
-from .context import create_option, pass_state
-from .notices import check_partition
-from .output import emit, emit_one, output_options, resolve_format
-from .scope import partition_options
+from factledger.ledger.vocabulary.terminal import escape
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")

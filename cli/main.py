@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import core, demo, forget, ingest, proofs, query, recall, reports, residue, serve, why
-from .context import LedgerGroup, State
+from factledger.cli import core, demo, forget, ingest, proofs, query, recall, reports, residue, serve, why
+from factledger.cli.context import LedgerGroup, State
 
 
 @click.group(cls=LedgerGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -12,10 +12,10 @@ from collections import Counter
 
 import click
 
-from factledger.ledger.presence import partition_notice, session_notice, type_notice
-from factledger.ledger.recall_options import parse_clearance
-from factledger.ledger.registry import SENSITIVITIES
-from factledger.ledger.terminal import escape
+from factledger.ledger.audit.presence import partition_notice, session_notice, type_notice
+from factledger.ledger.domain.recall_options import parse_clearance
+from factledger.ledger.registry.predicates import SENSITIVITIES
+from factledger.ledger.vocabulary.terminal import escape
 
 
 def note(text: str) -> None:

@@ -14,7 +14,7 @@ import unicodedata
 import click
 import orjson
 
-from factledger.ledger.terminal import escape, json_safe
+from factledger.ledger.vocabulary.terminal import escape, json_safe
 
 FORMATS = ("json", "nl", "csv", "table")
 

@@ -7,20 +7,19 @@ from pathlib import Path
 
 import click
 
+from factledger.cli.context import pass_state
+from factledger.cli.output import dumps
 from factledger.ledger import LedgerError
-from factledger.ledger.pgstore import is_postgres
-from factledger.ledger.proofs import origin as ledger_origin
-from factledger.ledger.tlog_note import cosign as add_cosignature
-from factledger.ledger.tlog_note import load_signer, new_signer, write_keys
-from factledger.ledger.tlog_verify import (
+from factledger.ledger.audit.proofs import origin as ledger_origin
+from factledger.ledger.store.postgres.backend import is_postgres
+from factledger.ledger.tlog.note import cosign as add_cosignature
+from factledger.ledger.tlog.note import load_signer, new_signer, write_keys
+from factledger.ledger.tlog.tlog_verify import (
     VerificationError,
     open_checkpoint,
     parse_vkey,
     verify_consistency_proof,
 )
-
-from .context import pass_state
-from .output import dumps
 
 FILE = click.Path(dir_okay=False)
 

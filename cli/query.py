@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
-from factledger.ledger.adhoc import query as run_query
-
-from .context import pass_state, require_file
-from .output import emit, output_options
+from factledger.cli.context import pass_state, require_file
+from factledger.cli.output import emit, output_options
+from factledger.ledger.audit.query import query as run_query
 
 
 @click.command()

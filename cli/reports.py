@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import click
 
+from factledger.cli.context import pass_state
+from factledger.cli.files import write_private
+from factledger.cli.notices import check_partition
+from factledger.cli.output import emit, output_options
+from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.catalogue import partitions as list_partitions
-from factledger.ledger.catalogue import pattern_coverage
-from factledger.ledger.catalogue import predicates as list_predicates
-from factledger.ledger.erasure_render import RENDERERS
-from factledger.ledger.erasure_report import erasure_report
-from factledger.ledger.registry import load_registry
-
-from .context import pass_state
-from .files import write_private
-from .notices import check_partition
-from .output import emit, output_options
-from .scope import partition_options
+from factledger.ledger.audit.erasure_render import RENDERERS
+from factledger.ledger.audit.erasure_report import erasure_report
+from factledger.ledger.audit.inventory import partitions as list_partitions
+from factledger.ledger.audit.inventory import pattern_coverage
+from factledger.ledger.audit.inventory import predicates as list_predicates
+from factledger.ledger.registry.predicates import load_registry
 
 PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
                      "last_recorded")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .context import pass_state
-from .output import emit_one, output_options
+from factledger.cli.context import pass_state
+from factledger.cli.output import emit_one, output_options
 
 
 @click.command()

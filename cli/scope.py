@@ -23,7 +23,7 @@ import click
 from click.core import ParameterSource
 
 from factledger.ledger import LedgerError
-from factledger.ledger.ids import normalize_id, normalize_partition
+from factledger.ledger.vocabulary.ids import normalize_id, normalize_partition
 
 ENV = {"app": "FACTLEDGER_APP", "user": "FACTLEDGER_USER"}
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import click
 
+from factledger.cli.context import pass_state, require_file
 from factledger.ledger import LedgerError
-from factledger.ledger.registry import load_registry
-from factledger.ledger.timeutil import clock_from_env
-
-from .context import pass_state, require_file
+from factledger.ledger.registry.predicates import load_registry
+from factledger.ledger.vocabulary.clock import clock_from_env
 
 INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]'"
 

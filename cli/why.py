@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
+from factledger.cli.context import pass_state
+from factledger.cli.output import emit_one, output_options
 from factledger.ledger import LedgerError
-from factledger.ledger.presence import fact_erased_at
-from factledger.ledger.terminal import escape
-from factledger.ledger.why_detail import related
-
-from .context import pass_state
-from .output import emit_one, output_options
+from factledger.ledger.audit.presence import fact_erased_at
+from factledger.ledger.audit.why import related
+from factledger.ledger.vocabulary.terminal import escape
 
 
 @click.command()

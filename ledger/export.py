@@ -25,19 +25,18 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from factledger.ledger.audit.verify import verify
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import parse_body
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store.eventlog import head, snapshot
+from factledger.ledger.store.rowcheck import TEXT_COLUMNS, column_problem
+from factledger.ledger.unit import UnitOfWork
+from factledger.ledger.vocabulary.bounds import MAX_SEQ
+from factledger.ledger.vocabulary.clock import iso
+from factledger.ledger.vocabulary.files import open_regular
 from factledger.projections import queries
 from factledger.projections.sessions import list_sessions
-
-from .bounds import MAX_SEQ
-from .errors import LedgerError
-from .eventrow import body_of
-from .events import parse_body
-from .files import open_regular
-from .rowcheck import TEXT_COLUMNS, column_problem
-from .store import head, snapshot
-from .timeutil import iso
-from .unit import UnitOfWork
-from .verify import verify
 
 LOG_FORMAT = "factledger-log/1"
 SUBJECT_FORMAT = "factledger-subject/1"

@@ -13,29 +13,32 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
+from factledger.ledger import export
+from factledger.ledger.audit import proofs
+from factledger.ledger.audit.verify import verify
+from factledger.ledger.domain.candidate import Candidate
+from factledger.ledger.domain.outcome import Outcome
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.forget import erase as forget
+from factledger.ledger.forget.residue import residue
+from factledger.ledger.forget.scope import build_scope
+from factledger.ledger.ingest import pipeline
+from factledger.ledger.recall.serve import RecallOptions, recall
+from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.review import queue as review
+from factledger.ledger.review.dispute import resolution
+from factledger.ledger.review.suggest import contradictions, with_suggestions
+from factledger.ledger.store import reads as logread
+from factledger.ledger.store.eventlog import EventStore, snapshot
+from factledger.ledger.store.rowcheck import first_bad_row
+from factledger.ledger.unit import UnitOfWork
+from factledger.ledger.vocabulary.bounds import check_days, check_log_window
+from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
+from factledger.ledger.vocabulary.ids import normalize_id, normalize_optional, normalize_partition
 from factledger.projections import queries
 from factledger.projections.erasures import receipts
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
-
-from . import export, forget, logread, proofs
-from .bounds import check_days, check_log_window
-from .candidate import Candidate
-from .errors import LedgerError
-from .ids import normalize_id, normalize_optional, normalize_partition
-from .ingest import pipeline, review
-from .outcome import Outcome
-from .recall import RecallOptions, recall
-from .registry import Registry
-from .residue import residue
-from .resolve import resolution
-from .rowcheck import first_bad_row
-from .scope import build_scope
-from .semantic.review import contradictions, with_suggestions
-from .store import EventStore, snapshot
-from .timeutil import Clock, normalise_time, parse_time
-from .unit import UnitOfWork
-from .verify import verify
 
 __all__ = ["Ledger", "LedgerError", "Outcome"]
 
@@ -45,7 +48,7 @@ class Ledger:
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
                  future_tolerance: timedelta | float | str | None = None):
-        # said_at later than clock + future_tolerance is refused (ledger/clocksanity.py); default one day
+        # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
         self.work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
                                future_tolerance=future_tolerance)
 
@@ -229,7 +232,7 @@ class Ledger:
         return export.export_subject(self.work, app, user)
 
     def residue(self) -> dict:
-        """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/residue.py`)."""
+        """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/forget/residue.py`)."""
         with snapshot(self.conn):
             return residue(self.conn, self.work.location)
 
@@ -252,7 +255,7 @@ class Ledger:
             return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
         return self.projector.differences(self.conn)
 
-    # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/proofs.py).
+    # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/audit/proofs.py).
 
     def checkpoint(self, signer=None, origin: str | None = None) -> dict:
         """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""

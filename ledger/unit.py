@@ -15,31 +15,30 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
+from factledger.ledger.domain.candidate import Candidate
+from factledger.ledger.domain.clocksanity import refuse_future, tolerance
+from factledger.ledger.domain.decide import decide
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import Body
+from factledger.ledger.domain.outcome import Outcome
+from factledger.ledger.domain.record import events_for, held, rejected
+from factledger.ledger.domain.validate import check
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.registry.predicates import Registry, load_registry
+from factledger.ledger.semantic.dedup import key_matrix, restated_by
+from factledger.ledger.semantic.embedder import remembering
+from factledger.ledger.store.backend import Backend, EventLog
+from factledger.ledger.store.eventlog import open_sqlite
+from factledger.ledger.store.postgres.backend import is_postgres, open_postgres
+from factledger.ledger.store.postgres.schema import ensure_schema as ensure_pg_schema
+from factledger.ledger.store.reads import statement_bodies
+from factledger.ledger.store.sqlite.file import prepare as prepare_file
+from factledger.ledger.store.sqlite.schema import ensure_schema
+from factledger.ledger.store.sqlite.wal import Checkpointer
+from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.projections import vectors
 from factledger.projections.negations import negations_of
 from factledger.projections.runner import Projector
-
-from .backend import Backend, EventLog
-from .candidate import Candidate
-from .checkpoint import Checkpointer
-from .clocksanity import refuse_future, tolerance
-from .decide import decide
-from .errors import LedgerError
-from .eventrow import Event
-from .events import Body
-from .ledger_file import prepare as prepare_file
-from .logread import statement_bodies
-from .outcome import Outcome
-from .pgschema import ensure_schema as ensure_pg_schema
-from .pgstore import is_postgres, open_postgres
-from .plan import events_for, held, rejected
-from .registry import Registry, load_registry
-from .schema import ensure_schema
-from .semantic.dedup import key_matrix, restated_by
-from .semantic.embedder import remembering
-from .store import open_sqlite
-from .timeutil import Clock, system_clock
-from .validate import check
 
 
 class UnitOfWork:
@@ -57,7 +56,7 @@ class UnitOfWork:
             tightened = prepare_file(path, create)   # 0600 from birth (or now); never alter a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
-        # said_at later than clock + this is refused (ledger/clocksanity.py); default one day
+        # said_at later than clock + this is refused (ledger/domain/clocksanity.py); default one day
         self.future_tolerance = tolerance(future_tolerance)
         if self.postgres:
             self.store: EventLog = open_postgres(str(path), self.clock, busy_timeout, synchronous, create)

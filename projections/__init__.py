@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .catalog import all_projections
+from factledger.projections.catalog import all_projections
 
 __all__ = ["all_projections"]

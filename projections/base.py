@@ -10,9 +10,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from factledger.ledger.eventrow import Event
-
-from .factstate import Snapshot
+from factledger.ledger.domain.eventrow import Event
+from factledger.projections.factstate import Snapshot
 
 # The key of a rebuild's shared partition state under which the facts fold leaves the partition's
 # open facts at its end (fact_id -> Snapshot), for the projections that follow it.

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from .erasures import ErasuresProjection
-from .facts import FactsProjection
-from .merkle import MerkleProjection
-from .negations import NegationsProjection
-from .provenance import ProvenanceProjection
-from .recall import RecallProjection
-from .review import ReviewProjection
-from .sessions import SessionsProjection
-from .vectors import VectorProjection
+from factledger.projections.erasures import ErasuresProjection
+from factledger.projections.facts import FactsProjection
+from factledger.projections.merkle import MerkleProjection
+from factledger.projections.negations import NegationsProjection
+from factledger.projections.provenance import ProvenanceProjection
+from factledger.projections.recall import RecallProjection
+from factledger.projections.review import ReviewProjection
+from factledger.projections.sessions import SessionsProjection
+from factledger.projections.vectors import VectorProjection
 
 
 def all_projections() -> tuple:

@@ -7,9 +7,8 @@ written by the facts fold (`projections/factbatch.py`).
 
 from __future__ import annotations
 
-from factledger.ledger.store import equal_filters
-
-from .factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
+from factledger.ledger.store.eventlog import equal_filters
+from factledger.projections.factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS facts_current (

@@ -13,8 +13,8 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.eventrow import Event
-from factledger.ledger.store import equal_filters
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.store.eventlog import equal_filters
 
 EMPTIED_SESSION = "emptied_session"      # a session some other request took everything of
 

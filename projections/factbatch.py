@@ -29,13 +29,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable
 
-from factledger.ledger.decide import OpenFact
-from factledger.ledger.eventrow import Event
-from factledger.ledger.late import PAST_STATES
-
-from .factstate import OPEN_FROM, OPEN_STATES, SNAPSHOT_COLUMNS, Lookup, Snapshot, decode, encode, transition
-from .history import HISTORY_COLUMNS
-from .keyindex import KeyIndex, KeyView, past_fact, said_order
+from factledger.ledger.domain.decide import OpenFact
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.late import PAST_STATES
+from factledger.projections.factstate import (
+    OPEN_FROM,
+    OPEN_STATES,
+    SNAPSHOT_COLUMNS,
+    Lookup,
+    Snapshot,
+    decode,
+    encode,
+    transition,
+)
+from factledger.projections.history import HISTORY_COLUMNS
+from factledger.projections.keyindex import KeyIndex, KeyView, past_fact, said_order
 
 _N = len(SNAPSHOT_COLUMNS)
 _RECORDED_FROM = HISTORY_COLUMNS.index("recorded_from")

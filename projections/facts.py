@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.eventrow import Event
-
-from . import current, history
-from .base import OPEN_FACTS
-from .factbatch import FactBatch
-from .factstate import Snapshot
-from .keyindex import KeyView, LazyPast
+from factledger.projections import current, history
+from factledger.projections.base import OPEN_FACTS
+from factledger.projections.factbatch import FactBatch
+from factledger.projections.factstate import Snapshot
+from factledger.projections.keyindex import KeyView, LazyPast
 
 
 class FactsProjection:

@@ -12,12 +12,11 @@ from collections.abc import Callable
 
 import orjson
 
-from factledger.ledger.candidate import value_key
-from factledger.ledger.confidence import BASIS_RANK, reinforced_confidence
-from factledger.ledger.eventrow import Event
-from factledger.ledger.vocabulary import OPEN_STATUSES
-
-from .factcolumns import SNAPSHOT_COLUMNS
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.domain.confidence import BASIS_RANK, reinforced_confidence
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.vocabulary.words import OPEN_STATUSES
+from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 
 OPEN_STATES = OPEN_STATUSES
 Snapshot = dict

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.store import equal_filters
-
-from .factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
-from .factstate import Snapshot, decode
+from factledger.ledger.store.eventlog import equal_filters
+from factledger.projections.factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
+from factledger.projections.factstate import Snapshot, decode
 
 # An interval's own columns, after the fact's (`factcolumns.FACT_COLUMNS`, `status` named `state`).
 INTERVAL_COLUMNS = (("from_seq", "INTEGER NOT NULL"), ("valid_from", "TEXT NOT NULL"),

@@ -19,10 +19,9 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Callable, Iterable, Iterator
 
-from factledger.ledger.candidate import value_key
-from factledger.ledger.decide import OpenFact
-
-from .factstate import OPEN_STATES, Snapshot, said_times, session_names
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.domain.decide import OpenFact
+from factledger.projections.factstate import OPEN_STATES, Snapshot, said_times, session_names
 
 
 class KeyIndex:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger import merkle
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.logread import chain_hashes
-from factledger.ledger.store import Event
-
-from .merkle_tree import SCHEMA, MerkleTree
+from factledger.ledger.store.eventlog import Event
+from factledger.ledger.store.reads import chain_hashes
+from factledger.ledger.tlog import merkle
+from factledger.projections.merkle_tree import SCHEMA, MerkleTree
 
 
 class MerkleProjection:

@@ -2,15 +2,15 @@
 
 The table holds every perfect subtree's hash at the position `merkle.stored_index` gives it, so a
 read is a handful of primary-key lookups whatever the log's length.  The projection that writes it
-is `projections/merkle.py`; the proofs (`ledger/proofs.py`) read the tree through this class only.
+is `projections/merkle.py`; the proofs (`ledger/audit/proofs.py`) read the tree through this class only.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger import merkle
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.tlog import merkle
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS merkle_hashes (pos INTEGER PRIMARY KEY, hash BLOB NOT NULL);"
 

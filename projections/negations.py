@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.decision import Negation
-from factledger.ledger.eventrow import Event
-from factledger.ledger.statement import heard_negation
+from factledger.ledger.domain.decision import Negation
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.statement import heard_negation
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS key_negations (

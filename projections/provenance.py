@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.eventrow import Event
+from factledger.ledger.domain.eventrow import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fact_events (

@@ -12,14 +12,13 @@ from datetime import datetime
 
 import orjson
 
-from factledger.ledger import logread
-from factledger.ledger.confidence import effective_confidence
+from factledger.ledger.domain.confidence import effective_confidence
+from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.eventrow import body_of
-from factledger.ledger.timeutil import normalise_time, parse_time
-
-from .factcolumns import FACT_FIELDS
-from .provenance import touching
+from factledger.ledger.store import reads as logread
+from factledger.ledger.vocabulary.clock import normalise_time, parse_time
+from factledger.projections.factcolumns import FACT_FIELDS
+from factledger.projections.provenance import touching
 
 HISTORY_FIELDS = FACT_FIELDS + ("state", "valid_from", "valid_to", "recorded_from",
                                 "recorded_to", "ended_by", "reason")

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.eventrow import Event
-from factledger.ledger.textindex import document_terms
-
-from .base import OPEN_FACTS, FactsFold
-from .factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
-from .factstate import OPEN_STATES
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.textindex import document_terms
+from factledger.projections.base import OPEN_FACTS, FactsFold
+from factledger.projections.factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
+from factledger.projections.factstate import OPEN_STATES
 
 TABLE = "recall_index"
 
@@ -94,10 +93,10 @@ def _row(s: dict) -> tuple:
             document_terms(s["subject"], s["predicate"], s["value"], s["quote"]))
 
 
-# Reading the index for recall (ledger/recall.py scores what these return).
+# Reading the index for recall (ledger/recall/serve.py scores what these return).
 
 # Thin rows: what the gates, the scores and the packing need, for every in-scope fact (their
-# positions are named in ledger/recall_facts.py).
+# positions are named in ledger/recall/facts.py).
 _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"

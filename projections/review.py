@@ -6,9 +6,9 @@ import sqlite3
 
 import orjson
 
+from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.eventrow import Event
-from factledger.ledger.store import equal_filters
+from factledger.ledger.store.eventlog import equal_filters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS review_queue (
@@ -44,7 +44,7 @@ class ReviewProjection:
                 (status, event.seq, body.get("reason") or body.get("rule"), body["hold_id"]))
 
 
-# Reading the queue: the review commands and the reviewer's verbs (ledger/ingest/review.py).
+# Reading the queue: the review commands and the reviewer's verbs (ledger/review/queue.py).
 
 COLUMNS = ("hold_id", "app", "user", "held_seq", "held_at", "reason", "candidate", "status",
            "closed_seq", "closed_reason")

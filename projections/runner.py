@@ -12,12 +12,11 @@ from contextlib import contextmanager
 from itertools import groupby
 from operator import attrgetter
 
-from factledger.ledger.eventrow import Event
-from factledger.ledger.logread import iter_partitioned
-from factledger.ledger.store import head, iter_events
-
-from .base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
-from .catalog import all_projections
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.store.eventlog import head, iter_events
+from factledger.ledger.store.reads import iter_partitioned
+from factledger.projections.base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
+from factledger.projections.catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
 # facts up by fact_id).  A full rebuild drops them and builds each once at the end, one sort
@@ -53,6 +52,8 @@ class Projector:
         self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
+
+    obsolete_indexes = OBSOLETE_INDEXES       # indexes an earlier version kept; dropped on open
 
     @property
     def tables(self) -> tuple[str, ...]:

@@ -23,10 +23,9 @@ import sqlite3
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.semantic import embedder as encoders
-from factledger.ledger.store import Event
-
-from .base import OPEN_FACTS, FactsFold
-from .factstate import OPEN_STATES
+from factledger.ledger.store.eventlog import Event
+from factledger.projections.base import OPEN_FACTS, FactsFold
+from factledger.projections.factstate import OPEN_STATES
 
 TABLE = "fact_vectors"
 

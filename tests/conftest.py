@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.timeutil import parse_time
+from factledger.ledger.vocabulary.clock import parse_time
 
 from .pg_server import Server, find_bindir
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from factledger.ledger.store import SCHEMA
+from factledger.ledger.store.eventlog import SCHEMA
 
 
 class ForgerConnection(sqlite3.Connection):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factledger.ledger.timeutil import parse_time
+from factledger.ledger.vocabulary.clock import parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -12,8 +12,8 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.store import Event, iter_events
-from factledger.ledger.textindex import document_terms
+from factledger.ledger.domain.textindex import document_terms
+from factledger.ledger.store.eventlog import Event, iter_events
 from factledger.projections.factstate import OPEN_STATES, SNAPSHOT_COLUMNS, encode, transition
 from factledger.projections.history import HISTORY_COLUMNS
 from factledger.projections.provenance import _rows as provenance_rows

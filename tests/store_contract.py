@@ -1,4 +1,4 @@
-"""The event store's contract, for every backend (`ledger/backend.py: EventLog`).
+"""The event store's contract, for every backend (`ledger/store/backend.py: EventLog`).
 
 Collected through `tests/test_store_contract.py`, which lists the backends and opens a fresh,
 empty log for each test as the fixture `log` (and `clock`, the injected clock).  These tests use
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.ledger import chain
+from factledger.ledger.domain.events import SessionIngested
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.events import SessionIngested
+from factledger.ledger.store import chain
 
 
 def body(n: int = 0, app: str = "app", user: str = "u1") -> SessionIngested:

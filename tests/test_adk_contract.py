@@ -21,7 +21,7 @@ from factledger.ledger.adk import (  # noqa: E402
     MemoryNotFound,
 )
 from factledger.ledger.errors import LedgerError  # noqa: E402
-from factledger.ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 from .adk_helpers import AFTER, BEFORE, NOW, event, event_count, run, search, session, values  # noqa: E402
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import InvalidMemory, LedgerMemoryService, memory_entries  # noqa: E402
-from factledger.ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 from .adk_helpers import NOW, run, search  # noqa: E402
 

@@ -27,7 +27,7 @@ from google.genai import types  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
-from factledger.ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions" / "meal-kit"
 QUESTION = "where do I live and what do I eat?"

@@ -19,7 +19,7 @@ pytest.importorskip("google.adk")
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.ledger.ingest.patterns import PatternsExtractor  # noqa: E402
-from factledger.ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 from .adk_helpers import BEFORE, NOW, event, session  # noqa: E402
 

@@ -20,7 +20,7 @@ from google.adk.memory import InMemoryMemoryService  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import LedgerMemoryService, MemoryNotFound  # noqa: E402
-from factledger.ledger.timeutil import fixed_clock  # noqa: E402
+from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 from .adk_helpers import BEFORE, event, session  # noqa: E402
 from .test_adk_contract import shared_fact  # noqa: E402

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from factledger.cli.main import cli
 from factledger.ledger import Ledger
-from factledger.ledger.why_detail import related
+from factledger.ledger.audit.why import related
 from factledger.projections.history import KEY_PAST
 
 from .conftest import MovableClock, cand

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import Ledger, why_detail
+from factledger.ledger import Ledger
+from factledger.ledger.audit import why as why_detail
 
 from .conftest import MovableClock, cand
 from .test_backfill import ALLERGIES, CITIES, city, day, ingest

@@ -1,6 +1,6 @@
 """A split fact (a value said between two statements of one fact, learnt last) after a forget.
 
-Re-decision runs the same table and fold (`ledger/redecide.py`), so a forget ends where a ledger
+Re-decision runs the same table and fold (`ledger/forget/redecide.py`), so a forget ends where a ledger
 fed only the survivors, in the order they were recorded, would: the split is made again, or
 undone when what made it is forgotten.  Forgetting either part of a split fact by id forgets the
 statements of both: they were recorded under the first part's observation (docs/decisions.md).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from factledger.ledger import Ledger
-from factledger.ledger.why_detail import related
+from factledger.ledger.audit.why import related
 
 from .conftest import MovableClock
 from .test_backfill import city, day, line

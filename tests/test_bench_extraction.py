@@ -13,7 +13,7 @@ from bench.extraction_score import Extracted, Fact, Row, exact, load_rows, names
 from factledger.ledger.ingest.extractor import Extraction
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.ingest.proposal import Proposal
-from factledger.ledger.registry import load_registry
+from factledger.ledger.registry.predicates import load_registry
 
 # Labelled predicates the default registry may not have yet (the labels say what people state).
 NOT_YET_IN_REGISTRY = {"origin"}

@@ -1,4 +1,4 @@
-"""WAL checkpoints run on the ledger's own thread (ledger/checkpoint.py), never inside a commit."""
+"""WAL checkpoints run on the ledger's own thread (ledger/store/sqlite/wal.py), never inside a commit."""
 
 from __future__ import annotations
 
@@ -51,16 +51,16 @@ def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
     """A background checkpoint alone never lets a steady writer start the WAL over (it grew to
     hundreds of MB in a benchmark): past RESTART_FRAMES the writer finishes one itself before
     it begins."""
-    monkeypatch.setattr("factledger.ledger.checkpoint.RESTART_FRAMES", 40)
-    monkeypatch.setattr("factledger.ledger.checkpoint.MIN_INTERVAL", 0.001)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.RESTART_FRAMES", 40)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.MIN_INTERVAL", 0.001)
     bounded = _wal_pages_after_steady_writes(tmp_path / "bounded.db")
-    monkeypatch.setattr("factledger.ledger.checkpoint.Checkpointer.before_begin", lambda self, conn: None)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.Checkpointer.before_begin", lambda self, conn: None)
     unbounded = _wal_pages_after_steady_writes(tmp_path / "unbounded.db")   # every frame kept
     assert bounded < unbounded / 4, (bounded, unbounded)
 
 
 def test_the_thread_ends_when_the_ledger_goes_quiet(tmp_path, clock, monkeypatch):
-    monkeypatch.setattr("factledger.ledger.checkpoint.IDLE_SECONDS", 0.1)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.IDLE_SECONDS", 0.1)
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
         ledger.observe(cand())
         thread = ledger.checkpointer._thread
@@ -80,7 +80,7 @@ def test_a_failing_after_commit_hook_does_not_fail_a_durable_commit(tmp_path, cl
     def broken(self):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr("factledger.ledger.checkpoint.Checkpointer.after_commit", broken)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.Checkpointer.after_commit", broken)
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger, \
             pytest.warns(RuntimeWarning, match="after-commit step failed"):
         outcome = ledger.observe(cand())
@@ -105,7 +105,7 @@ def test_the_thread_opens_the_writers_file_by_absolute_path(tmp_path, clock, mon
 
 def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock, monkeypatch):
     """Starting the WAL over reuses the file; journal_size_limit cuts it back to RESTART_FRAMES."""
-    monkeypatch.setattr("factledger.ledger.checkpoint.RESTART_FRAMES", 40)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.RESTART_FRAMES", 40)
     wal = tmp_path / "ledger.db-wal"
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
         page = ledger.conn.execute("PRAGMA page_size").fetchone()[0]

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger.candidate import value_key
-from factledger.ledger.confidence import BASIS_RANK
-from factledger.ledger.decide import REJECTING_RULES, Negation, OpenFact, decide
-from factledger.ledger.registry import PredicateSpec
-from factledger.ledger.vocabulary import DECISION_ACTIONS
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.domain.confidence import BASIS_RANK
+from factledger.ledger.domain.decide import REJECTING_RULES, Negation, OpenFact, decide
+from factledger.ledger.registry.predicates import PredicateSpec
+from factledger.ledger.vocabulary.words import DECISION_ACTIONS
 
 from .conftest import cand
 
@@ -464,7 +464,7 @@ def test_decide_is_total_and_consistent(case):
         assert c.negated and BASIS_RANK[d.target.basis] <= BASIS_RANK[c.basis]
     if c.negated:
         assert d.action in ("retract", "reject")
-    if d.action == "reject":              # re-decision replays exactly these (ledger/redecide.py)
+    if d.action == "reject":              # re-decision replays exactly these (ledger/forget/redecide.py)
         assert d.rule in REJECTING_RULES
     if spec.cardinality != "one":
         assert d.action not in ("supersede", "dispute")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.ledger.confidence import SERVING_THRESHOLD
+from factledger.ledger.domain.confidence import SERVING_THRESHOLD
 
 from .conftest import cand, values
 

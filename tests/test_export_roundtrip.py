@@ -126,7 +126,7 @@ def test_import_of_a_garbage_file(tmp_path):
 
 def _reseal(lines, change):
     """Change the body of the first event and re-seal it (commitment, hash, header head)."""
-    from factledger.ledger.chain import canonical, commitment, link
+    from factledger.ledger.store.chain import canonical, commitment, link
 
     row = orjson.loads(lines[1])
     body = orjson.loads(row["body"])

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.confidence import BASIS_RANK
+from factledger.ledger.domain.confidence import BASIS_RANK
 
 from .conftest import MovableClock, cand
 

@@ -23,8 +23,9 @@ import pytest
 from click.testing import CliRunner
 
 from factledger.cli.main import cli
-from factledger.ledger import Ledger, chain
-from factledger.ledger.events import Redacted
+from factledger.ledger import Ledger
+from factledger.ledger.domain.events import Redacted
+from factledger.ledger.store import chain
 
 from .conftest import MovableClock, cand
 from .forger import raw_forger

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from factledger.cli.main import cli
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.presence import already_erased_at
+from factledger.ledger.audit.presence import already_erased_at
 
 from .conftest import MovableClock, cand
 

@@ -131,7 +131,7 @@ def test_vacuum_leaves_no_free_pages(tmp_path):
 def test_forget_drops_the_memoised_term_texts(tmp_path):
     """The text index memoises the texts it cuts (values, quotes); a forget empties that memo,
     so the forgotten words do not stay in this process's memory either."""
-    from factledger.ledger import textindex
+    from factledger.ledger.domain import textindex
 
     clock = MovableClock()
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:

@@ -16,9 +16,9 @@ import orjson
 import pytest
 
 from factledger.ledger import Ledger
+from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.ingest.extractor import Extraction
 from factledger.ledger.ingest.proposal import Proposal
-from factledger.ledger.textindex import document_terms
 from tests.conftest import MovableClock, cand
 from tests.test_forget_purge import scan
 

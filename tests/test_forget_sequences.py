@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.decide import REJECTING_RULES
-from factledger.ledger.masking import Masker
-from factledger.ledger.validate import check
+from factledger.ledger.domain.decide import REJECTING_RULES
+from factledger.ledger.domain.validate import check
+from factledger.ledger.forget.masking import Masker
 from tests.conftest import MovableClock, cand
 
 VALUES = {"home_city": ["Pune", "Bengaluru", "Mumbai"], "allergy": ["peanuts", "shellfish"],

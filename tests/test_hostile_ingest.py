@@ -123,7 +123,7 @@ def test_unsupported_model_proposals_are_rejected_with_their_own_reason(tmp_path
 def test_supported_values_pass_by_containment_vocabulary_or_declared_rule(ledger):
     from factledger.ledger.ingest.proposal import Proposal
     from factledger.ledger.ingest.support import unsupported
-    from factledger.ledger.registry import parse_registry
+    from factledger.ledger.registry.predicates import parse_registry
 
     reg = parse_registry(b'[predicates.diet]\ncardinality = "one"\nvalues = { pescatarian = ["eat fish"] }\n'
                          b'patterns = [{ regex = "I gave up (?P<value>meat)", negated = true }]\n'
@@ -273,7 +273,7 @@ def test_a_long_message_with_thousands_of_matches_gives_every_proposal_its_sente
     from factledger.ledger.ingest.extractor import Context
     from factledger.ledger.ingest.patterns import PatternsExtractor
     from factledger.ledger.ingest.session import Session, SessionEvent, tail
-    from factledger.ledger.registry import load_registry
+    from factledger.ledger.registry.predicates import load_registry
 
     text = long_message(144) + "Also. I'm allergic to latex. Thanks"
     session = Session(id="s", app="a", user="u", events=(

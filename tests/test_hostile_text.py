@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 from factledger.cli.main import cli
 from factledger.ledger import LedgerError
-from factledger.ledger.booleans import NotABoolean, strict_bool
 from factledger.ledger.ingest.batch import ingest_paths
 from factledger.ledger.ingest.proposal import read_candidates
-from factledger.ledger.registry import parse_registry
-from factledger.ledger.render import render
-from factledger.ledger.terminal import escape, line_safe
+from factledger.ledger.recall.render import render
+from factledger.ledger.registry.predicates import parse_registry
+from factledger.ledger.vocabulary.booleans import NotABoolean, strict_bool
+from factledger.ledger.vocabulary.terminal import escape, line_safe
 
 from .ingest_helpers import write_jsonl
 
@@ -57,7 +57,7 @@ def test_a_predicate_name_with_a_trailing_line_break_is_refused(name):
 
 
 def test_a_subject_with_a_trailing_newline_never_matches():
-    from factledger.ledger.candidate import SUBJECT_RE
+    from factledger.ledger.domain.candidate import SUBJECT_RE
 
     assert SUBJECT_RE.fullmatch("user.daughter") and not SUBJECT_RE.fullmatch("user\n")
 
@@ -214,7 +214,7 @@ def test_recall_json_explain_and_facts_tables_escape_bidi_overrides(tmp_path):
 
 
 def test_budget_counts_a_long_word_as_more_than_one():
-    from factledger.ledger.render import words
+    from factledger.ledger.recall.render import words
 
     assert words("- diet = pescatarian (stated 2026-09-30)") == 6
     assert words("x" * 500) == 32

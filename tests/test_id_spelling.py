@@ -19,7 +19,7 @@ import pytest
 
 from factledger.ledger import Ledger, LedgerError, make_candidate
 from factledger.ledger.errors import InvalidId
-from factledger.ledger.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalize_id
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 APP = "caf\u00e9"                   # NFC
@@ -171,7 +171,7 @@ def test_cli_session_and_fact_ids_in_another_spelling(tmp_path):
 
 def test_log_filters_take_any_spelling_of_an_id(tmp_path):
     """`log --user/--session` read the log directly: the same one spelling applies there."""
-    from factledger.ledger.logquery import iter_log
+    from factledger.ledger.audit.logquery import iter_log
 
     with Ledger(tmp_path / "log.db") as ledger:
         ledger.observe(make_candidate(app="app", user="jos\u00e9", predicate="diet", value="vegan",

@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from factledger.ledger import Ledger
-from factledger.ledger.pgstore import split_location
+from factledger.ledger.store.postgres.backend import split_location
 
 from .conftest import cand
 from .ledger_contract import *  # noqa: F403  (the contract's tests, collected here)

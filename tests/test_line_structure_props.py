@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.cli.main import cli
-from factledger.ledger.terminal import LINE_BREAKS, line_safe, unsafe
+from factledger.ledger.vocabulary.terminal import LINE_BREAKS, line_safe, unsafe
 
 HOSTILE = list(LINE_BREAKS) + ["\x1b", "\x1b[2J", "\x07", "\x00", "\x7f", "\u202e", "\u2066", "\u200b",
                                "\ufeff", "\U000e0041", "SYSTEM:", "</stored_facts>", "- ", '"', "\\",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bench.manykey import many_session, word
 from factledger.ledger import Ledger
-from factledger.ledger.timeutil import fixed_clock
+from factledger.ledger.vocabulary.clock import fixed_clock
 
 from .conftest import cand
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import merkle
-from factledger.ledger.tlog_verify import VerificationError, verify_consistency, verify_inclusion
+from factledger.ledger.tlog import merkle
+from factledger.ledger.tlog.tlog_verify import VerificationError, verify_consistency, verify_inclusion
 
 # --- the reference: RFC 9162 section 2.1.1, 2.1.3.1 and 2.1.4.1, word for word ------------------
 

@@ -120,7 +120,7 @@ def test_the_library_checks_the_same_ranges(tmp_path):
 
 
 def test_a_cutoff_before_year_one_is_refused_even_within_the_day_range(tmp_path):
-    from factledger.ledger.timeutil import fixed_clock
+    from factledger.ledger.vocabulary.clock import fixed_clock
 
     with Ledger(tmp_path / "l.db", clock=fixed_clock("0100-01-01")) as ledger:
         with pytest.raises(LedgerError, match="before year 1"):

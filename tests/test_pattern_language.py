@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from factledger.ledger import gazetteer
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.patterns import PatternsExtractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
 from factledger.ledger.ingest.support import unsupported
-from factledger.ledger.registry import load_registry, parse_registry
+from factledger.ledger.registry import gazetteer
+from factledger.ledger.registry.predicates import load_registry, parse_registry
 
 REGISTRY = load_registry()
 

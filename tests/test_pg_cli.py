@@ -7,7 +7,7 @@ import subprocess
 
 import psycopg
 
-from factledger.ledger.pgstore import split_location
+from factledger.ledger.store.postgres.backend import split_location
 
 from .test_concurrency_writers import ENV, FACTLEDGER
 

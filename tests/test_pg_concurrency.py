@@ -22,7 +22,7 @@ import psycopg
 import pytest
 
 from factledger.ledger import Ledger
-from factledger.ledger.pgstore import lock_key, split_location
+from factledger.ledger.store.postgres.backend import lock_key, split_location
 
 from .test_concurrency_writers import ENV, FACTLEDGER, OBSERVE, ROOT, writers_test
 

@@ -102,7 +102,7 @@ def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgre
     for a while, then counts what is held back in its receipt instead of claiming a purge."""
     import psycopg
 
-    from factledger.ledger.pgvacuum import vacuum_tables
+    from factledger.ledger.store.postgres.vacuum import vacuum_tables
 
     with Ledger(postgres.location(), clock=clock) as ledger:
         _fill(ledger)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import factledger.ledger.tlog_verify as standalone
+import factledger.ledger.tlog.tlog_verify as standalone
 
 BIN = Path(sys.executable).with_name("factledger")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "sessions"

@@ -12,9 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import Ledger, LedgerError, chain, merkle
-from factledger.ledger.tlog_note import new_signer
-from factledger.ledger.tlog_verify import (
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.store import chain
+from factledger.ledger.tlog import merkle
+from factledger.ledger.tlog.note import new_signer
+from factledger.ledger.tlog.tlog_verify import (
     VerificationError,
     open_checkpoint,
     parse_vkey,

@@ -3,7 +3,7 @@
 Read from the source, so a new statement written in the wrong place fails here rather than in
 review: no module of ledger/, cli/ or web/ names a projection table in SQL (they call the
 projection's read functions), and no projection reads the `events` table itself (the store's
-`ledger/logread.py`, `store.iter_events`, and the PostgreSQL store's own modules do).  The log's dedicated tools (export and import,
+`ledger/store/reads.py`, `store.iter_events`, and the PostgreSQL store's own modules do).  The log's dedicated tools (export and import,
 verify and its row check, the proofs, the auditor's filtered log) keep their own reads of it.
 """
 
@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECTION_TABLES = set(Projector(all_projections()).all_tables) | {"projection_positions"}
 # SQL keywords in capitals, as every statement here writes them (prose says "into events")
 SQL = r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+({})\b"
-LOG_TOOLS = {"ledger/store.py", "ledger/logread.py", "ledger/pgstore.py", "ledger/pgschema.py",
-             "ledger/export.py", "ledger/verify.py", "ledger/rowcheck.py", "ledger/proofs.py",
-             "ledger/logquery.py"}
+LOG_TOOLS = {"ledger/store/eventlog.py", "ledger/store/reads.py", "ledger/store/postgres/backend.py", "ledger/store/postgres/schema.py",
+             "ledger/export.py", "ledger/audit/verify.py", "ledger/store/rowcheck.py", "ledger/audit/proofs.py",
+             "ledger/audit/logquery.py"}
 
 
 def _sources(*folders: str):

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.recall import OUTCOMES
-from factledger.ledger.render import CLOSE_TAG, EMPTY, OPEN_TAG
+from factledger.ledger.recall.render import CLOSE_TAG, EMPTY, OPEN_TAG
+from factledger.ledger.recall.serve import OUTCOMES
 
 from .conftest import cand
 
@@ -304,9 +304,9 @@ def test_a_ledger_opened_twice_serves_the_same(meal, tmp_path):
 def test_recall_decay_agrees_with_the_confidence_module(confidence, days):
     from datetime import timedelta
 
-    from factledger.ledger.confidence import effective_confidence
-    from factledger.ledger.recall_facts import effective
-    from factledger.ledger.timeutil import iso, parse_time
+    from factledger.ledger.domain.confidence import effective_confidence
+    from factledger.ledger.recall.facts import effective
+    from factledger.ledger.vocabulary.clock import iso, parse_time
 
     now = parse_time("2027-01-01T00:00:00Z")
     confirmed = iso(now - timedelta(days=days))

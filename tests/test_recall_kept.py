@@ -1,4 +1,4 @@
-"""What recall keeps between calls (ledger/recall_scope.py) changes no answer: a kept scope gives
+"""What recall keeps between calls (ledger/recall/cache.py) changes no answer: a kept scope gives
 what a fresh read gives, any append (this connection's, another's, a forget's) is seen at once,
 a forget leaves nothing of the forgotten user kept in memory, and the lazy best-first order is
 exactly the order of sorting every eligible fact."""
@@ -12,12 +12,13 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import Ledger, recall_scope
-from factledger.ledger.recall import _registry_suffixes
-from factledger.ledger.recall_facts import InScope
-from factledger.ledger.recall_lexical import LexicalIndex
-from factledger.ledger.recall_options import RecallOptions
-from factledger.ledger.textindex import terms
+from factledger.ledger import Ledger
+from factledger.ledger.domain.recall_options import RecallOptions
+from factledger.ledger.domain.textindex import terms
+from factledger.ledger.recall import cache as recall_scope
+from factledger.ledger.recall.facts import InScope
+from factledger.ledger.recall.lexical import LexicalIndex
+from factledger.ledger.recall.serve import _registry_suffixes
 from factledger.projections import recall as recall_reads
 
 from .conftest import cand
@@ -102,7 +103,7 @@ def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
 
 
 def test_scoring_a_scope_at_once_gives_the_same_answer(ledger, clock, meaning, monkeypatch):
-    from factledger.ledger.semantic import meaning as meaning_module
+    from factledger.ledger.recall import meaning as meaning_module
 
     class _NoArrays(meaning_module.Scores):
         arrays = property(lambda self: None, lambda self, value: None)
@@ -168,7 +169,7 @@ def test_cosines_over_arrays_are_the_cosines_to_the_last_bit(docs, query, offset
 def test_meaning_scores_answer_one_position_as_the_whole_table():
     import numpy as np
 
-    from factledger.ledger.semantic.meaning import Scores
+    from factledger.ledger.recall.meaning import Scores
 
     positions = [1, 4, 5, 9]
     scores, cosines = np.array([0.1, 0.0, 0.7, 0.3]), np.array([0.2, 0.05, 0.75, 0.4])
@@ -186,8 +187,8 @@ def test_meaning_scores_answer_one_position_as_the_whole_table():
 def test_best_first_over_arrays_is_the_full_sort(ledger, clock, meaning, query, preload, min_confidence):
     """The hybrid path (numpy: postings arrays, one sort of the raw scores) against sorting every
     eligible fact by its rounded key."""
-    from factledger.ledger.recall_facts import CONFIRMED, ID, PREDICATE
-    from factledger.ledger.semantic.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores
+    from factledger.ledger.recall.facts import CONFIRMED, ID, PREDICATE
+    from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores
 
     if not ledger.stats()["events"]:
         fill(ledger, clock, n=60)

@@ -2,7 +2,7 @@
 
 Recall works a fact out only when something asks about it: a search without `--explain` asks
 about the facts that share a term with the query and the facts they dispute, while `--explain`
-and `--preload` ask about every fact (`ledger/recall_facts.py`).  A gate or score that depended
+and `--preload` ask about every fact (`ledger/recall/facts.py`).  A gate or score that depended
 on what had been asked before would make a plain recall disagree with its own explanation, or
 with a recall that works out every fact before packing (as recall did before it was lazy).  This
 checks, on random partitions (stale, disputed, withheld, domain and unmatched facts, odd
@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError, make_candidate
-from factledger.ledger.recall_facts import InScope
-from factledger.ledger.timeutil import iso
+from factledger.ledger.recall.facts import InScope
+from factledger.ledger.vocabulary.clock import iso
 
 from .conftest import MovableClock
 

@@ -1,6 +1,6 @@
 """One fold: re-decision appends exactly what the live ledger appends for the same statements.
 
-Re-decision after a forget (ledger/redecide.py) decides a key's statements again through the live
+Re-decision after a forget (ledger/forget/redecide.py) decides a key's statements again through the live
 path (decide, events_for or the reviewer's settlement, transition).  Fed a whole single-key
 history from nothing, it must produce the live ledger's event stream body for body (the fact ids
 too: an observation recorded again keeps its id).
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.redecide import KeyFold, redecide
-from factledger.ledger.statement import Resolution, Statement
-from factledger.ledger.validate import check
+from factledger.ledger.domain.statement import Resolution, Statement
+from factledger.ledger.domain.validate import check
+from factledger.ledger.forget.redecide import KeyFold, redecide
 from tests.conftest import MovableClock, cand
 
 PREDICATES = {"home_city": ["Pune", "Bengaluru", "Mumbai"], "allergy": ["peanuts", "shellfish", "dust"],

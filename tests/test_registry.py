@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from factledger.ledger import LedgerError
-from factledger.ledger.registry import load_registry, parse_registry
+from factledger.ledger.registry.predicates import load_registry, parse_registry
 
 
 def test_default_registry_covers_the_design_examples():

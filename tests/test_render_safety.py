@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from factledger.ledger.render import CLOSE_TAG, EMPTY, HEADING, OPEN_TAG, literal, render
-from factledger.ledger.terminal import json_escape
+from factledger.ledger.recall.render import CLOSE_TAG, EMPTY, HEADING, OPEN_TAG, literal, render
+from factledger.ledger.vocabulary.terminal import json_escape
 
 from .conftest import cand
 

@@ -94,7 +94,7 @@ def test_hybrid_finds_a_fact_that_shares_no_word_with_the_question(tmp_path, mea
         top = explained.candidates[0]
         assert top["value"] == "Bengaluru" and top["meaning"] > 0 and top["lexical"] == 0.0
         # relevance is the documented blend of its parts
-        from factledger.ledger.semantic.meaning import MEANING_WEIGHT
+        from factledger.ledger.recall.meaning import MEANING_WEIGHT
         assert top["relevance"] == pytest.approx(MEANING_WEIGHT * top["meaning"]
                                                  + (1 - MEANING_WEIGHT) * top["lexical"], abs=2e-4)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.registry import parse_registry
+from factledger.ledger.registry.predicates import parse_registry
 from tests.conftest import cand
 
 CLI = str(Path(sys.executable).parent / "factledger")
@@ -86,7 +86,7 @@ SNACKS = (b'[predicates.snack]\ncardinality = "many"\ndescription = "A snack the
 @pytest.mark.parametrize("with_meaning", [True, False])
 def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_meaning):
     from factledger.ledger import Ledger
-    from factledger.ledger.semantic import opposites
+    from factledger.ledger.review import opposites
 
     monkeypatch.setenv("FACTLEDGER_EMBEDDER", "" if with_meaning else "off")
     registry = parse_registry(SNACKS)
@@ -108,7 +108,7 @@ def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_mea
 
 
 def test_a_declared_pair_is_not_inferred_twice(meaning):
-    from factledger.ledger.registry import load_registry
-    from factledger.ledger.semantic import opposites
+    from factledger.ledger.registry.predicates import load_registry
+    from factledger.ledger.review import opposites
 
     assert opposites.inferred(load_registry(None)) == {}     # avoided_region is declared already

@@ -11,8 +11,8 @@ import nacl.signing
 import pytest
 
 from factledger.ledger import LedgerError
-from factledger.ledger.tlog_note import checkpoint_text, cosign, new_signer, parse_skey, sign, skey_text
-from factledger.ledger.tlog_verify import (
+from factledger.ledger.tlog.note import checkpoint_text, cosign, new_signer, parse_skey, sign, skey_text
+from factledger.ledger.tlog.tlog_verify import (
     VerificationError,
     open_checkpoint,
     parse_checkpoint,

@@ -83,7 +83,7 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(tmp_path):
 
 FULL_DISK_CLI = """
 import sys
-import factledger.ledger.store as store
+import factledger.ledger.store.eventlog as store
 real = store.connect
 def connect(path, *a, **k):
     conn = real(path, *a, **k)

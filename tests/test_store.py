@@ -7,8 +7,8 @@ import sqlite3
 import orjson
 import pytest
 
-from factledger.ledger import chain
-from factledger.ledger.events import EVENT_TYPES, parse_body
+from factledger.ledger.domain.events import EVENT_TYPES, parse_body
+from factledger.ledger.store import chain
 
 from .conftest import cand
 
@@ -111,7 +111,7 @@ def test_a_failed_batch_writes_nothing(ledger):
 
 def test_every_event_type_has_a_model():
     assert len(EVENT_TYPES) == 15
-    from factledger.ledger import events
+    from factledger.ledger.domain import events
 
     for name in EVENT_TYPES:
         assert getattr(events, name).model_fields["type"].default == name
@@ -184,7 +184,7 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
 def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, monkeypatch):
     """An import verifies its rows before it commits them; a second connection would not see
     them, so the integrity check runs on the caller's (the only one allowed here)."""
-    import factledger.ledger.verify as verify_module
+    import factledger.ledger.audit.verify as verify_module
 
     ledger.observe(cand())
 

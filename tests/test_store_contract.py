@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.ledger.pgstore import open_postgres
-from factledger.ledger.store import open_sqlite
+from factledger.ledger.store.eventlog import open_sqlite
+from factledger.ledger.store.postgres.backend import open_postgres
 
 from .conftest import MovableClock
 from .store_contract import *  # noqa: F403  (the contract's tests, collected here)

@@ -121,7 +121,7 @@ def _forge_body(path, seq: int, body: str) -> None:
     """Rewrite one event's body and recompute its commitment and every link after it."""
     import sqlite3 as _sqlite3
 
-    from factledger.ledger import chain
+    from factledger.ledger.store import chain
 
     raw = _sqlite3.connect(path)
     raw.execute("DROP TRIGGER events_refuse_update")

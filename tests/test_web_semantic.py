@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.registry import default_registry_path, parse_registry  # noqa: E402
+from factledger.ledger.registry.predicates import default_registry_path, parse_registry  # noqa: E402
 from factledger.web.config import WebConfig  # noqa: E402
 from factledger.web.server import build  # noqa: E402
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.registry import load_registry
+from factledger.ledger.registry.predicates import load_registry
 from factledger.web.actors import Actor, hash_password
 from factledger.web.config import WebConfig
 from factledger.web.server import build

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from datasette.utils.asgi import NotFound, Response
 
 from factledger.ledger import LedgerError
-
-from .actors import ANONYMOUS, Actor
-from .config import WebConfig, config_of
-from .reading import Withheld
+from factledger.web.actors import ANONYMOUS, Actor
+from factledger.web.config import WebConfig, config_of
+from factledger.web.reading import Withheld
 
 PREFIX = "/-/factledger"
 

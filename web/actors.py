@@ -21,8 +21,8 @@ import tomllib
 from dataclasses import dataclass
 
 from factledger.ledger import LedgerError
-from factledger.ledger.ids import normalize_id
-from factledger.ledger.registry import SENSITIVITIES
+from factledger.ledger.registry.predicates import SENSITIVITIES
+from factledger.ledger.vocabulary.ids import normalize_id
 
 CLEARANCES = SENSITIVITIES                 # ordered: each level sees its own and the ones before
 FULL_CLEARANCE = CLEARANCES[-1]

@@ -12,9 +12,9 @@ import time
 from datasette.utils import baseconv
 from datasette.utils.asgi import Response
 
-from .access import PREFIX, current_actor, render
-from .actors import check_password, hash_password
-from .config import config_of
+from factledger.web.access import PREFIX, current_actor, render
+from factledger.web.actors import check_password, hash_password
+from factledger.web.config import config_of
 
 SESSION_HOURS = 12
 # Compared against when the name is unknown, so both failures take the same time.

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factledger.ledger import Ledger
-from factledger.ledger.registry import Registry
-from factledger.ledger.timeutil import Clock, system_clock
-
-from .actors import Actor
+from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.vocabulary.clock import Clock, system_clock
+from factledger.web.actors import Actor
 
 ATTRIBUTE = "_factledger_web"
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import time
 
 from factledger.ledger import LedgerError
-from factledger.ledger.erasure_render import fields
-from factledger.ledger.erasure_report import erasure_report
-from factledger.ledger.ids import normalize_id
-from factledger.ledger.logread import receipt_tickets
-from factledger.ledger.timeutil import iso
-
-from .access import PREFIX, Context, page
+from factledger.ledger.audit.erasure_render import fields
+from factledger.ledger.audit.erasure_report import erasure_report
+from factledger.ledger.store.reads import receipt_tickets
+from factledger.ledger.vocabulary.clock import iso
+from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.web.access import PREFIX, Context, page
 
 KINDS = ("session", "fact", "predicate", "sensitivity", "user")
 

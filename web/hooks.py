@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datasette import hookimpl
 
-from . import auth_views, erasure_views, pages, review_views
-from .config import config_of
+from factledger.web import auth_views, erasure_views, pages, review_views
+from factledger.web.config import config_of
 
 DATASETTE_ACTIONS = ("view-instance", "view-database", "view-database-download", "view-table",
                      "view-query", "execute-sql")

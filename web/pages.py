@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from datasette.utils.asgi import Response
 
-from factledger.ledger.ids import normalize_id
-from factledger.ledger.timeutil import normalise_time
-
-from . import reading
-from .access import PREFIX, Context, page
-from .timeline import STYLE, transaction_time_svg, valid_time_svg
+from factledger.ledger.vocabulary.clock import normalise_time
+from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.web import reading
+from factledger.web.access import PREFIX, Context, page
+from factledger.web.timeline import STYLE, transaction_time_svg, valid_time_svg
 
 
 async def root(datasette, request):

@@ -12,16 +12,15 @@ from collections import Counter
 import orjson
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.eventrow import body_of
-from factledger.ledger.logread import bodies_at
-from factledger.ledger.store import snapshot
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.store.eventlog import snapshot
+from factledger.ledger.store.reads import bodies_at
 from factledger.projections import current
 from factledger.projections.history import open_interval
 from factledger.projections.provenance import seqs_touching
 from factledger.projections.review import held_counts
 from factledger.projections.sessions import session_counts
-
-from .actors import FULL_CLEARANCE, Actor
+from factledger.web.actors import FULL_CLEARANCE, Actor
 
 # Body fields that name another fact, and what that fact is to the one on the page.
 RELATIONS = (("by_fact_id", "replaced by"), ("disputes", "disputes"), ("winner_id", "settled for"),

@@ -8,11 +8,10 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from factledger.ledger import LedgerError
-from factledger.ledger.ids import normalize_id
-
-from . import reading
-from .access import PREFIX, Context, page
-from .reading import Withheld
+from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.web import reading
+from factledger.web.access import PREFIX, Context, page
+from factledger.web.reading import Withheld
 
 
 @page()

@@ -11,7 +11,7 @@ import secrets
 
 from datasette.app import Datasette
 
-from .config import WebConfig, attach
+from factledger.web.config import WebConfig, attach
 
 
 class LedgerDatasette(Datasette):

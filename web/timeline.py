@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from html import escape
 
-from factledger.ledger.timeutil import parse_time
+from factledger.ledger.vocabulary.clock import parse_time
 
 BASIS_COLOURS = {"verified": "#1b7f3b", "stated": "#1f5fbf", "inferred": "#c77700"}
 STATE_COLOURS = {"current": "#1f5fbf", "disputed": "#c77700", "superseded": "#8a8f98",

@@ -5,9 +5,9 @@ out as `MemoryEntry`, entries in as candidates), `errors` (what a caller can cat
 (the `BaseMemoryService` itself).
 """
 
-from .entries import memory_entries
-from .errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound
-from .service import DEFAULT_CLEARANCE, LedgerMemoryService
+from factledger.ledger.adk.entries import memory_entries
+from factledger.ledger.adk.errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound
+from factledger.ledger.adk.service import DEFAULT_CLEARANCE, LedgerMemoryService
 
 __all__ = ["DEFAULT_CLEARANCE", "CorruptLedger", "InvalidId", "InvalidMemory", "LedgerMemoryService",
            "MemoryNotFound", "memory_entries"]

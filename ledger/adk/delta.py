@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.forget.scope import ERASURES_USER, event_hash, session_hash, user_hash
+from factledger.ledger.ingest.session import Delta, Session
+from factledger.ledger.service import Ledger
+from factledger.ledger.store.reads import ingested_bodies
 from factledger.projections.erasures import forgotten_among, last_erased
-
-from ..eventrow import body_of
-from ..ingest.session import Delta, Session
-from ..logread import ingested_bodies
-from ..scope import ERASURES_USER, event_hash, session_hash, user_hash
-from ..service import Ledger
 
 CHUNK = 500                     # bound parameters per query
 

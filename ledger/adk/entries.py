@@ -18,15 +18,14 @@ import hashlib
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
+from factledger.ledger.adk.errors import InvalidMemory
+from factledger.ledger.adk.partition import caller_id, unescape
+from factledger.ledger.domain.candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
+from factledger.ledger.errors import InvalidId, LedgerError
+from factledger.ledger.recall import render
+from factledger.ledger.vocabulary.booleans import strict_bool
+from factledger.ledger.vocabulary.words import AUTHORS
 from factledger.projections.factcolumns import FACT_FIELDS
-
-from .. import render
-from ..booleans import strict_bool
-from ..candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
-from ..errors import InvalidId, LedgerError
-from ..vocabulary import AUTHORS
-from .errors import InvalidMemory
-from .partition import caller_id, unescape
 
 UNREVIEWED_PREDICATE = "adk_memory_note"   # not in any registry: such entries are held for review
 PROVENANCE_FIELDS = tuple(f for f in FACT_FIELDS if f not in ("app", "user", "effective_date")) + (

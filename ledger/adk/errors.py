@@ -2,12 +2,12 @@
 
 Each is a `LedgerError` (the CLI's and the library's one error type) and also a `ValueError`,
 because google-adk's own memory services raise `ValueError` for bad arguments, so code written
-against them keeps working.  `InvalidId` (ledger/ids.py) is the same kind of error for an id.
+against them keeps working.  `InvalidId` (ledger/vocabulary/ids.py) is the same kind of error for an id.
 """
 
 from __future__ import annotations
 
-from ..errors import InvalidId, LedgerError
+from factledger.ledger.errors import InvalidId, LedgerError
 
 __all__ = ["CorruptLedger", "InvalidId", "InvalidMemory", "MemoryNotFound"]
 

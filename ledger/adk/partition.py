@@ -15,8 +15,8 @@ escaped form (`~_domain`).
 
 from __future__ import annotations
 
-from ..errors import InvalidId
-from ..ids import MAX_ID_LENGTH, normalize_id
+from factledger.ledger.errors import InvalidId
+from factledger.ledger.vocabulary.ids import MAX_ID_LENGTH, normalize_id
 
 ESCAPE = "~"
 RESERVED_PREFIXES = ("_", ESCAPE, "erased:")

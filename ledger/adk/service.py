@@ -28,20 +28,19 @@ from typing import Any
 from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry
 
+from factledger.ledger.adk import entries, partition
+from factledger.ledger.adk.delta import new_events
+from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.forget.scope import fact_hash, user_hash
+from factledger.ledger.ingest.extractor import Context
+from factledger.ledger.ingest.extractors import make_extractor
+from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions
+from factledger.ledger.service import Ledger
+from factledger.ledger.vocabulary.clock import iso
+from factledger.ledger.vocabulary.ids import normalize_id
 from factledger.projections.erasures import is_forgotten
 from factledger.projections.provenance import observed_in
-
-from ..errors import LedgerError
-from ..ids import normalize_id
-from ..ingest.extractor import Context
-from ..ingest.extractors import make_extractor
-from ..recall import DOMAIN_USER, RecallOptions
-from ..scope import fact_hash, user_hash
-from ..service import Ledger
-from ..timeutil import iso
-from . import entries, partition
-from .delta import new_events
-from .errors import CorruptLedger, MemoryNotFound
 
 DEFAULT_CLEARANCE = ("normal", "personal")
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads

@@ -11,7 +11,7 @@
 - `review`: accept or reject held candidates; `evaluate`: the probe harness.
 """
 
-from .pipeline import SessionResult, ingest_session
-from .session import Delta, Session, SessionEvent
+from factledger.ledger.ingest.pipeline import SessionResult, ingest_session
+from factledger.ledger.ingest.session import Delta, Session, SessionEvent
 
 __all__ = ["Delta", "Session", "SessionEvent", "SessionResult", "ingest_session"]

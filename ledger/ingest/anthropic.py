@@ -18,13 +18,13 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from ..errors import LedgerError
-from ..registry import Registry
-from ..terminal import escape
-from ..vocabulary import Basis
-from .extractor import Context, Extraction, ExtractionFailed
-from .proposal import Proposal
-from .session import Delta
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.extractor import Context, Extraction, ExtractionFailed
+from factledger.ledger.ingest.proposal import Proposal
+from factledger.ledger.ingest.session import Delta
+from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.vocabulary.terminal import escape
+from factledger.ledger.vocabulary.words import Basis
 
 DEFAULT_MODEL = os.environ.get("FACTLEDGER_MODEL", "claude-haiku-4-5")
 DEFAULT_TIMEOUT = 60.0

@@ -12,16 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.candidates import CandidatesExtractor
+from factledger.ledger.ingest.extractor import Extractor
+from factledger.ledger.ingest.extractors import make_extractor
+from factledger.ledger.ingest.pipeline import SessionErased, SessionResult, ingest_session
+from factledger.ledger.ingest.session import Session
+from factledger.ledger.ingest.sources import Skipped, SourceError, load, read_source
+from factledger.ledger.unit import UnitOfWork
 from factledger.projections.sessions import queue
-
-from ..errors import LedgerError
-from ..unit import UnitOfWork
-from .candidates import CandidatesExtractor
-from .extractor import Extractor
-from .extractors import make_extractor
-from .pipeline import SessionErased, SessionResult, ingest_session
-from .session import Session
-from .sources import Skipped, SourceError, load, read_source
 
 
 @dataclass

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .extractor import Context, Extraction
-from .proposal import Proposal
-from .session import Delta, Session
+from factledger.ledger.ingest.extractor import Context, Extraction
+from factledger.ledger.ingest.proposal import Proposal
+from factledger.ledger.ingest.session import Delta, Session
 
 
 class CandidatesExtractor:

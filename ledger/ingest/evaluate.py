@@ -24,15 +24,15 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .. import logread
-from ..candidate import value_key
-from ..errors import LedgerError
-from ..recall import RecallOptions, recall
-from ..timeutil import fixed_clock, parse_time
-from ..unit import UnitOfWork
-from .batch import ingest_loaded
-from .jsonl import json_lines, read_text
-from .sources import load
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.batch import ingest_loaded
+from factledger.ledger.ingest.jsonl import json_lines, read_text
+from factledger.ledger.ingest.sources import load
+from factledger.ledger.recall.serve import RecallOptions, recall
+from factledger.ledger.store import reads as logread
+from factledger.ledger.unit import UnitOfWork
+from factledger.ledger.vocabulary.clock import fixed_clock, parse_time
 
 
 def load_probes(path: str) -> list[dict]:

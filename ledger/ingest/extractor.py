@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-from ..registry import Registry
-from .proposal import Proposal
-from .session import Delta
+from factledger.ledger.ingest.proposal import Proposal
+from factledger.ledger.ingest.session import Delta
+from factledger.ledger.registry.predicates import Registry
 
 EXTRACTORS = ("patterns", "anthropic", "candidates")
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..errors import LedgerError
-from .anthropic import AnthropicExtractor
-from .candidates import CandidatesExtractor
-from .extractor import EXTRACTORS, Extractor, default_extractor_name
-from .patterns import PatternsExtractor
-from .proposal import read_candidate_lines
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.anthropic import AnthropicExtractor
+from factledger.ledger.ingest.candidates import CandidatesExtractor
+from factledger.ledger.ingest.extractor import EXTRACTORS, Extractor, default_extractor_name
+from factledger.ledger.ingest.patterns import PatternsExtractor
+from factledger.ledger.ingest.proposal import read_candidate_lines
 
 
 def make_extractor(name: str | Extractor | None = None, *, model: str | None = None,

@@ -19,13 +19,13 @@ import math
 
 import orjson
 
-from ..booleans import NotABoolean, strict_bool
-from ..errors import LedgerError
-from ..ids import normalize_id
-from ..timeutil import from_epoch, normalise_time
-from ..vocabulary import AUTHORS
-from .jsonl import json_lines
-from .session import Session, SessionEvent
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.jsonl import json_lines
+from factledger.ledger.ingest.session import Session, SessionEvent
+from factledger.ledger.vocabulary.booleans import NotABoolean, strict_bool
+from factledger.ledger.vocabulary.clock import from_epoch, normalise_time
+from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.words import AUTHORS
 
 METADATA_AUTHORS = ("document", "tool")
 METADATA_KEY = "factledger_author"

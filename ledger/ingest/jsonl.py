@@ -18,8 +18,8 @@ from typing import BinaryIO
 
 import orjson
 
-from .. import files
-from ..errors import LedgerError
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.vocabulary import files
 
 DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024

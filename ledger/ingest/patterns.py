@@ -12,10 +12,10 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..rules import Rule, TextView
-from .extractor import Context, Extraction
-from .proposal import Proposal
-from .session import Delta
+from factledger.ledger.ingest.extractor import Context, Extraction
+from factledger.ledger.ingest.proposal import Proposal
+from factledger.ledger.ingest.session import Delta
+from factledger.ledger.registry.rules import Rule, TextView
 
 _ABBREVIATIONS = "".join(rf"(?<!\b{a})" for a in ("Dr", "Mr", "Ms", "Mrs", "St", "vs", "approx"))
 _SENTENCE_END = re.compile(rf"{_ABBREVIATIONS}[.!?;](?=\s|$)|\n")

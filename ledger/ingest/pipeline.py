@@ -12,22 +12,21 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from factledger.ledger.domain.clocksanity import refuse_future
+from factledger.ledger.domain.events import CandidateRejected, IngestFailed, SessionIngested
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.forget.scope import session_hash
+from factledger.ledger.ingest import validator
+from factledger.ledger.ingest.extractor import Context, ExtractionFailed, Extractor
+from factledger.ledger.ingest.extractors import make_extractor
+from factledger.ledger.ingest.formats import parse_adk
+from factledger.ledger.ingest.session import Session, tail
+from factledger.ledger.unit import UnitOfWork
+from factledger.ledger.vocabulary.ids import normalize_optional
+from factledger.ledger.vocabulary.terminal import escape
 from factledger.projections.current import partition_keys
 from factledger.projections.erasures import is_forgotten
 from factledger.projections.sessions import session_state
-
-from ..clocksanity import refuse_future
-from ..errors import LedgerError
-from ..events import CandidateRejected, IngestFailed, SessionIngested
-from ..ids import normalize_optional
-from ..scope import session_hash
-from ..terminal import escape
-from ..unit import UnitOfWork
-from . import validator
-from .extractor import Context, ExtractionFailed, Extractor
-from .extractors import make_extractor
-from .formats import parse_adk
-from .session import Session, tail
 
 MAX_DIGEST = 300
 ATTEMPTS = 3

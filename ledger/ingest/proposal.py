@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from ..candidate import describe_validation_error
-from ..errors import LedgerError
-from ..vocabulary import Basis
-from .jsonl import json_lines, read_text
+from factledger.ledger.domain.candidate import describe_validation_error
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.jsonl import json_lines, read_text
+from factledger.ledger.vocabulary.words import Basis
 
 IGNORED_FIELDS = ("said_at", "author", "sensitivity", "kind", "cardinality")
 

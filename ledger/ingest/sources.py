@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import LedgerError
-from .formats import parse_text
-from .jsonl import decode, kind, read_bounded, read_text
-from .session import Session
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.ingest.formats import parse_text
+from factledger.ledger.ingest.jsonl import decode, kind, read_bounded, read_text
+from factledger.ledger.ingest.session import Session
 
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zip", ".lz4")

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..candidate import value_key
-from ..registry import PredicateSpec
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.registry.predicates import PredicateSpec
 
 MIN_QUOTE_CHARS = 3
 NEGATION_CUES = re.compile(

@@ -1,7 +1,7 @@
 """The validator rules that need the session (docs/ingestion.md).
 
 An extractor's proposal is only a claim about the transcript.  Before the registry rules
-(`ledger/validate.py`, run by `Ledger.append_candidate`) and the decision table see it, it is
+(`ledger/domain/validate.py`, run by `Ledger.append_candidate`) and the decision table see it, it is
 checked against the session itself:
 
 1. the evidence event exists in the session            -> else rejected `evidence_event_missing`
@@ -30,12 +30,12 @@ import unicodedata
 
 from pydantic import ValidationError
 
-from ..candidate import Candidate, describe_validation_error, value_key
-from ..events import CandidateRejected
-from ..registry import Registry
-from .proposal import Proposal
-from .session import Delta
-from .support import unsupported
+from factledger.ledger.domain.candidate import Candidate, describe_validation_error, value_key
+from factledger.ledger.domain.events import CandidateRejected
+from factledger.ledger.ingest.proposal import Proposal
+from factledger.ledger.ingest.session import Delta
+from factledger.ledger.ingest.support import unsupported
+from factledger.ledger.registry.predicates import Registry
 
 RULE = "session_validator"
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',

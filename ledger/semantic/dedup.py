@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..candidate import value_key
-from . import embedder as encoders
+from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.semantic import embedder as encoders
 
 THRESHOLD = 0.94
 PREFILTER = 3                  # open values looked at closely per candidate

@@ -30,7 +30,7 @@ from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
-from ..errors import LedgerError
+from factledger.ledger.errors import LedgerError
 
 ENV = "FACTLEDGER_EMBEDDER"
 THREADS_ENV = "FACTLEDGER_EMBEDDER_THREADS"
@@ -56,7 +56,7 @@ class Embedder:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from . import integer as integer_kernels
+        from factledger.ledger.semantic import integer as integer_kernels
 
         graph, model_digest = _checked(model, model_sha256, "model")
         _checked(tokenizer, tokenizer_sha256, "tokenizer")

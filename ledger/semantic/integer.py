@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from .onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, UINT8, messages
+from factledger.ledger.semantic.onnx_wire import ATTRIBUTE_INT, EXTERNAL, FLOAT, INT8, UINT8, messages
 
 PREFIX = "factledger_int8mm"
 MIN_OPSET = 11             # DynamicQuantizeLinear

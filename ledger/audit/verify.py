@@ -1,0 +1,205 @@
+"""`verify`: recompute every link and every commitment, and prove redactions were authorised.
+
+It reads the raw table, not the projections, and streams it, so it costs the same memory at a
+million events as at ten.  The first problem found names its seq; nothing after it is trusted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from urllib.parse import quote
+
+import orjson
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store import chain
+from factledger.ledger.store.eventlog import SCHEMA
+from factledger.ledger.store.postgres.backend import guard_problems
+from factledger.ledger.store.rowcheck import COLUMNS, column_problem
+from factledger.ledger.store.sqlite import triggers
+from factledger.ledger.vocabulary.bounds import MAX_SEQ
+
+
+def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
+    pinned = _parse_head(expect_head) if expect_head else None
+    result = {"ok": True, "events": 0, "redacted": 0, "head": None, "first_bad_seq": None,
+              "problem": None}
+
+    def fail(seq: int, problem: str) -> dict:
+        result.update(ok=False, first_bad_seq=seq, problem=problem)
+        return result
+
+    # integrity_check, not quick_check: only the full check compares every index with its table
+    # (a damaged index page of the event_id index passes quick_check).  Of the log only: the
+    # events table and its indexes, which is what the chain below vouches for.  The projections
+    # are checked by `replay --check` (a rebuild compared row by row), and a whole-file check
+    # was most of verify's time (docs/performance.md, docs/security.md).  It runs on a second
+    # connection in a thread while this one walks the chain (SQLite works without the GIL, so
+    # the two overlap); a problem it finds is reported first, as if it had run first.
+    postgres = getattr(conn, "backend", "sqlite") == "postgresql"
+    # PostgreSQL has no integrity_check of a table (its pages carry checksums when the cluster
+    # was initialised with them; amcheck is the operator's): the chain walk below is the check.
+    check = _NoCheck() if postgres else _IntegrityCheck(conn)
+    try:
+        walked = _walk(conn, pinned, result, fail)
+    except sqlite3.DatabaseError as exc:
+        walked = fail(result["events"] + 1, f"the file is damaged: {exc}")
+    problem = check.result()
+    if problem is not None:
+        result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0,
+                      integrity=True)    # the file, not one event: the CLI says so, not "seq 0"
+        return result
+    if walked["ok"]:
+        # The chain holds; the append-only triggers must too (missing, altered, or restored on
+        # an open since, each named).  The chain's own problem, when there is one, comes first.
+        guards = (guard_problems(conn) + triggers.repair_problems(conn) if postgres
+                  else triggers.problems(conn, SCHEMA))
+        if guards:
+            walked.update(ok=False, first_bad_seq=0, problem="; ".join(guards), triggers=guards)
+    return walked
+
+
+class _IntegrityCheck:
+    """`PRAGMA integrity_check(events)`: on a read-only connection of its own in a thread when
+    the ledger is a file and nothing is uncommitted (a second connection would not see what the
+    caller's open transaction wrote, say an import being checked before its commit); otherwise,
+    or when that connection cannot open or read the file, on the caller's connection at
+    `result()`."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self._problem: str | None = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        if not path or conn.in_transaction:
+            return
+        try:
+            other = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False)
+        except sqlite3.Error:
+            return
+        self._thread = threading.Thread(target=self._in_thread, args=(other,), daemon=True)
+        try:
+            self._thread.start()
+        except RuntimeError:                   # no thread to be had: check at result()
+            self._thread = None
+            other.close()
+
+    def _in_thread(self, other: sqlite3.Connection) -> None:
+        try:
+            self._problem = _check(other, retry_elsewhere=True)
+        except sqlite3.OperationalError:      # could not run there (locked, unreadable): see result()
+            self._problem = _RETRY
+        except BaseException as exc:           # noqa: BLE001 - handed to the caller in result()
+            self._error = exc
+        finally:
+            other.close()
+
+    def result(self) -> str | None:
+        if self._thread is not None:
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+            if self._problem is not _RETRY:
+                return self._problem
+        return _check(self._conn)
+
+
+class _NoCheck:
+    def result(self) -> None:
+        return None
+
+
+_RETRY = "retry on the caller's connection"
+
+
+def _check(conn: sqlite3.Connection, retry_elsewhere: bool = False) -> str | None:
+    try:
+        rows = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
+    except sqlite3.DatabaseError as exc:
+        if retry_elsewhere and isinstance(exc, sqlite3.OperationalError):
+            raise                              # locked or unopenable here, not damage
+        return f"SQLite integrity check failed: {exc}"
+    return None if rows == ["ok"] else "SQLite integrity check failed: " + "; ".join(rows)
+
+
+def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
+    prev_hash, expected_seq = chain.GENESIS, 1
+    scrubbed: dict[int, int] = {}          # redacted seq -> seq of the Redacted event naming it
+    redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs
+    pinned_seen = bool(pinned) and pinned[0] == 0 and pinned[1] == chain.GENESIS
+    if pinned and pinned[0] == 0 and not pinned_seen:
+        return fail(0, "the log does not extend the expected head")
+    rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM events ORDER BY seq")
+    last_at = ""
+    # The writer's own functions (ledger/store/chain.py): the hashes are computed in one place.
+    link_of, commitment_of, fromhex, loads = chain.link, chain.commitment, bytes.fromhex, orjson.loads
+    for row in rows:
+        (seq, event_id, type_, app, user, recorded_at, body, salt, commit, prev, link, redacted_by) = row
+        if ((salt is not None and type(salt) is not bytes) or (body is not None and type(body) is not str)
+                or (redacted_by is not None and type(redacted_by) is not int)
+                or type(seq) is not int or type(app) is not str or type(user) is not str):
+            return fail(seq if type(seq) is int else expected_seq, column_problem(dict(zip(COLUMNS, row))))
+        if seq != expected_seq:
+            return fail(expected_seq, f"missing event (next seq present is {seq})")
+        if prev != prev_hash:
+            return fail(seq, "prev_hash does not match the previous event's hash")
+        try:
+            expected = link_of(prev, seq, event_id, type_, recorded_at, commit)
+            well_formed = fromhex(commit).hex() == commit   # lower-case hex of 32 bytes, as written
+        except (ValueError, TypeError, AttributeError, OverflowError):
+            return fail(seq, column_problem(dict(zip(COLUMNS, row)))
+                        or "a hash column or the envelope is not what the chain stores")
+        if not well_formed:
+            return fail(seq, "the commitment is not in the form the chain stores")
+        if expected != link:
+            return fail(seq, "hash does not match the event's envelope")
+        if recorded_at < last_at:
+            return fail(seq, "recorded_at goes backwards")
+        if body is None:
+            if salt is not None or redacted_by is None:
+                return fail(seq, "body is missing but the event was not redacted")
+            scrubbed[seq] = redacted_by
+            result["redacted"] += 1
+        else:
+            if redacted_by is not None:
+                return fail(seq, "a live event has redacted_by set (only a redaction sets it)")
+            raw = body.encode()
+            if salt is None or commitment_of(salt, raw) != commit:
+                return fail(seq, "body does not match its commitment")
+            try:
+                data = loads(raw)
+            except orjson.JSONDecodeError:
+                return fail(seq, "body is not JSON")
+            if not isinstance(data, dict):
+                return fail(seq, "body is not a JSON object")
+            if data.get("type") != type_ or data.get("app") != app or data.get("user") != user:
+                return fail(seq, "type, app or user column disagrees with the body")
+            if type_ == "Redacted":
+                targets = data.get("target_seqs", [])
+                if not isinstance(targets, list) or not all(isinstance(t, int) for t in targets):
+                    return fail(seq, "a Redacted event's target_seqs is not a list of seqs")
+                redactions[seq] = set(targets)
+        if pinned and seq == pinned[0]:
+            if link != pinned[1]:
+                return fail(seq, "the log does not extend the expected head")
+            pinned_seen = True
+        prev_hash, expected_seq, last_at = link, seq + 1, recorded_at
+        result["events"] += 1
+    if pinned and not pinned_seen:         # before orphaned scrubs: a cut tail explains them
+        return fail(pinned[0], "the expected head is beyond the end of the log (truncated?)")
+    for seq, by in sorted(scrubbed.items()):
+        if seq not in redactions.get(by, ()):
+            return fail(seq, "scrubbed without a Redacted event naming it")
+    result["head"] = f"{expected_seq - 1}:{prev_hash}"
+    return result
+
+
+def _parse_head(text: str) -> tuple[int, str]:
+    seq, _, digest = text.strip().partition(":")
+    digest = digest.lower()
+    if (not (seq.isascii() and seq.isdigit()) or int(seq) > MAX_SEQ or len(digest) != 64
+            or any(c not in "0123456789abcdef" for c in digest)):
+        raise LedgerError(f"--expect-head {text!r} must look like SEQ:HASH (hash in hex)")
+    return int(seq), digest

@@ -1,0 +1,1 @@
+"""The pure domain: events, candidates, the decision table and how a decision is recorded; no connection."""

@@ -1,0 +1,158 @@
+"""A proposed fact, checked for shape before anything else looks at it.
+
+Shape errors (an empty value, an unknown basis, a control character, a bad timestamp) are the
+caller's mistake and raise `LedgerError` before anything is written.  Whether a well-formed
+candidate is *believed* is the validator's and the decision table's business, and leaves an event.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.vocabulary.clock import normalise_time
+from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.words import Author, Basis
+
+MAX_VALUE = 500
+MAX_QUOTE = 2000
+MAX_ID = 200
+SUBJECT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}")      # whole-string: fullmatch
+_CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
+_QUOTE_ALLOWED = {"\n", "\t", "\r"}
+_NUMBER_UNIT = re.compile(r"(\d) (?=[^\W\d])")     # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg"
+
+
+def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) -> str:
+    """NFC-normalise and bound a piece of data; refuse what could not be stored faithfully."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} is not valid Unicode (lone surrogate)") from None
+    text = unicodedata.normalize("NFC", text).strip()
+    if not text:
+        raise ValueError(f"{what} is empty")
+    if len(text) > limit:
+        raise ValueError(f"{what} is longer than {limit} characters")
+    bad = next((ch for ch in text if ch in _CONTROL and ch not in allow), None)
+    if bad is not None:
+        raise ValueError(f"{what} contains a control character (U+{ord(bad):04X})")
+    return text
+
+
+def value_key(value: str) -> str:
+    """The comparison form of a value: one value however it was cased or spaced."""
+    folded = " ".join(value.casefold().split())
+    return _NUMBER_UNIT.sub(r"\1", folded)
+
+
+class Candidate(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    app: str
+    user: str
+    subject: str = "user"
+    predicate: str
+    value: str
+    quote: str
+    session: str
+    evidence_event: str
+    author: Author = "user"
+    basis: Basis = "stated"
+    negated: bool = False
+    confidence: float | None = None
+    said_at: str
+    effective_date: str | None = None
+
+    @field_validator("app", "user", "session", "evidence_event")
+    @classmethod
+    def _ident(cls, v: str, info) -> str:
+        v = normalize_id(v, info.field_name)      # the one spelling every lookup uses too
+        if info.field_name == "user" and (v.startswith("erased:") or v in ("_erasures", "_checkpoints")):
+            raise ValueError(f"user id {v!r} is reserved (erased users, erasure receipts, checkpoints)")
+        return v
+
+    @field_validator("predicate")
+    @classmethod
+    def _predicate(cls, v: str) -> str:
+        return clean_text(v, "predicate", MAX_ID)
+
+    @field_validator("subject")
+    @classmethod
+    def _subject(cls, v: str) -> str:
+        v = clean_text(v, "subject", MAX_ID)
+        if not SUBJECT_RE.fullmatch(v):
+            raise ValueError(f"subject {v!r} must be like user, user.daughter or account:4411")
+        return v
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, v: str) -> str:
+        return clean_text(v, "value", MAX_VALUE)
+
+    @field_validator("quote")
+    @classmethod
+    def _quote(cls, v: str) -> str:
+        return clean_text(v, "quote", MAX_QUOTE, _QUOTE_ALLOWED)
+
+    @field_validator("confidence")
+    @classmethod
+    def _confidence(cls, v: float | None) -> float | None:
+        if v is not None and (not math.isfinite(v) or not 0.0 <= v <= 1.0):
+            raise ValueError("confidence must be a number from 0 to 1")
+        return v
+
+    @field_validator("said_at")
+    @classmethod
+    def _said_at(cls, v: str) -> str:
+        try:
+            return normalise_time(v)
+        except LedgerError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("effective_date")
+    @classmethod
+    def _effective(cls, v: str | None) -> str | None:
+        if v is None or not str(v).strip():
+            return None
+        v = str(v).strip()
+        try:
+            normal = normalise_time(v)
+        except LedgerError as exc:
+            raise ValueError(str(exc)) from None
+        return normal[:10] if len(v) == 10 else normal
+
+    @property
+    def partition(self) -> tuple[str, str]:
+        return (self.app, self.user)
+
+    def record(self) -> dict:
+        """The candidate as stored inside rejection and hold events."""
+        return self.model_dump(exclude={"app", "user"}, exclude_none=True)
+
+
+def make_candidate(**fields) -> Candidate:
+    """Build a candidate, turning pydantic's complaint into one readable `LedgerError`."""
+    try:
+        return Candidate(**fields)
+    except ValidationError as exc:
+        raise LedgerError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "candidate"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "missing":
+            message = "is required"
+        elif err["type"] == "literal_error":
+            message = f"{err.get('input')!r} is not allowed ({message.removeprefix('Input should be ')})"
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts)

@@ -1,0 +1,298 @@
+"""The log's vocabulary: one pydantic model per event body, discriminated by `type`.
+
+Bodies are validated once, when they are written.  The fold reads them back as plain dicts
+(the bytes were validated on the way in), so replay pays for JSON parsing and nothing else.
+Every body carries its partition; every decision carries the rule that took it and the sha256
+of the registry it was taken under.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from factledger.ledger.vocabulary.words import Author, Basis
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    app: str
+    user: str
+
+
+class Decided(Body):
+    fact_id: str
+    rule: str
+    registry_sha256: str = ""
+
+
+class FactObserved(Decided):
+    type: Literal["FactObserved"] = "FactObserved"
+    subject: str
+    predicate: str
+    value: str
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    basis_claimed: Basis | None = None
+    confidence: float
+    sensitivity: str
+    kind: str
+    cardinality: str
+    said_at: str
+    effective_date: str | None = None
+    hold_id: str | None = None
+    reviewed_by: str | None = None        # the reviewer who accepted the held candidate, and why
+    review_reason: str | None = None
+    cause: int | None = None              # seq of the Redacted event that recorded it again
+    restates: int | None = None           # ... and the seq of the statement it records again
+
+
+class FactReinforced(Decided):
+    """A restatement of an open fact's value.  It carries its own key, value and basis (not only
+    the fact it counts towards), so it can be decided again after that fact's observation is gone."""
+
+    type: Literal["FactReinforced"] = "FactReinforced"
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    confidence: float
+    said_at: str
+    subject: str | None = None            # None only in logs written before statements carried them
+    predicate: str | None = None
+    value: str | None = None
+    effective_date: str | None = None
+    basis_claimed: Basis | None = None
+    hold_id: str | None = None            # a reviewer accepted a held candidate as this
+    reviewed_by: str | None = None
+    review_reason: str | None = None
+    cause: int | None = None              # seq of the Redacted event, for a compensating event
+    restates: int | None = None
+    observed_as: str | None = None        # see `CandidateRejected.observed_as`
+
+
+class FactSuperseded(Decided):
+    type: Literal["FactSuperseded"] = "FactSuperseded"
+    by_fact_id: str | None = None
+    reason: str
+    valid_to: str | None = None
+    cause: int | None = None
+
+
+class FactDisputed(Decided):
+    type: Literal["FactDisputed"] = "FactDisputed"
+    disputes: str
+    cause: int | None = None            # seq of the Redacted event, for a compensating event
+
+
+class FactRetracted(Decided):
+    """A negation that closed an open fact; self-contained like `FactReinforced`."""
+
+    type: Literal["FactRetracted"] = "FactRetracted"
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    said_at: str
+    subject: str | None = None
+    predicate: str | None = None
+    value: str | None = None
+    effective_date: str | None = None
+    confidence: float | None = None       # as the candidate proposed it
+    basis_claimed: Basis | None = None
+    cause: int | None = None
+    restates: int | None = None
+
+
+class FactNegated(Decided):
+    """A fact just opened by a statement learnt after a negation of its value that was said
+    later (at `valid_to`): in said order the negation retracted it, so it closes `retracted`
+    then.  A decision, not a statement: the negation's own event says it, and names no seq here
+    (re-decision after a forget records both before either has one; `why` finds the negation by
+    its key, value and time in `key_negations`)."""
+
+    type: Literal["FactNegated"] = "FactNegated"
+    valid_to: str
+    cause: int | None = None
+
+
+class DisputeResolved(Decided):
+    """A dispute settled: `winner_id` becomes current, every `loser_ids` fact closes as `loser_state`.
+
+    A reviewer's judgement whose dispute does not arise after a forget is kept with rule
+    `reviewer_unsettled`, no winner and no losers (it changes nothing), so that a later forget in
+    which the dispute arises again applies it."""
+
+    type: Literal["DisputeResolved"] = "DisputeResolved"
+    outcome: Literal["accept", "reject"]
+    winner_id: str | None = None
+    loser_ids: list[str] = []
+    loser_state: Literal["superseded", "rejected"] = "superseded"
+    resolved_by: str
+    reason: str
+    valid_to: str | None = None
+    cause: int | None = None
+    restates: int | None = None
+    subject: str | None = None            # the key of a judgement kept settling nothing (rule
+    predicate: str | None = None          # `reviewer_unsettled`), whose fact may not exist now
+
+
+class FactReinstated(Decided):
+    type: Literal["FactReinstated"] = "FactReinstated"
+    cause: int
+    reason: str = "redaction"
+
+
+class FactSplit(Decided):
+    """A statement learnt late was said between two statements of the fact (`fact_id`): its
+    statements said up to `at` become a new fact (`split_id`), closed then, as `superseded` by the
+    late value (`by_fact_id`) or `retracted` by a late negation (`early_state`); the fact holds
+    from its first statement after `at`, named here (it becomes the fact's first statement), with
+    the authority of the statements it keeps (`basis`, the base `confidence`) and the new fact
+    with that of the others (`early_basis`, `early_confidence`)."""
+
+    type: Literal["FactSplit"] = "FactSplit"
+    split_id: str
+    by_fact_id: str | None = None         # None: a negation said then (`early_state` retracted)
+    early_state: Literal["superseded", "retracted"] = "superseded"
+    at: str
+    said_at: str
+    session: str
+    evidence_event: str
+    quote: str
+    author: Author
+    basis: Basis
+    confidence: float
+    early_basis: Basis
+    early_confidence: float
+    subject: str
+    predicate: str
+    cause: int | None = None
+
+
+class CandidateRejected(Body):
+    type: Literal["CandidateRejected"] = "CandidateRejected"
+    reason: str
+    rule: str
+    candidate: dict
+    fact_id: str | None = None
+    hold_id: str | None = None
+    basis_claimed: Basis | None = None
+    reviewed_by: str | None = None        # the reviewer who rejected it (`reason` is theirs), or who
+    review_reason: str | None = None      # accepted it into a rejection (`review_reason` is theirs)
+    registry_sha256: str = ""
+    cause: int | None = None
+    restates: int | None = None
+    # The fact this statement observed when it was first recorded, kept when re-decision records
+    # it as something else: a later re-decision that makes it an observation again gives the fact
+    # back its id, so a reviewer's judgement of that fact applies again.
+    observed_as: str | None = None
+
+
+class CandidateHeld(Body):
+    type: Literal["CandidateHeld"] = "CandidateHeld"
+    hold_id: str
+    reason: str
+    candidate: dict
+    registry_sha256: str = ""
+    cause: int | None = None
+    restates: int | None = None
+
+
+class SessionIngested(Body):
+    type: Literal["SessionIngested"] = "SessionIngested"
+    session: str
+    watermark: str
+    watermark_at: str | None = None
+    events_read: int
+    counts: dict[str, int] = {}
+    extractor: str
+    model: str | None = None
+    prompt_sha256: str | None = None
+    digest: str | None = None
+    registry_sha256: str = ""
+    event_ids: list[str] | None = None     # the ids read, when what is new is decided by id (ADK)
+    cause: int | None = None
+    restates: int | None = None
+
+
+class IngestFailed(Body):
+    type: Literal["IngestFailed"] = "IngestFailed"
+    session: str
+    error: str
+    extractor: str
+    model: str | None = None
+    source: str | None = None
+    attempts: int = 1
+    cause: int | None = None
+    restates: int | None = None
+
+
+class Redacted(Body):
+    """A right-to-forget or retention action.  No personal content: a scope hash, never the id.
+
+    It lives in the partition `(app, "_erasures")` (`_all` for a retention run across apps), so
+    it never carries a user id and survives the erasure of the partition it scrubbed.
+    `session_hashes` / `fact_hashes` name what was forgotten whole (see `ledger/forget/scope.py`), so a
+    forgotten session can be refused later and a repeated request is a no-op, not an error.
+    """
+
+    type: Literal["Redacted"] = "Redacted"
+    scope_kind: Literal["user", "session", "fact", "predicate", "sensitivity", "retention"]
+    scope_hash: str
+    reason: str
+    requester: str
+    target_seqs: list[int]
+    counts: dict[str, int] = {}
+    session_hashes: list[str] = []
+    fact_hashes: list[str] = []
+    partitions: int = 1
+    ticket: str | None = None             # an external reference (a case number), no personal data
+    restated_seqs: list[int] = []         # of target_seqs, the surviving ones recorded again after it
+    # sessions a fact-wide scope took every remaining event of, without forgetting them as sessions:
+    # a later `forget --session` of one is a no-op (already erased), and ingestion still accepts it
+    emptied_session_hashes: list[str] = []
+    event_hashes: list[str] | None = None   # session events read by id (ADK) and erased with it
+
+
+class CheckpointIssued(Body):
+    """A tree head of the log's Merkle tree, published: what `factledger checkpoint` printed.
+
+    Ledger-wide, so it lives in the partition `("_all", "_checkpoints")`: no app's and no person's
+    (a forget never scrubs it, and it holds only hashes).  It covers the events before it
+    (`tree_size` = its own seq - 1); `note` is the C2SP checkpoint exactly as printed, signed or
+    not.
+    """
+
+    type: Literal["CheckpointIssued"] = "CheckpointIssued"
+    origin: str
+    tree_size: int
+    root_hash: str                         # hex; the note carries it in base64
+    note: str
+    key_name: str | None = None
+    key_id: str | None = None
+
+
+EventBody = Annotated[
+    FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | FactNegated
+    | DisputeResolved | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed
+    | Redacted | CheckpointIssued,
+    Field(discriminator="type"),
+]
+EVENT_TYPES = (
+    "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted", "FactNegated",
+    "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
+    "IngestFailed", "Redacted", "CheckpointIssued",
+)
+event_adapter: TypeAdapter = TypeAdapter(EventBody)
+
+
+def parse_body(data: dict) -> Body:
+    """Validate a stored body against the catalogue (for import and verification, not replay)."""
+    return event_adapter.validate_python(data)

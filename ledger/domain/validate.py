@@ -1,0 +1,40 @@
+"""The validator rules that need only the candidate and the registry (docs/ingestion.md).
+
+Ingestion adds the rules that need the session (evidence exists, quote occurs, said_at taken
+from the event).  The outcome is a verdict, not an exception: a candidate that is not applied
+still leaves a `CandidateRejected` or `CandidateHeld` event saying why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factledger.ledger.domain.candidate import MAX_VALUE, Candidate, clean_text
+from factledger.ledger.registry.predicates import PredicateSpec, Registry
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: str                      # "apply", "reject" or "hold"
+    candidate: Candidate
+    spec: PredicateSpec | None = None
+    reason: str = ""
+    basis_claimed: str | None = None
+
+
+def check(candidate: Candidate, registry: Registry) -> Verdict:
+    spec = registry.resolve(candidate.predicate)
+    if spec is None:
+        return Verdict("hold", candidate, reason="unknown_predicate")
+    claimed = candidate.basis
+    basis = claimed
+    if basis == "verified" and candidate.author != "document":
+        basis = "stated"                       # only a document can verify
+    if spec.kind == "preference" and basis == "stated" and candidate.author != "user":
+        if claimed != "inferred":
+            return Verdict("reject", candidate, spec, reason="preference_not_user_authored")
+    if basis == "stated" and candidate.author != "user":
+        basis = "inferred"                     # agent or tool text is not the user's word
+    value = clean_text(spec.normalise_value(candidate.value), "value", MAX_VALUE)
+    adjusted = candidate.model_copy(update={"predicate": spec.name, "basis": basis, "value": value})
+    return Verdict("apply", adjusted, spec, basis_claimed=claimed if claimed != basis else None)

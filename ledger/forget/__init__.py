@@ -1,0 +1,1 @@
+"""Right-to-forget and retention: scope, targets, scrub, re-decision and what may remain."""

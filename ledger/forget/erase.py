@@ -1,0 +1,315 @@
+"""Right-to-forget and retention: one request, one transaction, one receipt, no byte left behind.
+
+The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
+
+1. plan the target events (`ledger/forget/targets.py`);
+2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the
+   next one, known under the write lock); for a whole user, pseudonymise the `user` column;
+3. rebuild the affected partitions' projections (every projection of `projections.all_projections()`, recall
+   index included), which is the fold of the surviving events;
+4. append `Redacted` (scope hash, reason, requester, counts, target seqs; no personal content);
+5. re-decide the affected keys and append the compensating events (`ledger/forget/redecide.py`), through
+   the live projections, so the state afterwards is exactly a rebuild from the log.
+
+After the commit the WAL is checkpointed with TRUNCATE (every page that held a scrubbed byte has
+been overwritten in place, and `secure_delete` zeroed the freed ones); `vacuum=True` compacts the
+file too.  A dry run does all of it and rolls back, so the plan it prints is the real one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import nullcontext
+from datetime import timedelta
+
+from factledger.ledger.domain.events import Redacted
+from factledger.ledger.domain.textindex import forget_cached
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.forget.restate import restate, restatement
+from factledger.ledger.forget.scope import (
+    ALL_APPS,
+    ERASURES_USER,
+    Scope,
+    event_hash,
+    fact_hash,
+    pseudonym,
+    scope_hash,
+    session_hash,
+    user_hash,
+)
+from factledger.ledger.forget.targets import Plan, emptied_sessions, plan, unknown_fact
+from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
+from factledger.ledger.registry.predicates import SENSITIVITIES
+from factledger.ledger.semantic.dedup import key_matrix
+from factledger.ledger.store.eventlog import pseudonymise, scrub
+from factledger.ledger.store.postgres.vacuum import vacuum_tables
+from factledger.ledger.store.reads import has_partition, statement_bodies
+from factledger.ledger.vocabulary.clock import iso
+from factledger.projections import vectors
+from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
+from factledger.projections.erasures import is_forgotten, session_erased_at
+from factledger.projections.factstate import decode
+from factledger.projections.history import KEY_PAST, partitions_confirmed_before, predicates_of_sensitivity
+from factledger.projections.negations import key_negations
+
+DEFAULT_REQUESTER = "unspecified"
+
+
+class _DryRun(Exception):
+    """Raised inside the transaction to roll a dry run back after it computed everything."""
+
+    def __init__(self, receipt: dict):
+        self.receipt = receipt
+
+
+def forget(ledger, scope: Scope, reason: str | None, requester: str | None = None, *,
+           dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
+    """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there).
+
+    `ticket` is an external reference (a case number), recorded in the `Redacted` event and the
+    receipt so the compliance file can link the two; it must not carry personal data."""
+    reason, requester = check_words(reason, requester)
+    ticket = check_ticket(ticket)
+
+    def plans() -> list[Plan]:
+        conn = ledger.conn
+        if is_forgotten(conn, "user", user_hash(scope.app, scope.user)) and not has_partition(
+                conn, scope.app, scope.user):
+            return []
+        found = plan(conn, scope, ledger.registry)
+        if scope.kind == "fact" and scope.fact_id not in found.facts_by_id:
+            if is_forgotten(conn, "fact", fact_hash(scope.app, scope.user, scope.fact_id)):
+                return []
+            raise unknown_fact(conn, scope)
+        if scope.kind == "session" and found.empty:
+            if session_erased_at(conn, session_hash(scope.app, scope.user, scope.session)) is not None:
+                return []                     # forgotten, or emptied by a fact-wide forget: done
+            raise LedgerError(f"no session {scope.session!r} for app {scope.app!r}, "
+                              f"user {scope.user!r}")
+        return [found] if not found.empty else []
+
+    return _run(ledger, scope.kind, scope.hash, scope.app, plans, reason, requester,
+                dry_run=dry_run, vacuum=vacuum, ticket=ticket)
+
+
+def retain(ledger, *, apply: bool = False, older_than: int | None = None,
+           predicate: str | None = None, sensitivity: str | None = None, app: str | None = None,
+           user: str | None = None, reason: str | None = None, requester: str | None = None,
+           vacuum: bool = False) -> dict:
+    """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
+    for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
+    cutoffs = _policy(ledger, older_than, predicate, sensitivity)
+    reason, requester = check_words(reason or "retention policy", requester or "retention")
+    policy = tuple(sorted(cutoffs.items()))
+    kind_hash = scope_hash("retention", *(f"{p}<{c}" for p, c in policy))
+
+    def plans() -> list[Plan]:
+        found = []
+        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, app, user):
+            scope = Scope("retention", part_app, part_user, cutoffs=policy)
+            one = plan(ledger.conn, scope, ledger.registry)
+            if not one.empty:
+                found.append(one)
+        return found
+
+    receipt = _run(ledger, "retention", kind_hash, app or ALL_APPS, plans, reason, requester,
+                   dry_run=not apply, vacuum=vacuum)
+    receipt["policy"] = {p: c for p, c in policy}
+    return receipt
+
+
+def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session: str) -> bool:
+    return is_forgotten(conn, "session", session_hash(app, user, session))
+
+
+# --- the one path every request takes ------------------------------------------------------
+
+def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requester: str, *,
+         dry_run: bool, vacuum: bool, ticket: str | None = None) -> dict:
+    started = time.perf_counter()
+    try:
+        with ledger.transaction():
+            plans = make_plans()
+            if not plans:
+                receipt = _noop(kind, digest, reason, requester, ledger)
+            else:
+                receipt = _execute(ledger, plans, kind, digest, app, reason, requester, ticket)
+            receipt["ticket"] = ticket
+            receipt["dry_run"] = dry_run
+            if dry_run:
+                receipt["plan"] = [p.describe() for p in plans]
+                raise _DryRun(receipt)
+    except _DryRun as rolled_back:
+        receipt = rolled_back.receipt
+        # nothing was recorded: a plan has no seq, event id or compensating seqs, only counts
+        receipt["compensating_events"] = len(receipt.get("compensating_seqs") or [])
+        receipt.update(redaction_seq=None, event_id=None, compensating_seqs=[])
+        receipt["seconds"] = round(time.perf_counter() - started, 4)
+        return receipt
+    if not receipt["noop"]:
+        forget_cached()
+        forget_kept_scopes()
+        with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
+            receipt["purge"] = purge(ledger.conn, vacuum=vacuum, tables=ledger.projector.all_tables)
+    receipt["seconds"] = round(time.perf_counter() - started, 4)
+    return receipt
+
+
+def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason: str,
+             requester: str, ticket: str | None = None) -> dict:
+    conn, store, projector = ledger.conn, ledger.store, ledger.projector
+    redaction_seq = store.last_seq + 1          # the Redacted event's seq, known under the lock
+    counts: dict[str, int] = {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0}
+    targets: list[int] = []
+    restated: list[int] = []
+    sessions: set[str] = set()
+    facts: list[str] = []
+    events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
+    emptied: set[str] = set()
+    again = [restatement(p, ledger.registry) for p in plans]
+    open_before: list[set[str]] = []
+    for p, r in zip(plans, again):
+        s = p.scope
+        open_before.append(open_fact_ids(conn, s.app, s.user))
+        before = projector.partition_counts(conn, s.app, s.user)
+        scrub(conn, [*p.targets, *r.moved], redaction_seq)
+        if s.kind == "user":
+            pseudonymise(conn, s.app, s.user, pseudonym(s.app, s.user), redaction_seq)
+            counts["pseudonymised"] = counts.get("pseudonymised", 0) + len(p.targets) + len(p.already)
+        projector.rebuild(conn, app=s.app, user=s.user)
+        after = projector.partition_counts(conn, s.app, s.user)
+        for table, n in before.items():
+            removed = n - after.get(table, 0)
+            if removed > 0:
+                counts[f"rows:{table}"] = counts.get(f"rows:{table}", 0) + removed
+        counts["events"] += len(p.targets)
+        counts["facts"] += len(p.facts)
+        counts["sessions"] += len(p.sessions)
+        counts["keys"] += len(r.cut)
+        counts["restated"] += len(r.moved)
+        p.restated = r.moved
+        targets += p.targets + r.moved
+        restated += r.moved
+        sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
+        read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
+        events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
+                        if seq in read for x in read[seq].get("event_ids") or ()}
+        # A whole user's facts are hashed with the pseudonym its events now carry (the log names
+        # that, not the user), so `why FACT` can still name the receipt; nothing else is revealed.
+        owner = pseudonym(s.app, s.user) if s.kind == "user" else s.user
+        facts += [fact_hash(s.app, owner, f) for f in sorted(p.facts)]
+        if s.fact_wide:
+            emptied |= {session_hash(s.app, s.user, x) for x in emptied_sessions(p)}
+    body = Redacted(app=app, user=ERASURES_USER, scope_kind=kind, scope_hash=digest,
+                    reason=reason, requester=requester, target_seqs=sorted(targets),
+                    counts=counts, session_hashes=sorted(sessions), fact_hashes=facts,
+                    partitions=len(plans), ticket=ticket, restated_seqs=sorted(restated),
+                    event_hashes=sorted(events_read) or None,
+                    emptied_session_hashes=sorted(emptied - sessions))
+    event = store.append(body)
+    if event.seq != redaction_seq:
+        raise LedgerError("internal: the Redacted event did not get the expected seq")
+    compensating: list[int] = []
+    for p, r, before in zip(plans, again, open_before):
+        s = p.scope
+        restate(p, r, event.seq, ledger.registry.sha256,
+                lambda subject, predicate, s=s: [decode(row) for sql in (KEY_SNAPSHOTS, KEY_PAST)
+                                                 for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
+                lambda b: compensating.append(store.append(b).seq), before,
+                lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)),
+                lambda seqs: statement_bodies(conn, seqs),
+                lambda subject, predicate, s=s: key_negations(conn, s.app, s.user, subject, predicate))
+    return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
+            "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
+            "reason": reason, "requester": requester, "counts": counts,
+            "compensating_seqs": compensating, "partitions": len(plans)}
+
+
+def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
+    return {"noop": True, "redaction_seq": None, "event_id": None, "scope_kind": kind,
+            "scope_hash": digest, "recorded_at": iso(ledger.clock()), "reason": reason,
+            "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0},
+            "compensating_seqs": [], "partitions": 0}
+
+
+def purge(conn: sqlite3.Connection, vacuum: bool = False, tables: tuple[str, ...] = ()) -> dict:
+    """After the commit: make the scrub physical (WAL truncated, file optionally compacted; on
+    PostgreSQL the log's and the projections' tables vacuumed: docs/forgetting.md)."""
+    if getattr(conn, "backend", "sqlite") == "postgresql":
+        return vacuum_tables(conn, ("events", *tables), full=vacuum)
+    result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
+    if vacuum:
+        conn.execute("VACUUM")
+        result["vacuumed"] = True
+        result["checkpoint"] = _checkpoint(conn)
+    return result
+
+
+def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
+    """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
+    for _ in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return "truncated"
+        time.sleep(0.05)
+    return "busy: another connection is reading; run `factledger forget` again or checkpoint later"
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def check_ticket(ticket: str | None) -> str | None:
+    """An external reference: short, one line, printable; empty means none."""
+    if ticket is None or not ticket.strip():
+        return None
+    ticket = ticket.strip()
+    if len(ticket) > 100 or any(not ch.isprintable() for ch in ticket):
+        raise LedgerError("--ticket is an external reference: at most 100 printable characters, one line")
+    return ticket
+
+
+def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
+    """A forget's reason (required) and requester, stripped and within their limits."""
+    if reason is None or not reason.strip():
+        raise LedgerError("a reason is required: --reason (e.g. 'GDPR art. 17 request 2026-114')")
+    requester = (requester or DEFAULT_REQUESTER).strip() or DEFAULT_REQUESTER
+    if len(reason) > 500 or len(requester) > 200:
+        raise LedgerError("--reason is limited to 500 characters and --requested-by to 200")
+    return reason.strip(), requester
+
+
+def _policy(ledger, older_than: int | None, predicate: str | None,
+            sensitivity: str | None) -> dict[str, str]:
+    """predicate -> cutoff time: facts last confirmed before it are past retention."""
+    now = ledger.clock()
+    if predicate is not None and sensitivity is not None:
+        raise LedgerError("give --predicate or --sensitivity, not both")
+    if older_than is not None and (isinstance(older_than, bool) or older_than <= 0):
+        raise LedgerError("--older-than must be a positive number of days")
+    if older_than is not None and predicate is None and sensitivity is None:
+        raise LedgerError("--older-than needs a class: --predicate P or --sensitivity S")
+    registry = ledger.registry
+    if predicate is not None:
+        spec = registry.resolve(predicate)
+        if spec is None:
+            raise registry.unknown(predicate)
+        days = older_than or spec.retention_days
+        if days is None:
+            raise LedgerError(f"predicate {spec.name} has no retention_days; give --older-than DAYS")
+        return {spec.name: iso(now - timedelta(days=days))}
+    if sensitivity is not None:
+        if sensitivity not in SENSITIVITIES:
+            raise LedgerError(f"unknown sensitivity {sensitivity!r} (one of {', '.join(SENSITIVITIES)})")
+        names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
+        names |= predicates_of_sensitivity(ledger.conn, sensitivity)
+        return {name: iso(now - timedelta(days=older_than)) for name in sorted(names)}
+    return {s.name: iso(now - timedelta(days=s.retention_days))
+            for s in registry.predicates.values() if s.retention_days}
+
+
+def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: str | None,
+                        user: str | None) -> list[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for predicate, cutoff in cutoffs.items():
+        found |= partitions_confirmed_before(conn, predicate, cutoff, app, user)
+    return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)

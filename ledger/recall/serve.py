@@ -1,0 +1,197 @@
+"""Recall: the few current facts that belong in the next prompt, and why each one was or was not.
+
+The current-state path only: candidates come from `facts_current` (open facts, current or
+disputed), so a superseded or retracted value is never a candidate; the historical path lives in
+`projections/queries.py` (`facts --as-of/--valid-at`, `history`).  One read of the partition (plus the
+app's `_domain` user) joined with the recall index's stored terms; everything else happens in
+memory, so a user with a thousand facts costs one query, not a thousand.  What a call works out
+about each fact lives in `ledger.recall_facts` (which says why no fact is a dict there).
+
+Order of the gates, each with the outcome it gives in `--explain`:
+sensitivity (not cleared; the value is withheld even from the explanation) -> confidence
+(effective confidence below the threshold) -> age (last confirmed longer ago than --max-age) ->
+no_match (a search, and no query term in common) -> packing: limit, budget -> selected.
+Scoring and packing are documented in docs/recall.md.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import partial
+
+from factledger.ledger.domain.recall_options import (
+    DEFAULT_HALF_LIFE_DAYS,
+    DEFAULT_LIMIT,
+    DEFAULT_RECENCY_WEIGHT,
+    RecallOptions,
+    parse_clearance,
+    parse_days,
+)
+from factledger.ledger.domain.textindex import terms
+from factledger.ledger.recall import cache as recall_scope
+from factledger.ledger.recall import render
+from factledger.ledger.recall.facts import CONFIRMED, ID, OUTCOMES, PREDICATE, Cleared, InScope, lexical_index
+from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
+from factledger.ledger.registry.predicates import Registry
+from factledger.projections import recall as recall_reads
+from factledger.projections.queries import FACT_FIELDS
+
+DOMAIN_USER = "_domain"
+
+
+@dataclass
+class RecallResult:
+    query: str
+    app: str
+    user: str
+    options: RecallOptions
+    selected: list[dict]                       # facts in the order they are rendered
+    candidates: list[dict]                     # every in-scope fact, scores and outcome
+    other_partitions: dict | None = None       # kept for callers; never counted: one tenant's
+                                               # explanation says nothing of another's
+    text: str = ""                             # the rendered block
+
+    def as_dict(self) -> dict:
+        return {"query": self.query, "app": self.app, "user": self.user,
+                "options": self.options.as_dict(), "selected": self.selected,
+                "candidates": self.candidates, "other_partitions": self.other_partitions,
+                "rendered": self.text}
+
+
+def _registry_suffixes(registry: Registry | None) -> dict[str, str]:
+    """Per predicate: its aliases and description cut into terms ("lives" finds home_city), as
+    the text appended to each of its facts' stored terms.
+
+    Added at query time, not stored in the index: the registry is configuration, not an event,
+    and a projection must be a pure fold over the log.  Cached by the registry's hash (it holds
+    no fact text).
+    """
+    if registry is None:
+        return {}
+    cached = _REGISTRY_SUFFIXES.get(registry.sha256)
+    if cached is None:
+        cached = {}
+        for name, spec in registry.predicates.items():
+            extra = sorted(set(terms(" ".join(spec.aliases) + " " + spec.description)))
+            if extra:
+                cached[name] = " " + " ".join(extra)
+        _REGISTRY_SUFFIXES[registry.sha256] = cached
+    return cached
+
+
+_REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
+
+
+def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
+           options: RecallOptions, registry: Registry | None = None,
+           explain: bool = False, as_of: str | None = None) -> RecallResult:
+    """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
+    (the selected facts, or every candidate with `explain`).
+
+    A search looks only at the facts that share a term with the query (the others are
+    `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
+    query = "" if query is None else str(query)
+    users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
+    kept = recall_scope.scope(conn, app, users, as_of)
+    rows = kept.rows
+    clearance = frozenset(options.clearance)
+    cleared = kept.derived(("cleared", clearance), partial(Cleared, rows, clearance))
+    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared)
+    scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, clearance),
+                                  partial(lexical_index, rows, scope.cleared, scope.suffixes))
+    scope.mode = resolve_mode(options.mode)
+    if scope.mode != "lexical":
+        scope.meaning_weight = MEANING_WEIGHT
+        scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
+        if scope.meaning.arrays is not None:
+            scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED, kept.derived))
+    scope.score_hits(terms(query))
+    pool = scope.cleared if options.preload else scope.hits
+    selected = _pack(scope, scope.best_first(pool), finish=explain)
+    shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
+    facts_of = {i: scope.fact(i) for i in shown}
+    _complete(conn, list(facts_of.values()), as_of)
+    for rank, i in enumerate(shown, 1):
+        facts_of[i]["rank"] = rank
+        if scope.outcome[i] == "sensitivity":
+            facts_of[i]["value"] = facts_of[i]["quote"] = None   # never seen by an uncleared caller
+    facts = [_public(facts_of[i]) for i in selected]
+    result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
+                          [_explained(facts_of[i]) for i in shown] if explain else [],
+                          text=render.render(facts))
+    return result
+
+
+def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = None) -> None:
+    """Add the remaining public fields (`FACT_FIELDS`) to the facts that will be shown."""
+    by_id = {c["fact_id"]: c for c in shown}
+    for fact_id, row in recall_reads.full_rows(conn, list(by_id), as_of):
+        by_id[fact_id].update(row)
+
+
+def _pack(scope: InScope, eligible, finish: bool = False) -> list[int]:
+    """Greedy over the eligible facts, best first: a fact that would pass the word budget is
+    skipped, a smaller one may still fit; a disputed fact brings the facts it disputes onto its
+    line.  Once the limit is full no group fits any more, so the rest are `limit`: they are
+    visited (and so ordered) only when `finish` asks for every outcome (--explain)."""
+    options = scope.options
+    chosen: list[int] = []
+    used_words = 0
+    for i in eligible:
+        if len(chosen) >= options.limit:
+            if not finish:
+                break
+            if scope.outcome[i] is None:
+                scope.outcome[i] = "limit"
+            continue
+        if scope.outcome[i] is not None:           # already shown beside a fact it disputes
+            continue
+        group = [i] + scope.partners(i)
+        if len(chosen) + len(group) > options.limit:
+            scope.outcome[i] = "limit"
+            continue
+        cost = render.words(render.line([_public(scope.fact(g)) for g in group]))
+        if options.budget is not None and used_words + cost > options.budget:
+            scope.outcome[i] = "budget"
+            continue
+        used_words += cost
+        scope.outcome[i] = "selected"
+        chosen.append(i)
+        for partner in group[1:]:
+            scope.outcome[partner] = "selected"
+            scope.via[partner] = scope.rows[i][ID]
+            chosen.append(partner)
+    return chosen
+
+
+def _public(c: dict) -> dict:
+    """A shown fact with the public field names (`FACT_FIELDS`), plus its scores."""
+    fact = {name: c.get(name) for name in FACT_FIELDS}
+    fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
+    if c.get("via"):
+        fact["shown_with"] = c["via"]
+    return fact
+
+
+def _explained(c: dict) -> dict:
+    """One row of the explanation: the fact, its scores, its outcome and its rank."""
+    row = _public(c)
+    row.update(outcome=c["outcome"], rank=c["rank"], age_days=c["age_days"], via=c["via"],
+               meaning=c.get("meaning"), lexical=c.get("lexical"))
+    row.pop("shown_with", None)
+    return row
+
+
+def explain_rows(result: RecallResult) -> list[dict]:
+    """The `--explain` table: every in-scope fact, best first within each outcome."""
+    keep = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
+            "effective_confidence", "age_days", "meaning", "lexical", "relevance", "recency", "score",
+            "fact_id", "user", "via")
+    return [{k: c.get(k) for k in keep} for c in result.candidates]
+
+
+__all__ = ["RecallOptions", "RecallResult", "recall", "explain_rows", "parse_clearance",
+           "parse_days", "OUTCOMES", "DOMAIN_USER", "DEFAULT_LIMIT", "DEFAULT_RECENCY_WEIGHT",
+           "DEFAULT_HALF_LIFE_DAYS"]

@@ -1,0 +1,1 @@
+"""The predicate registry and its pattern language (the offline extractor's rules)."""

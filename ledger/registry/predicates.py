@@ -1,0 +1,295 @@
+"""The predicate registry: which keys exist, how they behave, and how drifted names map onto them.
+
+A checked-in TOML file is the single source of truth for predicates: unknown predicates are held
+for review, never invented.  The file's sha256 travels in every decision event, so an auditor can
+tell which registry a decision was taken under.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import os
+import re
+import tomllib
+from dataclasses import field
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.registry.rules import Language, Rule, compile_rule, parse_language
+from factledger.ledger.vocabulary.booleans import NotABoolean, strict_bool
+from factledger.ledger.vocabulary.files import read_regular
+from factledger.ledger.vocabulary.words import (
+    AUTHORS,
+    BASES,
+    CARDINALITIES,
+    SENSITIVITIES,
+    Author,
+    Basis,
+    Cardinality,
+    Sensitivity,
+)
+
+# The registry's models are pydantic dataclasses: validated when built (a spec holds only the
+# registry's words), positional like any dataclass, and as cheap to read as one.
+_MODEL = ConfigDict(arbitrary_types_allowed=True)
+
+SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
+KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
+NORMALISERS = ("none", "lower", "title")
+MAX_REGISTRY_BYTES = 16 * 1024 * 1024
+NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
+
+
+@dataclass(frozen=True, config=_MODEL)
+class Pattern:
+    """One offline-extractor rule: a regular expression with a `value` group, or a fixed value."""
+
+    regex: re.Pattern
+    value: str | None = None
+    id: str = ""
+    subject: str = "user"
+    negated: bool = False
+    basis: Basis = "stated"
+    authors: tuple[Author, ...] = ("user",)
+
+
+@dataclass(frozen=True, config=_MODEL)
+class PredicateSpec:
+    name: str
+    cardinality: Cardinality
+    sensitivity: Sensitivity
+    kind: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    retention_days: int | None = None
+    normalise: str = "none"
+    patterns: tuple[Pattern, ...] = field(default=(), compare=False)
+    # value -> words that state it, for the validator's check that a quote supports a value
+    values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    # predicates whose open fact with an equal value contradicts this one's (docs/semantic.md)
+    contradicts: tuple[str, ...] = ()
+    # the pattern language's rules (ledger/registry/rules.py), compiled once when the registry is loaded
+    rules: tuple[Rule, ...] = field(default=(), compare=False)
+
+    @property
+    def extractable(self) -> bool:
+        """Does the offline extractor have anything to say about this predicate?"""
+        return bool(self.patterns or self.rules)
+
+    def normalise_value(self, value: str) -> str:
+        if self.normalise == "lower":
+            return value.lower()
+        if self.normalise == "title":
+            return value.title()
+        return value
+
+
+@dataclass(frozen=True, config=_MODEL)
+class Registry:
+    predicates: dict[str, PredicateSpec]
+    aliases: dict[str, str]
+    sha256: str
+    source: str
+
+    def resolve(self, name: str) -> PredicateSpec | None:
+        """The spec for a predicate or one of its aliases (case and separators forgiven)."""
+        key = _fold_name(name)
+        canonical = self.aliases.get(key, key)
+        return self.predicates.get(canonical)
+
+    def __len__(self) -> int:
+        return len(self.predicates)
+
+    def close_matches(self, name: str, n: int = 3) -> list[str]:
+        """Predicates whose name or alias is spelled like `name` (difflib), for "did you mean"."""
+        key = _fold_name(name)
+        spelled = {p: p for p in self.predicates} | {alias: canon for alias, canon in self.aliases.items()}
+        found = difflib.get_close_matches(key, list(spelled), n=n * 2, cutoff=0.6)
+        out: list[str] = []
+        for match in found:
+            if spelled[match] not in out:
+                out.append(spelled[match])
+        return out[:n]
+
+    def unknown(self, name: str) -> LedgerError:
+        """The error for a predicate the registry does not know, naming the close matches."""
+        matches = self.close_matches(name)
+        hint = f"; did you mean {', '.join(matches)}?" if matches else " (`factledger predicates` lists them)"
+        return LedgerError(f"unknown predicate {name!r} (not in the registry){hint}")
+
+
+def _fold_name(name: str) -> str:
+    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+
+
+def default_registry_path() -> Path:
+    return Path(str(resources.files("factledger.ledger") / "data" / "default_registry.toml"))
+
+
+def load_registry(path: str | os.PathLike | None = None) -> Registry:
+    """Load the registry named by `path`, else FACTLEDGER_REGISTRY, else the packaged default."""
+    chosen = path or os.environ.get("FACTLEDGER_REGISTRY") or default_registry_path()
+    source = str(chosen)
+    try:
+        raw = read_regular(chosen, MAX_REGISTRY_BYTES)
+    except LedgerError as exc:
+        raise LedgerError(f"registry {exc}") from None
+    return parse_registry(raw, source)
+
+
+def parse_registry(raw: bytes, source: str = "<registry>") -> Registry:
+    """The registry in `raw`.  Compiling its rules takes tens of milliseconds and every ledger
+    opened loads the registry, so the same bytes from the same source parse once per process (a
+    registry is never changed once built)."""
+    return _parse_cached(bytes(raw), source)
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_cached(raw: bytes, source: str) -> Registry:
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise LedgerError(f"registry {source}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise LedgerError(f"registry {source}: not valid TOML (nested too deeply)") from None
+    table = data.get("predicates")
+    if not isinstance(table, dict) or not table:
+        raise LedgerError(f"registry {source}: needs a [predicates.NAME] table for each predicate")
+    language = parse_language(data.get("extract"), lambda f, why: LedgerError(
+        f"registry {source}: field {f}: {why}"))
+    predicates: dict[str, PredicateSpec] = {}
+    aliases: dict[str, str] = {}
+    for name, body in table.items():
+        spec = _parse_predicate(source, name, body, language)
+        predicates[name] = spec
+    for spec in predicates.values():
+        for alias in spec.aliases:
+            key = _fold_name(alias)
+            if key in predicates or aliases.get(key, spec.name) != spec.name:
+                raise LedgerError(
+                    f"registry {source}: predicate {spec.name}: field aliases: "
+                    f"{alias!r} already names another predicate"
+                )
+            aliases[key] = spec.name
+    return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source)
+
+
+def _parse_predicate(source: str, name: str, body, language: Language) -> PredicateSpec:
+    def fail(fieldname: str, why: str) -> LedgerError:
+        return LedgerError(f"registry {source}: predicate {name}: field {fieldname}: {why}")
+
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise fail("name", "use lower-case words joined by _ or .")
+    if not isinstance(body, dict):
+        raise fail("(table)", "must be a table")
+    known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
+             "normalise", "patterns", "values", "vocabulary", "rules", "contradicts"}
+    for key in body:
+        if key not in known:
+            raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
+
+    def choice(fieldname: str, options: tuple[str, ...], default: str | None = None) -> str:
+        value = body.get(fieldname, default)
+        if value is None:
+            raise fail(fieldname, "is required")
+        if value not in options:
+            raise fail(fieldname, f"{value!r} is not one of {', '.join(options)}")
+        return value
+
+    aliases = body.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise fail("aliases", "must be a list of names")
+    retention = body.get("retention_days")
+    if retention is not None and (isinstance(retention, bool) or not isinstance(retention, int)
+                                  or retention <= 0):
+        raise fail("retention_days", "must be a positive whole number of days")
+    description = body.get("description", "")
+    if not isinstance(description, str):
+        raise fail("description", "must be text")
+    patterns = body.get("patterns", [])
+    if not isinstance(patterns, list):
+        raise fail("patterns", "must be a list")
+    values = body.get("values", {})
+    if not isinstance(values, dict) or not all(
+            isinstance(words, list) and all(isinstance(w, str) and w.strip() for w in words)
+            for words in values.values()):
+        raise fail("values", "must be a table of value = [words that state it]")
+    vocabulary = body.get("vocabulary", [])
+    if not isinstance(vocabulary, list) or not all(isinstance(w, str) and w.strip() for w in vocabulary):
+        raise fail("vocabulary", "must be a list of values")
+    folded = {" ".join(w.casefold().split()): () for w in vocabulary}
+    folded.update({" ".join(k.casefold().split()): tuple(v) for k, v in values.items()})
+    rules = body.get("rules", [])
+    if not isinstance(rules, list):
+        raise fail("rules", "must be a list of rule tables ([[predicates.NAME.rules]])")
+    contradicts = body.get("contradicts", [])
+    if not isinstance(contradicts, list) or not all(isinstance(c, str) and NAME_RE.fullmatch(c) for c in contradicts):
+        raise fail("contradicts", "must be a list of predicate names")
+    return PredicateSpec(
+        name=name,
+        cardinality=choice("cardinality", CARDINALITIES),
+        sensitivity=choice("sensitivity", SENSITIVITIES, "normal"),
+        kind=choice("kind", KINDS, "fact"),
+        aliases=tuple(aliases),
+        description=description,
+        retention_days=retention,
+        normalise=choice("normalise", NORMALISERS, "none"),
+        patterns=tuple(_parse_pattern(fail, i, p, f"{name}.patterns[{i}]") for i, p in enumerate(patterns)),
+        values=folded,
+        contradicts=tuple(contradicts),
+        rules=tuple(_parse_rule(fail, name, i, r, folded, language) for i, r in enumerate(rules)),
+    )
+
+
+def _parse_rule(fail, name: str, index: int, entry, values: dict, language: Language) -> Rule:
+    rule = compile_rule(entry, f"rules[{index}]", values, language, fail)
+    if not set(rule.authors) <= set(AUTHORS):
+        raise fail(f"rules[{index}].authors", "must list user, agent, tool or document")
+    if rule.basis not in BASES:
+        raise fail(f"rules[{index}].basis", f"{rule.basis!r} is not stated, inferred or verified")
+    if rule.id == f"rules[{index}]":
+        rule.id = f"{name}.rules[{index}]"
+    return rule
+
+
+def _parse_pattern(fail, index: int, entry, pattern_id: str = "") -> Pattern:
+    where = f"patterns[{index}]"
+    if isinstance(entry, str):
+        entry = {"regex": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("regex"), str):
+        raise fail(where, "must be a regex string or a table with a regex")
+    try:
+        regex = re.compile(entry["regex"], re.IGNORECASE)
+    except re.error as exc:
+        raise fail(where, f"bad regular expression ({exc})") from None
+    value = entry.get("value")
+    if value is None and "value" not in regex.groupindex:
+        raise fail(where, "needs a (?P<value>...) group or a fixed value")
+    authors = entry.get("authors", ["user"])
+    if not isinstance(authors, list) or not set(authors) <= set(AUTHORS):
+        raise fail(where, "authors must list user, agent, tool or document")
+    basis = entry.get("basis", "stated")
+    if basis not in BASES:
+        raise fail(where, f"basis {basis!r} is not stated, inferred or verified")
+    return Pattern(
+        regex=regex,
+        value=None if value is None else str(value),
+        id=str(entry.get("id") or pattern_id),
+        subject=str(entry.get("subject", "user")),
+        negated=_flag(fail, where, entry.get("negated"), "negated"),
+        basis=basis,
+        authors=tuple(authors),
+    )
+
+
+def _flag(fail, where: str, value, name: str) -> bool:
+    try:
+        return strict_bool(value, name, default=False)
+    except NotABoolean as exc:
+        raise fail(where, str(exc)) from None

@@ -1,0 +1,1 @@
+"""The review queue and a reviewer's settlement of disputes, with suggestions by meaning."""

@@ -1,0 +1,79 @@
+"""The store's boundary: what the rest of the ledger needs from a database backend.
+
+Two backends implement it: SQLite (`ledger/store/eventlog.py: open_sqlite`, a file) and PostgreSQL
+(`ledger/store/postgres/backend.py: open_postgres`, a `postgresql://` URL), and `UnitOfWork` picks one from the
+location.  Both return the same `EventStore` (one `append`, one chain) on a connection that
+speaks the store's SQL; the contract suites `tests/store_contract.py` (this protocol) and
+`tests/ledger_contract.py` (the whole ledger) run against both (`tests/test_store_contract.py`,
+`tests/test_ledger_contract.py`).  What a backend brings, beside the log itself:
+
+- the transaction discipline: `transaction()` is one writer at a time with the tail read under
+  the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock keyed
+  by the ledger), and `snapshot()` is one consistent read (SQLite: a deferred read transaction in
+  WAL; PostgreSQL: `REPEATABLE READ`);
+- the append-only guard (SQLite: triggers, `ledger/store/sqlite/triggers.py`; PostgreSQL: triggers calling
+  functions of the ledger's schema, `ledger/store/postgres/backend.py`);
+- the projections' SQL: each projection owns its DDL (`schema`) and its statements, written once
+  in the SQL both engines share; `ledger/store/postgres/dialect.py` is the whole difference on the way to
+  PostgreSQL (docs/decisions.md, "PostgreSQL: a second backend behind the same store").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import Body
+from factledger.ledger.vocabulary.clock import Clock
+
+
+class ProjectionTables(Protocol):
+    """What making a schema whole needs from the projections (`projections.runner.Projector`):
+    their DDL, the tables it makes and the indexes this version dropped.  Passed in, so the store
+    below the projections never imports them."""
+
+    schema: str
+    all_tables: tuple[str, ...]
+    obsolete_indexes: tuple[str, ...]
+
+
+class EventLog(Protocol):
+    """The append-only, hash-chained log and the transaction boundary around it."""
+
+    conn: Any                      # the DB-API connection the projections and the reads share
+    schema: str                    # the log's own DDL (idempotent)
+
+    def transaction(self) -> AbstractContextManager[EventLog]:
+        """One writer at a time; every event appended inside commits together or not at all."""
+
+    def append(self, body: Body) -> Event:
+        """Append one event inside `transaction()`: canonical body, salt, commitment, link."""
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the last event appended in the open transaction (0 outside one)."""
+
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last event; (0, GENESIS) for an empty log."""
+
+    def events(self, app: str | None = None, user: str | None = None, after: int = 0) -> Iterator[Event]:
+        """The log (or one partition of it) in seq order, streamed."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """One consistent read of several statements."""
+
+    def on_append(self, callback: Callable[[Event], None]) -> None: ...
+
+    def on_commit(self, callback: Callable[[], None]) -> None: ...
+
+    def before_begin(self, callback: Callable[[], None]) -> None: ...
+
+
+class Backend(Protocol):
+    """Opens an `EventLog` on a location (a file path for SQLite, a DSN for a server)."""
+
+    def __call__(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
+                 synchronous: str = "FULL") -> EventLog: ...

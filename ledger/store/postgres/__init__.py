@@ -1,0 +1,1 @@
+"""The PostgreSQL engine (the `postgres` extra): the same store on a server."""

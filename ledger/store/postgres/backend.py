@@ -1,0 +1,436 @@
+"""The PostgreSQL backend: the same event store on a connection that speaks the store's SQL.
+
+`open_postgres` returns the very `EventStore` the SQLite backend uses (one `append`, one chain,
+one transaction discipline), on a `PgConnection`: a psycopg 3 connection behind the small part of
+the DB-API the ledger uses (`execute`, `executemany`, `executescript`, `cursor`, `in_transaction`,
+`close`), which passes each statement through `ledger/store/postgres/dialect.py` and gives errors the DB-API
+classes the rest of the code already catches.  What differs is here and nowhere else:
+
+- the ledger lives in a schema of its own (`?schema=` in the URL, default `factledger`), and
+  the connection's `search_path` is that schema alone;
+- `BEGIN IMMEDIATE` (one writer at a time, the tail read under the lock) is a transaction that
+  first takes `pg_advisory_xact_lock` keyed by the schema: writers of one ledger queue, writers
+  of different ledgers run in parallel; `PRIMARY KEY (seq)` and a unique `prev_hash` are the
+  backstops against a fork should anything write without the lock;
+- a read snapshot (`BEGIN`) is a `REPEATABLE READ` transaction;
+- the busy timeout is the connection's `lock_timeout`;
+- the append-only guard is three triggers (DELETE, TRUNCATE, and any UPDATE but a redaction),
+  each calling a function of the ledger's schema (`trigger_problems` checks both for `verify`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+try:                                    # the optional `postgres` extra
+    import psycopg
+    import psycopg.errors as pg_errors
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.pq import TransactionStatus
+except ImportError:                     # pragma: no cover - SQLite-only installs
+    psycopg = None
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store.eventlog import EventStore
+from factledger.ledger.store.postgres.dialect import translate
+from factledger.ledger.vocabulary.clock import Clock
+
+DEFAULT_SCHEMA = "factledger"
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+_GUARD_SQL = {
+    "events_refuse_delete": """
+BEGIN
+    RAISE EXCEPTION 'factledger: the event log is append-only' USING ERRCODE = 'integrity_constraint_violation';
+END;""",
+    "events_refuse_update": """
+BEGIN
+    IF NOT (
+        NEW.seq = OLD.seq AND NEW.event_id = OLD.event_id AND NEW.type = OLD.type
+        AND NEW.app = OLD.app AND NEW.recorded_at = OLD.recorded_at
+        AND NEW.commitment = OLD.commitment AND NEW.prev_hash = OLD.prev_hash
+        AND NEW.hash = OLD.hash
+        AND NEW.body IS NULL AND NEW.salt IS NULL AND NEW.redacted_by IS NOT NULL
+        AND (OLD.redacted_by IS NULL OR NEW.redacted_by = OLD.redacted_by)
+        AND (NEW."user" = OLD."user" OR NEW."user" LIKE 'erased:%')
+    ) THEN
+        RAISE EXCEPTION 'factledger: events may only be redacted, never rewritten'
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END;""",
+}
+_GUARDS = {   # trigger -> (function, timing)
+    "events_refuse_delete": ("events_refuse_delete", "BEFORE DELETE ON events FOR EACH ROW"),
+    "events_refuse_truncate": ("events_refuse_delete", "BEFORE TRUNCATE ON events FOR EACH STATEMENT"),
+    "events_refuse_update": ("events_refuse_update", "BEFORE UPDATE ON events FOR EACH ROW"),
+}
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq BIGINT PRIMARY KEY,
+    event_id TEXT COLLATE "C" NOT NULL UNIQUE,
+    type TEXT COLLATE "C" NOT NULL,
+    app TEXT COLLATE "C" NOT NULL,
+    "user" TEXT COLLATE "C" NOT NULL,
+    recorded_at TEXT COLLATE "C" NOT NULL,
+    body TEXT COLLATE "C",
+    salt BYTEA,
+    commitment TEXT COLLATE "C" NOT NULL,
+    prev_hash TEXT COLLATE "C" NOT NULL UNIQUE,
+    hash TEXT COLLATE "C" NOT NULL,
+    redacted_by BIGINT
+);
+CREATE INDEX IF NOT EXISTS events_partition ON events (app, "user", seq);
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
+""" + "".join(f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $guard${body}$guard$;
+""" for name, body in _GUARD_SQL.items()) + "".join(f"""
+CREATE OR REPLACE TRIGGER {trigger} {timing} EXECUTE FUNCTION {function}();
+""" for trigger, (function, timing) in _GUARDS.items())
+
+
+def is_postgres(location) -> bool:
+    """A location is a PostgreSQL URL (`postgresql://` or `postgres://`), or else a file path."""
+    return str(location).startswith(("postgresql://", "postgres://"))
+
+
+def split_location(location: str) -> tuple[str, str]:
+    """(conninfo for psycopg, ledger schema): the `schema` query parameter is the ledger's own."""
+    parts = urlsplit(str(location))
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((value for name, value in query if name == "schema"), DEFAULT_SCHEMA)
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise LedgerError(f"schema {schema!r}: use lower-case letters, digits and _ (at most 63), "
+                          "starting with a letter or _")
+    rest = urlencode([(name, value) for name, value in query if name != "schema"])
+    return urlunsplit(parts._replace(query=rest)), schema
+
+
+def lock_key(schema: str) -> int:
+    """The advisory lock of one ledger (a schema of a database): a signed 64-bit key."""
+    digest = hashlib.sha256(f"factledger:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def display(location: str) -> str:
+    """The location without a password, for messages."""
+    parts = urlsplit(str(location))
+    if parts.password is None:
+        return str(location)
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+# --- the connection ---------------------------------------------------------------------------
+
+def _db_error(exc) -> sqlite3.Error:
+    """A psycopg error as the DB-API class the ledger's code catches (sqlite3's hierarchy)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled, pg_errors.DeadlockDetected,
+                        pg_errors.SerializationFailure)):
+        return sqlite3.OperationalError(f"database is locked ({text})")
+    if isinstance(exc, (pg_errors.IntegrityError, pg_errors.RaiseException)):
+        return sqlite3.IntegrityError(text)
+    if isinstance(exc, pg_errors.DataError):
+        return sqlite3.DataError(text)
+    if isinstance(exc, (pg_errors.ProgrammingError, pg_errors.InternalError)):
+        return sqlite3.OperationalError(text)
+    if isinstance(exc, pg_errors.OperationalError):
+        return sqlite3.OperationalError(text)
+    return sqlite3.DatabaseError(text)
+
+
+class Row(tuple):
+    """A row readable by index and by column name (what `sqlite3.Row` gives the readers)."""
+
+    names: dict[str, int]
+
+    def __new__(cls, values, names):
+        row = super().__new__(cls, values)
+        row.names = names
+        return row
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self.names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+class PgCursor:
+    """A cursor whose `row_factory` may be `sqlite3.Row` (rows by name), as the readers set it."""
+
+    def __init__(self, conn: PgConnection):
+        self._conn = conn
+        self._cursor = None
+        self.row_factory = None
+
+    def execute(self, sql: str, args=None) -> PgCursor:
+        self._cursor = self._conn.execute(sql, args)
+        return self
+
+    def _row(self, row):
+        if row is None or self.row_factory is not sqlite3.Row:
+            return row
+        names = {d.name: i for i, d in enumerate(self._cursor.description)}
+        return Row(row, names)
+
+    @property
+    def description(self):
+        return self._cursor.description
+
+    def fetchone(self):
+        return self._row(self._cursor.fetchone())
+
+    def fetchall(self):
+        return [self._row(row) for row in self._cursor.fetchall()]
+
+    def __iter__(self):
+        return (self._row(row) for row in self._cursor)
+
+    def close(self) -> None:
+        if self._cursor is not None:
+            self._cursor.close()
+
+
+class PgConnection:
+    """A psycopg connection in autocommit mode (transactions are the explicit BEGIN/COMMIT the
+    store issues, as on SQLite with `isolation_level=None`), speaking the store's SQL."""
+
+    backend = "postgresql"
+
+    def __init__(self, raw, schema: str, location: str):
+        self.raw = raw
+        self.schema = schema
+        self.location = location
+        self.lock = lock_key(schema)
+        self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, args=None):
+        command = sql.strip().rstrip(";").upper()
+        if command == "BEGIN IMMEDIATE":
+            return self._run("BEGIN", None, then=("SELECT pg_advisory_xact_lock(%s)", (self.lock,)))
+        if command in ("BEGIN", "BEGIN DEFERRED"):
+            return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
+        if command.startswith("PRAGMA"):
+            raise sqlite3.OperationalError(f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)")
+        has_args = bool(args)
+        text = translate(sql, has_args, self.columns_of)
+        return self._run(text, tuple(args) if has_args else None)
+
+    def _run(self, text, args, then=None):
+        try:
+            cursor = self.raw.execute(text, args)
+            if then is not None:
+                cursor = self.raw.execute(*then)
+            return cursor
+        except Exception as exc:
+            if _is_psycopg(exc):
+                raise _db_error(exc) from None
+            raise
+
+    def executemany(self, sql: str, rows):
+        rows = [tuple(row) for row in rows]
+        if not rows:
+            return None
+        text = translate(sql, True, self.columns_of)
+        try:
+            with self.raw.cursor() as cursor:
+                cursor.executemany(text, rows)
+        except Exception as exc:
+            if _is_psycopg(exc):
+                raise _db_error(exc) from None
+            raise
+        return None
+
+    def executescript(self, script: str) -> None:
+        for statement in split_statements(script):
+            self.execute(statement)
+
+    def native(self, script: str) -> None:
+        """Run PostgreSQL's own DDL (the store's schema) as it is, untranslated."""
+        self._run(script, None)
+
+    def cursor(self) -> PgCursor:
+        return PgCursor(self)
+
+    def columns_of(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(columns in order, primary key columns) of a table of the ledger's schema."""
+        if table not in self._columns:
+            columns = tuple(row[0] for row in self.raw.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s"
+                " AND table_name = %s ORDER BY ordinal_position", (self.schema, table)))
+            key = tuple(row[0] for row in self.raw.execute(
+                "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid"
+                " AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary"
+                " ORDER BY array_position(i.indkey, a.attnum)", (f'"{self.schema}".{table}',)))
+            self._columns[table] = (columns, key)
+        return self._columns[table]
+
+    def forget_columns(self) -> None:
+        """After DDL: the tables' columns are read again when next needed."""
+        self._columns.clear()
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def _is_psycopg(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("psycopg")
+
+
+def split_statements(script: str) -> list[str]:
+    """A script's statements: split on `;` outside string literals and `$guard$` bodies."""
+    out, current, quoted, dollar = [], [], False, False
+    i = 0
+    while i < len(script):
+        ch = script[i]
+        if not quoted and script.startswith("$guard$", i):
+            dollar = not dollar
+            current.append("$guard$")
+            i += len("$guard$")
+            continue
+        if ch == "'" and not dollar:
+            quoted = not quoted
+        if ch == ";" and not quoted and not dollar:
+            text = "".join(current).strip()
+            if text:
+                out.append(text)
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    text = "".join(current).strip()
+    if text:
+        out.append(text)
+    return out
+
+
+def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> PgConnection:
+    """Open the ledger's schema (created when `create`), with the store's settings."""
+    if psycopg is None:
+        raise LedgerError("a postgresql:// ledger needs psycopg 3: pip install 'factledger[postgres]'")
+    conninfo, schema = split_location(location)
+    try:
+        raw = psycopg.connect(conninfo, autocommit=True)
+    except psycopg.Error as exc:
+        raise LedgerError(f"cannot open ledger {display(location)}: {str(exc).strip()}") from None
+    _adapt(raw)
+    try:
+        raw.execute(f"SET lock_timeout = {max(1, int(busy_timeout * 1000))}")
+        exists = raw.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
+                             " AND table_name = 'events'", (schema,)).fetchone() is not None
+        if not exists:
+            if not create:
+                raise LedgerError(f"no ledger at {display(location)} (schema {schema}; run "
+                                  "`factledger init` first)")
+            try:
+                raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            except pg_errors.UniqueViolation:   # another process created it at the same moment
+                pass
+        raw.execute(f'SET search_path TO "{schema}"')
+    except BaseException:
+        raw.close()
+        raise
+    return PgConnection(raw, schema, str(location))
+
+
+def fresh_postgres(location: str) -> bool:
+    """True when the location's schema holds no ledger yet (the demo wants a fresh one)."""
+    try:
+        conn = connect(location, create=False)
+    except LedgerError as exc:
+        if "no ledger at" in str(exc):
+            return True
+        raise
+    conn.close()
+    return False
+
+
+def _adapt(raw) -> None:
+    """Values as the ledger writes and reads them on SQLite: booleans are 0/1 integers, and a
+    NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
+    class BoolAsInt(Dumper):
+        oid = psycopg.adapters.types["int8"].oid
+
+        def dump(self, obj):
+            return b"1" if obj else b"0"
+
+    class Numeric(Loader):
+        def load(self, data):
+            text = bytes(data).decode()
+            return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
+
+    raw.adapters.register_dumper(bool, BoolAsInt)
+    raw.adapters.register_loader("numeric", Numeric)
+
+
+def open_postgres(location: str, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
+                  create: bool = True) -> EventStore:
+    """The PostgreSQL backend (`ledger/store/backend.py: Backend`): the store on a `PgConnection`.
+    (`synchronous` is SQLite's; a server's durability is its own `synchronous_commit`.)"""
+    store = EventStore(connect(location, busy_timeout, create), clock)
+    store.schema = SCHEMA
+    return store
+
+
+@contextmanager
+def locked(conn: PgConnection) -> Iterator[None]:
+    """A write transaction under the ledger's lock (schema changes on open, VACUUM's bookkeeping)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+# --- the append-only guard, as the schema has it -----------------------------------------------
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def guards_present(conn: PgConnection) -> dict[str, str]:
+    """Each trigger on events: name -> its function's name and body, whitespace folded."""
+    rows = conn.raw.execute(
+        "SELECT t.tgname, p.proname, p.prosrc FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid"
+        " WHERE t.tgrelid = to_regclass(%s) AND NOT t.tgisinternal", (f'"{conn.schema}".events',))
+    return {name: _normal(f"{function} {body}") for name, function, body in rows}
+
+
+def guards_expected() -> dict[str, str]:
+    return {trigger: _normal(f"{function} {_GUARD_SQL[function]}")
+            for trigger, (function, _timing) in _GUARDS.items()}
+
+
+def missing_guards(conn: PgConnection) -> list[str]:
+    found = guards_present(conn)
+    return sorted(name for name in guards_expected() if name not in found)
+
+
+def guard_problems(conn: PgConnection) -> list[str]:
+    """Each guard trigger missing or altered now ([] when all are as written)."""
+    found = guards_present(conn)
+    out = []
+    for name, text in guards_expected().items():
+        if name not in found:
+            out.append(f"trigger {name} is missing")
+        elif found[name] != text:
+            out.append(f"trigger {name} is altered")
+    return out

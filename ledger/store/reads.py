@@ -1,0 +1,179 @@
+"""The event log's own reads, beside the fold's stream (`store.iter_events`): which partitions it
+names, what a receipt scrubbed or caused, a partition's rows as a forget plans from them.
+
+These read the `events` table and nothing else, so they belong to the store, below the
+projections: a second backend implements them with its log (the projections' tables have their
+own read functions in `projections/`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+from factledger.ledger.domain.eventrow import EVENT_COLUMNS, Event, body_of, decode
+from factledger.ledger.store.eventlog import equal_filters
+
+
+def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? LIMIT 1",
+                        (app, user)).fetchone() is not None
+
+
+def has_app(conn: sqlite3.Connection, app: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE app = ? LIMIT 1", (app,)).fetchone() is not None
+
+
+def apps(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT app FROM events ORDER BY app")]
+
+
+def users(conn: sqlite3.Connection, app: str) -> list[str]:
+    """Every `user` value the app's events carry (receipts' and pseudonyms included), sorted."""
+    return [r[0] for r in conn.execute("SELECT DISTINCT user FROM events WHERE app = ? ORDER BY user", (app,))]
+
+
+def partitions(conn: sqlite3.Connection, but_user: str) -> list[tuple[str, str]]:
+    """Every (app, user) the log names, but those whose user is `but_user`."""
+    return conn.execute("SELECT DISTINCT app, user FROM events WHERE user != ?", (but_user,)).fetchall()
+
+
+def partition_counts(conn: sqlite3.Connection, app: str | None = None) -> list[tuple]:
+    """(app, user, events, first recorded_at, last recorded_at) per partition (of one app, if given)."""
+    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
+    return conn.execute(f"SELECT app, user, COUNT(*), MIN(recorded_at), MAX(recorded_at) FROM events {where}"
+                        " GROUP BY app, user ORDER BY app, user", args).fetchall()
+
+
+# The log's ends as scalar subqueries, for a reader that needs them in one statement with
+# something else (recall's kept scopes: with the projections' position, `ledger/recall/cache.py`).
+# The first event's hash names the ledger (the same for every copy of one log).
+FIRST_HASH = "(SELECT hash FROM events WHERE seq = 1)"
+LAST_SEQ = "(SELECT seq FROM events ORDER BY seq DESC LIMIT 1)"
+LAST_HASH = "(SELECT hash FROM events ORDER BY seq DESC LIMIT 1)"
+
+
+def first_recorded_at(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT recorded_at FROM events ORDER BY seq LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+
+
+def redacting_seqs(conn: sqlite3.Connection, app: str, users: tuple[str, ...]) -> set[int]:
+    """Seqs of the receipts that scrubbed any event of these users of an app."""
+    marks = ", ".join("?" for _ in users)
+    return {r[0] for r in conn.execute(f"SELECT DISTINCT redacted_by FROM events WHERE app = ? AND user IN ({marks})"
+                                       " AND redacted_by IS NOT NULL", (app, *users))}
+
+
+def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
+    """seq -> the external reference a receipt was filed under (only receipts that have one)."""
+    return {seq: ticket for seq, ticket in conn.execute(
+        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
+        " AND body IS NOT NULL") if ticket}
+
+
+def event_at(conn: sqlite3.Connection, seq: int) -> tuple | None:
+    """(seq, event_id, type, app, recorded_at, body, prev_hash, hash) of one event, or None."""
+    return conn.execute("SELECT seq, event_id, type, app, recorded_at, body, prev_hash, hash"
+                        " FROM events WHERE seq = ?", (seq,)).fetchone()
+
+
+def bodies_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str, str | None]]:
+    """seq -> (recorded_at, stored body) of the events at these seqs."""
+    found: dict[int, tuple[str, str | None]] = {}
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found.update((seq, (at, body)) for seq, at, body in conn.execute(
+            f"SELECT seq, recorded_at, body FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+    return found
+
+
+def statement_bodies(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, dict]:
+    """seq -> the body recorded there (a fact's statements, which a split divides); none scrubbed."""
+    return {seq: body_of(body) for seq, (_at, body) in bodies_at(conn, seqs).items() if body is not None}
+
+
+def caused_by(conn: sqlite3.Connection, seq: int) -> list[int]:
+    """Seqs of the events recorded because of the event at `seq` (their body's `cause`)."""
+    return [r[0] for r in conn.execute(
+        "SELECT seq FROM events WHERE seq > ? AND CAST(json_extract(body, '$.cause') AS BIGINT) = ?"
+        " ORDER BY seq", (seq, seq))]
+
+
+def scrubbed_by(conn: sqlite3.Connection, seq: int) -> int:
+    """How many events the receipt at `seq` scrubbed (as the log holds them now)."""
+    return conn.execute("SELECT COUNT(*) FROM events WHERE redacted_by = ?", (seq,)).fetchone()[0]
+
+
+def partition_rows(conn: sqlite3.Connection, app: str, user: str) -> list[tuple]:
+    """(seq, type, body, redacted_by) of every event of a partition, in seq order, bodies as stored."""
+    return conn.execute("SELECT seq, type, body, redacted_by FROM events WHERE app = ? AND user = ?"
+                        " ORDER BY seq", (app, user)).fetchall()
+
+
+def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str) -> list[str]:
+    """The stored bodies of a session's surviving `SessionIngested` events, in seq order."""
+    return [r[0] for r in conn.execute(
+        "SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
+        " AND body IS NOT NULL AND json_extract(body, '$.session') = ? ORDER BY seq", (app, user, session))]
+
+
+def iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
+    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index (a
+    full rebuild folds it partition by partition)."""
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
+    return map(decode, cursor)
+
+
+def chain_hashes(conn: sqlite3.Connection, after: int, upto: int | None = None) -> Iterator[tuple[int, str]]:
+    """(seq, chain hash) of every event after seq `after` (up to `upto`), in seq order, streamed."""
+    args = (after,) if upto is None else (after, upto)
+    return conn.execute("SELECT seq, hash FROM events WHERE seq > ?" + ("" if upto is None else " AND seq <= ?")
+                        + " ORDER BY seq", args)
+
+
+LOG_KEYS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "commitment",
+            "prev_hash", "hash", "redacted_by")
+
+
+def log(conn: sqlite3.Connection, *, app: str | None = None, user: str | None = None,
+        type: str | None = None, after: int = 0, limit: int | None = None) -> list[dict]:
+    """The log's rows after seq `after` (of one partition or type, if given), bodies decoded."""
+    where, args = equal_filters(app=app, user=user, type=type)
+    sql = f"SELECT {', '.join(LOG_KEYS)} FROM events WHERE seq > ?" + where + " ORDER BY seq"
+    args = [after, *args]
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    out = []
+    for row in conn.execute(sql, args):
+        item = dict(zip(LOG_KEYS, row))
+        item["body"] = body_of(item["body"])
+        out.append(item)
+    return out
+
+
+def rows_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str, str, str, str | None]]:
+    """seq -> (event_id, type, recorded_at, stored body) of the events at these seqs."""
+    found: dict[int, tuple[str, str, str, str | None]] = {}
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found.update((seq, rest) for seq, *rest in conn.execute(
+            f"SELECT seq, event_id, type, recorded_at, body FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})",
+            chunk))
+    return {seq: tuple(rest) for seq, rest in found.items()}
+
+
+def counts(conn: sqlite3.Connection) -> dict:
+    """The log's size: events, by type, partitions named, events redacted."""
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    return {"events": one("SELECT COUNT(*) FROM events"),
+            "by_type": dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type")),
+            "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events) AS partitions"),
+            "redacted": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL")}

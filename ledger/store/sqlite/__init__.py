@@ -1,0 +1,1 @@
+"""The SQLite engine: the ledger file, its guard triggers and WAL checkpoints."""

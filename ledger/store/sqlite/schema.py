@@ -1,0 +1,70 @@
+"""Bringing a file's schema up to what this version writes and reads, on open.
+
+Read through sqlite-utils' introspection (tables, their indexes, the triggers).  Creates what is
+missing (a projection added since the file was made is then folded from the log), drops indexes
+this version no longer keeps and builds the ones it added, so a file made by an earlier version
+writes and reads like a new one.  Nothing is restored silently: each index or trigger created on
+a file that already had its tables is reported (a warning, and `UnitOfWork.schema_report`), and a
+restored trigger is also recorded for `verify` (`ledger/store/sqlite/triggers.py`).  Only reads when nothing is
+missing, so a read-only ledger still opens.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import warnings
+
+import sqlite_utils
+
+from factledger.ledger.store.backend import ProjectionTables
+from factledger.ledger.store.sqlite import triggers
+from factledger.ledger.vocabulary.clock import Clock
+
+
+def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTables,
+                  clock: Clock) -> tuple[bool, list[str]]:
+    """Make the schema whole.  Returns (refold, report): refold is True when projection tables
+    were created beside an existing log (the caller then refolds them); report names each index
+    or trigger restored on a file that had its tables."""
+    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+    present_tables = set(db.table_names())
+    present_indexes = {index.name for table in present_tables for index in db[table].indexes}
+    schema = store_schema + projector.schema
+    tables = {"events", "projection_positions", *projector.all_tables}
+    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
+    lost_triggers = triggers.missing(conn, store_schema) if "events" in present_tables else []
+    obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
+    if tables <= present_tables and indexes <= present_indexes and not obsolete and not lost_triggers:
+        return False, []
+    drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
+    record = ""
+    if lost_triggers:
+        record = triggers.record_repairs_sql(conn, lost_triggers, clock)
+    try:
+        conn.executescript("BEGIN IMMEDIATE;" + drops + schema + record + "COMMIT;")
+    except sqlite3.DatabaseError:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if tables <= present_tables:
+            # Only indexes or triggers differ: a read-only or busy file, or a damaged page that
+            # `verify` and `replay --check` must still be able to report, opens as it is (and
+            # `verify` names a missing trigger from the file itself).
+            return False, []
+        raise
+    return repaired(tables, present_tables, indexes - present_indexes, lost_triggers, projector)
+
+
+def repaired(tables: set[str], present_tables: set[str], built_indexes: set[str], restored_triggers: list[str],
+             projector: ProjectionTables) -> tuple[bool, list[str]]:
+    """(refold, report) once the schema is whole, for either backend: each index built or trigger
+    restored on a ledger that already had its tables is said (a warning at the opener's line), and
+    projection tables new beside an existing log ask for a refold."""
+    report = []
+    if tables <= present_tables:
+        report = ([f"index {name} was missing; built" for name in sorted(built_indexes)] +
+                  [f"trigger {name} was missing; restored (verify reports it)" for name in restored_triggers])
+        for line in report:
+            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=5)
+    refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
+    return refold, report

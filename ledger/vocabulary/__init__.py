@@ -1,0 +1,1 @@
+"""The words and primitives every layer shares: word lists, ids, the clock, bounded input."""
