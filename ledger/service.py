@@ -177,19 +177,19 @@ class Ledger(Reads):
         return pipeline.ingest_session(self._work, session, app, user, extractor, **options)
 
     def ingest_paths(self, paths, app: str | None, user: str | None, extractor=None, model: str | None = None,
-                     candidates: list[str] | None = None, progress=None, on_total=None):
+                     candidates: list[str] | None = None, progress=None, on_total=None, **options):
         """Ingest session files, directories or "-" (stdin), each session its own transaction;
         a file or session that fails is recorded in the retry queue and the others go on.
-        Returns a `Summary` (`ledger.ingest.batch.ingest_paths`)."""
+        `options` go to the extractor.  Returns a `Summary` (`ledger.ingest.batch.ingest_paths`)."""
         return batch.ingest_paths(self._work, paths, app, user, extractor, model, candidates,
-                                  progress=progress, on_total=on_total)
+                                  progress=progress, on_total=on_total, **options)
 
     def retry_failed(self, app: str | None = None, user: str | None = None, extractor=None,
-                     model: str | None = None, progress=None, on_total=None):
+                     model: str | None = None, progress=None, on_total=None, **options):
         """Ingest again the sources whose extraction failed (the retry queue), as `ingest_paths`
         would; returns a `Summary` (`ledger.ingest.batch.retry_failed`)."""
         return batch.retry_failed(self._work, app, user, extractor, model, progress=progress,
-                                  on_total=on_total)
+                                  on_total=on_total, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
         app, user = normalize_partition(app, user)

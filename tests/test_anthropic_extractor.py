@@ -65,7 +65,7 @@ class Replay:
 
 
 def ingest(ledger, replay, path=MEAL1, **kw):
-    return ingest_paths(ledger, [path], None, None, replay.extractor(**kw))
+    return ingest_paths(ledger._work, [path], None, None, replay.extractor(**kw))
 
 
 def test_good_answer_stores_facts_and_the_digest(ledger):
@@ -179,12 +179,12 @@ def test_retry_failed_retries_the_queue(ledger):
     assert len(ledger.ingest_queue()) == 1
     replay = Replay(message(GOOD))
     client = httpx2.Client(transport=httpx2.MockTransport(replay))
-    summary = retry_failed(ledger, http_client=client, api_key="test-key")
+    summary = retry_failed(ledger._work, http_client=client, api_key="test-key")
     assert [r.status for r in summary.results] == ["ingested"]
     assert ledger.ingest_queue() == []
     assert ledger.ingest_queue(status="done")[0]["attempts"] == 1
     assert types(ledger) == ["IngestFailed", "FactObserved", "FactObserved", "SessionIngested"]
-    assert retry_failed(ledger).results == []
+    assert retry_failed(ledger._work).results == []
 
 
 def test_cli_retry_failed(tmp_path, monkeypatch):

@@ -68,7 +68,7 @@ with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y")
     elif role == "ingest":
         from factledger.ledger.ingest.batch import ingest_paths
         for path in sorted(Path(params["folder"]).glob("*.json")):
-            summary = ingest_paths(ledger, [str(path)], None, None, "patterns", None, None)
+            summary = ingest_paths(ledger._work, [str(path)], None, None, "patterns", None, None)
             for r in summary.results:
                 record("ingest", list(r.seqs), session=r.session, status=r.status,
                        n=r.candidates + 1)

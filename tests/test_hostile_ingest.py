@@ -90,7 +90,7 @@ def _model_says(ledger, *candidates):
         dict({"subject": "user", "basis": "stated", "negated": False, "evidence_event": MEAL1}, **c)
         for c in candidates]}))
     path = str(SESSIONS / "meal-kit" / "1-vegetarian-in-pune.json")
-    return ingest_paths(ledger, [path], None, None, replay.extractor(max_retries=0)).as_dict()
+    return ingest_paths(ledger._work, [path], None, None, replay.extractor(max_retries=0)).as_dict()
 
 
 def _open(ledger):

@@ -141,7 +141,7 @@ def test_a_models_key_with_an_escape_sequence_is_not_stored_raw(ledger, tmp_path
                                           "quote": "q", "evidence_event": "e1",
                                           f"{ESC}[2J\nkey": 1}]}
     replay = Replay(message(bad))
-    summary = ingest_paths(ledger, [str(session)], None, None, replay.extractor(max_retries=0))
+    summary = ingest_paths(ledger._work, [str(session)], None, None, replay.extractor(max_retries=0))
     (failed,) = ledger.log(type="IngestFailed")
     assert summary.failed and ESC not in failed["body"]["error"] and "\n" not in failed["body"]["error"]
     assert "\\x1b[2J\\nkey" in failed["body"]["error"]
@@ -232,6 +232,6 @@ def test_conflicting_values_from_one_event_are_both_rejected_and_order_follows_t
         {"subject": "user", "predicate": "diet", "value": "vegan", "quote": "I'm vegan", "evidence_event": "e1"},
         {"subject": "user", "predicate": "diet", "value": "vegetarian", "quote": "I'm vegetarian",
          "evidence_event": "e1"}]}))
-    summary = ingest_paths(ledger, [str(session)], None, None, replay.extractor(max_retries=0)).as_dict()
+    summary = ingest_paths(ledger._work, [str(session)], None, None, replay.extractor(max_retries=0)).as_dict()
     assert summary["rejected"] == {"conflicting_proposals": 2}
     assert [f["value"] for f in ledger.facts("a", "u")] == ["pescatarian"]

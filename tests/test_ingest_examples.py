@@ -33,7 +33,7 @@ EXPECTED = {
 def test_example_final_facts(ledger, example, extractor):
     app, user, expected = EXPECTED[example]
     candidates = str(CANDIDATES / f"{example}.jsonl") if extractor == "candidates" else None
-    summary = ingest_paths(ledger, [str(SESSIONS / example)], app, user, extractor,
+    summary = ingest_paths(ledger._work, [str(SESSIONS / example)], app, user, extractor,
                            candidates=candidates)
     assert not summary.failed and summary.unmatched_candidates == 0
     assert values(ledger, app, user) == expected
@@ -43,7 +43,7 @@ def test_example_final_facts(ledger, example, extractor):
 @pytest.mark.parametrize("extractor", ["patterns", "candidates"])
 def test_runbook_preference_is_rejected_and_says_why(ledger, extractor):
     candidates = str(CANDIDATES / "deployment.jsonl") if extractor == "candidates" else None
-    summary = ingest_paths(ledger, [str(SESSIONS / "deployment")], None, None, extractor,
+    summary = ingest_paths(ledger._work, [str(SESSIONS / "deployment")], None, None, extractor,
                            candidates=candidates).as_dict()
     assert summary["rejected"] == {"preference_not_user_authored": 1}
     (body,) = [e["body"] for e in ledger.log(type="CandidateRejected")]
@@ -51,13 +51,13 @@ def test_runbook_preference_is_rejected_and_says_why(ledger, extractor):
 
 
 def test_meal_kit_likes_spicy_is_inferred_at_0_4(ledger):
-    ingest_paths(ledger, [str(SESSIONS / "meal-kit")], None, None, "patterns")
+    ingest_paths(ledger._work, [str(SESSIONS / "meal-kit")], None, None, "patterns")
     (fact,) = ledger.facts("mealkit", "priya", predicate="likes_spicy")
     assert (fact["basis"], fact["confidence"], fact["author"]) == ("inferred", 0.4, "agent")
 
 
 def test_clinical_readings_keep_their_dates_and_the_discharge_dose_is_history(ledger):
-    ingest_paths(ledger, [str(SESSIONS / "clinical")], None, None, "patterns")
+    ingest_paths(ledger._work, [str(SESSIONS / "clinical")], None, None, "patterns")
     readings = ledger.facts("clinic", "arun", predicate="blood_pressure", include_sensitive=True)
     assert sorted(r["effective_date"] for r in readings) == ["2026-07-10", "2026-07-17"]
     old = [h for h in ledger.history("clinic", "arun", predicate="medication_dose")
@@ -67,5 +67,5 @@ def test_clinical_readings_keep_their_dates_and_the_discharge_dose_is_history(le
 
 def test_sessions_given_out_of_order_are_ingested_oldest_first(ledger):
     files = sorted((SESSIONS / "meal-kit").glob("*.json"), reverse=True)
-    ingest_paths(ledger, [str(f) for f in files], None, None, "patterns")
+    ingest_paths(ledger._work, [str(f) for f in files], None, None, "patterns")
     assert values(ledger, "mealkit", "priya") == EXPECTED["meal-kit"][2]
