@@ -22,7 +22,7 @@ pytest.importorskip("datasette", reason="the web view is the optional `ui` extra
 from datasette.plugins import pm  # noqa: E402
 
 from factledger import web  # noqa: E402
-from factledger.ledger.registry import load_registry  # noqa: E402
+from factledger.ledger.registry.predicates import load_registry  # noqa: E402
 from factledger.web import hooks  # noqa: E402
 from factledger.web.config import WebConfig, attach  # noqa: E402
 
