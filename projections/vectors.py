@@ -8,8 +8,8 @@ one partition's rows (per-user sets are small), so no approximate index keeps st
 
 It follows what the facts projection flushes, like the recall index: a row exists while its fact
 is open and is deleted once it is not; `replay` rebuilds it; a forget rebuilds the partition,
-and since `ledger.store.connect` sets `PRAGMA secure_delete = ON`, the deleted vector's float
-bytes are zeroed (tests/test_semantic_forget.py scans for them).
+and since `ledger.store.eventlog.connect` sets `PRAGMA secure_delete = ON`, the deleted vector's float
+bytes are zeroed (tests/semantic/test_semantic_recall.py scans for them).
 
 Without the `semantic` extra (or with FACTLEDGER_EMBEDDER=off) the table stays empty and nothing
 else changes.  The encoder is loaded the first time something is embedded, not when a ledger

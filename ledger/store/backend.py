@@ -3,9 +3,9 @@
 Two backends implement it: SQLite (`ledger/store/eventlog.py: open_sqlite`, a file) and PostgreSQL
 (`ledger/store/postgres/backend.py: open_postgres`, a `postgresql://` URL), and `UnitOfWork` picks one from the
 location.  Both return the same `EventStore` (one `append`, one chain) on a connection that
-speaks the store's SQL; the contract suites `tests/store_contract.py` (this protocol) and
-`tests/ledger_contract.py` (the whole ledger) run against both (`tests/test_store_contract.py`,
-`tests/test_ledger_contract.py`).  What a backend brings, beside the log itself:
+speaks the store's SQL; the contract suites `tests/store/contract.py` (this protocol) and
+`tests/ledger/contract.py` (the whole ledger) run against both (`tests/store/test_store_contract.py`,
+`tests/ledger/test_ledger_contract.py`).  What a backend brings, beside the log itself:
 
 - the transaction discipline: `transaction()` is one writer at a time with the tail read under
   the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock keyed
