@@ -141,7 +141,7 @@ def _truncate_wal(ledger: Ledger) -> None:
     """Empty the WAL (the file size is a figure), with the ledger's own checkpoint thread kept out."""
     with ledger.checkpointer.exclusive():
         for _ in range(100):
-            if not ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+            if not ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
                 return
             time.sleep(0.05)
     raise RuntimeError("the bench ledger's WAL could not be truncated (a reader held it)")

@@ -62,7 +62,7 @@ def build(ledger: Ledger, keys: int) -> int:
     for day, value in ((1, "Pune"), (15, "Pune"), (20, "Lyon")):
         for start in range(0, keys, 1000):
             ledger.observe_many([statement(k, value, day) for k in range(start, min(keys, start + 1000))])
-    return ledger.conn.execute("SELECT COUNT(*) FROM fact_history WHERE app = 'bench' AND user = 'late'").fetchone()[0]
+    return ledger._conn.execute("SELECT COUNT(*) FROM fact_history WHERE app = 'bench' AND user = 'late'").fetchone()[0]
 
 
 def timed(ledger: Ledger, candidates: list, expected: str) -> float:

@@ -57,7 +57,7 @@ def copy_db(src: Ledger, dest: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(dest) + suffix).unlink(missing_ok=True)
     target = sqlite3.connect(str(dest))
-    src.conn.backup(target)
+    src._conn.backup(target)
     target.close()
 
 

@@ -74,7 +74,7 @@ def forget_timed(path: Path, n: int) -> tuple[float, int]:
         started = time.perf_counter()
         receipt = ledger.forget("bench", "hostile", session="many", reason="bench")
         elapsed = time.perf_counter() - started
-        facts = ledger.conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
+        facts = ledger._conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
         assert facts == n, (facts, n)
     return elapsed, receipt["counts"]["restated"]
 
@@ -86,7 +86,7 @@ def timed(path: Path, sessions: list[dict]) -> tuple[float, int]:
             result = ledger.ingest_session(session, extractor="patterns")
             assert result.status == "ingested", result.error
         elapsed = time.perf_counter() - started
-        facts = ledger.conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
+        facts = ledger._conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0]
     return elapsed, facts
 
 

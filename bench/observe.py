@@ -37,7 +37,7 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
         candidates += len(cands)
         for o in outcomes:
             decisions["series_reading" if o.rule == "series_reading" else o.decision] += 1
-        events = [(t, a, u, orjson.loads(b)) for t, a, u, b in ledger.conn.execute(
+        events = [(t, a, u, orjson.loads(b)) for t, a, u, b in ledger._conn.execute(
             "SELECT type, app, user, body FROM events WHERE seq > ? ORDER BY seq", (last,))]
         last += len(events)
         raw_s += raw.insert(events)
@@ -83,7 +83,7 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
 def single(ledger: Ledger, gen, count: int = 200) -> dict:
     """One candidate per transaction (synchronous=FULL, so each commit is an fsync)."""
     return {**single_latency(ledger, gen, count),
-            "observe_single_synchronous": ledger.conn.execute("PRAGMA synchronous").fetchone()[0]}
+            "observe_single_synchronous": ledger._conn.execute("PRAGMA synchronous").fetchone()[0]}
 
 
 def single_latency(ledger: Ledger, gen, count: int = 200) -> dict:

@@ -29,9 +29,9 @@ _COLOURS = ["red", "blue", "green", "black", "white", "silver", "orange", "purpl
 
 
 def as_of(ledger: Ledger, count: int = 200, seed: int = 7) -> dict:
-    times = [r[0] for r in ledger.conn.execute(
+    times = [r[0] for r in ledger._conn.execute(
         "SELECT DISTINCT recorded_at FROM events WHERE app = ? AND user = ?", (APP, HEAVY_USER))]
-    history = ledger.conn.execute("SELECT COUNT(*) FROM fact_history WHERE app = ? AND user = ?",
+    history = ledger._conn.execute("SELECT COUNT(*) FROM fact_history WHERE app = ? AND user = ?",
                                   (APP, HEAVY_USER)).fetchone()[0]
     if not times:
         return {"as_of_p50_ms": None, "as_of_p99_ms": None, "as_of_reason": "no heavy user"}
@@ -43,7 +43,7 @@ def as_of(ledger: Ledger, count: int = 200, seed: int = 7) -> dict:
         rows += len(ledger.facts(APP, HEAVY_USER, as_of=at, include_sensitive=True))
         samples.append(time.perf_counter() - t0)
     return {"as_of_p50_ms": ms(percentile(samples, 50)), "as_of_p99_ms": ms(percentile(samples, 99)),
-            "as_of_user_events": ledger.conn.execute(
+            "as_of_user_events": ledger._conn.execute(
                 "SELECT COUNT(*) FROM events WHERE app = ? AND user = ?", (APP, HEAVY_USER)).fetchone()[0],
             "as_of_user_history_rows": history, "as_of_mean_rows": round(rows / count, 1)}
 
@@ -81,7 +81,7 @@ def recall(ledger: Ledger, count: int = 200, seed: int = 13) -> dict:
             result = ledger.recall(app=APP, user=RECALL_USER, query=query)
         samples.append(time.perf_counter() - t0)
         selected += len(result.selected)
-    open_facts = ledger.conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
+    open_facts = ledger._conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
                                      (APP, RECALL_USER)).fetchone()[0]
     return {"recall_p50_ms": ms(percentile(samples, 50)), "recall_p99_ms": ms(percentile(samples, 99)),
             "recall_user_open_facts": open_facts, "recall_mean_selected": round(selected / count, 2)}

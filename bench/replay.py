@@ -41,7 +41,7 @@ def child(db: str) -> dict:
     from .baseline import raw_read
 
     with Ledger(db) as ledger:
-        raw_count, raw_s = raw_read(ledger.conn)
+        raw_count, raw_s = raw_read(ledger._conn)
         before = _rss_mb()
         t0 = time.perf_counter()
         count = ledger.replay()

@@ -14,7 +14,7 @@ from .stats import rate, ratio
 
 
 def measure(ledger) -> dict:
-    count, raw_s = raw_chain(ledger.conn)
+    count, raw_s = raw_chain(ledger._conn)
     t0 = time.perf_counter()
     result = ledger.verify()
     verify_s = time.perf_counter() - t0

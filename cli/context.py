@@ -14,8 +14,7 @@ import click
 
 from factledger.cli.scope import partition_options, require_partition  # noqa: F401  (the partition rule)
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.store.eventlog import busy_error
-from factledger.ledger.store.postgres.backend import is_postgres
+from factledger.ledger.service import busy_error, is_server_location
 from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.terminal import escape
 
@@ -62,7 +61,7 @@ class State:
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
-            if not create and self.db != ":memory:" and not is_postgres(self.db) and not os.path.exists(self.db):
+            if not create and self.db != ":memory:" and not is_server_location(self.db) and not os.path.exists(self.db):
                 raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
                                   "commands also take --create); nothing was created")
             with warnings.catch_warnings():
@@ -70,7 +69,7 @@ class State:
                 self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
                                       busy_timeout=self.busy_timeout, create=create,
                                       future_tolerance=self.future_tolerance)
-            for line in self._ledger.work.schema_report:
+            for line in self._ledger.schema_report:
                 click.echo(f"Warning: {line}", err=True)
         return self._ledger
 
@@ -85,7 +84,7 @@ pass_state = click.make_pass_decorator(State)
 
 def require_file(state: State, command: str) -> None:
     """A command that reads the SQLite file itself (query, serve) refuses a PostgreSQL ledger."""
-    if is_postgres(state.db):
+    if is_server_location(state.db):
         raise LedgerError(f"{command} reads a SQLite ledger file; this ledger is on PostgreSQL "
                           "(read it with psql under a read-only role: docs/scale.md)")
 

@@ -21,9 +21,6 @@ from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_opt
 from factledger.cli.proofs import checkpoint_report, render_checkpoint
 from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError, make_candidate
-from factledger.ledger.audit.logquery import iter_log
-from factledger.ledger.store import reads as logread
-from factledger.ledger.store.postgres.backend import display
 from factledger.ledger.vocabulary.bounds import check_log_window
 from factledger.ledger.vocabulary.clock import normalise_time
 
@@ -40,8 +37,7 @@ LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at"
 def init(state) -> None:
     """Create an empty ledger (safe to run twice)."""
     ledger = state.ledger(create=True)
-    where = f"{display(state.db)} (schema {ledger.conn.schema})" if ledger.work.postgres else ledger.path
-    click.echo(f"ledger ready at {where} ({len(ledger.registry)} predicates, "
+    click.echo(f"ledger ready at {ledger.shown_location()} ({len(ledger.registry)} predicates, "
                f"registry {ledger.registry.sha256[:12]})")
 
 
@@ -94,7 +90,7 @@ def check_as_of(ledger, as_of: str | None) -> None:
     """An as-of before the first event answers nothing: say that nothing was recorded yet."""
     if as_of is None:
         return
-    first = logread.first_recorded_at(ledger.conn)
+    first = ledger.first_recorded_at()
     at = normalise_time(as_of)
     if first is None or at < first:
         note(f"nothing had been recorded yet at {at}" +
@@ -165,9 +161,9 @@ def log(state, app, user, type_, predicate, session, fact, since, until, after, 
     check_log_window(after, limit)              # before the first byte of output
     ledger = state.ledger()
     spec = ledger.registry.resolve(predicate) if predicate else None
-    rows = iter_log(ledger.conn, app=app, user=user, type=type_, after=after, limit=limit,
-                    predicate=spec.name if spec else predicate, session=session, fact=fact,
-                    since=since, until=until)
+    rows = ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
+                             predicate=spec.name if spec else predicate, session=session, fact=fact,
+                             since=since, until=until)
     if emit_stream(rows, fmt, LOG_COLUMNS) == 0:
         check_type(type_)
         if app is not None and user is not None:
@@ -204,7 +200,7 @@ def replay(state, check, fmt) -> None:
         if problems:
             raise LedgerError("projections differ from a rebuild: " + "; ".join(problems))
         return
-    total = logread.count(ledger.conn)
+    total = ledger.event_count()
     with click.progressbar(length=total, label="replaying", file=sys.stderr,
                            hidden=not sys.stderr.isatty()) as bar:
         count = ledger.replay(progress=bar.update)

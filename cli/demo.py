@@ -15,7 +15,7 @@ import click
 import orjson
 from click.testing import CliRunner
 
-from factledger.ledger.store.postgres.backend import display, fresh_postgres, is_postgres
+from factledger.ledger.service import display_location, is_fresh_server_location, is_server_location
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
@@ -50,11 +50,11 @@ def demo(out: str | None) -> None:
     """Run the bundled examples end to end on a fresh ledger."""
     workdir = None
     given = click.get_current_context().find_root().params.get("db")
-    if out is None and given and is_postgres(given):
+    if out is None and given and is_server_location(given):
         out = given
-    if out is not None and is_postgres(out):
-        if not fresh_postgres(out):
-            raise click.ClickException(f"{display(out)} already holds a ledger; the demo wants a fresh one "
+    if out is not None and is_server_location(out):
+        if not is_fresh_server_location(out):
+            raise click.ClickException(f"{display_location(out)} already holds a ledger; the demo wants a fresh one "
                                        "(name a new ?schema=)")
     elif out is None:
         workdir = tempfile.TemporaryDirectory(prefix="factledger-demo-")
@@ -109,8 +109,8 @@ def demo(out: str | None) -> None:
                         if e["redacted_by"] is not None)
         run(out, ["prove", str(scrubbed)])
         run(out, ["verify", "--checkpoint", ckpt, "--pubkey", key + ".pub", "-t"])
-    if is_postgres(out):
-        click.echo(f"\ndemo ledger kept at {display(out)}; explore it, e.g.\n"
+    if is_server_location(out):
+        click.echo(f"\ndemo ledger kept at {display_location(out)}; explore it, e.g.\n"
                    f"  factledger --db {shlex.quote(out)} facts --app mealkit --user priya -t")
     elif workdir is not None:
         workdir.cleanup()

@@ -13,10 +13,8 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.scope import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.audit.presence import already_erased_at, receipt_seqs
 from factledger.ledger.forget.erase import check_words
-from factledger.ledger.store.postgres.backend import is_postgres
-from factledger.ledger.store.reads import receipt_tickets
+from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.terminal import escape
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
@@ -99,8 +97,8 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
         confirm(preview, "forget")
     receipt = ledger.forget(app, user, dry_run=dry_run, vacuum=vacuum, **options)
     if receipt.get("noop"):
-        earlier = already_erased_at(ledger.conn, app, user, session=session, fact=fact,
-                                    scope=(receipt["scope_kind"], receipt["scope_hash"]))
+        earlier = ledger.already_erased_at(app, user, session=session, fact=fact,
+                                           scope=(receipt["scope_kind"], receipt["scope_hash"]))
         if earlier is not None:
             receipt["already_erased_at"] = earlier
             note(f"already erased at seq {earlier} (`factledger erasures` lists the receipt)")
@@ -157,11 +155,11 @@ def erasures(state, app, user, session, fmt) -> None:
         raise LedgerError("--session needs --app and --user")
     ledger = state.ledger()
     rows = ledger.erasures(app)
-    tickets = receipt_tickets(ledger.conn)
+    tickets = ledger.receipt_tickets()
     for row in rows:
         row["ticket"] = tickets.get(row["redaction_seq"])
     if user is not None:
-        seqs = receipt_seqs(ledger.conn, app, user, session)
+        seqs = ledger.receipt_seqs(app, user, session)
         rows = [r for r in rows if r["redaction_seq"] in seqs]
         if not rows:
             note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
@@ -250,7 +248,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    created = not is_postgres(state.db) and not os.path.exists(state.db)
+    created = not is_server_location(state.db) and not os.path.exists(state.db)
     try:
         result = state.ledger(create=True).import_log(file)
     except LedgerError:

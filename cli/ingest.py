@@ -14,8 +14,6 @@ from factledger.cli.notices import check_partition
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
 from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.audit.presence import open_disputes
-from factledger.ledger.ingest.batch import ingest_paths, retry_failed
 from factledger.ledger.ingest.evaluate import render_report, run_probes
 from factledger.ledger.vocabulary.terminal import escape
 
@@ -118,15 +116,12 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, explain
         if retry:
             if paths:
                 raise LedgerError("--retry-failed takes no paths: it re-reads the queued sources")
-            summary = retry_failed(ledger.work, app, user, extractor, model, progress=step,
-                                   on_total=on_total)
+            summary = ledger.retry_failed(app, user, extractor, model, progress=step, on_total=on_total)
         else:
             if not paths:
                 raise LedgerError("name at least one session file, directory, or - for stdin")
-            summary = ingest_paths(ledger.work, paths, app, user, extractor, model,
-                                   list(candidates) or None,
-                                   progress=step,
-                                   on_total=on_total)
+            summary = ledger.ingest_paths(paths, app, user, extractor, model, list(candidates) or None,
+                                           progress=step, on_total=on_total)
     finally:
         close()
     report = summary.as_dict()
@@ -213,7 +208,7 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
               "quote": d["quote"], "session": d["session"], "author": d["author"],
               "held_at": d["said_at"], "app": d["app"], "user": d["user"],
               "status": "open", "disputes": d["disputes"]}
-             for d in open_disputes(ledger.conn, app, user)]
+             for d in ledger.open_disputes(app, user)]
     emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
     if resolve_format(fmt) == "table":
         found = len(ledger.contradictions(app, user))

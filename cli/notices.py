@@ -12,7 +12,7 @@ from collections import Counter
 
 import click
 
-from factledger.ledger.audit.presence import partition_notice, session_notice, type_notice
+from factledger.ledger.audit.presence import type_notice
 from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.terminal import escape
@@ -24,7 +24,7 @@ def note(text: str) -> None:
 
 def check_partition(ledger, app: str, user: str) -> bool:
     """Notice when the partition is unknown (or erased); True when it exists."""
-    text = partition_notice(ledger.conn, app, user)
+    text = ledger.partition_notice(app, user)
     if text:
         note(text)
     return text is None
@@ -37,7 +37,7 @@ def check_predicate(ledger, predicate: str | None) -> None:
 
 def check_session(ledger, app, user, session: str | None) -> None:
     if session:
-        text = session_notice(ledger.conn, app, user, session)
+        text = ledger.session_notice(app, user, session)
         if text:
             note(text)
 

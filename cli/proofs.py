@@ -10,8 +10,7 @@ import click
 from factledger.cli.context import pass_state
 from factledger.cli.output import dumps
 from factledger.ledger import LedgerError
-from factledger.ledger.audit.proofs import origin as ledger_origin
-from factledger.ledger.store.postgres.backend import is_postgres
+from factledger.ledger.service import is_server_location
 from factledger.ledger.tlog.note import cosign as add_cosignature
 from factledger.ledger.tlog.note import load_signer, new_signer, write_keys
 from factledger.ledger.tlog.tlog_verify import (
@@ -69,9 +68,9 @@ def keygen(state, out, name, witness) -> None:
     if name is None:
         if witness:
             raise LedgerError("a witness key needs --name (the witness's own name)")
-        if not is_postgres(state.db) and not Path(state.db).exists():
+        if not is_server_location(state.db) and not Path(state.db).exists():
             raise LedgerError(f"no ledger at {state.db} to name the key after: give --name")
-        name = ledger_origin(state.ledger().conn)
+        name = state.ledger().checkpoint_origin()
         if name is None:
             raise LedgerError("the ledger is empty and has no name yet: give --name")
     signer = new_signer(name, witness=witness)

@@ -11,8 +11,6 @@ from factledger.cli.output import emit, output_options
 from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
-from factledger.ledger.audit.erasure_report import erasure_report
-from factledger.ledger.audit.inventory import partitions as list_partitions
 from factledger.ledger.audit.inventory import pattern_coverage
 from factledger.ledger.audit.inventory import predicates as list_predicates
 from factledger.ledger.registry.predicates import load_registry
@@ -31,7 +29,7 @@ CHECK_COLUMNS = ("name", "status", "rules", "patterns", "values")
 def partitions(state, app, user, fmt) -> None:
     """Apps and users in the ledger, with counts of events, open facts and held candidates."""
     ledger = state.ledger()
-    rows = list_partitions(ledger.conn, app)
+    rows = ledger.partitions(app)
     if user is not None:
         rows = [r for r in rows if r["user"] == user]
     if not rows and app is not None:
@@ -73,7 +71,7 @@ def report() -> None:
 @pass_state
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
-    text = RENDERERS[form](erasure_report(state.ledger(), seq))
+    text = RENDERERS[form](state.ledger().erasure_report(seq))
     if out:
         write_private(out, text if text.endswith("\n") else text + "\n")
         click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)

@@ -7,8 +7,6 @@ import click
 from factledger.cli.context import pass_state
 from factledger.cli.output import emit_one, output_options
 from factledger.ledger import LedgerError
-from factledger.ledger.audit.presence import fact_erased_at
-from factledger.ledger.audit.why import related
 from factledger.ledger.vocabulary.terminal import escape
 
 
@@ -23,12 +21,12 @@ def why(state, fact_id, fmt) -> None:
     try:
         report = ledger.why(fact_id)
     except LedgerError:
-        erased = fact_erased_at(ledger.conn, fact_id.strip())
+        erased = ledger.fact_erased_at(fact_id.strip())
         if erased is not None:
             raise LedgerError(f"fact {fact_id!r} was erased by the receipt at seq {erased} "
                               f"(`factledger report erasure {erased}`)") from None
         raise
-    report["related"] = related(ledger.conn, report["fact"]["fact_id"], report["events"])
+    report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
     emit_one(report, fmt, render=render_why)
 
 

@@ -4,6 +4,10 @@ A facade: it opens a unit of work (`ledger/unit.py`: the connection, the store, 
 the registry, the clock and the transaction boundary) and hands that, never itself, to the use
 cases: observe, ingest, review, resolve, forget, import; reads go to the projections' and the
 log's read modules.  Nothing below this module imports it.
+
+The shells (CLI, web view, ADK service) use this module only: the reads they need beyond facts,
+history and recall are `Ledger` methods (`ledger/reads.py`), and what they ask of a location
+before a ledger is open (is it a PostgreSQL URL, how to print it) are the functions at the end.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget import erase as forget
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
-from factledger.ledger.ingest import pipeline
+from factledger.ledger.ingest import batch, pipeline
+from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolution
 from factledger.ledger.review.suggest import contradictions, with_suggestions
+from factledger.ledger.store import eventlog
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import EventStore, snapshot
+from factledger.ledger.store.postgres import backend as postgres
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_log_window
@@ -37,33 +44,37 @@ from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
 from factledger.ledger.vocabulary.ids import normalize_id, normalize_optional, normalize_partition
 from factledger.projections import queries
 from factledger.projections.erasures import receipts
+from factledger.projections.factcolumns import FACT_FIELDS
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
-__all__ = ["Ledger", "LedgerError", "Outcome"]
+__all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
+           "is_fresh_server_location", "is_server_location"]
 
 
-class Ledger:
+class Ledger(Reads):
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
                  future_tolerance: timedelta | float | str | None = None):
         # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
-        self.work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
-                               future_tolerance=future_tolerance)
+        self._work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
+                                future_tolerance=future_tolerance)
 
-    # What the unit of work holds, for callers that inspect a ledger (tests, the bench, the CLI).
-    path = property(lambda self: self.work.path)
-    registry = property(lambda self: self.work.registry)
-    clock = property(lambda self: self.work.clock)
-    conn = property(lambda self: self.work.conn)
-    store = property(lambda self: self.work.store)
-    projector = property(lambda self: self.work.projector)
-    checkpointer = property(lambda self: self.work.checkpointer)
-    future_tolerance = property(lambda self: self.work.future_tolerance)
+    # What the unit of work holds that a caller may inspect.  The connection, the store and the
+    # unit of work itself stay private: the shells ask the facade's methods (docs/architecture.md,
+    # "One door"), and the use cases are handed the unit of work.
+    path = property(lambda self: self._work.path)
+    registry = property(lambda self: self._work.registry)
+    clock = property(lambda self: self._work.clock)
+    _conn = property(lambda self: self._work.conn)
+    _store = property(lambda self: self._work.store)
+    projector = property(lambda self: self._work.projector)
+    checkpointer = property(lambda self: self._work.checkpointer)
+    future_tolerance = property(lambda self: self._work.future_tolerance)
 
     def close(self) -> None:
-        self.work.close()
+        self._work.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -73,7 +84,7 @@ class Ledger:
 
     @contextmanager
     def transaction(self) -> Iterator[EventStore]:
-        with self.work.transaction() as tx:
+        with self._work.transaction() as tx:
             yield tx
 
     # Writing.
@@ -84,20 +95,20 @@ class Ledger:
     def observe_many(self, candidates: Iterable[Candidate]) -> list[Outcome]:
         """Decide and append a batch in one transaction; each candidate sees the ones before it
         (through the projections' unwritten state), and the projections write once at the end."""
-        with self.work.transaction(), self.work.projector.batched():
-            return [self.work.append_candidate(c) for c in candidates]
+        with self._work.transaction(), self._work.projector.batched():
+            return [self._work.append_candidate(c) for c in candidates]
 
     def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
                          review: dict | None = None) -> Outcome:
         """Validate, decide and append one candidate; call inside `with ledger.transaction():`."""
-        return self.work.append_candidate(candidate, hold_id, review)
+        return self._work.append_candidate(candidate, hold_id, review)
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
         fact_id = normalize_id(fact_id, "fact id")
-        with self.work.transaction():
-            bodies = resolution(self.conn, fact_id, accept, by, reason, self.registry.sha256)
-            seqs = [self.work.append(body).seq for body in bodies]
+        with self._work.transaction():
+            bodies = resolution(self._conn, fact_id, accept, by, reason, self.registry.sha256)
+            seqs = [self._work.append(body).seq for body in bodies]
         return Outcome("resolve", fact_id, bodies[0].outcome, bodies[0].rule, seqs)
 
     # Reading.
@@ -106,31 +117,31 @@ class Ledger:
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalize_partition(app, user)
-        with snapshot(self.conn):
-            return queries.facts(self.conn, app, user, now=self.clock(), registry=self.registry, **filters)
+        with snapshot(self._conn):
+            return queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalize_partition(app, user)
-        with snapshot(self.conn):
-            return queries.history(self.conn, app, user, registry=self.registry, now=self.clock(), **filters)
+        with snapshot(self._conn):
+            return queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
-        with snapshot(self.conn):
-            return queries.why(self.conn, normalize_id(fact_id, "fact id"), now=self.clock())
+        with snapshot(self._conn):
+            return queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
 
     def log(self, **filters) -> list[dict]:
         for name in ("app", "user"):
             if name in filters:
                 filters[name] = normalize_optional(filters[name], name)
         check_log_window(filters.get("after", 0), filters.get("limit"))
-        return logread.log(self.conn, **filters)
+        return logread.log(self._conn, **filters)
 
     def stats(self) -> dict:
-        with snapshot(self.conn):
-            return queries.stats(self.conn)
+        with snapshot(self._conn):
+            return queries.stats(self._conn)
 
     def head(self) -> tuple[int, str]:
-        return self.store.head()
+        return self._store.head()
 
     def recall(self, app: str, user: str, query: str | None = "", *, explain: bool = False,
                **options):
@@ -145,8 +156,8 @@ class Ledger:
         app, user = normalize_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
-        with snapshot(self.conn):
-            return recall(self.conn, app, user, query, now=parse_time(at) if at else self.clock(),
+        with snapshot(self._conn):
+            return recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
                           options=opts, registry=self.registry, explain=explain, as_of=at)
 
     # Ingestion and review.
@@ -158,40 +169,60 @@ class Ledger:
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
         app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
-        return pipeline.ingest_session(self.work, session, app, user, extractor, **options)
+        decide_new = options.pop("new_events", None)
+        if decide_new is not None:
+            # `new_events(ledger, session, app, user)` is the caller's and is given this facade
+            # (its reads), not the unit of work the pipeline holds; it runs on the same connection.
+            options["new_events"] = lambda _work, parsed, app, user: decide_new(self, parsed, app, user)
+        return pipeline.ingest_session(self._work, session, app, user, extractor, **options)
+
+    def ingest_paths(self, paths, app: str | None, user: str | None, extractor=None, model: str | None = None,
+                     candidates: list[str] | None = None, progress=None, on_total=None):
+        """Ingest session files, directories or "-" (stdin), each session its own transaction;
+        a file or session that fails is recorded in the retry queue and the others go on.
+        Returns a `Summary` (`ledger.ingest.batch.ingest_paths`)."""
+        return batch.ingest_paths(self._work, paths, app, user, extractor, model, candidates,
+                                  progress=progress, on_total=on_total)
+
+    def retry_failed(self, app: str | None = None, user: str | None = None, extractor=None,
+                     model: str | None = None, progress=None, on_total=None):
+        """Ingest again the sources whose extraction failed (the retry queue), as `ingest_paths`
+        would; returns a `Summary` (`ledger.ingest.batch.retry_failed`)."""
+        return batch.retry_failed(self._work, app, user, extractor, model, progress=progress,
+                                  on_total=on_total)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
         app, user = normalize_partition(app, user)
         session = normalize_id(session, "session")
-        return session_state(self.conn, app, user, session)
+        return session_state(self._conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
         app, user = normalize_partition(app, user)
-        return list_sessions(self.conn, app, user)
+        return list_sessions(self._conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return queue(self.conn, app, user, status)
+        return queue(self._conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return with_suggestions(held_rows(self.conn, app, user, status), self.registry)
+        return with_suggestions(held_rows(self._conn, app, user, status), self.registry)
 
     def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
         """Open facts with equal values of contradicting predicates: declared in the registry, or
         inferred from what the predicates mean (docs/semantic.md)."""
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return contradictions(self.conn, self.registry, app, user)
+        return contradictions(self._conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:
         """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
-        return review.accept(self.work, normalize_id(hold_id, "hold id"), predicate, by=by, reason=reason)
+        return review.accept(self._work, normalize_id(hold_id, "hold id"), predicate, by=by, reason=reason)
 
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
-        return review.reject(self.work, normalize_id(hold_id, "hold id"), reason, by=by)
+        return review.reject(self._work, normalize_id(hold_id, "hold id"), reason, by=by)
 
     # Forgetting, export and import.
 
@@ -204,7 +235,7 @@ class Ledger:
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget.forget(self.work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
+        return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
                              ticket=ticket)
 
     def retain(self, **options) -> dict:
@@ -213,61 +244,85 @@ class Ledger:
             if name in options:
                 options[name] = normalize_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
-        return forget.retain(self.work, **options)
+        return forget.retain(self._work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        return receipts(self.conn, normalize_optional(app, "app"))
+        return receipts(self._conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         app, user = normalize_partition(app, user)
         session = normalize_id(session, "session")
-        return forget.is_forgotten_session(self.conn, app, user, session)
+        return forget.is_forgotten_session(self._conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
         app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-        return export.export_log(self.conn, out, app, user)
+        return export.export_log(self._conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
         app, user = normalize_partition(app, user)
-        return export.export_subject(self.work, app, user)
+        return export.export_subject(self._work, app, user)
 
     def residue(self) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/forget/residue.py`)."""
-        with snapshot(self.conn):
-            return residue(self.conn, self.work.location)
+        with snapshot(self._conn):
+            return residue(self._conn, self._work.location)
 
     def import_log(self, source) -> dict:
-        return export.import_log(self.work, source)
+        return export.import_log(self._work, source)
 
     # Checking.
 
     def verify(self, expect_head: str | None = None) -> dict:
-        return verify(self.conn, expect_head)
+        return verify(self._conn, expect_head)
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""
-        return self.work.replay(progress)
+        return self._work.replay(progress)
 
     def replay_differences(self) -> list[str]:
         """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
-        bad = first_bad_row(self.conn)
+        bad = first_bad_row(self._conn)
         if bad is not None:                    # nothing folded from a damaged log is worth comparing
             return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
-        return self.projector.differences(self.conn)
+        return self.projector.differences(self._conn)
 
     # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/audit/proofs.py).
 
     def checkpoint(self, signer=None, origin: str | None = None) -> dict:
         """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
-        return proofs.issue(self.work, signer, origin)
+        return proofs.issue(self._work, signer, origin)
 
     def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
-        return proofs.inclusion(self.conn, seq, checkpoint)
+        return proofs.inclusion(self._conn, seq, checkpoint)
 
     def prove_consistency(self, older: str, newer: str) -> dict:
-        return proofs.consistency(self.conn, older, newer)
+        return proofs.consistency(self._conn, older, newer)
 
     def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
                           older: str | None = None) -> dict:
         """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
-        return proofs.verify(self.conn, checkpoint, pubkey, list(witnesses), quorum, older)
+        return proofs.verify(self._conn, checkpoint, pubkey, list(witnesses), quorum, older)
+
+
+# What a shell asks of a location before (or without) opening a ledger there.
+
+def is_server_location(location) -> bool:
+    """Whether a location is a PostgreSQL URL (`postgresql://` or `postgres://`) rather than a
+    file path: a shell checks that no file exists, or refuses a command that reads the file."""
+    return postgres.is_postgres(location)
+
+
+def display_location(location: str) -> str:
+    """A location as messages may show it: a PostgreSQL URL's password hidden."""
+    return postgres.display(location)
+
+
+def is_fresh_server_location(location: str) -> bool:
+    """Whether a PostgreSQL location's schema holds no ledger yet (the demo wants a fresh one)."""
+    return postgres.fresh_postgres(location)
+
+
+def busy_error(exc) -> LedgerError:
+    """A SQLite `OperationalError` in the words a user acts on (busy past the timeout, read-only,
+    disk full), so that a shell reports it as a `LedgerError`."""
+    return eventlog.busy_error(exc)

@@ -8,8 +8,6 @@ import time
 
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import fields
-from factledger.ledger.audit.erasure_report import erasure_report
-from factledger.ledger.store.reads import receipt_tickets
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.ids import normalize_id
 from factledger.web.access import PREFIX, Context, page
@@ -70,7 +68,7 @@ async def erase_commit(ctx: Context):
 async def receipts(ctx: Context):
     with ctx.config.ledger() as ledger:
         rows = ledger.erasures()
-        tickets = receipt_tickets(ledger.conn)        # as `factledger erasures` lists them
+        tickets = ledger.receipt_tickets()        # as `factledger erasures` lists them
     for row in rows:
         row["ticket"] = tickets.get(row["redaction_seq"])
     return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)))
@@ -83,7 +81,7 @@ async def record(ctx: Context):
     except ValueError:
         raise LedgerError("seq must be the redaction's seq (a number)") from None
     with ctx.config.ledger() as ledger:
-        report = erasure_report(ledger, seq)          # the same record as `factledger report erasure`
+        report = ledger.erasure_report(seq)          # the same record as `factledger report erasure`
     return await ctx.render("factledger_record.html", report=report, rows=fields(report))
 
 

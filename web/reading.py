@@ -12,14 +12,6 @@ from collections import Counter
 import orjson
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.store.eventlog import snapshot
-from factledger.ledger.store.reads import bodies_at
-from factledger.projections import current
-from factledger.projections.history import open_interval
-from factledger.projections.provenance import seqs_touching
-from factledger.projections.review import held_counts
-from factledger.projections.sessions import session_counts
 from factledger.web.actors import FULL_CLEARANCE, Actor
 
 # Body fields that name another fact, and what that fact is to the one on the page.
@@ -51,13 +43,7 @@ def split(actor: Actor, rows: list[dict], sensitivity=lambda row: row["sensitivi
 
 def partitions(ledger: Ledger) -> list[dict]:
     """Every partition with open facts, held candidates or ingested sessions, and their counts."""
-    conn = ledger.conn
-    with snapshot(conn):                  # three projections' counts, read as one state
-        facts, held, sessions = current.partition_counts(conn), held_counts(conn), session_counts(conn)
-    return [{"app": app, "user": user, "open_facts": facts.get((app, user), (0, 0))[0],
-             "disputed": facts.get((app, user), (0, 0))[1], "held": held.get((app, user), 0),
-             "sessions": sessions.get((app, user), 0)}
-            for app, user in sorted(set(facts) | set(held) | set(sessions))]
+    return ledger.partition_summaries()
 
 
 def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | None = None,
@@ -84,7 +70,7 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
             if other and other != fact_id and other not in related:
                 related[other] = {"fact_id": other, "relation": f"{label} ({event['type']}, seq {event['seq']})"}
     for item in related.values():
-        row = open_interval(ledger.conn, item["fact_id"])
+        row = ledger.fact_interval(item["fact_id"])
         shown = row is not None and actor.cleared_for(row[2])
         item.update(value=row[0] if shown else None, state=row[1] if row else "erased",
                     withheld=row is not None and not shown)
@@ -102,17 +88,7 @@ def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str,
 
 def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> list[dict]:
     """Reinstatements the key's facts owe to an erasure: the marks the timeline draws for one."""
-    if not fact_ids:
-        return []
-    seqs = seqs_touching(ledger.conn, sorted(fact_ids), "FactReinstated")
-    events = bodies_at(ledger.conn, seqs)
-    out = []
-    for seq in seqs:
-        recorded_at, body = events[seq]
-        data = body_of(body) or {}
-        out.append({"seq": seq, "recorded_at": recorded_at, "fact_id": data.get("fact_id"),
-                    "cause": data.get("cause")})
-    return out
+    return ledger.reinstatements(fact_ids)
 
 
 def review_items(ledger: Ledger, actor: Actor) -> dict:
@@ -123,10 +99,9 @@ def review_items(ledger: Ledger, actor: Actor) -> dict:
         item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
     held, held_withheld = split(actor, held)
     disputes = []
-    for item in current.disputed_by_key(ledger.conn):
+    for item in ledger.disputed_by_key():
         item["disputes"] = orjson.loads(item["disputes"])
-        item["against"] = current.key_current(ledger.conn, item["app"], item["user"], item["subject"],
-                                              item["predicate"])
+        item["against"] = ledger.key_current(item["app"], item["user"], item["subject"], item["predicate"])
         disputes.append(item)
     disputes, disputes_withheld = split(actor, disputes)
     contradictions, contradictions_withheld = split(actor, _contradictions(ledger, actor))
@@ -141,7 +116,7 @@ def _contradictions(ledger: Ledger, actor: Actor) -> list[dict]:
     pairs = ledger.contradictions()
     for pair in pairs:
         levels = [level for fact_id in (pair["fact_id"], pair["other_fact_id"])
-                  if (level := current.sensitivity(ledger.conn, fact_id)) is not None]
+                  if (level := ledger.fact_sensitivity(fact_id)) is not None]
         levels = levels or [FULL_CLEARANCE]
         pair["sensitivity"] = next((level for level in levels if not actor.cleared_for(level)), levels[0])
     return pairs

@@ -22,25 +22,15 @@ come back that way.  This module decides instead:
 
 from __future__ import annotations
 
-import sqlite3
-
-from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.forget.scope import ERASURES_USER, event_hash, session_hash, user_hash
 from factledger.ledger.ingest.session import Delta, Session
 from factledger.ledger.service import Ledger
-from factledger.ledger.store.reads import ingested_bodies
-from factledger.projections.erasures import forgotten_among, last_erased
-
-CHUNK = 500                     # bound parameters per query
 
 
-def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
+def seen_ids(ledger: Ledger, app: str, user: str, session: Session) -> set[str]:
     """Ids of this session's events that a surviving ingestion already read."""
     seen: set[str] = set()
-    rows = ingested_bodies(conn, app, user, session.id)
     order = [e.id for e in session.events]
-    for raw in rows:
-        body = body_of(raw)
+    for body in ledger.session_ingestions(app, user, session.id):
         if body.get("event_ids") is not None:
             seen.update(body["event_ids"])
         elif body["watermark"] in order:               # written without ids: up to its watermark
@@ -50,24 +40,12 @@ def seen_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) ->
     return seen
 
 
-def erased_until(conn: sqlite3.Connection, app: str, user: str, session: str) -> str | None:
-    """When this session (or its user) was last forgotten, or None."""
-    return last_erased(conn, app, ERASURES_USER, [("user", user_hash(app, user)),
-                                                  ("session", session_hash(app, user, session))])
-
-
-def erased_ids(conn: sqlite3.Connection, app: str, user: str, session: Session) -> set[str]:
-    """Ids of this session's events that an erasure scrubbed after this path had read them."""
-    by_hash = {event_hash(app, user, session.id, e.id): e.id for e in session.events}
-    found = forgotten_among(conn, "event", list(by_hash), CHUNK)
-    return {by_hash[h] for h in found}
-
-
 def new_events(ledger: Ledger, session: Session, app: str, user: str) -> Delta:
     """The delta to extract: events neither seen nor erased; `read_ids` names all it accounts for."""
-    seen = seen_ids(ledger.conn, app, user, session)
-    cut = erased_until(ledger.conn, app, user, session.id)
-    erased = erased_ids(ledger.conn, app, user, session) if cut is not None else set()
+    seen = seen_ids(ledger, app, user, session)
+    cut = ledger.session_erased_until(app, user, session.id)
+    erased = (ledger.erased_event_ids(app, user, session.id, [e.id for e in session.events])
+              if cut is not None else set())
     whole = [e for e in session.events if not e.partial]
     settled = {e.id for e in whole
                if e.id in seen or e.id in erased or (cut is not None and e.said_at <= cut)}

@@ -23,9 +23,9 @@ from factledger.ledger.adk.partition import caller_id, unescape
 from factledger.ledger.domain.candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
 from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.recall import render
+from factledger.ledger.service import FACT_FIELDS
 from factledger.ledger.vocabulary.booleans import strict_bool
 from factledger.ledger.vocabulary.words import AUTHORS
-from factledger.projections.factcolumns import FACT_FIELDS
 
 UNREVIEWED_PREDICATE = "adk_memory_note"   # not in any registry: such entries are held for review
 PROVENANCE_FIELDS = tuple(f for f in FACT_FIELDS if f not in ("app", "user", "effective_date")) + (

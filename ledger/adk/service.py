@@ -32,15 +32,12 @@ from factledger.ledger.adk import entries, partition
 from factledger.ledger.adk.delta import new_events
 from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget.scope import fact_hash, user_hash
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions
 from factledger.ledger.service import Ledger
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.ids import normalize_id
-from factledger.projections.erasures import is_forgotten
-from factledger.projections.provenance import observed_in
 
 DEFAULT_CLEARANCE = ("normal", "personal")
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
@@ -208,13 +205,11 @@ class LedgerMemoryService(BaseMemoryService):
                                requested_by=self.requested_by)
 
     def _in_partition(self, app: str, user: str, fact: str) -> bool:
-        return observed_in(self.ledger.conn, fact, app, user)
+        return self.ledger.fact_observed_in(fact, app, user)
 
     def _owns(self, app: str, user: str, fact: str) -> bool:
         return self._in_partition(app, user, fact)
 
     def _forgotten(self, app: str, user: str, fact: str) -> bool:
         """Deleted already: the fact, or the whole user (whose fact ids the ledger no longer keeps)."""
-        conn = self.ledger.conn
-        return is_forgotten(conn, "fact", fact_hash(app, user, fact)) or is_forgotten(
-            conn, "user", user_hash(app, user))
+        return self.ledger.is_forgotten_fact(app, user, fact) or self.ledger.is_forgotten_user(app, user)

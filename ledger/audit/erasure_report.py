@@ -16,9 +16,11 @@ from factledger.ledger.store.reads import caused_by, event_at, scrubbed_by
 FORMAT = "factledger-erasure-report/1"
 
 
-def erasure_report(ledger, seq: int) -> dict:
-    """The report for the `Redacted` event at `seq` (a `LedgerError` if there is none)."""
-    conn = ledger.conn
+def erasure_report(conn, seq: int, *, verify, head, clock) -> dict:
+    """The report for the `Redacted` event at `seq` (a `LedgerError` if there is none).
+
+    `verify()`, `head()` and `clock()` are the facade's (`Ledger.erasure_report` passes its own),
+    so the fresh check in the record is the one `factledger verify` runs."""
     row = event_at(conn, seq)
     if row is None or row[2] != "Redacted":
         raise LedgerError(f"no erasure receipt at seq {seq} (`factledger erasures` lists them)")
@@ -28,8 +30,8 @@ def erasure_report(ledger, seq: int) -> dict:
     receipt = body_of(body)
     caused = caused_by(conn, seq)
     scrubbed = scrubbed_by(conn, seq)
-    checked = ledger.verify()
-    now_seq, now_hash = ledger.head()
+    checked = verify()
+    now_seq, now_hash = head()
     return {
         "format": FORMAT,
         "receipt": {
@@ -50,5 +52,5 @@ def erasure_report(ledger, seq: int) -> dict:
         "verify": {"ok": checked["ok"], "events": checked["events"], "redacted": checked["redacted"],
                    "head": checked["head"], "first_bad_seq": checked["first_bad_seq"],
                    "problem": checked["problem"]},
-        "generated_at": ledger.clock().isoformat().replace("+00:00", "Z"),
+        "generated_at": clock().isoformat().replace("+00:00", "Z"),
     }

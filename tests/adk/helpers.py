@@ -41,4 +41,4 @@ def values(memory, user: str = "priya", app: str = "mealkit", query: str = "wher
 
 
 def event_count(ledger) -> int:
-    return ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]

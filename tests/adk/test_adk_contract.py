@@ -119,7 +119,7 @@ def test_a_second_erasure_erases_what_came_after_the_first(memory):
 def test_the_erasure_names_no_event_or_session_in_clear(memory, ledger):
     run(memory.add_session_to_memory(session("chat-42", [event("evt-secret-1", "I live in Pune", BEFORE)])))
     run(memory.delete_memory(app_name="mealkit", user_id="priya"))
-    (body,) = [row[0] for row in ledger.conn.execute("SELECT body FROM events WHERE type = 'Redacted'")]
+    (body,) = [row[0] for row in ledger._conn.execute("SELECT body FROM events WHERE type = 'Redacted'")]
     assert '"event_hashes"' in body
     assert "evt-secret-1" not in body and "chat-42" not in body and "priya" not in body
 

@@ -159,4 +159,4 @@ def test_one_bad_entry_stores_nothing_of_the_call(ledger):
     bad = note(value="Pune", quote="I live in Pune", negated="false")
     with pytest.raises(InvalidMemory):
         run(memory.add_memory(app_name="mealkit", user_id="priya", memories=[good, bad]))
-    assert ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0

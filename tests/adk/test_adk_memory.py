@@ -99,10 +99,10 @@ def test_the_model_sees_current_facts_and_nothing_stale(service):
 
 
 def test_adding_a_session_twice_stores_nothing_twice(service, ledger):
-    before = ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    before = ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
     for session in meal_kit_sessions():
         asyncio.run(service.add_session_to_memory(session))
-    assert ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
+    assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
     found = asyncio.run(service.search_memory(app_name="mealkit", user_id="priya", query=QUESTION))
     assert sorted(m.custom_metadata["predicate"] for m in found.memories) == ["diet", "home_city"]
 
@@ -150,10 +150,10 @@ def test_add_events_to_memory_is_a_delta(ledger):
                                             events=first.events[:1], session_id=first.id))
     asyncio.run(memory.add_events_to_memory(app_name="mealkit", user_id="priya",
                                             events=second.events, session_id=second.id))
-    count = ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    count = ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
     asyncio.run(memory.add_events_to_memory(app_name="mealkit", user_id="priya",
                                             events=second.events, session_id=second.id))
-    assert ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == count
+    assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == count
     seen = ask(memory)
     assert "home_city = Bengaluru" in seen and "diet = vegetarian" in seen
 
@@ -171,7 +171,7 @@ def test_add_memory_maps_metadata_to_candidates_or_holds(ledger):
     facts = ledger.facts("mealkit", "priya")
     assert [(f["predicate"], f["value"], f["evidence_event"]) for f in facts] == [
         ("disliked_ingredient", "shellfish", "note-1")]
-    held = ledger.conn.execute("SELECT candidate FROM review_queue WHERE app = 'mealkit'").fetchall()
+    held = ledger._conn.execute("SELECT candidate FROM review_queue WHERE app = 'mealkit'").fetchall()
     assert len(held) == 1 and "Sundays" in held[0][0]
 
 

@@ -178,7 +178,7 @@ def test_concurrent_writers_and_readers_from_tasks_and_threads_stay_consistent(l
     assert errors == []
     for user in users:
         assert sorted(f["value"] for f in ledger.facts("mealkit", user)) == ["Pune", "vegan"]
-        assert ledger.conn.execute("SELECT COUNT(*) FROM events WHERE user = ? AND type = 'FactObserved'",
+        assert ledger._conn.execute("SELECT COUNT(*) FROM events WHERE user = ? AND type = 'FactObserved'",
                                    (user,)).fetchone()[0] == 2
 
 

@@ -20,7 +20,7 @@ from tests.conftest import MovableClock, cand
 def tables(ledger):
     out = {}
     for table in ledger.projector.tables:
-        out[table] = sorted(ledger.conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+        out[table] = sorted(ledger._conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
     return out
 
 
@@ -72,7 +72,7 @@ def test_import_refuses_a_non_empty_ledger_and_tampered_lines(source, tmp_path):
     with Ledger(tmp_path / "copy.db") as copy:
         with pytest.raises(LedgerError, match="does not verify"):
             copy.import_log(io.StringIO("\n".join(lines)))
-        assert copy.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+        assert copy._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
 
 
 def test_partition_export_is_not_importable(source, tmp_path):

@@ -48,12 +48,12 @@ def build(path: Path, salt: str = "") -> None:
         ledger.observe(cand(predicate="plan", value="premium", session="s9"))
         clock.tick()
         with ledger.transaction() as tx:
-            target = ledger.conn.execute("SELECT seq, type FROM events WHERE seq = ?",
+            target = ledger._conn.execute("SELECT seq, type FROM events WHERE seq = ?",
                                          (REDACTED_TARGET,)).fetchone()
             assert target[1] == "FactObserved"
             event = tx.append(Redacted(app="app", user="u1", scope_kind="fact", scope_hash="ab12",
                                        reason="test", requester="suite", target_seqs=[target[0]]))
-            ledger.conn.execute("UPDATE events SET body = NULL, salt = NULL, redacted_by = ?"
+            ledger._conn.execute("UPDATE events SET body = NULL, salt = NULL, redacted_by = ?"
                                 " WHERE seq = ?", (event.seq, target[0]))
         ledger.replay()
         assert ledger.verify()["ok"]

@@ -37,15 +37,15 @@ def fill(ledger: Ledger, users: range, value: str = "Pune", session: str = "s1")
 
 
 def events(ledger: Ledger) -> int:
-    return ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
 
 
 def test_the_tree_follows_the_log_and_equals_a_rebuild(ledger):
     for start in range(0, 40, 10):
         fill(ledger, range(start, start + 10))
         ledger.observe(cand(user="solo", value=f"v{start}", session=f"s{start}"))
-    hashes = [bytes.fromhex(h) for (h,) in ledger.conn.execute("SELECT hash FROM events ORDER BY seq")]
-    tree = MerkleTree(ledger.conn)
+    hashes = [bytes.fromhex(h) for (h,) in ledger._conn.execute("SELECT hash FROM events ORDER BY seq")]
+    tree = MerkleTree(ledger._conn)
     assert tree.size() == len(hashes)
     reference = merkle.memory_tree([merkle.leaf_hash(h) for h in hashes])
     for size in range(1, len(hashes) + 1):
@@ -53,7 +53,7 @@ def test_the_tree_follows_the_log_and_equals_a_rebuild(ledger):
     assert ledger.replay_differences() == []
     before = tree.root(len(hashes))
     ledger.replay()
-    assert MerkleTree(ledger.conn).root(len(hashes)) == before
+    assert MerkleTree(ledger._conn).root(len(hashes)) == before
 
 
 def test_checkpoint_is_recorded_and_proofs_verify_standalone(ledger):
@@ -110,7 +110,7 @@ def test_a_forget_between_checkpoints_keeps_every_proof_valid(ledger):
     assert receipt["counts"]["events"] > 0
     second = ledger.checkpoint(KEY)
     old, new = open_checkpoint(first["note"], VKEY), open_checkpoint(second["note"], VKEY)
-    scrubbed = [seq for (seq,) in ledger.conn.execute("SELECT seq FROM events WHERE body IS NULL")]
+    scrubbed = [seq for (seq,) in ledger._conn.execute("SELECT seq FROM events WHERE body IS NULL")]
     assert scrubbed
     for proof in old_proofs.values():                          # proofs made before the forget
         verify_inclusion_proof(proof, old)
@@ -214,7 +214,7 @@ def test_forked_log_is_caught(published, tmp_path):
     path, note = published
     fork = tmp_path / "fork.db"
     with Ledger(path, clock=MovableClock()) as ledger:
-        ledger.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     shutil.copyfile(path, fork)
     with Ledger(path, clock=MovableClock()) as a, Ledger(fork, clock=MovableClock()) as b:
         fill(a, range(100, 103), value="Delhi")
@@ -280,7 +280,7 @@ def test_an_exported_and_imported_log_keeps_its_checkpoints(ledger, tmp_path):
 
 def test_a_tree_behind_the_log_catches_up_before_a_checkpoint(ledger):
     fill(ledger, range(6))
-    ledger.conn.execute("DELETE FROM merkle_hashes WHERE pos >= 4")
+    ledger._conn.execute("DELETE FROM merkle_hashes WHERE pos >= 4")
     issued = ledger.checkpoint(KEY)
     assert issued["tree_size"] == events(ledger) - 1
     assert ledger.verify_checkpoint(issued["note"], VKEY)["ok"] and ledger.replay_differences() == []
@@ -290,9 +290,9 @@ def test_a_file_made_before_the_tree_gets_it_on_open(tmp_path):
     path = tmp_path / "old.db"
     with Ledger(path, clock=MovableClock()) as ledger:
         fill(ledger, range(9))
-        ledger.conn.execute("DROP TABLE merkle_hashes")
+        ledger._conn.execute("DROP TABLE merkle_hashes")
     with Ledger(path, clock=MovableClock()) as ledger:
-        assert MerkleTree(ledger.conn).size() == events(ledger)
+        assert MerkleTree(ledger._conn).size() == events(ledger)
         size = events(ledger)
         assert ledger.checkpoint(KEY)["tree_size"] == size
         assert ledger.replay_differences() == []

@@ -158,6 +158,6 @@ def test_a_commitment_in_another_spelling_is_reported(tmp_path):
     with Ledger(path, clock=MovableClock()) as ledger:
         ledger.observe(cand())
         ledger.forget("app", "u1", reason="test")
-        assert ledger.conn.execute("SELECT body FROM events WHERE seq = 1").fetchone()[0] is None
+        assert ledger._conn.execute("SELECT body FROM events WHERE seq = 1").fetchone()[0] is None
     result = _rewrite_and_verify(path, "UPDATE events SET commitment = upper(commitment) WHERE seq = 1")
     assert not result["ok"] and result["first_bad_seq"] == 1

@@ -264,7 +264,7 @@ def test_the_library_tightens_too_and_warns(tmp_path):
         ledger.observe(cand())
     os.chmod(path, 0o640)
     with pytest.warns(RuntimeWarning, match="readable by others"), Ledger(path) as ledger:
-        assert f"{path} was readable by others (0640): made owner-only (0600)" in ledger.work.schema_report
+        assert f"{path} was readable by others (0640): made owner-only (0600)" in ledger._work.schema_report
     assert all(mode(f) == 0o600 for f in tmp_path.iterdir() if f.name.startswith("old.db"))
 
 

@@ -26,7 +26,7 @@ def run(db, *args, input=None):
 
 def count(db) -> int:
     with Ledger(db) as ledger:
-        return ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+        return ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
 
 
 def test_ingest_directory_summary_json(tmp_path):

@@ -67,7 +67,7 @@ def test_why_names_both_sides_of_a_backfill(ledger):
 
     def relations(fact_id):
         report = ledger.why(fact_id)
-        return [(r["relation"], r["value"]) for r in related(ledger.conn, fact_id, report["events"])]
+        return [(r["relation"], r["value"]) for r in related(ledger._conn, fact_id, report["events"])]
 
     assert ("learnt late, held until", "Lyon") in relations(goa)
     assert ("cut short the value before it", "Pune") in relations(goa)
@@ -192,7 +192,7 @@ def test_why_says_the_earlier_part_was_cut_short_by_the_late_value(ledger):
 
     def relations(fact_id):
         report = ledger.why(fact_id)
-        return [(r["relation"], r["value"]) for r in related(ledger.conn, fact_id, report["events"])]
+        return [(r["relation"], r["value"]) for r in related(ledger._conn, fact_id, report["events"])]
 
     assert ("cut short by a value learnt late", "Goa") in relations(early)
     assert ("split from (held again later)", "Lyon") in relations(early)
@@ -324,14 +324,14 @@ def test_the_part_split_off_is_a_fact_of_its_own(ledger):
     ledger.observe(city("Lyon", 20))
     ledger.observe(city("Goa", 10))
     assert ledger.observe(city("Lyon", 7, session="s5")).reason == "already_counted"
-    assert ledger.conn.execute("SELECT fact_id FROM recall_index").fetchall() == [(lyon,)]
-    live = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
-    assert live == {t: rows for t, rows in reference_tables(ledger.conn).items() if t in TABLES}
+    assert ledger._conn.execute("SELECT fact_id FROM recall_index").fetchall() == [(lyon,)]
+    live = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
+    assert live == {t: rows for t, rows in reference_tables(ledger._conn).items() if t in TABLES}
     assert ledger.replay_differences() == []
 
 
 def test_the_past_of_a_key_is_read_by_key_not_by_scanning_the_partition(ledger):
     """`KEY_PAST` goes through its partial index (`fact_history_past`), so a late statement costs
     the same in a partition of any size (bench/backfill.py measures it)."""
-    plan = ledger.conn.execute("EXPLAIN QUERY PLAN " + KEY_PAST, ("app", "u1", "user", "home_city")).fetchall()
+    plan = ledger._conn.execute("EXPLAIN QUERY PLAN " + KEY_PAST, ("app", "u1", "user", "home_city")).fetchall()
     assert any("USING INDEX fact_history_past" in row[-1] for row in plan), plan

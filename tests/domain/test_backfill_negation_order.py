@@ -154,11 +154,11 @@ def test_a_value_learnt_after_its_negation_is_retracted_there_and_why_names_the_
         (fact,) = ledger.facts("app", "u1", valid_at=day(2)[:10])
         assert (fact["value"], fact["state"], fact["valid_from"], fact["valid_to"]) == ("Pune", "retracted", day(1), day(3))
         report = ledger.why(late.fact_id)
-        related = [r for r in why_detail.related(ledger.conn, late.fact_id, report["events"])
+        related = [r for r in why_detail.related(ledger._conn, late.fact_id, report["events"])
                    if r["type"] == "FactNegated"]
         assert [(r["relation"], r["session"], r["quote"], r["said_at"]) for r in related] == [
             ("retracted by a negation heard before it", "s3", NOT_P3.quote, day(3))]
-        assert ledger.conn.execute("SELECT seq, value_key, said_at FROM key_negations").fetchall() == [
+        assert ledger._conn.execute("SELECT seq, value_key, said_at FROM key_negations").fetchall() == [
             (negation.seqs[0], "pune", day(3))]
 
 
@@ -169,7 +169,7 @@ def test_forgetting_the_negation_opens_the_value_again_and_takes_its_row(tmp_pat
         ledger.observe(P1)
         ledger.forget("app", "u1", session="s3", reason="erasure request")
         assert [(f["value"], f["status"], f["said_at"]) for f in ledger.facts("app", "u1")] == [("Pune", "current", day(1))]
-        assert ledger.conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
@@ -185,7 +185,7 @@ def test_forgetting_a_value_takes_its_negations_rows_and_leaves_no_byte(tmp_path
         ledger.observe(city("Pune", 5))
         assert late.reason == "negated_later"
         ledger.forget("app", "u1", fact=late.fact_id, reason="erasure request", vacuum=True)
-        assert ledger.conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM key_negations").fetchone()[0] == 0
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
     for name in (path, path.with_name(path.name + "-wal")):
         if name.exists():

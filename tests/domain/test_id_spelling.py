@@ -177,5 +177,5 @@ def test_log_filters_take_any_spelling_of_an_id(tmp_path):
         ledger.observe(make_candidate(app="app", user="jos\u00e9", predicate="diet", value="vegan",
                                       quote="I am vegan", session="s\u00e9", evidence_event="e1",
                                       said_at="2026-09-01"))
-        spelled = list(iter_log(ledger.conn, app=" app", user="jose\u0301", session="se\u0301"))
+        spelled = list(iter_log(ledger._conn, app=" app", user="jose\u0301", session="se\u0301"))
         assert [row["type"] for row in spelled] == ["FactObserved"]

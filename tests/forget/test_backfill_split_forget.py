@@ -54,7 +54,7 @@ def test_forgetting_the_part_split_off_forgets_the_statements_of_both(tmp_path):
         receipt = full.forget("app", "u1", fact=early, reason="test")
         assert receipt["counts"]["facts"] == 2                     # both parts, one value
         assert [(f["value"], f["status"]) for f in full.facts("app", "u1")] == [("Goa", "current")]
-        assert not full.conn.execute("SELECT 1 FROM events WHERE body LIKE '%Lyon%'").fetchone()
+        assert not full._conn.execute("SELECT 1 FROM events WHERE body LIKE '%Lyon%'").fetchone()
         assert full.verify()["ok"] and full.replay_differences() == []
         again = full.forget("app", "u1", fact=early, reason="test")
         assert again["counts"]["events"] == 0
@@ -83,7 +83,7 @@ def test_a_negation_said_between_two_statements_of_one_fact_splits_it(tmp_path, 
         early = next(r["fact_id"] for r in late.history("app", "u1", predicate="home_city")
                      if r["state"] == "retracted")
         report = late.why(early)
-        relations = [r["relation"] for r in related(late.conn, early, report["events"])]
+        relations = [r["relation"] for r in related(late._conn, early, report["events"])]
         assert "retracted while it held, learnt late" in relations and "split from (held again later)" in relations
         late.forget("app", "u1", session="s10", reason="test")
         assert line(tmp_path / "late.db") == [("Lyon", "current", day(5), None)]

@@ -61,7 +61,7 @@ def test_a_session_emptied_over_two_fact_wide_forgets(db):
                                reason="r")
         receipt = ledger.forget("app", "u1", session="s2", reason="r")
         assert receipt["noop"] is True
-        assert already_erased_at(ledger.conn, "app", "u1", session="s2") == second["redaction_seq"]
+        assert already_erased_at(ledger._conn, "app", "u1", session="s2") == second["redaction_seq"]
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 

@@ -40,7 +40,7 @@ def history(ledger, clock) -> str:
 
 
 def bodies(ledger, type_: str) -> list[dict]:
-    return [orjson.loads(b) for (b,) in ledger.conn.execute(
+    return [orjson.loads(b) for (b,) in ledger._conn.execute(
         "SELECT body FROM events WHERE type = ? AND body IS NOT NULL ORDER BY seq", (type_,))]
 
 
@@ -81,7 +81,7 @@ def test_the_kept_judgement_goes_with_the_statement_it_judged(ledger, clock):
     ledger.forget("app", "u1", session="s2", reason="r")
     assert values(ledger) == {("user", H): [("Pune", "current", "stated")]}
     assert bodies(ledger, "DisputeResolved") == []
-    assert not ledger.conn.execute("SELECT 1 FROM events WHERE body LIKE '%asked the user%'").fetchone()
+    assert not ledger._conn.execute("SELECT 1 FROM events WHERE body LIKE '%asked the user%'").fetchone()
     check(ledger)
 
 

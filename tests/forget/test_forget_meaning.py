@@ -33,7 +33,7 @@ def test_forgetting_the_first_wording_leaves_what_the_survivors_say(tmp_path, me
     clock = MovableClock()
     with Ledger(tmp_path / "full.db", clock=clock) as full:
         fed(full, clock, said)
-        rules = [r for (r,) in full.conn.execute("SELECT json_extract(body, '$.rule') FROM events"
+        rules = [r for (r,) in full._conn.execute("SELECT json_extract(body, '$.rule') FROM events"
                                                  " WHERE type = 'FactReinforced'")]
         assert rule in rules                          # the live ledger merged the rewording
         full.forget("app", "u1", session="s0", reason="r")
@@ -46,7 +46,7 @@ def test_forgetting_the_first_wording_leaves_what_the_survivors_say(tmp_path, me
                                        said_at=day, quote=f"I said {value}"))
                 clock_fresh.tick()
             assert state(full) == state(fresh)
-        open_ = full.conn.execute("SELECT value, reinforcements FROM facts_current").fetchall()
+        open_ = full._conn.execute("SELECT value, reinforcements FROM facts_current").fetchall()
         assert open_ == [(survivors[0][1], 1)]
         assert full.verify()["ok"] and full.replay_differences() == []
 

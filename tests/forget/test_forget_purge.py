@@ -69,7 +69,7 @@ def test_user_erasure_leaves_no_byte(tmp_path):
     with Ledger(db, clock=clock) as ledger:
         fill(ledger, clock)
         ledger.observe(cand(app="mealkit", user="bystander", value="vegan", session="b1"))
-        ledger.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        ledger._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         assert set(scan(db, markers)) == set(markers)           # the scan does see them
         receipt = ledger.forget("mealkit", USER, reason="art. 17 request")
         assert receipt["purge"]["checkpoint"] == "truncated"
@@ -102,7 +102,7 @@ def test_redacted_event_and_receipt_hold_no_personal_content(tmp_path):
                     ledger.forget("mealkit", USER, session=SESSION, reason="r")]
         clock.tick()
         receipts.append(ledger.forget("mealkit", USER, reason="r", requested_by="dpo"))
-        redacted = [b for (b,) in ledger.conn.execute(
+        redacted = [b for (b,) in ledger._conn.execute(
             "SELECT body FROM events WHERE type = 'Redacted'")]
         assert len(redacted) == 2
         text = "\n".join(redacted) + orjson.dumps(receipts).decode() + orjson.dumps(
@@ -123,9 +123,9 @@ def test_vacuum_leaves_no_free_pages(tmp_path):
         size = db.stat().st_size
         receipt = ledger.forget("app", "big", reason="r", vacuum=True)
         assert receipt["purge"]["vacuumed"]
-        assert ledger.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+        assert ledger._conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
         assert db.stat().st_size < size
-        assert ledger.conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+        assert ledger._conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
 
 
 def test_forget_drops_the_memoised_term_texts(tmp_path):

@@ -19,7 +19,7 @@ from tests.conftest import MovableClock, cand, values
 
 
 def types_after(ledger, seq):
-    return [t for (t,) in ledger.conn.execute("SELECT type FROM events WHERE seq > ? ORDER BY seq",
+    return [t for (t,) in ledger._conn.execute("SELECT type FROM events WHERE seq > ? ORDER BY seq",
                                               (seq,))]
 
 
@@ -190,7 +190,7 @@ def test_forget_sessions_equals_never_having_them(items, forgotten):
             assert full.verify()["ok"]
             assert full.replay_differences() == []
             for s in forgotten:
-                sessions = {orjson.loads(b).get("session") for (b,) in full.conn.execute(
+                sessions = {orjson.loads(b).get("session") for (b,) in full._conn.execute(
                     "SELECT body FROM events WHERE body IS NOT NULL")}
                 assert f"s{s}" not in sessions
 
@@ -225,7 +225,7 @@ def test_a_many_key_records_again_only_the_value_that_depended_on_the_forgotten(
         clock.tick()
     receipt = ledger.forget("app", "u1", session="s1", reason="r")
     assert receipt["counts"]["restated"] == 1                   # s3's reinforcement, now its own fact
-    scrubbed = [seq for (seq,) in ledger.conn.execute("SELECT seq FROM events WHERE body IS NULL")]
+    scrubbed = [seq for (seq,) in ledger._conn.execute("SELECT seq FROM events WHERE body IS NULL")]
     assert scrubbed == [1, 3]
     assert values(ledger) == {("user", "allergy"): [("peanuts", "current", "stated"),
                                                     ("shellfish", "current", "stated")]}

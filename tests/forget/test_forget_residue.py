@@ -91,10 +91,10 @@ def test_the_forgotten_city_leaves_no_residue(tmp_path, kind):
         fill(ledger, clock)
         assert ledger.sessions("app", "u1")[0]["digest"].endswith("50 mg")
         assert {r["reason"] for r in ledger.held("app", "u1")} == {"unknown_predicate"}
-        rejected = [orjson.loads(b)["rule"] for (b,) in ledger.conn.execute(
+        rejected = [orjson.loads(b)["rule"] for (b,) in ledger._conn.execute(
             "SELECT body FROM events WHERE type = 'CandidateRejected'")]
         assert sorted(rejected) == ["session_validator", "validator"]
-        ledger.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        ledger._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         assert set(scan(db, [CITY, stem])) == {CITY, stem}          # the scan does see them
 
         receipt = ledger.forget("app", "u1", reason="request", **SCOPES[kind](ledger))
@@ -150,13 +150,13 @@ def test_a_validator_rejected_repeat_goes_with_the_fact(tmp_path):
         assert (out.decision, out.reason) == ("reject", "preference_not_user_authored")
         ledger.ingest_session(session("s3", "nothing to see"), extractor=Digesting([
             Proposal(predicate="diet", value=value, quote=f"I eat {value}", evidence_event="s3-e1")], None))
-        rules = [orjson.loads(b)["rule"] for (b,) in ledger.conn.execute(
+        rules = [orjson.loads(b)["rule"] for (b,) in ledger._conn.execute(
             "SELECT body FROM events WHERE type = 'CandidateRejected'")]
         assert sorted(rules) == ["session_validator", "validator"]
         clock.tick()
         ledger.forget("app", "u1", fact=fact, reason="r")
         assert scan(db, [value]) == {}
-        assert ledger.conn.execute("SELECT count(*) FROM events WHERE type = 'CandidateRejected'"
+        assert ledger._conn.execute("SELECT count(*) FROM events WHERE type = 'CandidateRejected'"
                                    " AND body IS NOT NULL").fetchone()[0] == 0
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
@@ -181,7 +181,7 @@ def test_a_rejection_that_only_quotes_a_forgotten_value_is_kept_masked_for_the_n
         clock.tick()
         ledger.forget("app", "u1", fact=allergy, reason="r")
         assert scan(db, ["peanuts"]) == {}
-        kept = [orjson.loads(b)["candidate"]["quote"] for (b,) in ledger.conn.execute(
+        kept = [orjson.loads(b)["candidate"]["quote"] for (b,) in ledger._conn.execute(
             "SELECT body FROM events WHERE type = 'CandidateRejected' AND body IS NOT NULL")]
         assert kept == ["vegan, not [erased]"]
         clock.tick()
@@ -205,9 +205,9 @@ def test_a_split_keeps_no_copy_of_a_forgotten_quote(tmp_path, scope):
             ledger.observe(cand(predicate=predicate, value=value, quote=quote, session=session,
                                 event=f"e-{session}", said_at=f"2026-09-{day}"))
             clock.tick()
-        assert ledger.conn.execute("SELECT count(*) FROM events WHERE type = 'FactSplit'").fetchone() == (1,)
+        assert ledger._conn.execute("SELECT count(*) FROM events WHERE type = 'FactSplit'").fetchone() == (1,)
         gone = CITY if "predicate" in scope else "aside"
-        split = orjson.loads(ledger.conn.execute("SELECT body FROM events WHERE type = 'FactSplit'").fetchone()[0])
+        split = orjson.loads(ledger._conn.execute("SELECT body FROM events WHERE type = 'FactSplit'").fetchone()[0])
         assert gone in split["quote"] and scan(db, [gone])
         ledger.forget("app", "u1", reason="r", **scope)
         assert scan(db, [gone]) == {}

@@ -49,7 +49,7 @@ def measure(events: int = 100_000) -> dict:
         ledger = build(Path(tmp) / "scale.db", events)
         built = time.perf_counter() - started
         total = ledger.head()[0]
-        partition = ledger.conn.execute(
+        partition = ledger._conn.execute(
             "SELECT COUNT(*) FROM events WHERE app = 'scale' AND user = 'user-7'").fetchone()[0]
         started = time.perf_counter()
         receipt = ledger.forget("scale", "user-7", reason="measurement")

@@ -16,7 +16,7 @@ def settle(ledger):
 
 
 def bodies(ledger, type_=None):
-    rows = ledger.conn.execute("SELECT type, body FROM events ORDER BY seq").fetchall()
+    rows = ledger._conn.execute("SELECT type, body FROM events ORDER BY seq").fetchall()
     return [(t, orjson.loads(b)) for t, b in rows if b is not None and (type_ is None or t == type_)]
 
 
@@ -126,10 +126,10 @@ def test_user_scope_pseudonymises_and_clears_every_projection(ledger, clock):
     clock.tick()
     receipt = ledger.forget("app", "u1", reason="erase me")
     assert values(ledger) == {}
-    users = {r[0] for r in ledger.conn.execute("SELECT user FROM events")}
+    users = {r[0] for r in ledger._conn.execute("SELECT user FROM events")}
     assert "u1" not in users and any(u.startswith("erased:") for u in users)
     for table in ledger.projector.tables:
-        assert ledger.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user = 'u1'").fetchone()[0] == 0
+        assert ledger._conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user = 'u1'").fetchone()[0] == 0
     assert values(ledger, user="u2") == {("user", "diet"): [("vegan", "current", "stated")]}
     assert receipt["counts"]["pseudonymised"] == 3
     assert ledger.is_forgotten_session("app", "u1", "s1")          # its sessions stay forgotten
@@ -143,7 +143,7 @@ def test_user_scope_after_a_session_forget_pseudonymises_old_scrubs_too(ledger, 
     ledger.forget("app", "u1", session="s2", reason="r")
     clock.tick()
     ledger.forget("app", "u1", reason="r")
-    assert ledger.conn.execute("SELECT COUNT(*) FROM events WHERE user = 'u1'").fetchone()[0] == 0
+    assert ledger._conn.execute("SELECT COUNT(*) FROM events WHERE user = 'u1'").fetchone()[0] == 0
     settle(ledger)
 
 

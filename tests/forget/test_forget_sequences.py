@@ -107,7 +107,7 @@ def observers(ledger) -> dict[str, str]:
     reviewer's judgement of the fact stands on.  Not `facts_current.evidence_event`, which a value
     learnt late moves to the earlier statement (`backfill`, rule `earlier_same_value`) while the
     judgement stays with the fact."""
-    return dict(ledger.conn.execute(
+    return dict(ledger._conn.execute(
         "SELECT f.fact_id, (SELECT json_extract(e.body, '$.evidence_event') FROM events e"
         " WHERE e.type = 'FactObserved' AND e.body IS NOT NULL AND json_extract(e.body, '$.fact_id') = f.fact_id"
         " ORDER BY e.seq DESC LIMIT 1) FROM facts_current f WHERE f.app = 'app' AND f.user = 'u1'"))
@@ -137,7 +137,7 @@ def feed(ledger, clock, history) -> list[Item]:
             items.append(Item(i, c, name, decided=decided))
         else:                                     # a reviewer looks at a key in dispute
             observed = observers(ledger)
-            open_ = [observed[fact] for (fact,) in ledger.conn.execute(
+            open_ = [observed[fact] for (fact,) in ledger._conn.execute(
                 "SELECT fact_id FROM facts_current f WHERE app = 'app' AND user = 'u1' AND EXISTS"
                 " (SELECT 1 FROM facts_current d WHERE d.app = f.app AND d.user = f.user AND"
                 " d.subject = f.subject AND d.predicate = f.predicate AND d.status = 'disputed')"
@@ -172,7 +172,7 @@ def said(sessions: str) -> tuple:
 
 
 def state(ledger) -> dict:
-    conn = ledger.conn
+    conn = ledger._conn
     evidence = dict(conn.execute("SELECT fact_id, evidence_event FROM fact_history"
                                  " WHERE app = 'app' AND user = 'u1'"))
     fields = ("subject, predicate, value, basis, round(confidence, 6), reinforcements, said_at, session,"
@@ -193,7 +193,7 @@ def state(ledger) -> dict:
 
 
 def assert_one_current_at_every_as_of(ledger) -> None:
-    conn = ledger.conn
+    conn = ledger._conn
     times = {t for (t,) in conn.execute("SELECT recorded_from FROM fact_history UNION"
                                         " SELECT recorded_to FROM fact_history") if t}
     for t in sorted(times):
@@ -218,7 +218,7 @@ def forgotten_by(ledger, scope, items: list[Item]) -> tuple[dict, set[int]]:
                                       and registry.resolve(it.predicate).sensitivity == arg}
     if kind == "user":
         return {}, {it.index for it in alive}
-    facts = [f for (f,) in ledger.conn.execute(
+    facts = [f for (f,) in ledger._conn.execute(
         "SELECT DISTINCT fact_id FROM fact_history WHERE app = 'app' AND user = 'u1' ORDER BY observed_seq")]
     if not facts:
         return {"fact": None}, set()
@@ -226,7 +226,7 @@ def forgotten_by(ledger, scope, items: list[Item]) -> tuple[dict, set[int]]:
     plan = ledger.forget("app", "u1", fact=fact, reason="property", dry_run=True)["plan"][0]
     said_in = set()
     for seq in plan["target_seqs"]:            # the statements it takes (a closed hold or a validator's
-        type_, body = ledger.conn.execute(     # rejection naming the value goes too: not statements)
+        type_, body = ledger._conn.execute(     # rejection naming the value goes too: not statements)
             "SELECT type, body FROM events WHERE seq = ?", (seq,)).fetchone()
         body = orjson.loads(body)
         if type_ in ("FactObserved", "FactReinforced", "FactRetracted") or (
@@ -254,7 +254,7 @@ def run(history, forgets) -> None:
                             and it.candidate.session == arguments["session"]]
             else:
                 if receipt["noop"] and "session" in arguments:   # a session whose every event went
-                    assert not [b for (b,) in full.conn.execute(  # before: already erased
+                    assert not [b for (b,) in full._conn.execute(  # before: already erased
                                 "SELECT body FROM events WHERE body IS NOT NULL")
                                 if orjson.loads(b).get("session", (orjson.loads(b).get("candidate") or {})
                                                        .get("session")) == arguments["session"]]

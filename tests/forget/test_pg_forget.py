@@ -18,7 +18,7 @@ MARKER = "Zqxvilleborough"
 
 
 def _data_files_holding(ledger, marker: str) -> list[str]:
-    raw = ledger.conn.raw
+    raw = ledger._conn.raw
     raw.execute("CHECKPOINT")                 # dirty pages on disk: what the heap holds now
     data = Path(raw.execute("SHOW data_directory").fetchone()[0])
     database = raw.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
@@ -57,11 +57,11 @@ def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, cloc
         receipt = ledger.forget("app", "gone", reason="erasure request")
         assert receipt["purge"]["vacuumed"] and not receipt["purge"]["full"]
         for table in ("events", *ledger.projector.all_tables):
-            rows = ledger.conn.raw.execute(f"SELECT t::text FROM {table} AS t").fetchall()
+            rows = ledger._conn.raw.execute(f"SELECT t::text FROM {table} AS t").fetchall()
             assert not any(MARKER in row[0] for row in rows), table
-        dead = ledger.conn.raw.execute(
+        dead = ledger._conn.raw.execute(
             "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = %s"
-            " AND relname = 'events'", (ledger.conn.schema,)).fetchone()[0]
+            " AND relname = 'events'", (ledger._conn.schema,)).fetchone()[0]
         assert dead == 0
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
@@ -107,12 +107,12 @@ def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgre
         _fill(ledger)
         with psycopg.connect(postgres.conninfo) as reader:
             reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            reader.execute(f'SELECT COUNT(*) FROM "{ledger.conn.schema}".events').fetchone()
+            reader.execute(f'SELECT COUNT(*) FROM "{ledger._conn.schema}".events').fetchone()
             receipt = ledger.forget("app", "gone", reason="erasure request")
             purge = receipt["purge"]
             assert purge["held_back"] > 0 and "events" in purge["held_back_tables"]
             reader.rollback()
-        again = vacuum_tables(ledger.conn, purge["held_back_tables"])
+        again = vacuum_tables(ledger._conn, purge["held_back_tables"])
         assert "held_back" not in again
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 

@@ -49,7 +49,7 @@ def live_and_statements(predicate, items):
                 statements.append(Statement(i, verdict.candidate, verdict.basis_claimed, fact_id=observed))
             else:
                 _, pick, accept = item
-                open_ids = [f for (f,) in ledger.conn.execute(
+                open_ids = [f for (f,) in ledger._conn.execute(
                     "SELECT fact_id FROM facts_current ORDER BY rowid")]
                 if not open_ids:
                     continue
@@ -60,7 +60,7 @@ def live_and_statements(predicate, items):
                     continue                      # not in dispute: the reviewer had nothing to settle
                 statements.append(Statement(i, resolution=Resolution(fact_id, accept, "dr-k", "checked")))
             clock.tick()
-        bodies = [orjson.loads(b) for (b,) in ledger.conn.execute(
+        bodies = [orjson.loads(b) for (b,) in ledger._conn.execute(
             "SELECT body FROM events WHERE app = 'app' AND user = 'u1' ORDER BY seq")]
         facts = {f["fact_id"]: (f["value"], f["status"], f["disputes"])
                  for f in ledger.facts("app", "u1", include_sensitive=True)}

@@ -53,8 +53,8 @@ def write_jsonl(path: Path, rows) -> Path:
 
 
 def event_count(ledger) -> int:
-    return ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
 
 
 def types(ledger) -> list[str]:
-    return [r[0] for r in ledger.conn.execute("SELECT type FROM events ORDER BY seq")]
+    return [r[0] for r in ledger._conn.execute("SELECT type FROM events ORDER BY seq")]

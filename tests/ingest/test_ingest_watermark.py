@@ -81,7 +81,7 @@ def test_a_crash_mid_session_writes_nothing_and_the_retry_ingests_it(ledger):
 
 def test_one_session_is_one_transaction(ledger):
     ledger.ingest_session(adk_session(FIRST), extractor="patterns")
-    stamps = {r[0] for r in ledger.conn.execute("SELECT recorded_at FROM events")}
+    stamps = {r[0] for r in ledger._conn.execute("SELECT recorded_at FROM events")}
     assert len(stamps) == 1
     assert types(ledger) == ["FactObserved", "FactObserved", "SessionIngested"]
 
@@ -115,7 +115,7 @@ def test_sessions_projection_rebuilds_equal_to_live_and_clears_per_partition(tmp
         projection = SessionsProjection()
         assert all("app" in ddl and "user" in ddl for ddl in projection.schema.split("CREATE TABLE")[1:])
         with ledger.transaction():
-            Projector().rebuild(ledger.conn, app="app", user="u1")
+            Projector().rebuild(ledger._conn, app="app", user="u1")
         assert ledger.replay_differences() == []
         assert len(ledger.sessions("app", "u1")) == 1 and len(ledger.sessions("app", "u2")) == 1
 
@@ -141,9 +141,9 @@ def test_concurrent_writer_moving_the_watermark_is_noticed(tmp_path, clock):
 def test_the_extractor_context_reads_open_facts_only_when_asked(ledger, monkeypatch):
     monkeypatch.setattr(ledger, "facts", lambda *a, **k: pytest.fail("ledger.facts was called"))
     statements: list[str] = []
-    ledger.conn.set_trace_callback(statements.append)
+    ledger._conn.set_trace_callback(statements.append)
     ledger.ingest_session(adk_session(FIRST), extractor="patterns")
-    ledger.conn.set_trace_callback(None)
+    ledger._conn.set_trace_callback(None)
     assert not [s for s in statements if "SELECT subject, predicate, value FROM facts_current" in s]
     seen = []
 

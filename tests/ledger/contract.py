@@ -85,7 +85,7 @@ def test_forgetting_a_user_scrubs_the_log_and_the_projections(make, clock):
     receipt = ledger.forget("app", "u1", reason="erasure request")
     assert not receipt["noop"] and receipt["counts"]["events"] >= 6
     assert facts_of(ledger, "u1") == [] and [f[1] for f in facts_of(ledger, "u2")] == ["Lima"]
-    leftovers = ledger.conn.execute(
+    leftovers = ledger._conn.execute(
         "SELECT COUNT(*) FROM events WHERE body LIKE ? OR body LIKE ?", ("%Berlin%", "%Paris%")).fetchone()[0]
     assert leftovers == 0
     assert ledger.verify()["ok"] and ledger.replay_differences() == []
@@ -144,13 +144,13 @@ def test_a_missing_guard_is_restored_on_open_and_reported(make, raw, clock):
     ledger = make()
     ledger.observe(cand())
     raw(ledger)
-    location = ledger.work.location
+    location = ledger._work.location
     ledger.close()
     with pytest.warns(RuntimeWarning, match="events_refuse_update"):
         again = make(location)
-    assert any("events_refuse_update" in line for line in again.work.schema_report)
+    assert any("events_refuse_update" in line for line in again._work.schema_report)
     with pytest.raises(Exception, match="append-only"):
-        again.conn.execute("DELETE FROM events")
+        again._conn.execute("DELETE FROM events")
     result = again.verify()
     assert not result["ok"] and "restored on open" in result["problem"]
 
@@ -159,9 +159,9 @@ def test_the_log_refuses_rewrites_but_admits_redaction_shape(make, clock):
     ledger = make()
     ledger.observe(cand())
     with pytest.raises(Exception, match="redacted"):
-        ledger.conn.execute("UPDATE events SET type = 'X' WHERE seq = 1")
+        ledger._conn.execute("UPDATE events SET type = 'X' WHERE seq = 1")
     with pytest.raises(Exception, match="append-only"):
-        ledger.conn.execute("DELETE FROM events WHERE seq = 1")
+        ledger._conn.execute("DELETE FROM events WHERE seq = 1")
 
 
 def test_export_then_import_reproduces_the_head(make, clock, tmp_path):

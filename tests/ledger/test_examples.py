@@ -206,7 +206,7 @@ def test_unknown_predicate_is_held_not_stored(ledger):
     assert (outcome.decision, outcome.reason) == ("hold", "unknown_predicate")
     assert ledger.facts("app", "u1") == []
     assert ledger.stats()["held_candidates"] == 1
-    queued = ledger.conn.execute("SELECT status, reason FROM review_queue").fetchall()
+    queued = ledger._conn.execute("SELECT status, reason FROM review_queue").fetchall()
     assert queued == [("open", "unknown_predicate")]
 
 

@@ -70,8 +70,8 @@ def _raw_postgres(location, statements):
 def raw():
     """raw(ledger, *sql): the guard triggers dropped, then each statement run, outside the ledger."""
     def run(ledger, *statements):
-        location = ledger.work.location
-        (_raw_postgres if ledger.work.postgres else _raw_sqlite)(location, statements)
+        location = ledger._work.location
+        (_raw_postgres if ledger._work.postgres else _raw_sqlite)(location, statements)
     return run
 
 

@@ -45,7 +45,7 @@ def run(ledger: Ledger, clock: MovableClock, ops: list[dict]) -> None:
                                 negated=op["negated"], session=op["session"],
                                 said_at=f"2026-08-{op['day']:02d}T10:00:00Z"))
         else:
-            disputed = ledger.conn.execute(
+            disputed = ledger._conn.execute(
                 "SELECT fact_id FROM facts_current WHERE disputes != '[]' ORDER BY fact_id").fetchall()
             if disputed:
                 fact_id = disputed[op["pick"] % len(disputed)][0]
@@ -53,7 +53,7 @@ def run(ledger: Ledger, clock: MovableClock, ops: list[dict]) -> None:
 
 
 def check_invariants(ledger: Ledger) -> None:
-    rows = ledger.conn.execute(
+    rows = ledger._conn.execute(
         "SELECT app, user, subject, predicate, cardinality, status, basis FROM facts_current").fetchall()
     current: dict = {}
     for app, user, subject, predicate, cardinality, status, basis in rows:
@@ -65,14 +65,14 @@ def check_invariants(ledger: Ledger) -> None:
         if status == "disputed":      # a dispute always has a current fact to dispute
             assert (app, user, subject, predicate) in current
     # no supersession ever replaced a fact with a less authoritative one
-    for old_basis, new_basis in ledger.conn.execute(
+    for old_basis, new_basis in ledger._conn.execute(
             "SELECT o.basis, n.basis FROM fact_history o JOIN fact_history n"
             " ON n.fact_id = json_extract(e.body, '$.by_fact_id') AND n.recorded_to IS NULL"
             " JOIN events e ON e.seq = o.ended_by AND e.type = 'FactSuperseded'"
             " WHERE o.recorded_to IS NOT NULL"):
         assert BASIS_RANK[new_basis] >= BASIS_RANK[old_basis]
     # history's open intervals and facts_current agree
-    open_history = ledger.conn.execute(
+    open_history = ledger._conn.execute(
         "SELECT COUNT(*) FROM fact_history WHERE recorded_to IS NULL"
         " AND state IN ('current', 'disputed')").fetchone()[0]
     assert open_history == len(rows)
@@ -87,10 +87,10 @@ def test_rebuild_equals_live(ops):
             run(ledger, clock, ops)
             check_invariants(ledger)
             assert ledger.replay_differences() == []
-            before = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            before = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
                       for t in ledger.projector.tables}
             ledger.replay()
-            after = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            after = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
                      for t in ledger.projector.tables}
             assert before == after
             assert ledger.verify()["ok"]
@@ -114,7 +114,7 @@ def _candidate(op: dict):
 
 
 def _open_values(ledger: Ledger) -> list[tuple]:
-    return sorted(ledger.conn.execute(
+    return sorted(ledger._conn.execute(
         "SELECT app, user, subject, predicate, value, status, basis, confidence, reinforcements,"
         " said_at, confirmed_at, session, sessions FROM facts_current").fetchall())
 
@@ -157,7 +157,7 @@ def test_a_stored_interval_overwritten_at_its_own_time_adds_its_reason(ledger, c
     ledger.observe(cand(value="vegan", session="s2", event="e2"))                  # reinforce
     ledger.observe_many([cand(value="vegetarian", session="s3", event="e3", basis="inferred",
                               author="agent")])                                  # dispute, same time
-    reasons = [r for (r,) in ledger.conn.execute(
+    reasons = [r for (r,) in ledger._conn.execute(
         "SELECT reason FROM fact_history WHERE fact_id = ? AND recorded_to IS NOT NULL",
         (first.fact_id,))]
     assert reasons == ["reinforced, disputed"]

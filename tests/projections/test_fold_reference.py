@@ -39,14 +39,14 @@ def test_live_tables_equal_the_event_at_a_time_fold(steps, ticks):
                 elif s["op"] == "many":
                     ledger.observe_many([_candidate(o) for o in s["obs"]])
                 else:
-                    disputed = ledger.conn.execute("SELECT fact_id FROM facts_current"
+                    disputed = ledger._conn.execute("SELECT fact_id FROM facts_current"
                                                    " WHERE disputes != '[]' ORDER BY fact_id").fetchall()
                     if disputed:
                         ledger.resolve(disputed[s["pick"] % len(disputed)][0], s["accept"],
                                        by="reviewer", reason="checked")
-            live = {t: sorted(ledger.conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            live = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
                     for t in TABLES}
-            live["key_order"] = key_order(ledger.conn)
-            assert live == reference_tables(ledger.conn)
+            live["key_order"] = key_order(ledger._conn)
+            assert live == reference_tables(ledger._conn)
             ledger.replay()                        # a rebuild keeps the order decide sees too
-            assert key_order(ledger.conn) == live["key_order"]
+            assert key_order(ledger._conn) == live["key_order"]

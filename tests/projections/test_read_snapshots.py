@@ -30,7 +30,7 @@ def test_why_reads_the_fact_and_its_events_in_one_snapshot(tmp_path, monkeypatch
         monkeypatch.setattr(queries, "_fact", real_fact)
         assert [e["type"] for e in seen["events"]] == ["FactObserved"]
         assert [e["type"] for e in reader.why(fact_id)["events"]] == ["FactObserved", "FactReinforced"]
-        assert not reader.conn.in_transaction
+        assert not reader._conn.in_transaction
 
 
 def test_the_data_subject_export_is_one_snapshot(tmp_path, monkeypatch):
@@ -55,15 +55,15 @@ def test_the_data_subject_export_is_one_snapshot(tmp_path, monkeypatch):
 def test_reads_leave_the_connections_row_factory_alone(ledger):
     ledger.observe(cand(value="vegan"))
     sentinel = sqlite3.Row
-    ledger.conn.row_factory = None
+    ledger._conn.row_factory = None
     fact_id = ledger.facts("app", "u1")[0]["fact_id"]
     ledger.history("app", "u1")
     ledger.facts("app", "u1", as_of="2027-01-01")
     ledger.why(fact_id)
-    assert ledger.conn.row_factory is None
-    ledger.conn.row_factory = sentinel
+    assert ledger._conn.row_factory is None
+    ledger._conn.row_factory = sentinel
     try:
         assert ledger.facts("app", "u1")[0]["value"] == "vegan"
-        assert ledger.conn.row_factory is sentinel
+        assert ledger._conn.row_factory is sentinel
     finally:
-        ledger.conn.row_factory = None
+        ledger._conn.row_factory = None

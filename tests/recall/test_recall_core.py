@@ -236,11 +236,11 @@ def test_explain_outcomes_are_known_and_ranked(meal):
 
 def test_replay_check_and_partition_rebuild_keep_the_index(meal):
     assert meal.replay_differences() == []
-    before = meal.conn.execute("SELECT * FROM recall_index ORDER BY seq").fetchall()
+    before = meal._conn.execute("SELECT * FROM recall_index ORDER BY seq").fetchall()
     assert sorted(r[5] for r in before) == ["diet", "home_city", "likes_spicy"]
     with meal.transaction():
-        meal.projector.rebuild(meal.conn, app="mealkit", user="priya")
-    assert meal.conn.execute("SELECT * FROM recall_index ORDER BY seq").fetchall() == before
+        meal.projector.rebuild(meal._conn, app="mealkit", user="priya")
+    assert meal._conn.execute("SELECT * FROM recall_index ORDER BY seq").fetchall() == before
     assert meal.replay_differences() == []
     meal.replay()
     assert meal.replay_differences() == []
@@ -250,15 +250,15 @@ def test_closed_facts_leave_the_index(ledger, clock):
     clock.set("2026-10-01T00:00:00Z")
     ledger.observe(cand(predicate="home_city", value="Zqxvilleunique", quote="we're in Zqxvilleunique",
                         session="s1", said_at="2026-09-01T00:00:00Z"))
-    index = lambda: ledger.conn.execute("SELECT terms FROM recall_index").fetchall()  # noqa: E731
+    index = lambda: ledger._conn.execute("SELECT terms FROM recall_index").fetchall()  # noqa: E731
     assert any("zqx" in t for (t,) in index())
     ledger.observe(cand(predicate="home_city", value="Bengaluru", quote="we moved to Bengaluru",
                         session="s2", said_at="2026-09-20T00:00:00Z"))
     assert not any("zqx" in t for (t,) in index()) and len(index()) == 1
     with ledger.transaction():
-        ledger.projector.rebuild(ledger.conn, app="app", user="u1")
+        ledger.projector.rebuild(ledger._conn, app="app", user="u1")
     assert not any("zqx" in t for (t,) in index()) and len(index()) == 1
-    assert ledger.conn.execute("PRAGMA secure_delete").fetchone() == (1,)
+    assert ledger._conn.execute("PRAGMA secure_delete").fetchone() == (1,)
 
 
 def test_recall_on_a_ledger_with_many_facts_is_one_read(ledger, clock):
@@ -267,17 +267,17 @@ def test_recall_on_a_ledger_with_many_facts_is_one_read(ledger, clock):
         cand(predicate="owned_product", value=f"gadget model {i}", quote=f"I own gadget model {i}",
              session=f"s{i}", event=f"e{i}", said_at="2026-09-01T00:00:00Z") for i in range(300))
     statements = []
-    ledger.conn.set_trace_callback(statements.append)
+    ledger._conn.set_trace_callback(statements.append)
     result = ledger.recall("app", "u1", "gadget model 7", limit=5)
-    ledger.conn.set_trace_callback(None)
+    ledger._conn.set_trace_callback(None)
     assert [f["value"] for f in result.selected][0] == "gadget model 7"
     assert statements[0] == "BEGIN" and statements[-1] == "ROLLBACK"    # one read snapshot
     # the head (is a kept scope still the ledger's?), one read of the scope, one for the shown facts
     assert len(statements[1:-1]) <= 3
     statements.clear()
-    ledger.conn.set_trace_callback(statements.append)
+    ledger._conn.set_trace_callback(statements.append)
     again = ledger.recall("app", "u1", "gadget model 8", limit=5)
-    ledger.conn.set_trace_callback(None)
+    ledger._conn.set_trace_callback(None)
     assert [f["value"] for f in again.selected][0] == "gadget model 8"
     assert len(statements[1:-1]) <= 2    # the scope was kept: the head and the shown facts
 
@@ -318,6 +318,6 @@ def test_forgetting_a_session_changes_what_recall_serves(meal):
     result = meal.recall(**MEAL, query=QUESTION, clearance="personal")
     assert "- home_city = Pune (stated 2026-08-30)" in result.text
     assert "Bengaluru" not in result.text
-    terms = " ".join(t for (t,) in meal.conn.execute("SELECT terms FROM recall_index"))
+    terms = " ".join(t for (t,) in meal._conn.execute("SELECT terms FROM recall_index"))
     assert "bengaluru" not in terms and "pun" in terms
     assert meal.replay_differences() == []

@@ -59,7 +59,7 @@ def test_best_first_is_the_full_sort(ledger, clock, query, preload, min_confiden
         fill(ledger, clock, n=60)
     options = RecallOptions.build(clearance="all", min_confidence=min_confidence, preload=preload)
     with ledger.transaction():
-        rows = recall_reads.scope_rows(ledger.conn, "app", ["u1"])
+        rows = recall_reads.scope_rows(ledger._conn, "app", ["u1"])
     now = clock() + timedelta(days=3)
     lazy, full = (InScope(rows, now, options, _registry_suffixes(ledger.registry)) for _ in range(2))
     for scope in (lazy, full):
@@ -193,12 +193,12 @@ def test_best_first_over_arrays_is_the_full_sort(ledger, clock, meaning, query, 
         fill(ledger, clock, n=60)
     options = RecallOptions.build(clearance="all", min_confidence=min_confidence, preload=preload)
     with ledger.transaction():
-        rows = recall_reads.scope_rows(ledger.conn, "app", ["u1"])
+        rows = recall_reads.scope_rows(ledger._conn, "app", ["u1"])
         scopes = [InScope(rows, clock() + timedelta(days=3), options, _registry_suffixes(ledger.registry))
                   for _ in range(2)]
         for scope in scopes:
             scope.mode, scope.meaning_weight = "hybrid", MEANING_WEIGHT
-            scope.meaning = meaning_scores(ledger.conn, "app", ["u1"], query, rows, ID, PREDICATE, ledger.registry)
+            scope.meaning = meaning_scores(ledger._conn, "app", ["u1"], query, rows, ID, PREDICATE, ledger.registry)
             if scope.meaning.arrays is not None:
                 scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED))
             scope.score_hits(terms(query))

@@ -13,12 +13,12 @@ def test_accept_and_reject_read_one_queue_item(ledger):
            c(predicate="favourite_food", value="Pune", quote="we're in Pune"))
     first, second = [r["hold_id"] for r in ledger.held("app", "u1")]
     statements: list[str] = []
-    ledger.conn.set_trace_callback(statements.append)
+    ledger._conn.set_trace_callback(statements.append)
     try:
         ledger.review_accept(first, "diet")
         ledger.review_reject(second, "not a fact")
     finally:
-        ledger.conn.set_trace_callback(None)
+        ledger._conn.set_trace_callback(None)
     reads = [s for s in statements if "FROM review_queue" in s]
     assert len(reads) == 2 and all("WHERE hold_id = " in s for s in reads), reads
     assert [r["status"] for r in ledger.held("app", "u1", status=None)] == ["accepted", "rejected"]

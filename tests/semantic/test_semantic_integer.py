@@ -199,11 +199,11 @@ def test_vectors_of_the_float_graph_are_rebuilt_with_the_integer_one(tmp_path, m
     old = bundled(integer=False)
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
         fill(ledger, clock)
-        ids = {r[0] for r in ledger.conn.execute("SELECT fact_id FROM fact_vectors")}
-        ledger.conn.execute("UPDATE fact_vectors SET model = ?", (old.identity,))   # as written before the rewrite
-        ledger.conn.commit()
+        ids = {r[0] for r in ledger._conn.execute("SELECT fact_id FROM fact_vectors")}
+        ledger._conn.execute("UPDATE fact_vectors SET model = ?", (old.identity,))   # as written before the rewrite
+        ledger._conn.commit()
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
-        rows = ledger.conn.execute("SELECT fact_id, model FROM fact_vectors").fetchall()
+        rows = ledger._conn.execute("SELECT fact_id, model FROM fact_vectors").fetchall()
         assert {r[0] for r in rows} == ids
         assert {r[1] for r in rows} == {encoders.identity()} and encoders.identity().endswith(encoders.INTEGER_SUFFIX)
         assert ledger.replay_differences() == []                  # rebuilt == live, byte for byte

@@ -62,13 +62,13 @@ def test_one_vector_per_open_fact_follows_the_facts(tmp_path, meaning):
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
         fill(ledger, clock)
         open_ids = {f["fact_id"] for f in ledger.facts("mealkit", "priya", include_sensitive=True)}
-        rows = ledger.conn.execute("SELECT fact_id, model, length(vector) FROM fact_vectors").fetchall()
+        rows = ledger._conn.execute("SELECT fact_id, model, length(vector) FROM fact_vectors").fetchall()
         assert {r[0] for r in rows} == open_ids
         assert all(r[1] == encoders.identity() and r[2] == 384 * 4 for r in rows)
         clock.tick()
         ledger.observe(cand(app="mealkit", user="priya", predicate="home_city", value="Mysuru",
                             quote="we live in Mysuru now", session="s9", event="e9"))
-        cities = [v for (v,) in ledger.conn.execute(
+        cities = [v for (v,) in ledger._conn.execute(
             "SELECT f.value FROM fact_vectors v JOIN facts_current f USING (fact_id)"
             " WHERE v.predicate = 'home_city'")]
         assert cities == ["Mysuru"]                       # the superseded fact's vector is gone
@@ -118,17 +118,17 @@ def test_forget_leaves_no_byte_of_the_vector(tmp_path, meaning):
     with Ledger(db, clock=clock) as ledger:
         fill(ledger, clock)
         ledger.observe(cand(app="mealkit", user="bystander", predicate="diet", value="vegan"))
-        vectors = [v for (v,) in ledger.conn.execute(
+        vectors = [v for (v,) in ledger._conn.execute(
             "SELECT vector FROM fact_vectors WHERE user = 'priya'")]
         assert vectors
-        ledger.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        ledger._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         raw = [v[:64].hex() for v in vectors]            # 16 floats each: unique enough
         assert all(bytes.fromhex(r) in db.read_bytes() + _wal(db) for r in raw)
         ledger.forget("mealkit", "priya", reason="art. 17 request")
         data = db.read_bytes() + _wal(db)
         assert not any(bytes.fromhex(r) in data for r in raw)
-        assert ledger.conn.execute("SELECT COUNT(*) FROM fact_vectors WHERE user = 'priya'").fetchone()[0] == 0
-        assert ledger.conn.execute("SELECT COUNT(*) FROM fact_vectors WHERE user = 'bystander'").fetchone()[0] == 1
+        assert ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors WHERE user = 'priya'").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors WHERE user = 'bystander'").fetchone()[0] == 1
         assert scan(db, ["Bengaluru"]) == {}
 
 
@@ -143,7 +143,7 @@ def test_a_different_encoder_setting_rebuilds_the_vectors(tmp_path, monkeypatch,
         fill(ledger, clock)
     monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
-        assert ledger.conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0] == 0
         assert ledger.replay_differences() == []
         result = ledger.recall("mealkit", "priya", "diet")
         assert result.options.mode == "lexical" and "vegetarian" in result.text
@@ -151,7 +151,7 @@ def test_a_different_encoder_setting_rebuilds_the_vectors(tmp_path, monkeypatch,
             ledger.recall("mealkit", "priya", "diet", mode="hybrid")
     monkeypatch.delenv("FACTLEDGER_EMBEDDER")
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
-        count = ledger.conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0]
+        count = ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0]
         assert count == len(ledger.facts("mealkit", "priya", include_sensitive=True))
         assert ledger.replay_differences() == []
 
@@ -161,7 +161,7 @@ def test_without_meaning_recall_is_lexical_as_before(tmp_path, monkeypatch):
     clock = MovableClock()
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
         fill(ledger, clock)
-        assert ledger.conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0] == 0
         result = ledger.recall("mealkit", "priya", "allergies", clearance="all", explain=True)
         assert result.options.mode == "lexical" and "peanuts" in result.text
         assert all(c["meaning"] is None for c in result.candidates)

@@ -22,7 +22,7 @@ def _wait(predicate, seconds: float = 10.0) -> bool:
 def test_commits_leave_checkpointing_to_the_thread(tmp_path, clock):
     path = tmp_path / "ledger.db"
     with Ledger(path, clock=clock) as ledger:
-        assert ledger.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert ledger._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         before = path.stat().st_size
         for i in range(60):
             ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}"))
@@ -43,7 +43,7 @@ def _wal_pages_after_steady_writes(path) -> float:
             ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}",
                                 quote=f"I said vegetarian {'x' * 1500}"))
         size = (path.parent / (path.name + "-wal")).stat().st_size
-        return size / ledger.conn.execute("PRAGMA page_size").fetchone()[0]
+        return size / ledger._conn.execute("PRAGMA page_size").fetchone()[0]
 
 
 def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
@@ -107,8 +107,8 @@ def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock, monkeypat
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.RESTART_FRAMES", 40)
     wal = tmp_path / "ledger.db-wal"
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
-        page = ledger.conn.execute("PRAGMA page_size").fetchone()[0]
-        assert ledger.conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 40 * page
+        page = ledger._conn.execute("PRAGMA page_size").fetchone()[0]
+        assert ledger._conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 40 * page
         with ledger.transaction():                 # one large transaction: a long WAL
             for i in range(150):
                 ledger.append_candidate(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}",
@@ -126,5 +126,5 @@ def test_a_thread_that_cannot_open_the_file_gives_autocheckpoint_back(tmp_path, 
         ledger.observe(cand())
         assert _wait(lambda: ledger.checkpointer._thread is None)
         ledger.observe(cand(value="vegan", session="s2", event="e2"))   # the writer's next BEGIN
-        assert ledger.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+        assert ledger._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
         assert ledger.facts("app", "u1")[0]["value"] == "vegan"

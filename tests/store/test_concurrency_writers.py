@@ -76,7 +76,7 @@ with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y")
         for i in range(params["requests"]):
             time.sleep(rng.uniform(0, params["pause"]))
             # aim at sessions another writer has already committed (else the request is a no-op)
-            written = ledger.conn.execute(
+            written = ledger._conn.execute(
                 "SELECT DISTINCT user, json_extract(body, '$.session') FROM events WHERE app ="
                 " 'concapp' AND type IN ('FactObserved', 'SessionIngested') AND body IS NOT NULL"
                 " ORDER BY 1, 2").fetchall()
@@ -144,8 +144,8 @@ def check_nothing_lost_or_interleaved(db: Path, records: list[dict]) -> int:
             assert seq not in claimed, f"seq {seq} claimed by {claimed[seq]} and {rec['writer']}"
             claimed[seq] = f"{rec['writer']}#{i}"
     with Ledger(db, create=False) as ledger:   # a file or a postgresql:// URL
-        total = ledger.conn.execute("SELECT COUNT(*), MAX(seq) FROM events").fetchone()
-        types = dict(ledger.conn.execute("SELECT seq, type FROM events").fetchall())
+        total = ledger._conn.execute("SELECT COUNT(*), MAX(seq) FROM events").fetchone()
+        types = dict(ledger._conn.execute("SELECT seq, type FROM events").fetchall())
     assert total[0] == total[1] == len(claimed), (total, len(claimed))
     assert set(claimed) == set(range(1, total[0] + 1))
     for rec in records:

@@ -71,7 +71,7 @@ def _start(location: str, trial: int, mode: str) -> subprocess.Popen:
 
 def _check_whole(location: str) -> dict:
     with Ledger(location, create=False) as ledger:
-        sizes = dict(ledger.conn.execute(
+        sizes = dict(ledger._conn.execute(
             "SELECT user, COUNT(*) FROM events WHERE app = 'kill' GROUP BY user").fetchall())
         assert ledger.verify()["ok"]
         assert ledger.replay_differences() == []
@@ -121,7 +121,7 @@ def test_a_writer_killed_holding_the_lock_frees_it_and_leaves_nothing(postgres):
     assert after.returncode == 0, after.stderr
     with Ledger(location, create=False) as ledger:
         assert ledger.head()[0] == before[0] + 1
-        assert ledger.conn.execute("SELECT COUNT(*) FROM events WHERE app = 'kill'").fetchone()[0] == 0
+        assert ledger._conn.execute("SELECT COUNT(*) FROM events WHERE app = 'kill'").fetchone()[0] == 0
         assert ledger.verify()["ok"]
 
 

@@ -66,7 +66,7 @@ def test_the_open_restores_and_reports_a_missing_trigger(db):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with Ledger(db, clock=MovableClock()) as ledger:
-            assert ledger.work.schema_report == ["trigger events_refuse_delete was missing; restored "
+            assert ledger._work.schema_report == ["trigger events_refuse_delete was missing; restored "
                                                  "(verify reports it)"]
             result = ledger.verify()
     assert any("events_refuse_delete" in str(w.message) for w in caught)
@@ -103,5 +103,5 @@ def test_a_missing_index_is_built_and_reported(db):
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         with Ledger(db, clock=MovableClock()) as ledger:
-            assert ledger.work.schema_report == ["index events_partition was missing; built"]
+            assert ledger._work.schema_report == ["index events_partition was missing; built"]
             assert ledger.verify()["ok"]

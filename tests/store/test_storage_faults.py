@@ -63,17 +63,17 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(tmp_path):
     build(path)
     before = count(path)
     with Ledger(path, clock=MovableClock("2026-11-02T00:00:00Z")) as ledger:
-        pages = ledger.conn.execute("PRAGMA page_count").fetchone()[0]
-        ledger.conn.execute(f"PRAGMA max_page_count = {pages + 1}")
+        pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
+        ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")
         big = [cand(predicate="allergy", value=f"{i:05d}-" + "x" * 400, quote="y" * 1500,
                     session=f"big{i}") for i in range(200)]
         with pytest.raises(LedgerError, match="full; nothing was written"):
             ledger.observe_many(big)
-        assert not ledger.conn.in_transaction
+        assert not ledger._conn.in_transaction
         assert ledger.verify()["ok"]
         assert ledger.replay_differences() == []
         # a small write may still fit; a lifted limit lets the big batch through whole
-        ledger.conn.execute("PRAGMA max_page_count = 1073741823")
+        ledger._conn.execute("PRAGMA max_page_count = 1073741823")
         outcomes = ledger.observe_many(big)
         assert len(outcomes) == 200
     assert count(path)[0] == before[0] + 200
@@ -304,20 +304,20 @@ def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
     db = tmp_path / "full.db"
     with Ledger(db, clock=MovableClock()) as ledger:
         ingest_paths(ledger, paths[:10], None, None, "patterns", None, None)
-        pages = ledger.conn.execute("PRAGMA page_count").fetchone()[0]
-        ledger.conn.execute(f"PRAGMA max_page_count = {pages + 1}")
+        pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
+        ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")
         summary = ingest_paths(ledger, paths[10:], None, None, "patterns", None, None).as_dict()
         assert summary["failed"] >= 1
         assert all("full; nothing was written" in f["error"] for f in summary["failures"])
-        ledger.conn.execute(f"PRAGMA max_page_count = {ledger.conn.execute('PRAGMA page_count').fetchone()[0]}")
+        ledger._conn.execute(f"PRAGMA max_page_count = {ledger._conn.execute('PRAGMA page_count').fetchone()[0]}")
         try:
             receipt = ledger.forget("crashapp", "user1", reason="full disk test")
             assert not receipt["noop"]
         except LedgerError as exc:
             assert "full" in str(exc)
-        assert not ledger.conn.in_transaction
+        assert not ledger._conn.in_transaction
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
-        types = [r[0] for r in ledger.conn.execute("SELECT type FROM events ORDER BY seq")]
+        types = [r[0] for r in ledger._conn.execute("SELECT type FROM events ORDER BY seq")]
     # whole sessions only: every run of decision events ends with its SessionIngested
     tail = types[len(types) - types[::-1].index("SessionIngested"):] if "SessionIngested" in types else types
     assert not tail or tail[0] == "Redacted", tail

@@ -13,7 +13,7 @@ from tests.conftest import cand
 
 
 def test_pragmas_are_set(ledger):
-    conn = ledger.conn
+    conn = ledger._conn
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2          # FULL
     assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
@@ -23,7 +23,7 @@ def test_pragmas_are_set(ledger):
 def test_delete_is_refused(ledger):
     ledger.observe(cand())
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        ledger.conn.execute("DELETE FROM events")
+        ledger._conn.execute("DELETE FROM events")
 
 
 @pytest.mark.parametrize("assignment", [
@@ -34,20 +34,20 @@ def test_delete_is_refused(ledger):
 def test_update_other_than_redaction_is_refused(ledger, assignment):
     ledger.observe(cand())
     with pytest.raises(sqlite3.DatabaseError, match="redacted"):
-        ledger.conn.execute(f"UPDATE events SET {assignment} WHERE seq = 1")
+        ledger._conn.execute(f"UPDATE events SET {assignment} WHERE seq = 1")
 
 
 def test_redaction_shape_is_allowed(ledger):
     ledger.observe(cand())
-    ledger.conn.execute("UPDATE events SET body = NULL, salt = NULL, redacted_by = 1,"
+    ledger._conn.execute("UPDATE events SET body = NULL, salt = NULL, redacted_by = 1,"
                         " user = 'erased:abc' WHERE seq = 1")
-    assert ledger.conn.execute("SELECT body, user FROM events").fetchone() == (None, "erased:abc")
+    assert ledger._conn.execute("SELECT body, user FROM events").fetchone() == (None, "erased:abc")
 
 
 def test_chain_links_every_event(ledger):
     for i in range(5):
         ledger.observe(cand(value=f"v{i}", predicate="allergy", session=f"s{i}"))
-    rows = ledger.conn.execute("SELECT seq, event_id, type, recorded_at, body, salt, commitment,"
+    rows = ledger._conn.execute("SELECT seq, event_id, type, recorded_at, body, salt, commitment,"
                                " prev_hash, hash FROM events ORDER BY seq").fetchall()
     prev = chain.GENESIS
     for seq, event_id, type_, at, body, salt, commit, prev_hash, digest in rows:
@@ -61,7 +61,7 @@ def test_chain_links_every_event(ledger):
 
 def test_bodies_are_canonical_json_readable_by_sqlite(ledger):
     ledger.observe(cand(value="vegan"))
-    body, value = ledger.conn.execute(
+    body, value = ledger._conn.execute(
         "SELECT body, json_extract(body, '$.value') FROM events").fetchone()
     assert value == "vegan"
     assert body == orjson.dumps(orjson.loads(body), option=orjson.OPT_SORT_KEYS).decode()
@@ -71,7 +71,7 @@ def test_bodies_are_canonical_json_readable_by_sqlite(ledger):
 def test_recorded_at_comes_from_the_injected_clock(ledger, clock):
     clock.set("2026-07-03T12:34:56.789Z")
     ledger.observe(cand(said_at="2026-06-01"))
-    assert ledger.conn.execute("SELECT recorded_at FROM events").fetchone()[0] == \
+    assert ledger._conn.execute("SELECT recorded_at FROM events").fetchone()[0] == \
         "2026-07-03T12:34:56.789000Z"
 
 
@@ -80,7 +80,7 @@ def test_recorded_at_never_goes_backwards(ledger, clock):
     ledger.observe(cand(value="a", said_at="2026-06-01"))
     clock.set("2026-07-01T00:00:00Z")
     ledger.observe(cand(value="b", said_at="2026-06-02"))
-    times = [r[0] for r in ledger.conn.execute("SELECT recorded_at FROM events ORDER BY seq")]
+    times = [r[0] for r in ledger._conn.execute("SELECT recorded_at FROM events ORDER BY seq")]
     assert times == sorted(times)
 
 
@@ -88,7 +88,7 @@ def test_one_transaction_shares_one_recorded_at(ledger, clock):
     ledger.observe(cand(value="Pune", predicate="home_city"))
     clock.tick()
     ledger.observe(cand(value="Bengaluru", predicate="home_city", said_at="2026-09-30", session="s2"))
-    rows = ledger.conn.execute("SELECT seq, recorded_at FROM events ORDER BY seq").fetchall()
+    rows = ledger._conn.execute("SELECT seq, recorded_at FROM events ORDER BY seq").fetchall()
     assert rows[1][1] == rows[2][1] != rows[0][1]
 
 
@@ -104,8 +104,8 @@ def test_a_failed_batch_writes_nothing(ledger):
 
     with pytest.raises(Boom):
         ledger.observe_many(exploding())
-    assert ledger.conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
-    assert ledger.conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0] == 0
+    assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert ledger._conn.execute("SELECT COUNT(*) FROM facts_current").fetchone()[0] == 0
 
 
 def test_every_event_type_has_a_model():
@@ -122,12 +122,12 @@ def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
     path = tmp_path / "busy.db"
     first = Ledger(path, clock=clock)
     second = Ledger(path, clock=clock, busy_timeout=0.2)
-    first.conn.execute("BEGIN IMMEDIATE")
+    first._conn.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(LedgerError, match="busy"):
             second.observe(cand())
     finally:
-        first.conn.execute("ROLLBACK")
+        first._conn.execute("ROLLBACK")
     second.observe(cand())
     assert second.stats()["events"] == 1
 
@@ -138,9 +138,9 @@ def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock) as ledger:
         ledger.observe(cand(value="vegan"))
-        ledger.conn.execute("DROP TABLE fact_events")      # as if made before that projection
+        ledger._conn.execute("DROP TABLE fact_events")      # as if made before that projection
     with Ledger(path, clock=clock) as reopened:
-        assert reopened.conn.execute("SELECT COUNT(*) FROM fact_events").fetchone()[0] == 1
+        assert reopened._conn.execute("SELECT COUNT(*) FROM fact_events").fetchone()[0] == 1
         assert reopened.replay_differences() == []
 
 
@@ -169,12 +169,12 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock) as ledger:
         ledger.observe(cand())
-        conn = ledger.conn
+        conn = ledger._conn
         conn.execute("DROP INDEX fact_history_intervals")
         conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")
         conn.execute("CREATE INDEX fact_history_as_of ON fact_history (app, user, recorded_from, recorded_to)")
     with Ledger(path, clock=clock) as ledger:
-        names = {r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        names = {r[0] for r in ledger._conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert "fact_history_intervals" in names
         assert not {"fact_history_key", "fact_history_as_of"} & names
         assert ledger.facts("app", "u1")[0]["value"] == "vegetarian"
@@ -195,7 +195,7 @@ def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, mo
         monkeypatch.setattr(verify_module.sqlite3, "connect", no_second_connection)
         result = ledger.verify()
         monkeypatch.undo()
-        assert result["ok"] and result["events"] == ledger.store.last_seq > 1
+        assert result["ok"] and result["events"] == ledger._store.last_seq > 1
 
 
 def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, clock):
@@ -208,7 +208,7 @@ def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, cloc
     with Ledger(path, clock=clock) as ledger:
         for i in range(40):
             ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="x" * 1500))
-        conn = ledger.conn
+        conn = ledger._conn
         conn.execute("DROP INDEX fact_history_intervals")
         conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

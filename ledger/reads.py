@@ -1,0 +1,222 @@
+"""The reads the shells need beyond facts, history and recall: one door, the `Ledger` facade.
+
+The CLI, the web view and the ADK service never hold the connection, the store or the
+projections' read functions (pyproject's `forbidden` contract); each question they ask is a
+method here, which `Ledger` inherits, named for what it returns.  A method takes ids as the
+caller gives them and passes them on as they are, as the read it wraps did when the shell called
+it (a notice must be able to say "no user ''", so nothing here refuses an id the read accepts);
+the ADK service's lookups normalise, as `Ledger.is_forgotten_session` does.  A read of more than
+one statement runs in one read transaction (`snapshot`), as the facade's other reads do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from factledger.ledger.audit import presence
+from factledger.ledger.audit.erasure_report import erasure_report
+from factledger.ledger.audit.inventory import partitions as partition_inventory
+from factledger.ledger.audit.logquery import iter_log
+from factledger.ledger.audit.proofs import origin
+from factledger.ledger.audit.why import related
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
+from factledger.ledger.store import reads as logread
+from factledger.ledger.store.eventlog import snapshot
+from factledger.ledger.store.postgres.backend import display
+from factledger.ledger.vocabulary.ids import normalize_id, normalize_partition
+from factledger.projections import current, erasures
+from factledger.projections.history import open_interval
+from factledger.projections.provenance import observed_in, seqs_touching
+from factledger.projections.review import held_counts
+from factledger.projections.sessions import session_counts
+
+CHUNK = 500                     # bound parameters per query (the erased event ids of a session)
+
+
+class Reads:
+    """The read methods of `Ledger` that the shells use (`self._work` is the open unit of work)."""
+
+    # --- the ledger itself ---------------------------------------------------------------------
+
+    @property
+    def schema_report(self) -> list[str]:
+        """What opening changed in the file or the schema (a tightened mode, an added index), so
+        that a shell says it once, in its own words."""
+        return list(self._work.schema_report)
+
+    def shown_location(self) -> str:
+        """Where the ledger lives, as messages show it: the file path, or the PostgreSQL URL with
+        its password hidden and the ledger's schema named (what `factledger init` prints)."""
+        if self._work.postgres:
+            return f"{display(self._work.location)} (schema {self._conn.schema})"
+        return str(self._work.path)
+
+    def event_count(self) -> int:
+        """How many events the log holds, to size a progress bar before a replay."""
+        return logread.count(self._conn)
+
+    def first_recorded_at(self) -> str | None:
+        """When the first event was recorded (None for an empty log): an `as_of` before it
+        answers nothing, and the shell says why instead of printing an empty table."""
+        return logread.first_recorded_at(self._conn)
+
+    def stream_log(self, **filters) -> Iterator[dict]:
+        """The log's events in seq order, streamed one at a time (`factledger log` prints them as
+        they come, so a log of millions never sits in memory).  Filters: app, user, type, after,
+        limit, predicate (a registry name), session, fact, since, until
+        (`ledger.audit.logquery.iter_log`)."""
+        return iter_log(self._conn, **filters)
+
+    def checkpoint_origin(self) -> str | None:
+        """The name this ledger's checkpoints carry (None while the log is empty): what a new
+        signing key is named after when no name is given."""
+        return origin(self._conn)
+
+    def partitions(self, app: str | None = None) -> list[dict]:
+        """Every (app, user) with its event, open-fact and held-candidate counts, the erased users
+        and the receipts' own partition shown as what they are (`factledger partitions`)."""
+        with snapshot(self._conn):
+            return partition_inventory(self._conn, app)
+
+    def partition_summaries(self) -> list[dict]:
+        """Every partition with open facts, held candidates or ingested sessions, with those
+        counts (the web view's front page); the three counts are read as one state."""
+        conn = self._conn
+        with snapshot(conn):
+            facts, held, sessions = current.partition_counts(conn), held_counts(conn), session_counts(conn)
+        return [{"app": app, "user": user, "open_facts": facts.get((app, user), (0, 0))[0],
+                 "disputed": facts.get((app, user), (0, 0))[1], "held": held.get((app, user), 0),
+                 "sessions": sessions.get((app, user), 0)}
+                for app, user in sorted(set(facts) | set(held) | set(sessions))]
+
+    # --- why a read found nothing ------------------------------------------------------------
+
+    def partition_notice(self, app: str, user: str) -> str | None:
+        """Why a read of this partition found nothing when the partition is not there (no such
+        app or user, with a near spelling, or the user erased, naming the receipt); None when it
+        exists.  A shell prints it so that a typo never looks like an empty answer."""
+        with snapshot(self._conn):
+            return presence.partition_notice(self._conn, app, user)
+
+    def session_notice(self, app: str | None, user: str | None, session: str) -> str | None:
+        """Why a session filter found nothing (the session erased, naming the receipt, or never
+        seen); None when the ledger knows the session."""
+        with snapshot(self._conn):
+            return presence.session_notice(self._conn, app, user, session)
+
+    # --- facts ---------------------------------------------------------------------------------
+
+    def fact_relations(self, fact_id: str, events: list[dict]) -> list[dict]:
+        """What happened to a fact: one entry per event of `Ledger.why(fact_id)["events"]` that
+        links it to another fact, a statement or a reviewer (what replaced, disputed or retracted
+        it, and who settled it), for `factledger why`."""
+        with snapshot(self._conn):
+            return related(self._conn, fact_id, events)
+
+    def fact_erased_at(self, fact_id: str) -> int | None:
+        """Seq of the receipt that forgot this fact, or None: `why` of an erased fact names the
+        receipt instead of answering "no such fact"."""
+        with snapshot(self._conn):
+            return presence.fact_erased_at(self._conn, fact_id)
+
+    def fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
+        """(value, state, sensitivity) of a fact as it stands now, or None when the ledger no
+        longer holds it: what a page shows of a fact another fact's events name."""
+        return open_interval(self._conn, fact_id)
+
+    def fact_sensitivity(self, fact_id: str) -> str | None:
+        """The sensitivity of an open fact (None when it is not open), which decides whether a
+        viewer may see it."""
+        return current.sensitivity(self._conn, fact_id)
+
+    def fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
+        """Whether this fact was ever observed in this partition: a caller may forget only the
+        facts of its own partition."""
+        return observed_in(self._conn, normalize_id(fact_id, "fact id"), *normalize_partition(app, user))
+
+    def reinstatements(self, fact_ids: set[str] | list[str]) -> list[dict]:
+        """The `FactReinstated` events of these facts, in seq order (seq, recorded_at, fact_id,
+        cause): the marks a key's timeline draws where an erasure brought a value back."""
+        if not fact_ids:
+            return []
+        with snapshot(self._conn):
+            seqs = seqs_touching(self._conn, sorted(fact_ids), "FactReinstated")
+            events = logread.bodies_at(self._conn, seqs)
+        out = []
+        for seq in seqs:
+            recorded_at, body = events[seq]
+            data = body_of(body) or {}
+            out.append({"seq": seq, "recorded_at": recorded_at, "fact_id": data.get("fact_id"),
+                        "cause": data.get("cause")})
+        return out
+
+    # --- disputes ------------------------------------------------------------------------------
+
+    def open_disputes(self, app: str | None = None, user: str | None = None) -> list[dict]:
+        """Open facts in dispute (reason "disputed"), listed beside the held candidates in the
+        review queue; `resolve` settles them."""
+        return presence.open_disputes(self._conn, app, user)
+
+    def disputed_by_key(self) -> list[dict]:
+        """Every open dispute, one row per key, with the disputing facts' ids (JSON text in
+        `disputes`): the web view's review page."""
+        return current.disputed_by_key(self._conn)
+
+    def key_current(self, app: str, user: str, subject: str, predicate: str) -> list[dict]:
+        """The open facts of one key: what a disputed fact stands against."""
+        return current.key_current(self._conn, app, user, subject, predicate)
+
+    # --- erasures ------------------------------------------------------------------------------
+
+    def receipt_tickets(self) -> dict[int, str]:
+        """redaction seq -> the external reference (ticket) its receipt was filed under, for the
+        receipts that have one: the receipts list shows it beside each."""
+        return logread.receipt_tickets(self._conn)
+
+    def receipt_seqs(self, app: str, user: str | None = None, session: str | None = None) -> set[int]:
+        """Seqs of the receipts that erased anything of this user (or this session), found by
+        hashing the ids as the receipts do, so that the receipts still name no one."""
+        with snapshot(self._conn):
+            return presence.receipt_seqs(self._conn, app, user, session)
+
+    def already_erased_at(self, app: str, user: str, *, session: str | None = None,
+                          fact: str | None = None, scope: tuple[str, str] | None = None) -> int | None:
+        """Seq of the receipt that already erased this user, session, fact or scope (a no-op
+        receipt's kind and hash): a repeated request says which receipt did the work."""
+        with snapshot(self._conn):
+            return presence.already_erased_at(self._conn, app, user, session=session, fact=fact, scope=scope)
+
+    def erasure_report(self, seq: int) -> dict:
+        """The printable record of the erasure at `seq`, with a fresh verify and the head now
+        (`ledger.audit.erasure_report`); a `LedgerError` when `seq` is no receipt."""
+        return erasure_report(self._conn, seq, verify=self.verify, head=self.head, clock=self.clock)
+
+    def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
+        """Whether this fact was forgotten by a request that named it."""
+        app, user = normalize_partition(app, user)
+        return erasures.is_forgotten(self._conn, "fact", fact_hash(app, user, normalize_id(fact_id, "fact id")))
+
+    def is_forgotten_user(self, app: str, user: str) -> bool:
+        """Whether this whole user was forgotten (its fact ids are then no longer kept)."""
+        return erasures.is_forgotten(self._conn, "user", user_hash(*normalize_partition(app, user)))
+
+    # --- what a session's ingestions read ------------------------------------------------------
+
+    def session_ingestions(self, app: str, user: str, session: str) -> list[dict]:
+        """The bodies of this session's surviving `SessionIngested` events, in seq order: which
+        events each ingestion read (`event_ids`, or up to its watermark)."""
+        return [body_of(raw) for raw in logread.ingested_bodies(self._conn, app, user, session)]
+
+    def session_erased_until(self, app: str, user: str, session: str) -> str | None:
+        """When this session, or its whole user, was last forgotten (the receipt's recorded
+        time), or None: events said up to then are not read again."""
+        return erasures.last_erased(self._conn, app, ERASURES_USER,
+                                    [("user", user_hash(app, user)),
+                                     ("session", session_hash(app, user, session))])
+
+    def erased_event_ids(self, app: str, user: str, session: str, event_ids: list[str]) -> set[str]:
+        """Which of these events of a session an erasure scrubbed after an ingestion had read them
+        (the receipt keeps a hash of each id: `Redacted.event_hashes`)."""
+        by_hash = {event_hash(app, user, session, event_id): event_id for event_id in event_ids}
+        return {by_hash[h] for h in erasures.forgotten_among(self._conn, "event", list(by_hash), CHUNK)}
