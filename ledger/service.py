@@ -14,15 +14,12 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import proofs
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget import erase as forget
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
-from factledger.ledger.ingest import pipeline
 from factledger.ledger.recall.serve import RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
@@ -39,6 +36,11 @@ from factledger.projections import queries
 from factledger.projections.erasures import receipts
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
+
+# Ingestion (`ledger.ingest.pipeline`), forgetting (`ledger.forget.erase`) and the proofs
+# (`ledger.audit.proofs`) are imported by the methods that use them, not here: every command opens
+# a `Ledger`, and a read such as `facts` need not pay for importing the write paths it never takes
+# (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["Ledger", "LedgerError", "Outcome"]
 
@@ -157,6 +159,8 @@ class Ledger:
         parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
+        from factledger.ledger.ingest import pipeline
+
         app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         return pipeline.ingest_session(self.work, session, app, user, extractor, **options)
 
@@ -200,6 +204,8 @@ class Ledger:
                reason: str | None = None, requested_by: str | None = None,
                dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
@@ -209,6 +215,8 @@ class Ledger:
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
+        from factledger.ledger.forget import erase as forget
+
         for name in ("app", "user"):
             if name in options:
                 options[name] = normalize_optional(options[name], name)
@@ -219,6 +227,8 @@ class Ledger:
         return receipts(self.conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session = normalize_id(session, "session")
         return forget.is_forgotten_session(self.conn, app, user, session)
@@ -259,15 +269,23 @@ class Ledger:
 
     def checkpoint(self, signer=None, origin: str | None = None) -> dict:
         """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        from factledger.ledger.audit import proofs
+
         return proofs.issue(self.work, signer, origin)
 
     def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.inclusion(self.conn, seq, checkpoint)
 
     def prove_consistency(self, older: str, newer: str) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.consistency(self.conn, older, newer)
 
     def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
                           older: str | None = None) -> dict:
         """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        from factledger.ledger.audit import proofs
+
         return proofs.verify(self.conn, checkpoint, pubkey, list(witnesses), quorum, older)
