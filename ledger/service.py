@@ -18,15 +18,12 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import proofs
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget import erase as forget
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
-from factledger.ledger.ingest import batch, pipeline
 from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
@@ -47,6 +44,11 @@ from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
+
+# Ingestion (`ledger.ingest.pipeline`), forgetting (`ledger.forget.erase`) and the proofs
+# (`ledger.audit.proofs`) are imported by the methods that use them, not here: every command opens
+# a `Ledger`, and a read such as `facts` need not pay for importing the write paths it never takes
+# (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
            "is_fresh_server_location", "is_server_location"]
@@ -168,6 +170,8 @@ class Ledger(Reads):
         parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
+        from factledger.ledger.ingest import pipeline
+
         app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         decide_new = options.pop("new_events", None)
         if decide_new is not None:
@@ -181,6 +185,8 @@ class Ledger(Reads):
         """Ingest session files, directories or "-" (stdin), each session its own transaction;
         a file or session that fails is recorded in the retry queue and the others go on.
         Returns a `Summary` (`ledger.ingest.batch.ingest_paths`)."""
+        from factledger.ledger.ingest import batch
+
         return batch.ingest_paths(self._work, paths, app, user, extractor, model, candidates,
                                   progress=progress, on_total=on_total)
 
@@ -188,6 +194,8 @@ class Ledger(Reads):
                      model: str | None = None, progress=None, on_total=None):
         """Ingest again the sources whose extraction failed (the retry queue), as `ingest_paths`
         would; returns a `Summary` (`ledger.ingest.batch.retry_failed`)."""
+        from factledger.ledger.ingest import batch
+
         return batch.retry_failed(self._work, app, user, extractor, model, progress=progress,
                                   on_total=on_total)
 
@@ -231,6 +239,8 @@ class Ledger(Reads):
                reason: str | None = None, requested_by: str | None = None,
                dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
@@ -240,6 +250,8 @@ class Ledger(Reads):
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
+        from factledger.ledger.forget import erase as forget
+
         for name in ("app", "user"):
             if name in options:
                 options[name] = normalize_optional(options[name], name)
@@ -250,6 +262,8 @@ class Ledger(Reads):
         return receipts(self._conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session = normalize_id(session, "session")
         return forget.is_forgotten_session(self._conn, app, user, session)
@@ -290,17 +304,25 @@ class Ledger(Reads):
 
     def checkpoint(self, signer=None, origin: str | None = None) -> dict:
         """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        from factledger.ledger.audit import proofs
+
         return proofs.issue(self._work, signer, origin)
 
     def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.inclusion(self._conn, seq, checkpoint)
 
     def prove_consistency(self, older: str, newer: str) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.consistency(self._conn, older, newer)
 
     def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
                           older: str | None = None) -> dict:
         """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        from factledger.ledger.audit import proofs
+
         return proofs.verify(self._conn, checkpoint, pubkey, list(witnesses), quorum, older)
 
 

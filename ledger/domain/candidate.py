@@ -53,7 +53,8 @@ def value_key(value: str) -> str:
 
 
 class Candidate(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built when it first validates, not on import (as the event bodies, ledger/domain/events.py)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     app: str
     user: str

@@ -16,7 +16,10 @@ from factledger.ledger.vocabulary.words import Author, Basis
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: each model's validator is built when it first validates, not on import, so a
+    # command that writes no event (facts, log, verify...) does not pay for building them all
+    # (docs/performance.md); validation itself is unchanged.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     app: str
     user: str
 
@@ -290,7 +293,7 @@ EVENT_TYPES = (
     "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
     "IngestFailed", "Redacted", "CheckpointIssued",
 )
-event_adapter: TypeAdapter = TypeAdapter(EventBody)
+event_adapter: TypeAdapter = TypeAdapter(EventBody, config=ConfigDict(defer_build=True))   # as Body
 
 
 def parse_body(data: dict) -> Body:

@@ -26,9 +26,6 @@ import json
 import sys
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 ED25519, COSIGNATURE = 0x01, 0x04
 EM_DASH = "\u2014"
 MAX_SIGNATURES = 100
@@ -195,6 +192,11 @@ def split_note(note: str) -> tuple[str, list[tuple[str, bytes]]]:
 
 
 def _ed25519_ok(public: bytes, signature: bytes, message: bytes) -> bool:
+    # imported here, where a signature is checked: the ledger imports this module on every open,
+    # and only the proof commands check signatures (docs/performance.md)
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
     except InvalidSignature:

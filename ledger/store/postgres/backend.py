@@ -27,18 +27,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-try:                                    # the optional `postgres` extra
-    import psycopg
-    import psycopg.errors as pg_errors
-    from psycopg.adapt import Dumper, Loader
-    from psycopg.pq import TransactionStatus
-except ImportError:                     # pragma: no cover - SQLite-only installs
-    psycopg = None
-
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.eventlog import EventStore
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
+
+
+# psycopg (the optional `postgres` extra) is imported when a postgresql:// ledger is opened, not
+# with this module: every command imports `is_postgres` or `display` from here, and a SQLite
+# ledger's commands need not pay for PostgreSQL's driver (docs/performance.md).
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:                 # pragma: no cover - SQLite-only installs
+        return None
+    return psycopg
+
 
 DEFAULT_SCHEMA = "factledger"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -132,6 +136,8 @@ def display(location: str) -> str:
 
 def _db_error(exc) -> sqlite3.Error:
     """A psycopg error as the DB-API class the ledger's code catches (sqlite3's hierarchy)."""
+    import psycopg.errors as pg_errors
+
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled, pg_errors.DeadlockDetected,
                         pg_errors.SerializationFailure)):
@@ -217,6 +223,8 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def execute(self, sql: str, args=None):
@@ -321,8 +329,11 @@ def split_statements(script: str) -> list[str]:
 
 def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> PgConnection:
     """Open the ledger's schema (created when `create`), with the store's settings."""
+    psycopg = _psycopg()
     if psycopg is None:
         raise LedgerError("a postgresql:// ledger needs psycopg 3: pip install 'factledger[postgres]'")
+    import psycopg.errors as pg_errors
+
     conninfo, schema = split_location(location)
     try:
         raw = psycopg.connect(conninfo, autocommit=True)
@@ -363,6 +374,9 @@ def fresh_postgres(location: str) -> bool:
 def _adapt(raw) -> None:
     """Values as the ledger writes and reads them on SQLite: booleans are 0/1 integers, and a
     NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
+    import psycopg
+    from psycopg.adapt import Dumper, Loader
+
     class BoolAsInt(Dumper):
         oid = psycopg.adapters.types["int8"].oid
 

@@ -1,4 +1,4 @@
-"""The triggers that make the log append-only, as the file has them (read through sqlite-utils).
+"""The triggers that make the log append-only, as the file has them (read from sqlite_master).
 
 The triggers are a protection, not a proof: the chain proves, and the triggers keep a buggy
 caller from rewriting history.  So a file whose trigger is missing or differs from this
@@ -13,7 +13,6 @@ import re
 import sqlite3
 
 import orjson
-import sqlite_utils
 
 from factledger.ledger.vocabulary.clock import Clock, iso
 
@@ -32,8 +31,10 @@ def expected(schema: str) -> dict[str, str]:
 
 
 def present(conn: sqlite3.Connection) -> dict[str, str]:
-    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    return {name: _normal(sql) for name, sql in db.triggers_dict.items()}
+    # sqlite_master read as sqlite-utils' `triggers_dict` reads it, without importing sqlite-utils
+    # (and numpy, which it imports when installed) on every open (docs/performance.md)
+    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
+    return {row[0]: _normal(row[1]) for row in rows}
 
 
 def missing(conn: sqlite3.Connection, schema: str) -> list[str]:
