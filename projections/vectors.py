@@ -120,7 +120,7 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
             if model is not None:
                 rows = [_row(model, dict(zip(names, r))) for r in conn.execute(_OPEN).fetchall()]
                 conn.executemany(_INSERT, rows)
-    except (sqlite3.OperationalError, LedgerError):
+    except LedgerError:                       # factledger's, whatever the engine (StorageError...)
         return False                          # read-only or busy: recall skips other encoders' rows
     return True
 
