@@ -11,9 +11,11 @@ The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 5. re-decide the affected keys and append the compensating events (`ledger/forget/redecide.py`), through
    the live projections, so the state afterwards is exactly a rebuild from the log.
 
-After the commit the WAL is checkpointed with TRUNCATE (every page that held a scrubbed byte has
-been overwritten in place, and `secure_delete` zeroed the freed ones); `vacuum=True` compacts the
-file too.  A dry run does all of it and rolls back, so the plan it prints is the real one.
+After the commit the engine makes the scrub physical (`UnitOfWork.purge`; SQLite: the WAL
+checkpointed with TRUNCATE, every page that held a scrubbed byte having been overwritten in place
+and `secure_delete` having zeroed the freed ones, and `vacuum=True` compacts the file too;
+PostgreSQL: VACUUM of the touched tables).  A dry run does all of it and rolls back, so the plan
+it prints is the real one.
 """
 
 from __future__ import annotations
