@@ -58,3 +58,8 @@ class NotALedger(StorageError):
 
 class ConstraintViolation(StorageError):
     """A write the schema refused: the append-only guard, a unique or primary key."""
+
+
+# The ledger itself cannot be used (as against busy or read-only now): a batch stops on these
+# rather than record them against one session, as it did when they were the driver's.
+UNUSABLE = (LedgerDamaged, NotALedger, ConstraintViolation)
