@@ -245,6 +245,24 @@ def test_no_module_outside_the_store_chooses_an_engine():
     assert _offenders(_PRODUCT) == []
 
 
+_DRIVER_CATCH = re.compile(r"except\s*\(?[^:\n]*\b(sqlite3|psycopg)\.\w*(Error|Warning)\b")
+
+
+def test_no_module_of_the_ledger_catches_a_drivers_error():
+    """Above the store, errors are factledger's (`ledger/store/errors.py: storage_errors`)."""
+    found = []
+    for folder in ("ledger", "projections"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative.startswith("ledger/store/"):
+                continue
+            text = path.read_text()
+            found += [f"{relative}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+                      for m in _DRIVER_CATCH.finditer(text)]
+    assert found == []
+    assert _DRIVER_CATCH.search("    except (sqlite3.OperationalError, LedgerError):")
+
+
 @pytest.mark.xfail(reason="the shells' engine checks go when they ask the facade (docs/architecture.md, "
                           "'One door')", strict=False)
 def test_no_shell_chooses_an_engine():
