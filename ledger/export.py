@@ -28,7 +28,8 @@ from pydantic import ValidationError
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import parse_body
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import ConstraintViolation, LedgerError
+from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.eventlog import head, snapshot
 from factledger.ledger.store.rowcheck import TEXT_COLUMNS, column_problem
 from factledger.ledger.unit import UnitOfWork
@@ -96,10 +97,11 @@ def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
         for number, line in enumerate(lines, start=2):
             row = _row(line, number)
             try:
-                conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
-                             f"VALUES ({', '.join('?' for _ in COLUMNS)})", row)
-            except sqlite3.IntegrityError as exc:
-                raise LedgerError(f"line {number}: {exc}") from None
+                with storage_errors():
+                    conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
+                                 f"VALUES ({', '.join('?' for _ in COLUMNS)})", row)
+            except ConstraintViolation as exc:
+                raise LedgerError(f"line {number}: {exc.detail}") from None
             count += 1
         result = verify(conn, header.get("head") if count else None)
         if not result["ok"]:

@@ -30,10 +30,9 @@ from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolution
 from factledger.ledger.review.suggest import contradictions, with_suggestions
-from factledger.ledger.store import eventlog
+from factledger.ledger.store import engines, eventlog
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import EventStore, snapshot
-from factledger.ledger.store.postgres import backend as postgres
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_log_window
@@ -326,22 +325,11 @@ class Ledger(Reads):
         return proofs.verify(self._conn, checkpoint, pubkey, list(witnesses), quorum, older)
 
 
-# What a shell asks of a location before (or without) opening a ledger there.
-
-def is_server_location(location) -> bool:
-    """Whether a location is a PostgreSQL URL (`postgresql://` or `postgres://`) rather than a
-    file path: a shell checks that no file exists, or refuses a command that reads the file."""
-    return postgres.is_postgres(location)
-
-
-def display_location(location: str) -> str:
-    """A location as messages may show it: a PostgreSQL URL's password hidden."""
-    return postgres.display(location)
-
-
-def is_fresh_server_location(location: str) -> bool:
-    """Whether a PostgreSQL location's schema holds no ledger yet (the demo wants a fresh one)."""
-    return postgres.fresh_postgres(location)
+# What a shell asks of a location before (or without) opening a ledger there: the store's
+# engines answer (`ledger/store/engines.py`), so no shell names the store.
+is_server_location = engines.is_server_location
+display_location = engines.display_location
+is_fresh_server_location = engines.is_fresh_server_location
 
 
 def busy_error(exc) -> LedgerError:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
 from factledger.projections.base import OPEN_FACTS, FactsFold
@@ -120,7 +120,9 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
             if model is not None:
                 rows = [_row(model, dict(zip(names, r))) for r in conn.execute(_OPEN).fetchall()]
                 conn.executemany(_INSERT, rows)
-    except (sqlite3.OperationalError, LedgerError):
+    except UNUSABLE:
+        raise                                 # not a ledger that merely cannot be written now
+    except LedgerError:                       # read-only or busy (factledger's, whatever the engine)
         return False                          # read-only or busy: recall skips other encoders' rows
     return True
 

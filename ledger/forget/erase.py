@@ -11,16 +11,17 @@ The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 5. re-decide the affected keys and append the compensating events (`ledger/forget/redecide.py`), through
    the live projections, so the state afterwards is exactly a rebuild from the log.
 
-After the commit the WAL is checkpointed with TRUNCATE (every page that held a scrubbed byte has
-been overwritten in place, and `secure_delete` zeroed the freed ones); `vacuum=True` compacts the
-file too.  A dry run does all of it and rolls back, so the plan it prints is the real one.
+After the commit the engine makes the scrub physical (`UnitOfWork.purge`; SQLite: the WAL
+checkpointed with TRUNCATE, every page that held a scrubbed byte having been overwritten in place
+and `secure_delete` having zeroed the freed ones, and `vacuum=True` compacts the file too;
+PostgreSQL: VACUUM of the touched tables).  A dry run does all of it and rolls back, so the plan
+it prints is the real one.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import nullcontext
 from datetime import timedelta
 
 from factledger.ledger.domain.events import Redacted
@@ -43,7 +44,6 @@ from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.postgres.vacuum import vacuum_tables
 from factledger.ledger.store.reads import has_partition, statement_bodies
 from factledger.ledger.vocabulary.clock import iso
 from factledger.projections import vectors
@@ -150,8 +150,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
     if not receipt["noop"]:
         forget_cached()
         forget_kept_scopes()
-        with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
-            receipt["purge"] = purge(ledger.conn, vacuum=vacuum, tables=ledger.projector.all_tables)
+        receipt["purge"] = ledger.purge(vacuum)
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
 
@@ -231,29 +230,6 @@ def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
             "scope_hash": digest, "recorded_at": iso(ledger.clock()), "reason": reason,
             "requester": requester, "counts": {"events": 0, "facts": 0, "sessions": 0, "keys": 0, "restated": 0},
             "compensating_seqs": [], "partitions": 0}
-
-
-def purge(conn: sqlite3.Connection, vacuum: bool = False, tables: tuple[str, ...] = ()) -> dict:
-    """After the commit: make the scrub physical (WAL truncated, file optionally compacted; on
-    PostgreSQL the log's and the projections' tables vacuumed: docs/forgetting.md)."""
-    if getattr(conn, "backend", "sqlite") == "postgresql":
-        return vacuum_tables(conn, ("events", *tables), full=vacuum)
-    result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
-    if vacuum:
-        conn.execute("VACUUM")
-        result["vacuumed"] = True
-        result["checkpoint"] = _checkpoint(conn)
-    return result
-
-
-def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
-    """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
-    for _ in range(attempts):
-        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if not busy:
-            return "truncated"
-        time.sleep(0.05)
-    return "busy: another connection is reading; run `factledger forget` again or checkpoint later"
 
 
 # --- helpers ------------------------------------------------------------------------------

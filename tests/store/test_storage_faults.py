@@ -303,10 +303,10 @@ def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
     paths = [str(p) for p in write_sessions(tmp_path / "s", n=30)]
     db = tmp_path / "full.db"
     with Ledger(db, clock=MovableClock()) as ledger:
-        ingest_paths(ledger, paths[:10], None, None, "patterns", None, None)
+        ingest_paths(ledger._work, paths[:10], None, None, "patterns", None, None)
         pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
         ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")
-        summary = ingest_paths(ledger, paths[10:], None, None, "patterns", None, None).as_dict()
+        summary = ingest_paths(ledger._work, paths[10:], None, None, "patterns", None, None).as_dict()
         assert summary["failed"] >= 1
         assert all("full; nothing was written" in f["error"] for f in summary["failures"])
         ledger._conn.execute(f"PRAGMA max_page_count = {ledger._conn.execute('PRAGMA page_count').fetchone()[0]}")
@@ -323,7 +323,7 @@ def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
     assert not tail or tail[0] == "Redacted", tail
     ledger = Ledger(db, clock=MovableClock("2026-12-01T00:00:00Z"))
     kept = [p for i, p in enumerate(paths) if i % 3 != 1]      # user1's sessions were forgotten
-    summary = ingest_paths(ledger, kept, None, None, "patterns", None, None).as_dict()
+    summary = ingest_paths(ledger._work, kept, None, None, "patterns", None, None).as_dict()
     ledger.close()
     assert not summary["failed"], summary["failures"]
     assert cli_run(db, "verify").exit_code == 0

@@ -183,7 +183,7 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
 def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, monkeypatch):
     """An import verifies its rows before it commits them; a second connection would not see
     them, so the integrity check runs on the caller's (the only one allowed here)."""
-    import factledger.ledger.audit.verify as verify_module
+    import factledger.ledger.store.sqlite.integrity as integrity_module
 
     ledger.observe(cand())
 
@@ -192,7 +192,7 @@ def test_verify_inside_a_transaction_checks_what_it_has_not_committed(ledger, mo
 
     with ledger.transaction():
         ledger.append_candidate(cand(value="vegan", session="s2", event="e2"))
-        monkeypatch.setattr(verify_module.sqlite3, "connect", no_second_connection)
+        monkeypatch.setattr(integrity_module.sqlite3, "connect", no_second_connection)
         result = ledger.verify()
         monkeypatch.undo()
         assert result["ok"] and result["events"] == ledger._store.last_seq > 1

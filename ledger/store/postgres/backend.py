@@ -3,8 +3,8 @@
 `open_postgres` returns the very `EventStore` the SQLite backend uses (one `append`, one chain,
 one transaction discipline), on a `PgConnection`: a psycopg 3 connection behind the small part of
 the DB-API the ledger uses (`execute`, `executemany`, `executescript`, `cursor`, `in_transaction`,
-`close`), which passes each statement through `ledger/store/postgres/dialect.py` and gives errors the DB-API
-classes the rest of the code already catches.  What differs is here and nowhere else:
+`close`), which passes each statement through `ledger/store/postgres/dialect.py` and raises factledger's own
+error classes for psycopg's (`ledger/store/postgres/errors.py`).  What differs is here and nowhere else:
 
 - the ledger lives in a schema of its own (`?schema=` in the URL, default `factledger`), and
   the connection's `search_path` is that schema alone;
@@ -27,8 +27,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, StorageError
 from factledger.ledger.store.eventlog import EventStore
+from factledger.ledger.store.postgres import errors as pg_errors_map
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
 
@@ -134,25 +135,6 @@ def display(location: str) -> str:
 
 # --- the connection ---------------------------------------------------------------------------
 
-def _db_error(exc) -> sqlite3.Error:
-    """A psycopg error as the DB-API class the ledger's code catches (sqlite3's hierarchy)."""
-    import psycopg.errors as pg_errors
-
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled, pg_errors.DeadlockDetected,
-                        pg_errors.SerializationFailure)):
-        return sqlite3.OperationalError(f"database is locked ({text})")
-    if isinstance(exc, (pg_errors.IntegrityError, pg_errors.RaiseException)):
-        return sqlite3.IntegrityError(text)
-    if isinstance(exc, pg_errors.DataError):
-        return sqlite3.DataError(text)
-    if isinstance(exc, (pg_errors.ProgrammingError, pg_errors.InternalError)):
-        return sqlite3.OperationalError(text)
-    if isinstance(exc, pg_errors.OperationalError):
-        return sqlite3.OperationalError(text)
-    return sqlite3.DatabaseError(text)
-
-
 class Row(tuple):
     """A row readable by index and by column name (what `sqlite3.Row` gives the readers)."""
 
@@ -212,8 +194,6 @@ class PgConnection:
     """A psycopg connection in autocommit mode (transactions are the explicit BEGIN/COMMIT the
     store issues, as on SQLite with `isolation_level=None`), speaking the store's SQL."""
 
-    backend = "postgresql"
-
     def __init__(self, raw, schema: str, location: str):
         self.raw = raw
         self.schema = schema
@@ -234,7 +214,8 @@ class PgConnection:
         if command in ("BEGIN", "BEGIN DEFERRED"):
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         if command.startswith("PRAGMA"):
-            raise sqlite3.OperationalError(f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)")
+            text = f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)"
+            raise StorageError(f"database error: {text}", text)
         has_args = bool(args)
         text = translate(sql, has_args, self.columns_of)
         return self._run(text, tuple(args) if has_args else None)
@@ -246,8 +227,8 @@ class PgConnection:
                 cursor = self.raw.execute(*then)
             return cursor
         except Exception as exc:
-            if _is_psycopg(exc):
-                raise _db_error(exc) from None
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
             raise
 
     def executemany(self, sql: str, rows):
@@ -259,8 +240,8 @@ class PgConnection:
             with self.raw.cursor() as cursor:
                 cursor.executemany(text, rows)
         except Exception as exc:
-            if _is_psycopg(exc):
-                raise _db_error(exc) from None
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
             raise
         return None
 
@@ -294,10 +275,6 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
-
-
-def _is_psycopg(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("psycopg")
 
 
 def split_statements(script: str) -> list[str]:

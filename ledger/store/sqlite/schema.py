@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import warnings
 
 from factledger.ledger.store.backend import ProjectionTables
+from factledger.ledger.store.repairs import record_repairs_sql, repaired
 from factledger.ledger.store.sqlite import triggers
 from factledger.ledger.vocabulary.clock import Clock
 
@@ -41,7 +41,7 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
     record = ""
     if lost_triggers:
-        record = triggers.record_repairs_sql(conn, lost_triggers, clock)
+        record = record_repairs_sql(conn, lost_triggers, clock)
     try:
         conn.executescript("BEGIN IMMEDIATE;" + drops + schema + record + "COMMIT;")
     except sqlite3.DatabaseError:
@@ -58,18 +58,3 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def repaired(tables: set[str], present_tables: set[str], built_indexes: set[str], restored_triggers: list[str],
-             projector: ProjectionTables) -> tuple[bool, list[str]]:
-    """(refold, report) once the schema is whole, for either backend: each index built or trigger
-    restored on a ledger that already had its tables is said (a warning at the opener's line), and
-    projection tables new beside an existing log ask for a refold."""
-    report = []
-    if tables <= present_tables:
-        report = ([f"index {name} was missing; built" for name in sorted(built_indexes)] +
-                  [f"trigger {name} was missing; restored (verify reports it)" for name in restored_triggers])
-        for line in report:
-            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=5)
-    refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
-    return refold, report

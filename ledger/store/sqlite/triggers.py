@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 import sqlite3
 
-import orjson
+from factledger.ledger.store.repairs import REPAIRS_KEY, record_repairs_sql, repair_problems, repairs
 
-from factledger.ledger.vocabulary.clock import Clock, iso
-
-REPAIRS_KEY = "schema_repairs"
+__all__ = ["REPAIRS_KEY", "expected", "missing", "present", "problems", "record_repairs_sql",
+           "repair_problems", "repairs"]
 _TRIGGER = re.compile(r"CREATE TRIGGER IF NOT EXISTS (\w+)\b.*?\bEND;", re.S)
 
 
@@ -52,26 +51,3 @@ def problems(conn: sqlite3.Connection, schema: str) -> list[str]:
         elif found[name] != sql:
             out.append(f"trigger {name} is altered")
     return out + repair_problems(conn)
-
-
-def repair_problems(conn) -> list[str]:
-    """Each repair recorded: the log was unprotected until then."""
-    return [f"trigger {repair['name']} was missing until it was restored on open at {repair['restored_at']}"
-            for repair in repairs(conn)]
-
-
-def repairs(conn: sqlite3.Connection) -> list[dict]:
-    try:
-        row = conn.execute("SELECT value FROM ledger_meta WHERE key = ?", (REPAIRS_KEY,)).fetchone()
-    except sqlite3.OperationalError:           # a file without ledger_meta has recorded nothing
-        return []
-    return orjson.loads(row[0]) if row else []
-
-
-def record_repairs_sql(conn: sqlite3.Connection, names: list[str], clock: Clock) -> str:
-    """The statement that adds the restored triggers to the record, for the script that restores
-    them (one transaction: a trigger is never restored without its record)."""
-    at = iso(clock())
-    done = repairs(conn) + [{"name": name, "restored_at": at} for name in names]
-    value = orjson.dumps(done).decode().replace("'", "''")
-    return f"INSERT OR REPLACE INTO ledger_meta (key, value) VALUES ('{REPAIRS_KEY}', '{value}');"
