@@ -57,10 +57,10 @@ def source_export(tmp_path) -> list[dict]:
 
 
 def rechained(rows: list[dict], type_: str, change) -> str:
-    """The export with `change` applied to the first body of `type_`, every later row re-chained
+    """The export with `change` applied to the first (unscrubbed) body of `type_`, every later row re-chained
     and the header's head moved: what a forger with the export (and no key) can write."""
     header, events = rows[0], [dict(r) for r in rows[1:]]
-    target = next(i for i, r in enumerate(events) if r["type"] == type_)
+    target = next(i for i, r in enumerate(events) if r["type"] == type_ and r["body"] is not None)
     body = orjson.loads(events[target]["body"])
     change(body)
     events[target]["body"] = canonical(body).decode()
