@@ -137,12 +137,21 @@ def test_import_refuses_a_statement_filed_under_a_reserved_user(tmp_path, user):
 
 def test_the_adk_service_files_reserved_names_under_escaped_ones(tmp_path):
     pytest.importorskip("google.adk")
-    from factledger.ledger.adk import LedgerMemoryService
-    from tests.adk_helpers import BEFORE, event, run, session
+    import asyncio
 
+    from google.adk.events import Event
+    from google.adk.sessions import Session
+    from google.genai import types
+
+    from factledger.ledger.adk import LedgerMemoryService
+
+    said = 1788080400.0
     with Ledger(tmp_path / "adk.db", clock=MovableClock()) as ledger:
         memory = LedgerMemoryService(ledger, extractor="patterns")
         for user in RESERVED:
-            run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)], user=user)))
+            event = Event(id="e1", author="user", timestamp=said,
+                          content=types.Content(role="user", parts=[types.Part(text="I live in Pune")]))
+            asyncio.run(memory.add_session_to_memory(
+                Session(id="s1", app_name="mealkit", user_id=user, events=[event], last_update_time=said)))
         users = {u for (u,) in ledger.conn.execute("SELECT DISTINCT user FROM events")}
         assert users == {"~" + u for u in RESERVED}

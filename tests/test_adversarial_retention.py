@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from factledger.ledger import Ledger
 from factledger.ledger.registry.predicates import default_registry_path
 from tests.conftest import MovableClock, cand
-from tests.test_forget_purge import scan
 
 NOW = "2026-11-01T00:00:00Z"          # support_ticket keeps 90 days: cut at 2026-08-03
 OLD, NEW = "2026-05-01T00:00:00Z", "2026-10-20T00:00:00Z"
@@ -36,6 +35,19 @@ def registry_with_visits(folder: Path) -> Path:
     path = folder / "registry.toml"
     path.write_text(default_registry_path().read_text() + VISIT)
     return path
+
+
+def scan(db: Path, markers) -> dict[str, list[str]]:
+    """marker -> the files (db, -wal) whose raw bytes contain it."""
+    hits: dict[str, list[str]] = {}
+    for suffix in ("", "-wal", "-journal"):
+        path = Path(str(db) + suffix)
+        if path.exists():
+            data = path.read_bytes()
+            for marker in markers:
+                if marker.encode() in data:
+                    hits.setdefault(marker, []).append(path.name)
+    return hits
 
 
 def live_bodies(ledger, user):
