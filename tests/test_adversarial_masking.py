@@ -16,9 +16,12 @@ import unicodedata
 from pathlib import Path
 
 import orjson
+import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from factledger.cli.main import cli
 from factledger.ledger import Ledger
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.forget.masking import MASK, MIN_LENGTH, Masker
@@ -115,3 +118,24 @@ def forget_the_city(value: str, variant: str) -> None:
 @example(("Ὀδυσσεύς", "ὈΔΥΣΣΕΎΣ"))
 def test_a_forgotten_value_leaves_no_surviving_quote_whatever_its_case(pair):
     forget_the_city(*pair)
+
+
+@pytest.mark.parametrize("value", ["Straße", "İzmir", "ﬁrenze", "ΟΔΟΣ"])
+def test_history_and_why_on_the_command_line_hold_no_forgotten_spelling(tmp_path, value):
+    db = tmp_path / "l.db"
+    quote = f"I'm vegan and we live in {value}, yes"
+    with Ledger(db, clock=MovableClock()) as ledger:
+        ledger.observe(cand(predicate="diet", value="vegan", quote=quote, event="e1"))
+        ledger.observe(cand(predicate="home_city", value=value, quote=quote, event="e1"))
+        facts = {f["predicate"]: f["fact_id"] for f in ledger.facts("app", "u1", include_sensitive=True)}
+    runner = CliRunner()
+    forget = runner.invoke(cli, ["--db", str(db), "forget", "--app", "app", "--user", "u1", "--fact",
+                                 facts["home_city"], "--reason", "request", "--yes"])
+    assert forget.exit_code == 0, forget.output
+    for args in (["history", "--app", "app", "--user", "u1", "--json"], ["history", "--app", "app", "--user", "u1"],
+                 ["why", facts["diet"], "--json"], ["why", facts["diet"]]):
+        out = runner.invoke(cli, ["--db", str(db), *args])
+        assert out.exit_code == 0, out.output
+        assert value not in out.stdout and value_key(value) not in out.stdout.casefold()
+        assert "[erased]" in out.stdout
+    assert scan(db, [value.encode()]) == []
