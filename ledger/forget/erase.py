@@ -39,12 +39,12 @@ from factledger.ledger.forget.scope import (
     session_hash,
     user_hash,
 )
-from factledger.ledger.forget.targets import Plan, emptied_sessions, plan, unknown_fact
+from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
 from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.reads import has_partition, statement_bodies
+from factledger.ledger.store.reads import candidate_bodies, has_partition, statement_bodies
 from factledger.ledger.vocabulary.clock import iso
 from factledger.projections import vectors
 from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
@@ -106,7 +106,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
 
     def plans() -> list[Plan]:
         found = []
-        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, app, user):
+        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, ledger.registry, app, user):
             scope = Scope("retention", part_app, part_user, cutoffs=policy)
             one = plan(ledger.conn, scope, ledger.registry)
             if not one.empty:
@@ -283,9 +283,15 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
             for s in registry.predicates.values() if s.retention_days}
 
 
-def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: str | None,
+def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], registry, app: str | None,
                         user: str | None) -> list[tuple[str, str]]:
+    """Every partition holding anything past its retention: a fact last confirmed before its
+    cutoff, or a held or rejected candidate said before it (a partition need not hold an expired
+    fact for its candidates to expire; the digest of a session goes with what its plan takes)."""
     found: set[tuple[str, str]] = set()
     for predicate, cutoff in cutoffs.items():
         found |= partitions_confirmed_before(conn, predicate, cutoff, app, user)
+    for part_app, part_user, body in candidate_bodies(conn, app, user):
+        if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
+            found.add((part_app, part_user))
     return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)
