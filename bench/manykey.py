@@ -5,7 +5,7 @@ under the write lock.  Its cost per candidate must not grow with the values the 
 holds, or one session holds the lock for minutes (it was quadratic: 1,000 values 3.6 s, 4,000
 values 58 s).  Compared with N one-event sessions of N users (each key one value), ingested
 one transaction each, through the same pipeline (patterns extractor, validator, decision table).
-Prints a table; `--json FILE` writes the figures.  Timings only: tests/test_manykey.py checks the
+Prints a table; `--json FILE` writes the figures.  Timings only: tests/domain/test_manykey.py checks the
 facts.
 
 Then forgetting: the same N values said in a first session and again in a second (each a

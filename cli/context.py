@@ -9,14 +9,20 @@ from __future__ import annotations
 import os
 import sqlite3
 import warnings
+from typing import TYPE_CHECKING
 
 import click
 
 from factledger.cli.scope import partition_options, require_partition  # noqa: F401  (the partition rule)
-from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.service import busy_error, is_server_location
+from factledger.ledger import LedgerError
 from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.terminal import escape
+
+# The group (`cli.main`) is built from this module, and `factledger --version` or `--help` must not
+# pay for the facade, the store or PostgreSQL's driver: those load where they are used, below
+# (docs/performance.md, "Imports that cost nothing").
+if TYPE_CHECKING:
+    from factledger.ledger import Ledger
 
 
 class LedgerGroup(click.Group):
@@ -45,6 +51,8 @@ class LedgerGroup(click.Group):
         except UnicodeEncodeError as exc:      # e.g. an environment variable with invalid UTF-8
             raise click.ClickException(f"input is not valid UTF-8 text ({exc.reason})") from None
         except sqlite3.OperationalError as exc:
+            from factledger.ledger.service import busy_error
+
             raise click.ClickException(str(busy_error(exc))) from None
         except sqlite3.DatabaseError as exc:
             raise click.ClickException(f"the ledger file is not usable: {exc}") from None
@@ -61,6 +69,9 @@ class State:
 
     def ledger(self, create: bool = False) -> Ledger:
         if self._ledger is None:
+            from factledger.ledger import Ledger
+            from factledger.ledger.service import is_server_location
+
             if not create and self.db != ":memory:" and not is_server_location(self.db) and not os.path.exists(self.db):
                 raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
                                   "commands also take --create); nothing was created")
@@ -84,6 +95,8 @@ pass_state = click.make_pass_decorator(State)
 
 def require_file(state: State, command: str) -> None:
     """A command that reads the SQLite file itself (query, serve) refuses a PostgreSQL ledger."""
+    from factledger.ledger.service import is_server_location
+
     if is_server_location(state.db):
         raise LedgerError(f"{command} reads a SQLite ledger file; this ledger is on PostgreSQL "
                           "(read it with psql under a read-only role: docs/scale.md)")

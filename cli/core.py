@@ -18,7 +18,6 @@ from factledger.cli.notices import (
     withhold,
 )
 from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
-from factledger.cli.proofs import checkpoint_report, render_checkpoint
 from factledger.cli.scope import partition_options
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.vocabulary.bounds import check_log_window
@@ -222,6 +221,10 @@ def replay(state, check, fmt) -> None:
 @pass_state
 def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, fmt) -> None:
     """Recompute the hash chain and commitments; exit 1 naming the first bad seq (or failed check)."""
+    # here, not at the top: the proofs (and their signatures) are only for `verify`, and every other
+    # command of this module need not import them (docs/performance.md)
+    from factledger.cli.proofs import checkpoint_report, render_checkpoint
+
     if (pubkey or witnesses or older or quorum is not None) and not checkpoint_file:
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
     result = state.ledger().verify(expect_head)

@@ -1,7 +1,41 @@
-"""factledger's write side and domain; `Ledger` is the one object a library user opens."""
+"""factledger's write side and domain; `Ledger` is the one object a library user opens.
 
-from factledger.ledger.domain.candidate import Candidate, make_candidate
-from factledger.ledger.errors import ChainError, LedgerError
-from factledger.ledger.service import Ledger, Outcome
+The public names load on first use (PEP 562): importing `factledger.ledger`, or any module under
+it, costs nothing more than that module, so a command pays only for what it uses
+(docs/performance.md, "Imports that cost nothing").
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                    # what the names are, for readers and type checkers
+    from factledger.ledger.domain.candidate import Candidate, make_candidate
+    from factledger.ledger.errors import ChainError, LedgerError
+    from factledger.ledger.service import Ledger, Outcome
+
+# public name -> the module that defines it
+_HOMES = {
+    "Candidate": "factledger.ledger.domain.candidate",
+    "make_candidate": "factledger.ledger.domain.candidate",
+    "ChainError": "factledger.ledger.errors",
+    "LedgerError": "factledger.ledger.errors",
+    "Ledger": "factledger.ledger.service",
+    "Outcome": "factledger.ledger.service",
+}
 
 __all__ = ["Candidate", "ChainError", "Ledger", "LedgerError", "Outcome", "make_candidate"]
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value          # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

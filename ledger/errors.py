@@ -20,3 +20,46 @@ class ChainError(LedgerError):
 class InvalidId(LedgerError, ValueError):
     """An app, user, session or fact id that cannot name anything (empty, too long, control
     characters).  Also a `ValueError`, since that is what google-adk's own services raise."""
+
+
+class StorageError(LedgerError):
+    """The database refused or failed a statement.  Each engine maps its driver's errors onto this
+    class and the ones below once, in its own folder (`ledger/store/sqlite/errors.py`,
+    `ledger/store/postgres/errors.py`); nothing above the store catches a driver's error.
+    `detail` is the driver's own text (the message is written for the person who caused it)."""
+
+    def __init__(self, message: str, detail: str | None = None):
+        super().__init__(message)
+        self.detail = message if detail is None else detail
+
+
+class LedgerBusy(StorageError):
+    """Another writer held the ledger past the busy timeout (a lock wait, a deadlock, a
+    serialisation failure); nothing was changed and trying again may succeed."""
+
+
+class LedgerReadOnly(StorageError):
+    """The ledger can be read but not written: a read-only file or folder, a read-only
+    transaction or server."""
+
+
+class LedgerFull(StorageError):
+    """The disk, or the database's page limit, is full; nothing was written."""
+
+
+class LedgerDamaged(StorageError):
+    """The ledger's database is damaged (a malformed page, a corrupt image)."""
+
+
+class NotALedger(StorageError):
+    """The location holds something that is not a factledger ledger: a file that is not a
+    database, or someone else's database (which is never changed)."""
+
+
+class ConstraintViolation(StorageError):
+    """A write the schema refused: the append-only guard, a unique or primary key."""
+
+
+# The ledger itself cannot be used (as against busy or read-only now): a batch stops on these
+# rather than record them against one session, as it did when they were the driver's.
+UNUSABLE = (LedgerDamaged, NotALedger, ConstraintViolation)

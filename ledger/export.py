@@ -26,9 +26,12 @@ import orjson
 from pydantic import ValidationError
 
 from factledger.ledger.audit.verify import verify
+from factledger.ledger.domain.candidate import reserved_user
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import parse_body
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import ConstraintViolation, LedgerError
+from factledger.ledger.forget.scope import CHECKPOINTS_USER, ERASURES_USER
+from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.eventlog import head, snapshot
 from factledger.ledger.store.rowcheck import TEXT_COLUMNS, column_problem
 from factledger.ledger.unit import UnitOfWork
@@ -96,10 +99,11 @@ def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
         for number, line in enumerate(lines, start=2):
             row = _row(line, number)
             try:
-                conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
-                             f"VALUES ({', '.join('?' for _ in COLUMNS)})", row)
-            except sqlite3.IntegrityError as exc:
-                raise LedgerError(f"line {number}: {exc}") from None
+                with storage_errors():
+                    conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
+                                 f"VALUES ({', '.join('?' for _ in COLUMNS)})", row)
+            except ConstraintViolation as exc:
+                raise LedgerError(f"line {number}: {exc.detail}") from None
             count += 1
         result = verify(conn, header.get("head") if count else None)
         if not result["ok"]:
@@ -150,15 +154,38 @@ def _row(line: str, number: int) -> tuple:
         raise LedgerError(f"line {number}: salt is not hex") from None
     if item["body"] is not None and not isinstance(item["body"], str):
         raise LedgerError(f"line {number}: body must be the canonical JSON text")
-    if item["body"] is not None:
-        _check_body(item["body"], item["type"], number)
+    data = _check_body(item["body"], item["type"], number) if item["body"] is not None else None
+    _check_partition(item, data, number)
     return tuple(salt if c == "salt" else item[c] for c in COLUMNS)
 
 
-def _check_body(text: str, type_, number: int) -> None:
-    """A body must be an event of the catalogue, of the row's type: the fold trusts bodies."""
+# The one event type each of the ledger's own partitions holds (a pseudonymised user's holds
+# only scrubbed events).
+_OWN_TYPES = {ERASURES_USER: "Redacted", CHECKPOINTS_USER: "CheckpointIssued"}
+
+
+def _check_partition(item: dict, body: dict | None, number: int) -> None:
+    """Nothing is filed under a reserved user id but what the ledger itself keeps there: a
+    re-chained export cannot put a person's statements into the receipts' or the checkpoints'
+    partition (where a forget cannot reach them), nor a body under a forgotten user's pseudonym."""
+    for user in {item["user"], *((body or {}).get("user"),)} - {None}:
+        if not isinstance(user, str) or not reserved_user(user):
+            continue
+        own = _OWN_TYPES.get(user)
+        if own is not None and item["type"] != own:
+            raise LedgerError(f"line {number}: a {item['type']} event under the reserved user id {user!r} "
+                              f"(it holds {own} events only)")
+        if own is None and body is not None:
+            raise LedgerError(f"line {number}: an event with a body under the reserved user id {user!r} "
+                              "(a forgotten user's events are scrubbed)")
+
+
+def _check_body(text: str, type_, number: int) -> dict:
+    """A body must be an event of the catalogue, of the row's type: the fold trusts bodies.
+    Returns the body as the JSON it holds."""
     try:
-        body = parse_body(orjson.loads(text))
+        data = orjson.loads(text)
+        body = parse_body(data)
     except orjson.JSONDecodeError:
         raise LedgerError(f"line {number}: body is not JSON") from None
     except ValidationError as exc:
@@ -168,6 +195,7 @@ def _check_body(text: str, type_, number: int) -> None:
                           f"{first.get('msg', 'invalid')})") from None
     if body.type != type_:
         raise LedgerError(f"line {number}: body is a {body.type} event, the row says {type_!r}")
+    return data
 
 
 def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:

@@ -23,7 +23,6 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
-from factledger.ledger.store.postgres.backend import display
 from factledger.ledger.vocabulary.ids import normalize_id, normalize_partition
 from factledger.projections import current, erasures
 from factledger.projections.history import open_interval
@@ -48,9 +47,7 @@ class Reads:
     def shown_location(self) -> str:
         """Where the ledger lives, as messages show it: the file path, or the PostgreSQL URL with
         its password hidden and the ledger's schema named (what `factledger init` prints)."""
-        if self._work.postgres:
-            return f"{display(self._work.location)} (schema {self._conn.schema})"
-        return str(self._work.path)
+        return self._work.engine.describe(self._work.where, self._conn)
 
     def event_count(self) -> int:
         """How many events the log holds, to size a progress bar before a replay."""

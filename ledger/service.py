@@ -18,25 +18,21 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import proofs
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget import erase as forget
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
-from factledger.ledger.ingest import batch, pipeline
 from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolution
 from factledger.ledger.review.suggest import contradictions, with_suggestions
-from factledger.ledger.store import eventlog
+from factledger.ledger.store import engines, eventlog
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import EventStore, snapshot
-from factledger.ledger.store.postgres import backend as postgres
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_log_window
@@ -47,6 +43,11 @@ from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
+
+# Ingestion (`ledger.ingest.pipeline`), forgetting (`ledger.forget.erase`) and the proofs
+# (`ledger.audit.proofs`) are imported by the methods that use them, not here: every command opens
+# a `Ledger`, and a read such as `facts` need not pay for importing the write paths it never takes
+# (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
            "is_fresh_server_location", "is_server_location"]
@@ -168,6 +169,8 @@ class Ledger(Reads):
         parsed `ledger.ingest.Session`): one transaction, re-ingestion appends nothing.
         `extractor` is a name (patterns | anthropic | candidates) or an extractor object.
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
+        from factledger.ledger.ingest import pipeline
+
         app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
         decide_new = options.pop("new_events", None)
         if decide_new is not None:
@@ -181,6 +184,8 @@ class Ledger(Reads):
         """Ingest session files, directories or "-" (stdin), each session its own transaction;
         a file or session that fails is recorded in the retry queue and the others go on.
         `options` go to the extractor.  Returns a `Summary` (`ledger.ingest.batch.ingest_paths`)."""
+        from factledger.ledger.ingest import batch
+
         return batch.ingest_paths(self._work, paths, app, user, extractor, model, candidates,
                                   progress=progress, on_total=on_total, **options)
 
@@ -188,6 +193,8 @@ class Ledger(Reads):
                      model: str | None = None, progress=None, on_total=None, **options):
         """Ingest again the sources whose extraction failed (the retry queue), as `ingest_paths`
         would; returns a `Summary` (`ledger.ingest.batch.retry_failed`)."""
+        from factledger.ledger.ingest import batch
+
         return batch.retry_failed(self._work, app, user, extractor, model, progress=progress,
                                   on_total=on_total, **options)
 
@@ -231,6 +238,8 @@ class Ledger(Reads):
                reason: str | None = None, requested_by: str | None = None,
                dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
@@ -240,6 +249,8 @@ class Ledger(Reads):
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
+        from factledger.ledger.forget import erase as forget
+
         for name in ("app", "user"):
             if name in options:
                 options[name] = normalize_optional(options[name], name)
@@ -250,6 +261,8 @@ class Ledger(Reads):
         return receipts(self._conn, normalize_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+        from factledger.ledger.forget import erase as forget
+
         app, user = normalize_partition(app, user)
         session = normalize_id(session, "session")
         return forget.is_forgotten_session(self._conn, app, user, session)
@@ -290,36 +303,33 @@ class Ledger(Reads):
 
     def checkpoint(self, signer=None, origin: str | None = None) -> dict:
         """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+        from factledger.ledger.audit import proofs
+
         return proofs.issue(self._work, signer, origin)
 
     def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.inclusion(self._conn, seq, checkpoint)
 
     def prove_consistency(self, older: str, newer: str) -> dict:
+        from factledger.ledger.audit import proofs
+
         return proofs.consistency(self._conn, older, newer)
 
     def verify_checkpoint(self, checkpoint: str, pubkey=None, witnesses=(), quorum: int | None = None,
                           older: str | None = None) -> dict:
         """`pubkey` and `witnesses` are `tlog_verify.VerifierKey`s; the failed check is named in the result."""
+        from factledger.ledger.audit import proofs
+
         return proofs.verify(self._conn, checkpoint, pubkey, list(witnesses), quorum, older)
 
 
-# What a shell asks of a location before (or without) opening a ledger there.
-
-def is_server_location(location) -> bool:
-    """Whether a location is a PostgreSQL URL (`postgresql://` or `postgres://`) rather than a
-    file path: a shell checks that no file exists, or refuses a command that reads the file."""
-    return postgres.is_postgres(location)
-
-
-def display_location(location: str) -> str:
-    """A location as messages may show it: a PostgreSQL URL's password hidden."""
-    return postgres.display(location)
-
-
-def is_fresh_server_location(location: str) -> bool:
-    """Whether a PostgreSQL location's schema holds no ledger yet (the demo wants a fresh one)."""
-    return postgres.fresh_postgres(location)
+# What a shell asks of a location before (or without) opening a ledger there: the store's
+# engines answer (`ledger/store/engines.py`), so no shell names the store.
+is_server_location = engines.is_server_location
+display_location = engines.display_location
+is_fresh_server_location = engines.is_fresh_server_location
 
 
 def busy_error(exc) -> LedgerError:

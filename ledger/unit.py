@@ -27,13 +27,9 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import Registry, load_registry
 from factledger.ledger.semantic.dedup import key_matrix, restated_by
 from factledger.ledger.semantic.embedder import remembering
-from factledger.ledger.store.backend import Backend, EventLog
-from factledger.ledger.store.eventlog import open_sqlite
-from factledger.ledger.store.postgres.backend import is_postgres, open_postgres
-from factledger.ledger.store.postgres.schema import ensure_schema as ensure_pg_schema
+from factledger.ledger.store.backend import Backend, Engine, EventLog
+from factledger.ledger.store.engines import engine_for
 from factledger.ledger.store.reads import statement_bodies
-from factledger.ledger.store.sqlite.file import prepare as prepare_file
-from factledger.ledger.store.sqlite.schema import ensure_schema
 from factledger.ledger.store.sqlite.wal import Checkpointer
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.projections import vectors
@@ -45,23 +41,19 @@ class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
-                 backend: Backend = open_sqlite, future_tolerance: timedelta | float | str | None = None):
+                 backend: Backend | None = None, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
         self.location = str(path)             # as given: a file path, or a postgresql:// URL
-        self.postgres = is_postgres(path)
-        tightened: list[str] = []
-        if not self.postgres:
-            if not create and str(path) != ":memory:" and not self.path.exists():
-                raise LedgerError(f"no ledger at {path} (run `factledger init` first)")
-            tightened = prepare_file(path, create)   # 0600 from birth (or now); never alter a foreign database
+        self.engine: Engine = engine_for(path)
+        tightened = self.engine.prepare(path, create)   # a file: 0600 from birth; never a foreign database
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/domain/clocksanity.py); default one day
         self.future_tolerance = tolerance(future_tolerance)
-        if self.postgres:
-            self.store: EventLog = open_postgres(str(path), self.clock, busy_timeout, synchronous, create)
+        if backend is not None:               # an opener of the engine's log, given by the caller
+            self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
         else:
-            self.store = backend(path, self.clock, busy_timeout, synchronous)
+            self.store = self.engine.open(path, self.clock, busy_timeout, synchronous, create)
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
@@ -69,16 +61,8 @@ class UnitOfWork:
         self.checkpointer: Checkpointer | None = None
         self.schema_report: list[str] = []
         try:
-            if not self.postgres and Checkpointer.applies_to(str(path)):
-                self.checkpointer = Checkpointer(self.conn, synchronous)
-                self.checkpointer.take_over()
-                self.store.before_begin(lambda: self.checkpointer.before_begin(self.conn))
-                self.store.on_commit(self.checkpointer.after_commit)
-            if self.postgres:
-                refold, self.schema_report = ensure_pg_schema(self.conn, self.projector, self.clock)
-            else:
-                refold, self.schema_report = ensure_schema(self.conn, self.store.schema, self.projector,
-                                                           self.clock)
+            self.checkpointer = self.engine.attach(self.store, path, synchronous)
+            refold, self.schema_report = self.engine.ensure_schema(self.store, self.projector, self.clock)
             self.schema_report = tightened + self.schema_report     # what opening changed, said once
             if refold:
                 self.replay()
@@ -86,6 +70,22 @@ class UnitOfWork:
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
+
+    @property
+    def where(self) -> str:
+        """The ledger's location for messages (a URL without its password, with its schema)."""
+        return self.engine.describe(self.location, self.conn)
+
+    @property
+    def postgres(self) -> bool:
+        """Whether the ledger is on a server; kept for the shells until they ask the facade
+        (`where`) instead of testing it."""
+        return self.engine.server
+
+    def purge(self, vacuum: bool = False) -> dict:
+        """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`)."""
+        return self.engine.purge(self.conn, vacuum=vacuum, tables=self.projector.all_tables,
+                                 checkpointer=self.checkpointer)
 
     def close(self) -> None:
         if self.checkpointer is not None:

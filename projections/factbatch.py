@@ -16,8 +16,8 @@ clock) is overwritten instead of closed: no `--as-of` query could return it, and
 every step for `why`.  Its reason is added to the interval closed at that same time.
 
 The rows written are the same in both uses and the same as the event-at-a-time SQL fold this
-replaced would write (tests/test_fold_reference.py folds the log through that old fold and
-compares every table; tests/test_fold_rebuild.py, `replay --check`).  `facts_current` rows go in
+replaced would write (tests/projections/test_fold_reference.py folds the log through that old fold and
+compares every table; tests/projections/test_fold_rebuild.py, `replay --check`).  `facts_current` rows go in
 the order the facts were (re)opened, which is the order `decide` sees a key's open facts in: a
 rebuild inserts them in that order (a fact closed and opened again moves to the end, as the old
 delete and insert did); a transaction's upsert keeps a stored row's rowid (no event that

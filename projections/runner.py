@@ -133,7 +133,7 @@ class Projector:
         partition (a full rebuild streams it in `events_partition` order: memory is bounded by the
         largest partition, not the log).  A projection with `rebuild_partition(conn, events,
         state)` folds a partition in memory and writes its rows at once; one without is applied
-        event by event.  The rows are the live fold's (tests/test_fold_rebuild.py, `replay --check`).
+        event by event.  The rows are the live fold's (tests/projections/test_fold_rebuild.py, `replay --check`).
         """
         source = source or conn
         if source is conn:

@@ -8,8 +8,8 @@ one partition's rows (per-user sets are small), so no approximate index keeps st
 
 It follows what the facts projection flushes, like the recall index: a row exists while its fact
 is open and is deleted once it is not; `replay` rebuilds it; a forget rebuilds the partition,
-and since `ledger.store.connect` sets `PRAGMA secure_delete = ON`, the deleted vector's float
-bytes are zeroed (tests/test_semantic_forget.py scans for them).
+and since `ledger.store.eventlog.connect` sets `PRAGMA secure_delete = ON`, the deleted vector's float
+bytes are zeroed (tests/semantic/test_semantic_recall.py scans for them).
 
 Without the `semantic` extra (or with FACTLEDGER_EMBEDDER=off) the table stays empty and nothing
 else changes.  The encoder is loaded the first time something is embedded, not when a ledger
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
 from factledger.projections.base import OPEN_FACTS, FactsFold
@@ -120,7 +120,9 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
             if model is not None:
                 rows = [_row(model, dict(zip(names, r))) for r in conn.execute(_OPEN).fetchall()]
                 conn.executemany(_INSERT, rows)
-    except (sqlite3.OperationalError, LedgerError):
+    except UNUSABLE:
+        raise                                 # not a ledger that merely cannot be written now
+    except LedgerError:                       # read-only or busy (factledger's, whatever the engine)
         return False                          # read-only or busy: recall skips other encoders' rows
     return True
 

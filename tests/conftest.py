@@ -10,11 +10,10 @@ import pytest
 
 from factledger.ledger import Ledger, make_candidate
 from factledger.ledger.vocabulary.clock import parse_time
-
-from .pg_server import Server, find_bindir
+from tests.pg_server import Server, find_bindir
 
 # Nothing downloads at test time.  Meaning (the semantic extra) is off for the suite as a whole,
-# so the thousands of facts other tests write are not each embedded; tests/test_semantic_*.py
+# so the thousands of facts other tests write are not each embedded; tests/semantic/test_semantic_*.py
 # turn it on (the `meaning` fixture), and subprocesses inherit whichever setting a test has.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")

@@ -3,6 +3,6 @@
 Datasette loads this package through its `datasette` entry point; the hooks live in `hooks.py`.
 """
 
-from factledger.web.hooks import asgi_wrapper, permission_allowed, register_routes
+from factledger.web.hooks import asgi_wrapper, permission_allowed, permission_resources_sql, register_routes
 
-__all__ = ["asgi_wrapper", "permission_allowed", "register_routes"]
+__all__ = ["asgi_wrapper", "permission_allowed", "permission_resources_sql", "register_routes"]

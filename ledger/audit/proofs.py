@@ -198,11 +198,15 @@ def verify(conn, note: str, log_key: VerifierKey | None = None, witnesses: list[
 
 
 def _cosigners(note: str, witnesses: list[VerifierKey]) -> list[str]:
-    """The witnesses whose cosignature on an already verified note holds (some may not have signed)."""
+    """The witnesses whose cosignature on an already verified note holds (some may not have signed),
+    each key once (under the first name it is listed with), as the quorum counts them."""
     text, signatures = split_note(note)
-    return [w.name for w in witnesses
-            if any(name == w.name and raw[:4] == w.key_id and signature_valid(w, text, raw)
-                   for name, raw in signatures)]
+    names: dict[bytes, str] = {}
+    for w in witnesses:
+        if w.public not in names and any(name == w.name and raw[:4] == w.key_id and signature_valid(w, text, raw)
+                                         for name, raw in signatures):
+            names[w.public] = w.name
+    return list(names.values())
 
 
 def _roots_from_log(conn, sizes: list[int]) -> dict[int, bytes]:

@@ -6,22 +6,17 @@ million events as at ten.  The first problem found names its seq; nothing after 
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from urllib.parse import quote
-
 import orjson
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, StorageError
 from factledger.ledger.store import chain
-from factledger.ledger.store.eventlog import SCHEMA
-from factledger.ledger.store.postgres.backend import guard_problems
+from factledger.ledger.store.engines import engine_of
+from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.rowcheck import COLUMNS, column_problem
-from factledger.ledger.store.sqlite import triggers
 from factledger.ledger.vocabulary.bounds import MAX_SEQ
 
 
-def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
+def verify(conn, expect_head: str | None = None) -> dict:
     pinned = _parse_head(expect_head) if expect_head else None
     result = {"ok": True, "events": 0, "redacted": 0, "head": None, "first_bad_seq": None,
               "problem": None}
@@ -30,21 +25,16 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
         result.update(ok=False, first_bad_seq=seq, problem=problem)
         return result
 
-    # integrity_check, not quick_check: only the full check compares every index with its table
-    # (a damaged index page of the event_id index passes quick_check).  Of the log only: the
-    # events table and its indexes, which is what the chain below vouches for.  The projections
-    # are checked by `replay --check` (a rebuild compared row by row), and a whole-file check
-    # was most of verify's time (docs/performance.md, docs/security.md).  It runs on a second
-    # connection in a thread while this one walks the chain (SQLite works without the GIL, so
-    # the two overlap); a problem it finds is reported first, as if it had run first.
-    postgres = getattr(conn, "backend", "sqlite") == "postgresql"
-    # PostgreSQL has no integrity_check of a table (its pages carry checksums when the cluster
-    # was initialised with them; amcheck is the operator's): the chain walk below is the check.
-    check = _NoCheck() if postgres else _IntegrityCheck(conn)
+    # The engine's own check of the log's storage (SQLite: integrity_check of the events table,
+    # on a second connection while this one walks the chain; PostgreSQL: none, the walk is the
+    # check); a problem it finds is reported first, as if it had run first.
+    engine = engine_of(conn)
+    check = engine.integrity_check(conn)
     try:
-        walked = _walk(conn, pinned, result, fail)
-    except sqlite3.DatabaseError as exc:
-        walked = fail(result["events"] + 1, f"the file is damaged: {exc}")
+        with storage_errors():
+            walked = _walk(conn, pinned, result, fail)
+    except StorageError as exc:
+        walked = fail(result["events"] + 1, f"the file is damaged: {exc.detail}")
     problem = check.result()
     if problem is not None:
         result.update(ok=False, first_bad_seq=0, problem=problem, head=None, events=0, redacted=0,
@@ -53,78 +43,13 @@ def verify(conn: sqlite3.Connection, expect_head: str | None = None) -> dict:
     if walked["ok"]:
         # The chain holds; the append-only triggers must too (missing, altered, or restored on
         # an open since, each named).  The chain's own problem, when there is one, comes first.
-        guards = (guard_problems(conn) + triggers.repair_problems(conn) if postgres
-                  else triggers.problems(conn, SCHEMA))
+        guards = engine.guard_problems(conn)
         if guards:
             walked.update(ok=False, first_bad_seq=0, problem="; ".join(guards), triggers=guards)
     return walked
 
 
-class _IntegrityCheck:
-    """`PRAGMA integrity_check(events)`: on a read-only connection of its own in a thread when
-    the ledger is a file and nothing is uncommitted (a second connection would not see what the
-    caller's open transaction wrote, say an import being checked before its commit); otherwise,
-    or when that connection cannot open or read the file, on the caller's connection at
-    `result()`."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self._conn = conn
-        self._problem: str | None = None
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-        if not path or conn.in_transaction:
-            return
-        try:
-            other = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, check_same_thread=False)
-        except sqlite3.Error:
-            return
-        self._thread = threading.Thread(target=self._in_thread, args=(other,), daemon=True)
-        try:
-            self._thread.start()
-        except RuntimeError:                   # no thread to be had: check at result()
-            self._thread = None
-            other.close()
-
-    def _in_thread(self, other: sqlite3.Connection) -> None:
-        try:
-            self._problem = _check(other, retry_elsewhere=True)
-        except sqlite3.OperationalError:      # could not run there (locked, unreadable): see result()
-            self._problem = _RETRY
-        except BaseException as exc:           # noqa: BLE001 - handed to the caller in result()
-            self._error = exc
-        finally:
-            other.close()
-
-    def result(self) -> str | None:
-        if self._thread is not None:
-            self._thread.join()
-            if self._error is not None:
-                raise self._error
-            if self._problem is not _RETRY:
-                return self._problem
-        return _check(self._conn)
-
-
-class _NoCheck:
-    def result(self) -> None:
-        return None
-
-
-_RETRY = "retry on the caller's connection"
-
-
-def _check(conn: sqlite3.Connection, retry_elsewhere: bool = False) -> str | None:
-    try:
-        rows = [row[0] for row in conn.execute("PRAGMA integrity_check(events)")]
-    except sqlite3.DatabaseError as exc:
-        if retry_elsewhere and isinstance(exc, sqlite3.OperationalError):
-            raise                              # locked or unopenable here, not damage
-        return f"SQLite integrity check failed: {exc}"
-    return None if rows == ["ok"] else "SQLite integrity check failed: " + "; ".join(rows)
-
-
-def _walk(conn: sqlite3.Connection, pinned, result: dict, fail) -> dict:
+def _walk(conn, pinned, result: dict, fail) -> dict:
     prev_hash, expected_seq = chain.GENESIS, 1
     scrubbed: dict[int, int] = {}          # redacted seq -> seq of the Redacted event naming it
     redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs

@@ -13,7 +13,7 @@ import unicodedata
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.ids import normalize_id
 from factledger.ledger.vocabulary.words import Author, Basis
@@ -46,6 +46,22 @@ def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) 
     return text
 
 
+def reserved_user(user: str) -> bool:
+    """Whether a user id is one the ledger keeps for itself: a forgotten user's pseudonym, the
+    erasure receipts' and the checkpoints' partitions.  The one test every write path applies
+    (observe, ingestion, import; the ADK service escapes its callers' ids away from them), so
+    nothing a person said is ever filed there.  `_domain` (facts shared by every user of an app)
+    is a partition people write to, and is not reserved."""
+    return user.startswith("erased:") or user in ("_erasures", "_checkpoints")
+
+
+def refuse_reserved_user(user: str, where: str = "") -> str:
+    """`user`, or `InvalidId` (a `LedgerError` and a `ValueError`) when it is reserved."""
+    if reserved_user(user):
+        raise InvalidId(f"{where}user id {user!r} is reserved (erased users, erasure receipts, checkpoints)")
+    return user
+
+
 def value_key(value: str) -> str:
     """The comparison form of a value: one value however it was cased or spaced."""
     folded = " ".join(value.casefold().split())
@@ -53,7 +69,8 @@ def value_key(value: str) -> str:
 
 
 class Candidate(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built when it first validates, not on import (as the event bodies, ledger/domain/events.py)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     app: str
     user: str
@@ -74,8 +91,8 @@ class Candidate(BaseModel):
     @classmethod
     def _ident(cls, v: str, info) -> str:
         v = normalize_id(v, info.field_name)      # the one spelling every lookup uses too
-        if info.field_name == "user" and (v.startswith("erased:") or v in ("_erasures", "_checkpoints")):
-            raise ValueError(f"user id {v!r} is reserved (erased users, erasure receipts, checkpoints)")
+        if info.field_name == "user":
+            refuse_reserved_user(v)
         return v
 
     @field_validator("predicate")

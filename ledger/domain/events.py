@@ -10,13 +10,47 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.vocabulary.clock import stored_time
 from factledger.ledger.vocabulary.words import Author, Basis
 
 
+def _time(value: str) -> str:
+    try:
+        return stored_time(value)
+    except LedgerError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _day_or_time(value: str) -> str:
+    try:
+        return stored_time(value, day=True)
+    except LedgerError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# Every time in a body is checked wherever a body is made or read in (append, import, restate):
+# exactly the form the ledger writes (`clock.iso`), so the fold and every read can compare and
+# parse it.  Checked, never rewritten: a valid body's canonical JSON is what it always was.
+Timestamp = Annotated[str, AfterValidator(_time)]
+EffectiveDate = Annotated[str, AfterValidator(_day_or_time)]      # a date alone, or a timestamp
+
+
+def _candidate_said_at(candidate: dict) -> dict:
+    """A stored candidate's `said_at`, when it has one (a rejected proposal whose evidence event
+    does not exist has none), is a timestamp like any other."""
+    if "said_at" in candidate:
+        _time(candidate["said_at"])
+    return candidate
+
+
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: each model's validator is built when it first validates, not on import, so a
+    # command that writes no event (facts, log, verify...) does not pay for building them all
+    # (docs/performance.md); validation itself is unchanged.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     app: str
     user: str
 
@@ -42,8 +76,8 @@ class FactObserved(Decided):
     sensitivity: str
     kind: str
     cardinality: str
-    said_at: str
-    effective_date: str | None = None
+    said_at: Timestamp
+    effective_date: EffectiveDate | None = None
     hold_id: str | None = None
     reviewed_by: str | None = None        # the reviewer who accepted the held candidate, and why
     review_reason: str | None = None
@@ -62,11 +96,11 @@ class FactReinforced(Decided):
     author: Author
     basis: Basis
     confidence: float
-    said_at: str
+    said_at: Timestamp
     subject: str | None = None            # None only in logs written before statements carried them
     predicate: str | None = None
     value: str | None = None
-    effective_date: str | None = None
+    effective_date: EffectiveDate | None = None
     basis_claimed: Basis | None = None
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
     reviewed_by: str | None = None
@@ -80,7 +114,7 @@ class FactSuperseded(Decided):
     type: Literal["FactSuperseded"] = "FactSuperseded"
     by_fact_id: str | None = None
     reason: str
-    valid_to: str | None = None
+    valid_to: Timestamp | None = None
     cause: int | None = None
 
 
@@ -99,11 +133,11 @@ class FactRetracted(Decided):
     quote: str
     author: Author
     basis: Basis
-    said_at: str
+    said_at: Timestamp
     subject: str | None = None
     predicate: str | None = None
     value: str | None = None
-    effective_date: str | None = None
+    effective_date: EffectiveDate | None = None
     confidence: float | None = None       # as the candidate proposed it
     basis_claimed: Basis | None = None
     cause: int | None = None
@@ -118,7 +152,7 @@ class FactNegated(Decided):
     its key, value and time in `key_negations`)."""
 
     type: Literal["FactNegated"] = "FactNegated"
-    valid_to: str
+    valid_to: Timestamp
     cause: int | None = None
 
 
@@ -136,7 +170,7 @@ class DisputeResolved(Decided):
     loser_state: Literal["superseded", "rejected"] = "superseded"
     resolved_by: str
     reason: str
-    valid_to: str | None = None
+    valid_to: Timestamp | None = None
     cause: int | None = None
     restates: int | None = None
     subject: str | None = None            # the key of a judgement kept settling nothing (rule
@@ -161,8 +195,8 @@ class FactSplit(Decided):
     split_id: str
     by_fact_id: str | None = None         # None: a negation said then (`early_state` retracted)
     early_state: Literal["superseded", "retracted"] = "superseded"
-    at: str
-    said_at: str
+    at: Timestamp
+    said_at: Timestamp
     session: str
     evidence_event: str
     quote: str
@@ -194,6 +228,11 @@ class CandidateRejected(Body):
     # back its id, so a reviewer's judgement of that fact applies again.
     observed_as: str | None = None
 
+    @field_validator("candidate")
+    @classmethod
+    def _said_at(cls, candidate: dict) -> dict:
+        return _candidate_said_at(candidate)
+
 
 class CandidateHeld(Body):
     type: Literal["CandidateHeld"] = "CandidateHeld"
@@ -204,12 +243,17 @@ class CandidateHeld(Body):
     cause: int | None = None
     restates: int | None = None
 
+    @field_validator("candidate")
+    @classmethod
+    def _said_at(cls, candidate: dict) -> dict:
+        return _candidate_said_at(candidate)
+
 
 class SessionIngested(Body):
     type: Literal["SessionIngested"] = "SessionIngested"
     session: str
     watermark: str
-    watermark_at: str | None = None
+    watermark_at: Timestamp | None = None
     events_read: int
     counts: dict[str, int] = {}
     extractor: str
@@ -290,7 +334,7 @@ EVENT_TYPES = (
     "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
     "IngestFailed", "Redacted", "CheckpointIssued",
 )
-event_adapter: TypeAdapter = TypeAdapter(EventBody)
+event_adapter: TypeAdapter = TypeAdapter(EventBody, config=ConfigDict(defer_build=True))   # as Body
 
 
 def parse_body(data: dict) -> Body:

@@ -11,16 +11,17 @@ The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 5. re-decide the affected keys and append the compensating events (`ledger/forget/redecide.py`), through
    the live projections, so the state afterwards is exactly a rebuild from the log.
 
-After the commit the WAL is checkpointed with TRUNCATE (every page that held a scrubbed byte has
-been overwritten in place, and `secure_delete` zeroed the freed ones); `vacuum=True` compacts the
-file too.  A dry run does all of it and rolls back, so the plan it prints is the real one.
+After the commit the engine makes the scrub physical (`UnitOfWork.purge`; SQLite: the WAL
+checkpointed with TRUNCATE, every page that held a scrubbed byte having been overwritten in place
+and `secure_delete` having zeroed the freed ones, and `vacuum=True` compacts the file too;
+PostgreSQL: VACUUM of the touched tables).  A dry run does all of it and rolls back, so the plan
+it prints is the real one.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import nullcontext
 from datetime import timedelta
 
 from factledger.ledger.domain.events import Redacted
@@ -38,13 +39,12 @@ from factledger.ledger.forget.scope import (
     session_hash,
     user_hash,
 )
-from factledger.ledger.forget.targets import Plan, emptied_sessions, plan, unknown_fact
+from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
 from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.postgres.vacuum import vacuum_tables
-from factledger.ledger.store.reads import has_partition, statement_bodies
+from factledger.ledger.store.reads import candidate_bodies, has_partition, statement_bodies
 from factledger.ledger.vocabulary.clock import iso
 from factledger.projections import vectors
 from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
@@ -106,7 +106,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
 
     def plans() -> list[Plan]:
         found = []
-        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, app, user):
+        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, ledger.registry, app, user):
             scope = Scope("retention", part_app, part_user, cutoffs=policy)
             one = plan(ledger.conn, scope, ledger.registry)
             if not one.empty:
@@ -150,8 +150,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
     if not receipt["noop"]:
         forget_cached()
         forget_kept_scopes()
-        with ledger.checkpointer.exclusive() if ledger.checkpointer else nullcontext():
-            receipt["purge"] = purge(ledger.conn, vacuum=vacuum, tables=ledger.projector.all_tables)
+        receipt["purge"] = ledger.purge(vacuum)
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
 
@@ -233,29 +232,6 @@ def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
             "compensating_seqs": [], "partitions": 0}
 
 
-def purge(conn: sqlite3.Connection, vacuum: bool = False, tables: tuple[str, ...] = ()) -> dict:
-    """After the commit: make the scrub physical (WAL truncated, file optionally compacted; on
-    PostgreSQL the log's and the projections' tables vacuumed: docs/forgetting.md)."""
-    if getattr(conn, "backend", "sqlite") == "postgresql":
-        return vacuum_tables(conn, ("events", *tables), full=vacuum)
-    result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
-    if vacuum:
-        conn.execute("VACUUM")
-        result["vacuumed"] = True
-        result["checkpoint"] = _checkpoint(conn)
-    return result
-
-
-def _checkpoint(conn: sqlite3.Connection, attempts: int = 20) -> str:
-    """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
-    for _ in range(attempts):
-        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if not busy:
-            return "truncated"
-        time.sleep(0.05)
-    return "busy: another connection is reading; run `factledger forget` again or checkpoint later"
-
-
 # --- helpers ------------------------------------------------------------------------------
 
 def check_ticket(ticket: str | None) -> str | None:
@@ -307,9 +283,15 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
             for s in registry.predicates.values() if s.retention_days}
 
 
-def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], app: str | None,
+def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], registry, app: str | None,
                         user: str | None) -> list[tuple[str, str]]:
+    """Every partition holding anything past its retention: a fact last confirmed before its
+    cutoff, or a held or rejected candidate said before it (a partition need not hold an expired
+    fact for its candidates to expire; the digest of a session goes with what its plan takes)."""
     found: set[tuple[str, str]] = set()
     for predicate, cutoff in cutoffs.items():
         found |= partitions_confirmed_before(conn, predicate, cutoff, app, user)
+    for part_app, part_user, body in candidate_bodies(conn, app, user):
+        if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
+            found.add((part_app, part_user))
     return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)

@@ -6,14 +6,19 @@ recorded again with the value replaced by `MASK` (a forget never edits a body: t
 scrubbed and recorded again, `ledger.restate`).  A quote is not masked for a value its own
 statement holds (that value survives as the statement's value anyway).
 
-A value matches as a whole word or phrase, case-insensitively, however it is spaced ("25 mg",
-"25mg"); a value shorter than `MIN_LENGTH` characters is not looked for in other text (it would
-mask every "no" or "2" in a sentence).
+A value matches as a whole word or phrase, under full Unicode case folding (`str.casefold`, the
+fold `value_key` keys values by: "Straße" is "STRASSE", "ﬁle" is "FILE", "İzmir" is "i̇zmir", a
+final sigma is a sigma), however it is spaced ("25 mg", "25mg"); a letter followed by a
+combining mark is another letter (a value never matches short of the marks on its last letter).  A
+value shorter than `MIN_LENGTH` characters is not looked for in other text (it would mask every
+"no" or "2" in a sentence).  This is the one matcher for every text a forget masks (quotes,
+held and rejected candidates' quotes, a resolution's reason, digests).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from factledger.ledger.domain.candidate import value_key
@@ -30,7 +35,10 @@ class Masker:
         keys = sorted({value_key(v) for v in values if len(value_key(v)) >= MIN_LENGTH},
                       key=len, reverse=True)
         self.keys = keys
-        self._pattern = re.compile("|".join(_phrase(k) for k in keys), re.IGNORECASE) if keys else None
+        # matched against the case-folded text: the keys are folded already, so no IGNORECASE
+        # (its simple folding is what let "Straße" through a key "strasse")
+        self._each = [re.compile(_phrase(k)) for k in keys]
+        self._pattern = re.compile("|".join(p.pattern for p in self._each)) if keys else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -40,20 +48,67 @@ class Masker:
 
     def __call__(self, text: str, own_value: str = "") -> str:
         """`text` with every forgotten value that is not (part of) `own_value` masked."""
-        if self._pattern is None or not text:
+        if self._pattern is None or not text or self._pattern.search(text.casefold()) is None:
             return text
         own = value_key(own_value) if own_value else ""
+        folded, where = _fold(text)
+        out, last = [], 0
+        for start, end in self._spans(folded, where):
+            found = text[where[start]:where[end]]
+            if own and value_key(found) in own:
+                continue
+            out += [text[last:where[start]], MASK]
+            last = where[end]
+        return "".join(out) + text[last:] if out else text
 
-        def replace(match: re.Match) -> str:
-            found = value_key(match.group(0))
-            return match.group(0) if own and found in own else MASK
+    def _spans(self, folded: str, where: dict[int, int]):
+        """Non-overlapping matches in `folded` that begin and end on whole characters of the
+        text and do not stop before a combining mark (longest key first at each place)."""
+        pos = 0
+        while (match := self._pattern.search(folded, pos)) is not None:
+            start = match.start()
+            span = next((m.span() for m in ([match] + [p.match(folded, start) for p in self._each])
+                         if m is not None and m.start() == start and _whole(folded, where, *m.span())),
+                        None)
+            if span is None:
+                pos = start + 1
+                continue
+            yield span
+            pos = span[1]
 
-        return self._pattern.sub(replace, text)
+
+def _fold(text: str) -> tuple[str, dict[int, int]]:
+    """The text case-folded, and for every character boundary of the folded text that is one of
+    the text's, the text's offset there (a folded "ß" is "ss": the offset between the two s's is
+    no boundary of the text)."""
+    parts, where, pos = [], {}, 0
+    for i, ch in enumerate(text):
+        where[pos] = i
+        folded = ch.casefold()
+        parts.append(folded)
+        pos += len(folded)
+    where[pos] = len(text)
+    return "".join(parts), where
+
+
+def _whole(folded: str, where: dict[int, int], start: int, end: int) -> bool:
+    return (end > start and start in where and end in where
+            and not (end < len(folded) and _is_mark(folded[end]))
+            and not (start > 0 and _is_mark(folded[start]) and not folded[start - 1].isspace()))
+
+
+def _is_mark(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("M")
 
 
 def _phrase(key: str) -> str:
     """A regular expression for a value key: its tokens in order, any spacing between them,
-    not inside a longer word."""
-    tokens = _TOKEN.findall(key)
+    not inside a longer word (a combining mark stays with the letter before it)."""
+    tokens: list[str] = []
+    for token in _TOKEN.findall(key):
+        if tokens and all(_is_mark(ch) for ch in token):
+            tokens[-1] += token
+        else:
+            tokens.append(token)
     body = r"\s*".join(re.escape(t) for t in tokens)
     return rf"(?<!\w){body}(?!\w)"

@@ -11,7 +11,7 @@ the seq each statement was first recorded at.  The key's log then reads, in orde
 before the first forgotten statement, and the survivors decided again: exactly the statements a
 ledger that never heard the forgotten ones would have decided, in the same order.  The next
 forget starts from that, so any sequence of forgets ends where a fresh ledger fed the final
-survivors would (tests/test_forget_sequences.py).
+survivors would (tests/forget/test_forget_sequences.py).
 
 The same scrub-and-record-again masks what survives: a surviving statement whose quote names a
 value forgotten by fact, predicate, sensitivity or retention moves its key's cut to it and is

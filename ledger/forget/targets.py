@@ -230,14 +230,19 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[
                 cutoff = cutoffs.get(e.body["predicate"])
                 return (cutoff is not None
                         and last_confirmed.get(e.body["fact_id"], e.body["said_at"]) < cutoff)
-            if e.type in CANDIDATE_TYPES:
-                spec = candidate_spec(e.body)
-                cutoff = cutoffs.get(spec.name) if spec is not None else None
-                said = (e.body.get("candidate") or {}).get("said_at", "")
-                return cutoff is not None and said < cutoff
-            return False
+            return e.type in CANDIDATE_TYPES and candidate_expired(e.body, cutoffs, registry)
         return expired
     raise LedgerError(f"internal: unknown scope kind {kind!r}")
+
+
+def candidate_expired(body: dict, cutoffs: dict[str, str], registry) -> bool:
+    """Whether a held or rejected candidate is past retention: its predicate (as the registry
+    resolves it now) has a cutoff, and it was said before it."""
+    candidate = body.get("candidate") or {}
+    name = candidate.get("predicate")
+    spec = registry.resolve(name) if isinstance(name, str) else None
+    cutoff = cutoffs.get(spec.name) if spec is not None else None
+    return cutoff is not None and candidate.get("said_at", "") < cutoff
 
 
 def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: dict,

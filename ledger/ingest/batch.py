@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.ingest.candidates import CandidatesExtractor
 from factledger.ledger.ingest.extractor import Extractor
 from factledger.ledger.ingest.extractors import make_extractor
@@ -116,6 +116,8 @@ def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = 
             chosen = make_extractor(extractor or item["extractor"],
                                     model=model or item["model"], **options)
             summary.results.append(_one(ledger, found[0], item["app"], item["user"], chosen))
+        except UNUSABLE:
+            raise                               # the ledger itself, not this session: stop
         except LedgerError as exc:
             summary.results.append(SessionResult(source=source, session=item["session"],
                                                  app=item["app"], user=item["user"],
@@ -132,6 +134,8 @@ def _one(ledger, session, app, user, extractor) -> SessionResult:
         # forgotten on purpose: not a failure, and never ingested again
         return SessionResult(source=session.source, session=session.id, status="skipped",
                              error="erased")
+    except UNUSABLE:
+        raise
     except LedgerError as exc:
         return SessionResult(source=session.source, session=session.id, status="error",
                              error=str(exc))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from factledger.ledger.domain.candidate import refuse_reserved_user
 from factledger.ledger.domain.clocksanity import refuse_future
 from factledger.ledger.domain.events import CandidateRejected, IngestFailed, SessionIngested
 from factledger.ledger.errors import LedgerError
@@ -70,8 +71,7 @@ def partition_of(session: Session, app: str | None, user: str | None) -> tuple[s
         raise LedgerError(f"{where} names no app (give --app)")
     if not user:
         raise LedgerError(f"{where} names no user (give --user)")
-    if user.startswith("erased:"):
-        raise LedgerError(f"{where}: user ids starting with 'erased:' are reserved")
+    refuse_reserved_user(user, f"{where}: ")
     return app, user
 
 

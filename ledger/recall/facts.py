@@ -362,6 +362,6 @@ def _document(row: tuple, suffixes: dict[str, str]) -> str:
 
 def effective(confidence: float, age_days: float) -> float:
     """`ledger.confidence.effective_confidence` from an age already computed (same constants;
-    tests/test_recall_core.py checks the two agree), so each timestamp is parsed once."""
+    tests/recall/test_recall_core.py checks the two agree), so each timestamp is parsed once."""
     decayed = confidence * DECAY_PER_PERIOD ** (age_days / DECAY_PERIOD_DAYS)
     return round(max(DECAY_FLOOR, decayed) if confidence >= DECAY_FLOOR else confidence, 4)

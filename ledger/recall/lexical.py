@@ -63,7 +63,7 @@ class LexicalIndex:
         The same operations in the same order as `cosines`: per document, the query's terms'
         products are added in the query's order starting from zero, then divided by the same
         product of norms; numpy's float64 products, sums and quotients are the IEEE operations
-        Python's floats make, so every cosine is equal to the last bit (tests/test_recall_kept.py
+        Python's floats make, so every cosine is equal to the last bit (tests/recall/test_recall_kept.py
         checks it on random documents)."""
         if not q_counts or not self.n:
             return None

@@ -1,11 +1,12 @@
 """The store's boundary: what the rest of the ledger needs from a database backend.
 
 Two backends implement it: SQLite (`ledger/store/eventlog.py: open_sqlite`, a file) and PostgreSQL
-(`ledger/store/postgres/backend.py: open_postgres`, a `postgresql://` URL), and `UnitOfWork` picks one from the
-location.  Both return the same `EventStore` (one `append`, one chain) on a connection that
-speaks the store's SQL; the contract suites `tests/store_contract.py` (this protocol) and
-`tests/ledger_contract.py` (the whole ledger) run against both (`tests/test_store_contract.py`,
-`tests/test_ledger_contract.py`).  What a backend brings, beside the log itself:
+(`ledger/store/postgres/backend.py: open_postgres`, a `postgresql://` URL), each behind an engine
+object (`Engine` below) that `ledger/store/engines.py` picks from the location.  Both return
+the same `EventStore` (one `append`, one chain) on a connection that speaks the store's SQL; the
+contract suites `tests/store/contract.py` (this protocol) and `tests/ledger/contract.py` (the
+whole ledger) run against both (`tests/store/test_store_contract.py`,
+`tests/ledger/test_ledger_contract.py`).  What a backend brings, beside the log itself:
 
 - the transaction discipline: `transaction()` is one writer at a time with the tail read under
   the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock keyed
@@ -70,6 +71,45 @@ class EventLog(Protocol):
     def on_commit(self, callback: Callable[[], None]) -> None: ...
 
     def before_begin(self, callback: Callable[[], None]) -> None: ...
+
+
+class Engine(Protocol):
+    """One database engine, everything the ledger needs from it in particular
+    (`ledger/store/sqlite/engine.py`, `ledger/store/postgres/engine.py`); `ledger/store/engines.py`
+    picks one from a location.  Nothing above the store tests which engine it has."""
+
+    kind: str                      # the engine as reports name it ("sqlite", "postgresql")
+    name: str                      # for people
+    server: bool                   # a server's database (by URL), not a file of this machine
+
+    def describe(self, location: str | os.PathLike, conn: Any = None) -> str:
+        """The location for messages (no password), with what the open connection adds."""
+
+    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
+        """Before opening: refuse what must not be opened; notes on what was tightened."""
+
+    def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
+             synchronous: str = "FULL", create: bool = True) -> EventLog:
+        """Connect and return the log on the connection."""
+
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> Any:
+        """What the open log needs beside it (SQLite: its WAL checkpointer), or None."""
+
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
+        """Make the schema whole: (refold, report of what was restored)."""
+
+    def integrity_check(self, conn: Any) -> Any:
+        """The engine's check of the log's storage, started now; `.result()` is a problem or None."""
+
+    def guard_problems(self, conn: Any) -> list[str]:
+        """Each append-only guard missing or altered now, and each repair recorded."""
+
+    def purge(self, conn: Any, vacuum: bool = False, tables: tuple[str, ...] = (),
+              checkpointer: Any = None) -> dict:
+        """After a forget's commit: make the scrub physical; the receipt's `purge`."""
+
+    def residue(self, conn: Any, location: str) -> dict:
+        """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""
 
 
 class Backend(Protocol):

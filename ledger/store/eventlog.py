@@ -19,6 +19,7 @@ from factledger.ledger.domain.eventrow import EVENT_COLUMNS, Event, decode
 from factledger.ledger.domain.events import Body
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store import chain
+from factledger.ledger.store.sqlite import errors as sqlite_errors
 from factledger.ledger.vocabulary.clock import Clock, iso
 from factledger.ledger.vocabulary.ids import new_id
 
@@ -73,10 +74,7 @@ def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FUL
         # a ceiling (pages are allocated as they are read), and changes nothing that is written.
         conn.execute("PRAGMA cache_size = -65536")
     except sqlite3.DatabaseError as exc:
-        if "readonly" in str(exc):
-            raise LedgerError(f"cannot open ledger {path}: the file, or the folder its WAL files "
-                              "go in, is read-only") from None
-        raise LedgerError(f"cannot open ledger {path}: {exc}") from None
+        raise sqlite_errors.opening(path, exc) from None
     return conn
 
 
@@ -123,8 +121,8 @@ class EventStore:
         except BaseException as exc:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.OperationalError):
-                raise busy_error(exc) from None
+            if sqlite_errors.is_storage(exc):
+                raise sqlite_errors.translate(exc) from None
             raise
         finally:
             self._tail = None
@@ -211,14 +209,8 @@ def head(conn: sqlite3.Connection) -> tuple[int, str]:
 
 
 def busy_error(exc: sqlite3.OperationalError) -> LedgerError:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return LedgerError("the ledger is busy: another writer held it past the busy timeout; try again")
-    if "readonly" in text or "read-only" in text:
-        return LedgerError("the ledger file is read-only")
-    if "full" in text:
-        return LedgerError("the disk (or the ledger's page limit) is full; nothing was written")
-    return LedgerError(f"database error: {text}")
+    """SQLite's error as factledger's (`ledger/store/sqlite/errors.py`)."""
+    return sqlite_errors.translate(exc)
 
 
 def equal_filters(**columns) -> tuple[str, list]:

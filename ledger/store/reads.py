@@ -116,6 +116,17 @@ def partition_rows(conn: sqlite3.Connection, app: str, user: str) -> list[tuple]
                         " ORDER BY seq", (app, user)).fetchall()
 
 
+def candidate_bodies(conn: sqlite3.Connection, app: str | None = None,
+                     user: str | None = None) -> Iterator[tuple[str, str, dict]]:
+    """(app, user, body) of every held or rejected candidate not yet scrubbed (of one app or
+    partition, if given): what retention looks through beside the facts."""
+    where, args = equal_filters(app=app, user=user)
+    for row_app, row_user, body in conn.execute(
+            "SELECT app, user, body FROM events WHERE type IN ('CandidateHeld', 'CandidateRejected')"
+            " AND body IS NOT NULL" + where, args):
+        yield row_app, row_user, body_of(body)
+
+
 def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str) -> list[str]:
     """The stored bodies of a session's surviving `SessionIngested` events, in seq order."""
     return [r[0] for r in conn.execute(

@@ -20,6 +20,8 @@ import sqlite3
 
 import orjson
 
+from factledger.ledger.store.engines import engine_of
+
 COLUMNS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "salt", "commitment",
            "prev_hash", "hash", "redacted_by")
 TEXT_COLUMNS = ("event_id", "type", "app", "user", "recorded_at", "commitment", "prev_hash", "hash")
@@ -78,14 +80,15 @@ SELECT seq, problem FROM (SELECT seq, CASE
     END AS problem FROM events) AS checked
 WHERE problem IS NOT NULL ORDER BY seq LIMIT 1
 """
+_FIRST_BAD_ROW = {"sqlite": FIRST_BAD_ROW, "postgresql": FIRST_BAD_ROW_PG}    # by `Engine.kind`
 _REDACTIONS = {"sqlite": "typeof(body) = 'text' AND json_valid(body)", "postgresql": "body IS NOT NULL"}
 _SCRUBBED = {"sqlite": "typeof(redacted_by) = 'integer'", "postgresql": "redacted_by IS NOT NULL"}
 
 
 def first_bad_row(conn: sqlite3.Connection) -> tuple[int, str] | None:
     """(seq, problem) of the first row whose shape breaks the rules, or None."""
-    backend = getattr(conn, "backend", "sqlite")
-    found = conn.execute(FIRST_BAD_ROW_PG if backend == "postgresql" else FIRST_BAD_ROW).fetchone()
+    backend = engine_of(conn).kind
+    found = conn.execute(_FIRST_BAD_ROW[backend]).fetchone()
     bad = [(found[0], found[1])] if found else []
     named: dict[int, set] = {}
     for seq, body in conn.execute("SELECT seq, body FROM events WHERE type = 'Redacted' AND "

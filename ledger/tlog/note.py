@@ -14,9 +14,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from typing import TYPE_CHECKING
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.tlog.tlog_verify import (
@@ -30,6 +28,11 @@ from factledger.ledger.tlog.tlog_verify import (
     split_note,
 )
 
+# cryptography is imported where a key is made, read or used, not with this module: the ledger
+# imports it on every open, and only the proof commands sign (docs/performance.md).
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 PRIVATE_PREFIX = "PRIVATE+KEY+"
 
 
@@ -42,6 +45,8 @@ class Signer:
 
     @property
     def public(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization
+
         return self.private.public_key().public_bytes(serialization.Encoding.Raw,
                                                       serialization.PublicFormat.Raw)
 
@@ -52,11 +57,16 @@ class Signer:
 
 
 def _raw_seed(private: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
                                  serialization.NoEncryption())
 
 
 def new_signer(name: str, witness: bool = False) -> Signer:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     sig_type = COSIGNATURE if witness else ED25519
     private = Ed25519PrivateKey.generate()
     try:
@@ -86,6 +96,8 @@ def parse_skey(text: str) -> Signer:
         raise LedgerError(f"the private key is malformed: {exc}") from None
     if len(raw) != 33 or raw[0] not in (ED25519, COSIGNATURE):
         raise LedgerError("the private key is not an Ed25519 key of type 1 (log) or 4 (witness)")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     private = Ed25519PrivateKey.from_private_bytes(raw[1:])
     signer = Signer(name, b"", raw[0], private)
     signer = Signer(name, key_id(name, raw[0], signer.public), raw[0], private)

@@ -26,9 +26,6 @@ import json
 import sys
 from dataclasses import dataclass
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 ED25519, COSIGNATURE = 0x01, 0x04
 EM_DASH = "\u2014"
 MAX_SIGNATURES = 100
@@ -195,6 +192,11 @@ def split_note(note: str) -> tuple[str, list[tuple[str, bytes]]]:
 
 
 def _ed25519_ok(public: bytes, signature: bytes, message: bytes) -> bool:
+    # imported here, where a signature is checked: the ledger imports this module on every open,
+    # and only the proof commands check signatures (docs/performance.md)
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
     except InvalidSignature:
@@ -222,14 +224,18 @@ def verify_note(note: str, log_key: VerifierKey, witnesses: list[VerifierKey] = 
     """The note's text, once the log's key and `quorum` of the witnesses (default: all) have signed.
 
     As C2SP asks: lines from unknown keys are ignored, a known key's line that fails rejects the
-    whole note, and a key counts once however many lines it has.
+    whole note, and a key counts once however many lines it has.  A witness is its public key: one
+    listed twice (the same file twice, or the same key under two names) counts once, towards the
+    quorum and towards the default (all of them).
     """
     text, signatures = split_note(note)
     if log_key.sig_type != ED25519 or any(w.sig_type != COSIGNATURE for w in witnesses):
         raise VerificationError("the log key must be an Ed25519 note key (type 1), witness keys cosigner keys (type 4)")
-    quorum = len(witnesses) if quorum is None else quorum
-    if quorum > len(witnesses):
-        raise VerificationError(f"{quorum} witness cosignatures required but only {len(witnesses)} witness keys given")
+    distinct = len({w.public for w in witnesses})
+    quorum = distinct if quorum is None else quorum
+    if quorum > distinct:
+        raise VerificationError(f"{quorum} witness cosignatures required but only {distinct} witness keys given"
+                                " (a key listed twice counts once)")
     known = {(k.name, k.key_id): k for k in (log_key, *witnesses)}
     signed: set[tuple[str, bytes]] = set()
     for name, raw in signatures:
@@ -242,9 +248,9 @@ def verify_note(note: str, log_key: VerifierKey, witnesses: list[VerifierKey] = 
     if (log_key.name, log_key.key_id) not in signed:
         raise VerificationError(f"not signed by the log key {log_key.name}+{log_key.key_id.hex()} "
                                 "(wrong key, or an unsigned checkpoint)")
-    cosigned = sum((w.name, w.key_id) in signed for w in witnesses)
+    cosigned = len({w.public for w in witnesses if (w.name, w.key_id) in signed})
     if cosigned < quorum:
-        raise VerificationError(f"{cosigned} of {len(witnesses)} witnesses cosigned; {quorum} required")
+        raise VerificationError(f"{cosigned} of {distinct} witnesses cosigned; {quorum} required")
     return text
 
 

@@ -72,6 +72,25 @@ def normalise_time(text: str) -> str:
     return iso(parse_time(text))
 
 
+_STORED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def stored_time(text: str, day: bool = False) -> str:
+    """`text` if it is a timestamp exactly as the ledger writes it (`iso`: UTC, microseconds, `Z`),
+    or with `day` a date alone (YYYY-MM-DD); refused otherwise, never rewritten (an event body's
+    times are checked, not normalised: its bytes are what the chain covers)."""
+    if isinstance(text, str) and (_STORED.fullmatch(text) or (day and _DAY.fullmatch(text))):
+        try:
+            moment = parse_time(text)
+        except LedgerError:
+            moment = None
+        if moment is not None and iso(moment)[:len(text)] == text:
+            return text
+    form = "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.ffffffZ" if day else "YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC)"
+    raise LedgerError(f"timestamp {text!r} is not in the ledger's form {form}")
+
+
 def from_epoch(seconds: float) -> str:
     try:
         return iso(datetime.fromtimestamp(float(seconds), tz=UTC))

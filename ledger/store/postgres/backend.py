@@ -3,8 +3,8 @@
 `open_postgres` returns the very `EventStore` the SQLite backend uses (one `append`, one chain,
 one transaction discipline), on a `PgConnection`: a psycopg 3 connection behind the small part of
 the DB-API the ledger uses (`execute`, `executemany`, `executescript`, `cursor`, `in_transaction`,
-`close`), which passes each statement through `ledger/store/postgres/dialect.py` and gives errors the DB-API
-classes the rest of the code already catches.  What differs is here and nowhere else:
+`close`), which passes each statement through `ledger/store/postgres/dialect.py` and raises factledger's own
+error classes for psycopg's (`ledger/store/postgres/errors.py`).  What differs is here and nowhere else:
 
 - the ledger lives in a schema of its own (`?schema=` in the URL, default `factledger`), and
   the connection's `search_path` is that schema alone;
@@ -27,18 +27,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-try:                                    # the optional `postgres` extra
-    import psycopg
-    import psycopg.errors as pg_errors
-    from psycopg.adapt import Dumper, Loader
-    from psycopg.pq import TransactionStatus
-except ImportError:                     # pragma: no cover - SQLite-only installs
-    psycopg = None
-
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, StorageError
 from factledger.ledger.store.eventlog import EventStore
+from factledger.ledger.store.postgres import errors as pg_errors_map
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
+
+
+# psycopg (the optional `postgres` extra) is imported when a postgresql:// ledger is opened, not
+# with this module: every command imports `is_postgres` or `display` from here, and a SQLite
+# ledger's commands need not pay for PostgreSQL's driver (docs/performance.md).
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError:                 # pragma: no cover - SQLite-only installs
+        return None
+    return psycopg
+
 
 DEFAULT_SCHEMA = "factledger"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -130,23 +135,6 @@ def display(location: str) -> str:
 
 # --- the connection ---------------------------------------------------------------------------
 
-def _db_error(exc) -> sqlite3.Error:
-    """A psycopg error as the DB-API class the ledger's code catches (sqlite3's hierarchy)."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled, pg_errors.DeadlockDetected,
-                        pg_errors.SerializationFailure)):
-        return sqlite3.OperationalError(f"database is locked ({text})")
-    if isinstance(exc, (pg_errors.IntegrityError, pg_errors.RaiseException)):
-        return sqlite3.IntegrityError(text)
-    if isinstance(exc, pg_errors.DataError):
-        return sqlite3.DataError(text)
-    if isinstance(exc, (pg_errors.ProgrammingError, pg_errors.InternalError)):
-        return sqlite3.OperationalError(text)
-    if isinstance(exc, pg_errors.OperationalError):
-        return sqlite3.OperationalError(text)
-    return sqlite3.DatabaseError(text)
-
-
 class Row(tuple):
     """A row readable by index and by column name (what `sqlite3.Row` gives the readers)."""
 
@@ -206,8 +194,6 @@ class PgConnection:
     """A psycopg connection in autocommit mode (transactions are the explicit BEGIN/COMMIT the
     store issues, as on SQLite with `isolation_level=None`), speaking the store's SQL."""
 
-    backend = "postgresql"
-
     def __init__(self, raw, schema: str, location: str):
         self.raw = raw
         self.schema = schema
@@ -217,6 +203,8 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
         return self.raw.info.transaction_status != TransactionStatus.IDLE
 
     def execute(self, sql: str, args=None):
@@ -226,7 +214,8 @@ class PgConnection:
         if command in ("BEGIN", "BEGIN DEFERRED"):
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         if command.startswith("PRAGMA"):
-            raise sqlite3.OperationalError(f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)")
+            text = f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)"
+            raise StorageError(f"database error: {text}", text)
         has_args = bool(args)
         text = translate(sql, has_args, self.columns_of)
         return self._run(text, tuple(args) if has_args else None)
@@ -238,8 +227,8 @@ class PgConnection:
                 cursor = self.raw.execute(*then)
             return cursor
         except Exception as exc:
-            if _is_psycopg(exc):
-                raise _db_error(exc) from None
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
             raise
 
     def executemany(self, sql: str, rows):
@@ -251,8 +240,8 @@ class PgConnection:
             with self.raw.cursor() as cursor:
                 cursor.executemany(text, rows)
         except Exception as exc:
-            if _is_psycopg(exc):
-                raise _db_error(exc) from None
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
             raise
         return None
 
@@ -288,10 +277,6 @@ class PgConnection:
         self.raw.close()
 
 
-def _is_psycopg(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("psycopg")
-
-
 def split_statements(script: str) -> list[str]:
     """A script's statements: split on `;` outside string literals and `$guard$` bodies."""
     out, current, quoted, dollar = [], [], False, False
@@ -321,8 +306,11 @@ def split_statements(script: str) -> list[str]:
 
 def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> PgConnection:
     """Open the ledger's schema (created when `create`), with the store's settings."""
+    psycopg = _psycopg()
     if psycopg is None:
         raise LedgerError("a postgresql:// ledger needs psycopg 3: pip install 'factledger[postgres]'")
+    import psycopg.errors as pg_errors
+
     conninfo, schema = split_location(location)
     try:
         raw = psycopg.connect(conninfo, autocommit=True)
@@ -363,6 +351,9 @@ def fresh_postgres(location: str) -> bool:
 def _adapt(raw) -> None:
     """Values as the ledger writes and reads them on SQLite: booleans are 0/1 integers, and a
     NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
+    import psycopg
+    from psycopg.adapt import Dumper, Loader
+
     class BoolAsInt(Dumper):
         oid = psycopg.adapters.types["int8"].oid
 

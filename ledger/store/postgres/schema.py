@@ -13,8 +13,7 @@ import re
 
 from factledger.ledger.store.backend import ProjectionTables
 from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, locked, missing_guards
-from factledger.ledger.store.sqlite import triggers
-from factledger.ledger.store.sqlite.schema import repaired
+from factledger.ledger.store.repairs import record_repairs_sql, repaired
 from factledger.ledger.vocabulary.clock import Clock
 
 
@@ -30,7 +29,7 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
     if tables <= present_tables and indexes <= present_indexes and not obsolete and not lost_guards:
         return False, []
-    record = triggers.record_repairs_sql(conn, lost_guards, clock) if lost_guards else ""
+    record = record_repairs_sql(conn, lost_guards, clock) if lost_guards else ""
     with locked(conn):
         for name in obsolete:
             conn.execute(f"DROP INDEX IF EXISTS {name}")

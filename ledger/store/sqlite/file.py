@@ -21,7 +21,7 @@ import stat
 import warnings
 from pathlib import Path
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, NotALedger
 
 PRIVATE = 0o600
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -46,7 +46,7 @@ def prepare(path: str | os.PathLike, create: bool) -> list[str]:
     refuse_foreign(target)
     notes = [note for name in (text, text + "-wal", text + "-shm") if (note := tighten(Path(name)))]
     for note in notes:
-        warnings.warn(f"factledger: {note}", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"factledger: {note}", RuntimeWarning, stacklevel=5)
     return notes
 
 
@@ -89,5 +89,5 @@ def refuse_foreign(target: Path) -> None:
         return                                # damaged or locked: verify and the open report it
     if tables and "events" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise LedgerError(f"{target} is an SQLite database but not a factledger ledger "
+        raise NotALedger(f"{target} is an SQLite database but not a factledger ledger "
                           f"(tables: {shown}); refusing to change it")

@@ -1,6 +1,6 @@
 """Bringing a file's schema up to what this version writes and reads, on open.
 
-Read through sqlite-utils' introspection (tables, their indexes, the triggers).  Creates what is
+Read from the file's own catalogue (sqlite_master: tables, triggers; each table's index_list).  Creates what is
 missing (a projection added since the file was made is then folded from the log), drops indexes
 this version no longer keeps and builds the ones it added, so a file made by an earlier version
 writes and reads like a new one.  Nothing is restored silently: each index or trigger created on
@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import warnings
-
-import sqlite_utils
 
 from factledger.ledger.store.backend import ProjectionTables
+from factledger.ledger.store.repairs import record_repairs_sql, repaired
 from factledger.ledger.store.sqlite import triggers
 from factledger.ledger.vocabulary.clock import Clock
 
@@ -27,9 +25,12 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     """Make the schema whole.  Returns (refold, report): refold is True when projection tables
     were created beside an existing log (the caller then refolds them); report names each index
     or trigger restored on a file that had its tables."""
-    db = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
-    present_tables = set(db.table_names())
-    present_indexes = {index.name for table in present_tables for index in db[table].indexes}
+    # the catalogue read as sqlite-utils' `table_names()` and `Table.indexes` read it, without
+    # importing sqlite-utils (and numpy, which it imports when installed) on every open
+    # (docs/performance.md)
+    present_tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    present_indexes = {row[1] for table in present_tables
+                       for row in conn.execute(f"PRAGMA index_list({_quoted(table)})").fetchall()}
     schema = store_schema + projector.schema
     tables = {"events", "projection_positions", *projector.all_tables}
     indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
@@ -40,7 +41,7 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
     record = ""
     if lost_triggers:
-        record = triggers.record_repairs_sql(conn, lost_triggers, clock)
+        record = record_repairs_sql(conn, lost_triggers, clock)
     try:
         conn.executescript("BEGIN IMMEDIATE;" + drops + schema + record + "COMMIT;")
     except sqlite3.DatabaseError:
@@ -55,16 +56,5 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     return repaired(tables, present_tables, indexes - present_indexes, lost_triggers, projector)
 
 
-def repaired(tables: set[str], present_tables: set[str], built_indexes: set[str], restored_triggers: list[str],
-             projector: ProjectionTables) -> tuple[bool, list[str]]:
-    """(refold, report) once the schema is whole, for either backend: each index built or trigger
-    restored on a ledger that already had its tables is said (a warning at the opener's line), and
-    projection tables new beside an existing log ask for a refold."""
-    report = []
-    if tables <= present_tables:
-        report = ([f"index {name} was missing; built" for name in sorted(built_indexes)] +
-                  [f"trigger {name} was missing; restored (verify reports it)" for name in restored_triggers])
-        for line in report:
-            warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=5)
-    refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
-    return refold, report
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,103 @@
+"""The PostgreSQL engine (the `postgres` extra): a ledger in a schema of a server's database.
+
+The same methods as the SQLite engine (`ledger/store/backend.py: Engine`), each the server's way:
+the connection and its schema (`backend.py`), the schema made whole under the ledger's lock
+(`schema.py`), the guard triggers read from the catalog, no page check of its own (the chain
+walk is `verify`'s check), VACUUM after a forget (`vacuum.py`), and the server's own copies of
+forgotten bytes (its WAL, archive, replicas, slots, backups) in the residue report.
+"""
+
+from __future__ import annotations
+
+from factledger.ledger.store.backend import EventLog, ProjectionTables
+from factledger.ledger.store.postgres import backend
+from factledger.ledger.store.postgres import schema as pg_schema
+from factledger.ledger.store.postgres.vacuum import vacuum_tables
+from factledger.ledger.store.repairs import repair_problems
+from factledger.ledger.store.sqlite.engine import place
+from factledger.ledger.vocabulary.clock import Clock
+
+_SETTINGS = ("wal_level", "archive_mode", "archive_command", "archive_library", "data_directory",
+             "wal_keep_size", "max_slot_wal_keep_size", "hot_standby")
+
+
+class _NoCheck:
+    """PostgreSQL has no integrity_check of a table (its pages carry checksums when the cluster
+    was initialised with them; amcheck is the operator's): the chain walk is the check."""
+
+    def result(self) -> None:
+        return None
+
+
+class PostgresEngine:
+    kind = "postgresql"               # as the residue report names it
+    name = "PostgreSQL"
+    server = True                     # a database of a server, reached by URL
+
+    @staticmethod
+    def claims(location) -> bool:
+        """A `postgresql://` (or `postgres://`) URL is this engine's."""
+        return backend.is_postgres(location)
+
+    def describe(self, location, conn=None) -> str:
+        """The URL without its password, and the ledger's schema when open."""
+        shown = backend.display(str(location))
+        return f"{shown} (schema {conn.schema})" if conn is not None else shown
+
+    def prepare(self, location, create: bool) -> list[str]:
+        return []                     # the connection creates the schema, or refuses (`connect`)
+
+    def open(self, location, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
+             create: bool = True) -> EventLog:
+        return backend.open_postgres(str(location), clock, busy_timeout, synchronous, create)
+
+    def attach(self, store: EventLog, location, synchronous: str) -> None:
+        return None                   # the server checkpoints its own WAL
+
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
+        return pg_schema.ensure_schema(store.conn, projector, clock)
+
+    def integrity_check(self, conn) -> _NoCheck:
+        return _NoCheck()
+
+    def guard_problems(self, conn) -> list[str]:
+        return backend.guard_problems(conn) + repair_problems(conn)
+
+    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (), checkpointer=None) -> dict:
+        """The log's and the projections' tables vacuumed (FULL with `vacuum`): docs/forgetting.md."""
+        return vacuum_tables(conn, ("events", *tables), full=vacuum)
+
+    def residue(self, conn, location: str) -> dict:
+        """The server's copies of forgotten bytes, as it reports them."""
+        settings = dict(conn.raw.execute(
+            "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)", (list(_SETTINGS),)).fetchall())
+        places = [place("WAL (pg_wal)", f"{settings.get('data_directory') or '(data directory)'}/pg_wal",
+                        "segments written before the forget hold the old rows until a checkpoint "
+                        "recycles them (CHECKPOINT as a superuser, or wait for checkpoint_timeout)")]
+        archiving = settings.get("archive_mode", "off") != "off"
+        archiver = conn.raw.execute("SELECT archived_count, last_archived_wal, last_archived_time "
+                                    "FROM pg_stat_archiver").fetchone()
+        places.append(place(
+            "WAL archive", (settings.get("archive_command") or settings.get("archive_library") or "(none)")
+            if archiving else "archive_mode is off",
+            (f"{archiver[0]} segments archived (last {archiver[1]} at {archiver[2]}): archived segments "
+             "keep the old rows until your retention deletes them" if archiving else "nothing archived")))
+        for name, client, state, sync in conn.raw.execute(
+                "SELECT application_name, client_addr::text, state, sync_state FROM pg_stat_replication"):
+            places.append(place("replica", f"{name or '(unnamed)'} at {client or 'local socket'} ({state}, {sync})",
+                                "replays the scrub and the redaction; VACUUM runs there too, but its own WAL "
+                                "and archive are further copies"))
+        for slot, kind, active in conn.raw.execute(
+                "SELECT slot_name, slot_type, active FROM pg_replication_slots"):
+            places.append(place("replication slot", f"{slot} ({kind}, {'active' if active else 'inactive'})",
+                                "keeps WAL from before the forget on the primary until its consumer "
+                                "advances; a logical consumer already received the old rows"))
+        places.append(place("base backups", "pg_basebackup / pgBackRest / Barman / snapshots",
+                            "each holds the heap as it was: expire those older than the last erasure, "
+                            "or re-run the erasures after a restore (`factledger erasures`)"))
+        places.append(place("pg_dump files and exports", "files you made (pg_dump, `factledger export`)",
+                            "hold every value as it was: delete or re-erase after restoring"))
+        return {"places": places, "settings": settings}
+
+
+POSTGRES = PostgresEngine()

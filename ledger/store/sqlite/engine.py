@@ -1,0 +1,106 @@
+"""The SQLite engine: a ledger in one file (the default).
+
+Everything the rest of the ledger needs from SQLite in particular, behind the methods both
+engines have (`ledger/store/backend.py: Engine`; the other is `ledger/store/postgres/engine.py`):
+opening the file (private from birth, never someone else's database), its schema, the WAL
+checkpoints, the guard triggers and their check, the integrity check `verify` runs, the purge
+after a forget, and where copies of forgotten bytes may still be.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.store.backend import EventLog, ProjectionTables
+from factledger.ledger.store.eventlog import SCHEMA, open_sqlite
+from factledger.ledger.store.sqlite import file, schema, triggers
+from factledger.ledger.store.sqlite.integrity import IntegrityCheck
+from factledger.ledger.store.sqlite.wal import Checkpointer
+from factledger.ledger.vocabulary.clock import Clock
+
+
+class SqliteEngine:
+    kind = "sqlite"                   # as the residue report names it
+    name = "SQLite"
+    server = False                    # a file of this machine
+
+    def describe(self, location: str | os.PathLike, conn=None) -> str:
+        """Where the ledger is, for messages: the file's path."""
+        return str(location)
+
+    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
+        """Before opening: refuse a missing file unless `create`, make a new file 0600 from birth
+        (or a loose one private now) and never alter a foreign database; the notes say what was
+        tightened."""
+        if not create and str(location) != ":memory:" and not Path(location).exists():
+            raise LedgerError(f"no ledger at {location} (run `factledger init` first)")
+        return file.prepare(location, create)
+
+    def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
+             synchronous: str = "FULL", create: bool = True) -> EventLog:
+        return open_sqlite(location, clock, busy_timeout, synchronous)
+
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> Checkpointer | None:
+        """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`)."""
+        if not Checkpointer.applies_to(str(location)):
+            return None
+        checkpointer = Checkpointer(store.conn, synchronous)
+        checkpointer.take_over()
+        store.before_begin(lambda: checkpointer.before_begin(store.conn))
+        store.on_commit(checkpointer.after_commit)
+        return checkpointer
+
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
+        return schema.ensure_schema(store.conn, store.schema, projector, clock)
+
+    def integrity_check(self, conn) -> IntegrityCheck:
+        """SQLite's check of the log's pages, started now; `.result()` is its problem or None."""
+        return IntegrityCheck(conn)
+
+    def guard_problems(self, conn) -> list[str]:
+        """Each guard trigger missing or altered now, and each repair recorded."""
+        return triggers.problems(conn, SCHEMA)
+
+    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (),
+              checkpointer: Checkpointer | None = None) -> dict:
+        """After a forget's commit: the WAL truncated (every page that held a scrubbed byte is
+        gone from it), and with `vacuum` the file compacted too (docs/forgetting.md)."""
+        with checkpointer.exclusive() if checkpointer is not None else nullcontext():
+            result = {"checkpoint": _checkpoint(conn), "vacuumed": False}
+            if vacuum:
+                conn.execute("VACUUM")
+                result["vacuumed"] = True
+                result["checkpoint"] = _checkpoint(conn)
+        return result
+
+    def residue(self, conn, location: str) -> dict:
+        """Where copies of forgotten bytes may still be, beyond the live tables."""
+        return {"places": [
+            place("ledger file", location, "scrubbed in place (secure_delete), WAL truncated "
+                  "after each forget; `forget --vacuum` also compacts the file"),
+            place("copies and exports", "files you made (cp, backups, `factledger export`)",
+                  "hold every value as it was: re-run the erasure on a restored copy "
+                  "(`factledger erasures` lists what to repeat) or let them expire"),
+        ]}
+
+
+def _checkpoint(conn, attempts: int = 20) -> str:
+    """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
+    for _ in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return "truncated"
+        time.sleep(0.05)
+    return "busy: another connection is reading; run `factledger forget` again or checkpoint later"
+
+
+def place(kind: str, where: str, note: str) -> dict:
+    """One entry of the residue report."""
+    return {"place": kind, "where": where, "note": note}
+
+
+SQLITE = SqliteEngine()

@@ -1,0 +1,131 @@
+"""Forgetting on PostgreSQL: redaction and the partition's replay, then VACUUM of the touched
+tables (the dead row versions leave the heap and the indexes); with `--vacuum`, VACUUM FULL, after
+which no data file of the database holds a byte of the forgotten value.  The WAL still does, and
+`factledger residue` names it and the other places a forget cannot reach.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from factledger.ledger import Ledger
+from tests.conftest import cand
+from tests.store.test_concurrency_writers import ENV, FACTLEDGER
+
+MARKER = "Zqxvilleborough"
+
+
+def _data_files_holding(ledger, marker: str) -> list[str]:
+    raw = ledger._conn.raw
+    raw.execute("CHECKPOINT")                 # dirty pages on disk: what the heap holds now
+    data = Path(raw.execute("SHOW data_directory").fetchone()[0])
+    database = raw.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
+    hits = []
+    for path in (data / "base" / str(database)).iterdir():
+        if path.is_file() and marker.encode() in path.read_bytes():
+            hits.append(path.name)
+    names = dict(raw.execute("SELECT pg_relation_filenode(oid)::text, relname FROM pg_class "
+                             "WHERE pg_relation_filenode(oid) IS NOT NULL").fetchall())
+    return [names.get(hit, hit) for hit in hits]
+
+
+def _fill(ledger):
+    for i in range(40):
+        ledger.observe(cand(user=f"keep{i}", predicate="diet", value="vegan"))
+    ledger.observe(cand(user="gone", predicate="home_city", value=MARKER, quote=f"we live in {MARKER}"))
+    ledger.observe(cand(user="gone", predicate="diet", value="vegan", quote=f"vegan in {MARKER}"))
+
+
+def test_forget_with_vacuum_leaves_no_byte_in_the_data_files(postgres, clock):
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        assert _data_files_holding(ledger, MARKER)          # the scan finds it before
+        receipt = ledger.forget("app", "gone", reason="erasure request", vacuum=True)
+        assert receipt["purge"]["vacuumed"] and receipt["purge"]["full"]
+        assert _data_files_holding(ledger, MARKER) == []
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, clock):
+    """Plain VACUUM (the default): the dead row versions are gone from every table and index, so
+    no query, snapshot or replica reads them; their bytes may stay in a page's free space until
+    it is reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        receipt = ledger.forget("app", "gone", reason="erasure request")
+        assert receipt["purge"]["vacuumed"] and not receipt["purge"]["full"]
+        for table in ("events", *ledger.projector.all_tables):
+            rows = ledger._conn.raw.execute(f"SELECT t::text FROM {table} AS t").fetchall()
+            assert not any(MARKER in row[0] for row in rows), table
+        dead = ledger._conn.raw.execute(
+            "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = %s"
+            " AND relname = 'events'", (ledger._conn.schema,)).fetchone()[0]
+        assert dead == 0
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
+    location = postgres.location()
+    subprocess.run([FACTLEDGER, "--db", location, "init"], check=True, capture_output=True, env=ENV)
+    result = subprocess.run([FACTLEDGER, "--db", location, "residue", "--json"], capture_output=True,
+                            text=True, env=ENV)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    places = [p["place"] for p in report["places"]]
+    assert report["backend"] == "postgresql"
+    assert {"WAL (pg_wal)", "WAL archive", "base backups", "pg_dump files and exports"} <= set(places)
+    assert report["settings"]["archive_mode"] == "off"
+
+
+def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock):
+    """Nothing said in silence: a plain VACUUM's limit is told on stderr, in every format; after
+    `--vacuum` (VACUUM FULL) there is nothing to tell."""
+    location = postgres.location()
+    with Ledger(location, clock=clock) as ledger:
+        _fill(ledger)
+        ledger.observe(cand(user="also", predicate="diet", value="vegan"))
+    forget = [FACTLEDGER, "--db", location, "forget", "--app", "app", "--reason", "erasure request", "--yes"]
+    plain = subprocess.run([*forget, "--user", "gone", "--json"], capture_output=True, text=True, env=ENV)
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout)["purge"]["full"] is False
+    assert "freed pages may keep the forgotten bytes" in plain.stderr and "--vacuum" in plain.stderr
+    full = subprocess.run([*forget, "--user", "also", "--vacuum"], capture_output=True, text=True, env=ENV)
+    assert full.returncode == 0, full.stderr
+    assert json.loads(full.stdout)["purge"]["full"] is True and "freed pages" not in full.stderr
+
+
+def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgres, clock):
+    """A VACUUM cannot remove a row version a snapshot may still read: the forget vacuums again
+    for a while, then counts what is held back in its receipt instead of claiming a purge."""
+    import psycopg
+
+    from factledger.ledger.store.postgres.vacuum import vacuum_tables
+
+    with Ledger(postgres.location(), clock=clock) as ledger:
+        _fill(ledger)
+        with psycopg.connect(postgres.conninfo) as reader:
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute(f'SELECT COUNT(*) FROM "{ledger._conn.schema}".events').fetchone()
+            receipt = ledger.forget("app", "gone", reason="erasure request")
+            purge = receipt["purge"]
+            assert purge["held_back"] > 0 and "events" in purge["held_back_tables"]
+            reader.rollback()
+        again = vacuum_tables(ledger._conn, purge["held_back_tables"])
+        assert "held_back" not in again
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_the_receipt_and_stderr_say_how_many_old_rows_were_held_back(capsys):
+    from factledger.cli.forget import render_receipt, warn_freed_pages
+
+    receipt = {"noop": False, "scope_kind": "user", "scope_hash": "h", "redaction_seq": 9, "event_id": "e",
+               "recorded_at": "t", "counts": {"events": 2}, "compensating_seqs": [],
+               "purge": {"vacuumed": True, "full": False, "tables": 12, "held_back": 4,
+                         "held_back_tables": ["events"]}}
+    assert ("tables vacuumed (VACUUM, 12 tables); 4 old row versions held back by an open transaction"
+            in render_receipt(receipt))
+    warn_freed_pages(receipt)
+    err = capsys.readouterr().err
+    assert "4 old row versions" in err and "tables: events" in err and "VACUUM cannot remove them" in err

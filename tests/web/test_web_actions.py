@@ -1,0 +1,181 @@
+"""The web view's pages and actions, in process through Datasette's test client: each action is a
+`Ledger` call recorded in the signed-in reviewer's name, and what a page shows is the ledger's now."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
+
+from factledger.cli.main import cli  # noqa: E402
+from factledger.ledger import Ledger  # noqa: E402
+from tests.web.helpers import HELD_VALUE, Client, fill, web  # noqa: E402
+
+
+@pytest.fixture
+def ledger_file(tmp_path, clock):
+    path = tmp_path / "ledger.db"
+    fill(path, clock)
+    return path
+
+
+@pytest.fixture
+def rao(ledger_file, clock):
+    c = Client(web(ledger_file, clock))
+    c.sign_in("rao")
+    yield c
+    c.close()
+
+
+def home_city(path) -> dict:
+    with Ledger(path) as ledger:
+        return {f["value"]: f["fact_id"] for f in ledger.history("mealkit", "priya", predicate="home_city")}
+
+
+def why(path, fact_id: str) -> dict:
+    result = CliRunner().invoke(cli, ["--db", str(path), "why", fact_id, "--json"])
+    assert result.exit_code == 0, result.output
+    data = orjson.loads(result.stdout)
+    return data[0] if isinstance(data, list) else data
+
+
+def test_partitions_user_and_pickers(rao):
+    home = rao.get("/-/factledger/")
+    assert "priya" in home.text and "arun" in home.text and "Head of the log" in home.text
+    now = rao.get("/-/factledger/user?app=mealkit&user=priya")
+    assert "Bengaluru" in now.text and "Pune" not in now.text and "meal-2" in now.text
+    then = rao.get("/-/factledger/user?app=mealkit&user=priya&valid_at=2026-09-01")
+    assert "Pune" in then.text and "Bengaluru" not in then.text
+    believed = rao.get("/-/factledger/user?app=mealkit&user=priya&as_of=2020-01-01T00:00:00Z")
+    assert "Bengaluru" not in believed.text and "No facts" in believed.text
+    bad = rao.get("/-/factledger/user?app=mealkit&user=priya&valid_at=yesterday")
+    assert bad.status_code == 400 and "Error: timestamp" in bad.text
+    assert rao.get("/-/factledger/user?app=&user=priya").status_code == 400
+
+
+def test_fact_page_shows_provenance_events_and_what_replaced_it(rao, ledger_file):
+    ids = home_city(ledger_file)
+    page = rao.get(f"/-/factledger/fact?id={ids['Pune']}")
+    assert page.status_code == 200
+    assert "I&#39;m vegetarian, and we&#39;re in Pune" in page.text or "in Pune" in page.text
+    assert "meal-1" in page.text and "FactObserved" in page.text and "FactSuperseded" in page.text
+    related = page.text.split('id="related"')[1].split("</table>")[0]
+    assert "Bengaluru" in related and "replaced by" in related
+    missing = rao.get("/-/factledger/fact?id=no-such-fact")
+    assert missing.status_code == 400 and "no fact" in missing.text
+
+
+def test_timeline_draws_both_times_as_svg(rao):
+    page = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=city")     # an alias works
+    assert page.status_code == 200
+    valid = page.text.split('id="valid-time"')[1].split("</figure>")[0]
+    assert valid.count("<svg") == 1 and "Pune" in valid and "Bengaluru" in valid
+    assert "▶ superseded" in valid and 'fill="#1f5fbf"' in valid                      # stated: blue
+    transaction = page.text.split('id="transaction-time"')[1].split("</figure>")[0]
+    assert "what we believed when" in transaction and "state-superseded" in transaction
+    dispute = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=household_size")
+    assert 'fill="url(#hatch)"' in dispute.text and 'fill="#c77700"' in dispute.text   # inferred, disputed
+
+
+def test_accept_goes_through_the_ledger_in_the_reviewers_name(rao, ledger_file):
+    with Ledger(ledger_file) as ledger:
+        hold = ledger.held()[0]["hold_id"]
+    refused = rao.post("/-/factledger/review/accept", {"hold_id": hold, "predicate": "favorite_cuisine", "reason": " "})
+    assert refused.status_code == 400 and "a reason is required" in refused.text
+    done = rao.post("/-/factledger/review/accept", {"hold_id": hold, "predicate": "favorite_cuisine",
+                                                    "reason": "a cuisine, said by the user"})
+    assert done.status_code == 302
+    assert "Done" in rao.get(done.headers["location"]).text
+    with Ledger(ledger_file) as ledger:
+        assert ledger.held() == []
+        fact = next(f for f in ledger.facts("mealkit", "priya") if f["value"] == HELD_VALUE)
+    shown = why(ledger_file, fact["fact_id"])
+    observed = next(e for e in shown["events"] if e["type"] == "FactObserved")
+    assert observed["body"]["reviewed_by"] == "rao"
+    assert observed["body"]["review_reason"] == "a cuisine, said by the user"
+    assert observed["body"]["hold_id"] == hold
+    again = rao.post("/-/factledger/review/accept", {"hold_id": hold, "predicate": "favorite_cuisine", "reason": "x"})
+    assert again.status_code == 400 and "already" in again.text
+
+
+def test_reject_and_resolve_are_recorded_with_the_reviewer(rao, ledger_file):
+    with Ledger(ledger_file) as ledger:
+        hold = ledger.held()[0]["hold_id"]
+        challenger = next(f["fact_id"] for f in ledger.facts("mealkit", "priya") if f["status"] == "disputed")
+    assert rao.post("/-/factledger/review/reject", {"hold_id": hold, "reason": "not a fact"}).status_code == 302
+    bad = rao.post("/-/factledger/resolve", {"fact_id": challenger, "verdict": "maybe", "reason": "r"})
+    assert bad.status_code == 400
+    assert rao.post("/-/factledger/resolve", {"fact_id": challenger, "verdict": "reject",
+                                              "reason": "orders were gifts"}).status_code == 302
+    with Ledger(ledger_file) as ledger:
+        rejected = ledger.log(type="CandidateRejected")[-1]["body"]
+        resolved = ledger.log(type="DisputeResolved")[-1]["body"]
+        assert [f["status"] for f in ledger.facts("mealkit", "priya", predicate="household_size")] == ["current"]
+    assert rejected["reviewed_by"] == "rao" and rejected["reason"] == "not a fact"
+    assert resolved["resolved_by"] == "rao" and resolved["reason"] == "orders were gifts"
+    assert "No open disputes" in rao.get("/-/factledger/review").text
+
+
+def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(rao, ledger_file):
+    with Ledger(ledger_file) as ledger:
+        head = ledger.head()
+    bengaluru = home_city(ledger_file)["Bengaluru"]
+    assert "Bengaluru" in rao.get(f"/-/factledger/fact?id={bengaluru}").text
+    scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "meal-2",
+             "reason": "user request", "ticket": "DPO-114"}
+    plan = rao.post("/-/factledger/erase/plan", scope)
+    assert plan.status_code == 200 and "Dry run: nothing was changed" in plan.text
+    assert "user home_city" in plan.text and "Bengaluru" not in plan.text
+    with Ledger(ledger_file) as ledger:
+        assert ledger.head() == head
+    unconfirmed = rao.post("/-/factledger/erase/commit", scope)
+    assert unconfirmed.status_code == 400
+    done = rao.post("/-/factledger/erase/commit", {**scope, "confirm": "yes"})
+    assert done.status_code == 200 and "Forgotten: session" in done.text
+    seq = int(re.search(r"redaction seq (\d+)", done.text).group(1))
+    priya = rao.get("/-/factledger/user?app=mealkit&user=priya")
+    assert "Pune" in priya.text and "Bengaluru" not in priya.text
+    for path in ["/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city",
+                 "/-/factledger/user.json?app=mealkit&user=priya", "/-/factledger/review"]:
+        assert "Bengaluru" not in rao.get(path).text, path
+    erased = rao.get(f"/-/factledger/fact?id={bengaluru}")
+    assert erased.status_code == 400 and "erased" in erased.text and "Bengaluru" not in erased.text
+    timeline = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city")
+    assert f"reinstated after erasure (seq {seq})" in timeline.text
+    receipts = rao.get("/-/factledger/erasures")
+    assert "user request" in receipts.text and ">rao<" in receipts.text
+    assert "<th>ticket</th>" in receipts.text and "<td>DPO-114</td>" in receipts.text
+    record = rao.get(f"/-/factledger/erasures/record?seq={seq}")
+    assert record.status_code == 200 and "<strong>ok</strong>" in record.text and "DPO-114" in record.text
+    assert "priya" not in record.text.split("<main>")[1]
+    assert rao.get("/-/factledger/erasures/record?seq=1").status_code == 400
+    again = rao.post("/-/factledger/erase/commit", {**scope, "confirm": "yes"})
+    assert again.status_code == 200 and "Nothing to forget" in again.text
+
+
+def test_integrity_runs_verify_and_replay_check(rao, ledger_file):
+    idle = rao.get("/-/factledger/integrity")
+    assert "Nothing has run yet" in idle.text
+    page = rao.get("/-/factledger/integrity?run=1")
+    assert 'id="verify-ok"' in page.text and 'id="replay-ok"' in page.text and "ran at" in page.text
+    with Ledger(ledger_file) as ledger:
+        seq, digest = ledger.head()
+    pinned = rao.get(f"/-/factledger/integrity?run=1&expect_head={seq}:{digest}")
+    assert 'id="verify-ok"' in pinned.text
+    wrong = rao.get(f"/-/factledger/integrity?run=1&expect_head={seq + 5}:{digest}")
+    assert 'id="verify-bad"' in wrong.text or wrong.status_code == 400
+
+
+def test_a_viewer_sees_erasure_receipts_without_forms(ledger_file, clock):
+    c = Client(web(ledger_file, clock))
+    try:
+        c.sign_in("vic")
+        assert c.get("/-/factledger/erasures").status_code == 200
+        form = c.get("/-/factledger/erase")
+        assert "Only a signed-in reviewer" in form.text
+    finally:
+        c.close()

@@ -1,0 +1,184 @@
+"""The web view in a real browser: headless Chromium (the system's, driven by Selenium through the
+system chromedriver; nothing is downloaded) against `factledger serve` in a subprocess.
+
+A reviewer signs in, opens a user, looks at the timeline and a fact, accepts a held candidate,
+erases the session that moved the user to Bengaluru and sees Pune return, and runs the integrity
+checks.  Screenshots of each step are saved under the test's tmp dir (`screens/`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
+
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from tests.web.helpers import HELD_VALUE, PASSWORDS, actors_toml, fill  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+MISSING = "no system Chromium and chromedriver (apt-get install chromium chromium-driver; .ci/run does)"
+if not (CHROMIUM and CHROMEDRIVER) and os.environ.get("FACTLEDGER_REQUIRE_BROWSER"):
+    raise RuntimeError(MISSING + ", and FACTLEDGER_REQUIRE_BROWSER is set (CI must run this test)")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason=MISSING)
+BROWSER_ARGS = ("--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1360,960")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(tmp_path):
+    db = tmp_path / "ledger.db"
+    fill(db)
+    actors = tmp_path / "actors.toml"
+    actors.write_text(actors_toml())
+    port = free_port()
+    factledger = Path(sys.executable).parent / "factledger"
+    env = dict(os.environ, FACTLEDGER_UI_SECRET="browser-test-secret")
+    process = subprocess.Popen([str(factledger), "--db", str(db), "serve", "--port", str(port),
+                                "--actors", str(actors)], env=env, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):                      # readiness, not a timing assertion
+            try:
+                urllib.request.urlopen(base + "/-/factledger/login", timeout=2)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    pytest.fail(f"factledger serve exited: {process.stderr.read()}")
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def browser():
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in BROWSER_ARGS:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.implicitly_wait(10)
+    yield driver
+    driver.quit()
+
+
+def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_path):
+    screens = tmp_path / "screens"
+    screens.mkdir()
+
+    def shot(name: str) -> None:
+        browser.save_screenshot(str(screens / f"{name}.png"))
+
+    def text() -> str:
+        return browser.find_element(By.TAG_NAME, "main").text
+
+    def follow(element) -> None:
+        """Click a link or a submit button and wait for the next page (the old one goes stale)."""
+        old = browser.find_element(By.TAG_NAME, "html")
+        element.click()
+        WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+
+    browser.get(server + "/-/factledger/")
+    assert "Sign in to see this page" in text()
+    browser.get(server + "/-/factledger/login")
+    browser.find_element(By.ID, "username").send_keys("rao")
+    browser.find_element(By.ID, "password").send_keys(PASSWORDS["rao"])
+    shot("01-sign-in")
+    follow(browser.find_element(By.ID, "sign-in"))
+    assert "Partitions" in browser.title
+    assert "rao · reviewer · clearance health" in browser.find_element(By.TAG_NAME, "header").text
+    shot("02-partitions")
+
+    follow(browser.find_element(By.LINK_TEXT, "priya"))
+    facts = browser.find_element(By.ID, "facts").text
+    assert "Bengaluru" in facts and "Pune" not in facts
+    shot("03-user-page")
+    browser.execute_script("document.getElementById('valid_at').value = '2026-09-01'")
+    follow(browser.find_element(By.XPATH, "//button[text()='Show']"))
+    facts = browser.find_element(By.ID, "facts").text
+    assert "Pune" in facts and "Bengaluru" not in facts
+    shot("03b-user-valid-at")
+    follow(browser.find_element(By.LINK_TEXT, "now"))
+
+    row = browser.find_element(By.XPATH, "//table[@id='facts']//tr[td[2][text()='home_city']]")
+    follow(row.find_element(By.LINK_TEXT, "timeline"))
+    assert browser.find_element(By.CSS_SELECTOR, "#valid-time svg").is_displayed()
+    assert "Pune" in browser.find_element(By.ID, "valid-time").text
+    shot("04-timeline")
+
+    follow(browser.find_element(By.XPATH, "//table[@id='intervals']//a[text()='Pune']"))
+    assert "replaced by" in browser.find_element(By.ID, "related").text
+    shot("05-fact-page")
+
+    browser.get(server + "/-/factledger/review")
+    held = browser.find_element(By.XPATH, f"//table[@id='held']//tr[contains(., '{HELD_VALUE}')]")
+    assert held.find_element(By.CSS_SELECTOR, "td.suggestions").is_displayed()     # review help
+    assert browser.find_element(By.XPATH, "//h2[text()='Contradictions']").is_displayed()
+    held.find_element(By.XPATH, ".//select[@name='predicate']/option[@value='favorite_cuisine']").click()
+    held.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("a cuisine she named")
+    shot("06-review-queue")
+    follow(held.find_element(By.CSS_SELECTOR, "button.accept"))
+    assert "accepted" in browser.find_element(By.ID, "done").text
+    assert "No held candidates" in text()
+    shot("07-accepted")
+
+    browser.get(server + "/-/factledger/user?app=mealkit&user=priya")
+    assert HELD_VALUE in browser.find_element(By.ID, "facts").text
+    follow(browser.find_element(By.XPATH, "//tr[td[1][text()='meal-2']]//a[contains(., 'erase')]"))
+    browser.find_element(By.ID, "reason").send_keys("user asked to forget the move")
+    browser.find_element(By.ID, "ticket").send_keys("DPO-2026-114")
+    follow(browser.find_element(By.ID, "plan"))
+    assert "Dry run: nothing was changed" in text() and "Bengaluru" not in text()
+    shot("08-erasure-plan")
+    browser.find_element(By.ID, "confirm").click()
+    follow(browser.find_element(By.ID, "commit"))
+    assert "Forgotten: session" in browser.find_element(By.ID, "receipt").text
+    shot("09-erasure-receipt")
+
+    follow(browser.find_element(By.LINK_TEXT, "priya's facts now"))
+    facts = browser.find_element(By.ID, "facts").text
+    assert "Pune" in facts and "Bengaluru" not in facts
+    assert "Bengaluru" not in browser.page_source
+    shot("10-earlier-value-back")
+    row = browser.find_element(By.XPATH, "//table[@id='facts']//tr[td[2][text()='home_city']]")
+    follow(row.find_element(By.LINK_TEXT, "timeline"))
+    assert "reinstated after erasure" in browser.find_element(By.ID, "valid-time").text
+    shot("10b-timeline-after-erasure")
+
+    browser.get(server + "/-/factledger/integrity")
+    follow(browser.find_element(By.ID, "run"))
+    assert browser.find_element(By.ID, "verify-ok").is_displayed()
+    assert browser.find_element(By.ID, "replay-ok").is_displayed()
+    shot("11-integrity")
+
+    browser.get(server + "/-/factledger/erasures")
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#receipts th")]
+    cells = browser.find_elements(By.XPATH, "//table[@id='receipts']//tr[2]/td")
+    assert cells[headers.index("ticket")].text == "DPO-2026-114"
+    follow(browser.find_element(By.LINK_TEXT, "record"))
+    assert "DPO-2026-114" in text()
+    shot("12-erasure-record")
+    assert len(list(screens.glob("*.png"))) == 14

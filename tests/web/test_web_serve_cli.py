@@ -1,0 +1,103 @@
+"""`factledger serve`: its refusals, the actors file, the password hashes, and a real server process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
+
+from factledger.cli.main import cli  # noqa: E402
+from factledger.ledger import Ledger, LedgerError  # noqa: E402
+from factledger.web.actors import check_password, hash_password, load_actors, parse_actors  # noqa: E402
+from tests.web.helpers import actors_toml  # noqa: E402
+from tests.web.test_web_browser import free_port  # noqa: E402
+
+
+def run(*args, env=None, input=None):
+    return CliRunner().invoke(cli, list(args), env=env, input=input)
+
+
+def test_serve_refuses_without_a_ledger_or_anyone_to_sign_in(tmp_path):
+    missing = run("--db", str(tmp_path / "none.db"), "serve", "--public")
+    assert missing.exit_code == 1 and "no ledger" in missing.output
+    assert not (tmp_path / "none.db").exists()
+    Ledger(tmp_path / "l.db").close()
+    nobody = run("--db", str(tmp_path / "l.db"), "serve", env={"FACTLEDGER_UI_ACTORS": ""})
+    assert nobody.exit_code == 1 and "nobody could sign in" in nobody.output
+    bad = tmp_path / "actors.toml"
+    bad.write_text('[actors.eve]\npassword = "pbkdf2_sha256$1$s$x"\nclearance = "secret"\n')
+    wrong = run("--db", str(tmp_path / "l.db"), "serve", "--actors", str(bad))
+    assert wrong.exit_code == 1 and "Error: " in wrong.output and "'eve'" in wrong.output and "secret" in wrong.output
+
+
+def test_hash_password_prints_a_hash_the_actors_file_accepts(tmp_path):
+    result = run("serve", "--hash-password", input="correct horse\ncorrect horse\n")
+    assert result.exit_code == 0
+    stored = result.stdout.strip().splitlines()[-1]
+    assert stored.startswith("pbkdf2_sha256$") and check_password("correct horse", stored)
+    assert not check_password("wrong", stored)
+    actors = parse_actors(f'[actors."dr rao"]\npassword = "{stored}"\nclearance = "health"\nrole = "reviewer"\n', "t")
+    assert actors["dr rao"].full_clearance and actors["dr rao"].may_act
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("not toml [", "not valid TOML"),
+    ("[other]\n", "no [actors.NAME]"),
+    ('[actors.a]\npassword = "plain"\n', "needs a password hash"),
+    ('[actors.a]\npassword = "pbkdf2_sha256$1$s$h"\nrole = "admin"\n', "role 'admin'"),
+    ('[actors.a]\npassword = "pbkdf2_sha256$1$s$h"\ncolour = "red"\n', "unknown keys"),
+])
+def test_a_bad_actors_file_loads_nothing(text, problem):
+    with pytest.raises(LedgerError, match=problem.replace("[", r"\[")):
+        parse_actors(text, "actors.toml")
+
+
+def test_actors_from_the_environment_and_malformed_hashes():
+    actors = load_actors(None, actors_toml())
+    assert {a.name: (a.clearance, a.role) for a in actors.values()}["vic"] == ("normal", "viewer")
+    assert load_actors(None, None) == {}
+    for stored in ("", "md5$1$s$h", "pbkdf2_sha256$x$s$h", "pbkdf2_sha256$1$s"):
+        assert not check_password("pw", stored)
+    assert check_password("pw", hash_password("pw", iterations=1000))
+
+
+def test_a_real_server_process_listens_on_localhost_and_asks_for_sign_in(tmp_path):
+    db = tmp_path / "ledger.db"
+    Ledger(db).close()
+    port = free_port()
+    env = dict(os.environ, FACTLEDGER_UI_ACTORS=actors_toml())
+    process = subprocess.Popen([str(Path(sys.executable).parent / "factledger"), "--db", str(db), "serve",
+                                "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):                      # readiness, not a timing assertion
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/-/factledger/login", timeout=2)
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read()
+                time.sleep(0.1)
+        assert page.status == 200 and page.headers["Cache-Control"] == "no-store"
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/-/factledger/", timeout=5)
+        assert denied.value.code == 403
+        listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
+        if listening.returncode == 0 and listening.stdout.strip():
+            assert [line.split()[3] for line in listening.stdout.splitlines()] == [f"127.0.0.1:{port}"]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_the_demo_says_how_to_open_the_web_view(tmp_path):
+    result = run("demo", "--out", str(tmp_path / "demo.db"))
+    assert result.exit_code == 0
+    assert f"factledger --db {tmp_path / 'demo.db'} serve --public" in result.stdout
