@@ -78,8 +78,7 @@ class UnitOfWork:
 
     @property
     def postgres(self) -> bool:
-        """Whether the ledger is on a server; kept for the shells until they ask the facade
-        (`where`) instead of testing it."""
+        """Whether the ledger is on a server (tests pick their raw SQL by it)."""
         return self.engine.server
 
     def purge(self, vacuum: bool = False) -> dict:
