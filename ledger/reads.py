@@ -47,7 +47,7 @@ class Reads:
     def shown_location(self) -> str:
         """Where the ledger lives, as messages show it: the file path, or the PostgreSQL URL with
         its password hidden and the ledger's schema named (what `factledger init` prints)."""
-        return self._work.engine.describe(self._work.where, self._conn)
+        return self._work.where
 
     def event_count(self) -> int:
         """How many events the log holds, to size a progress bar before a replay."""

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
@@ -30,7 +31,6 @@ from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Backend, Engine, EventLog
 from factledger.ledger.store.engines import engine_for
 from factledger.ledger.store.reads import statement_bodies
-from factledger.ledger.store.sqlite.wal import Checkpointer
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.projections import vectors
 from factledger.projections.negations import negations_of
@@ -58,7 +58,7 @@ class UnitOfWork:
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
-        self.checkpointer: Checkpointer | None = None
+        self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
         self.schema_report: list[str] = []
         try:
             self.checkpointer = self.engine.attach(self.store, path, synchronous)
@@ -78,8 +78,7 @@ class UnitOfWork:
 
     @property
     def postgres(self) -> bool:
-        """Whether the ledger is on a server; kept for the shells until they ask the facade
-        (`where`) instead of testing it."""
+        """Whether the ledger is on a server (tests pick their raw SQL by it)."""
         return self.engine.server
 
     def purge(self, vacuum: bool = False) -> dict:

@@ -3,7 +3,7 @@
 A `postgresql://` (or `postgres://`) URL is PostgreSQL's (`ledger/store/postgres/engine.py`);
 anything else is a file path, SQLite's (`ledger/store/sqlite/engine.py`).  Above the store,
 code asks the engine this returns (`ledger/store/backend.py: Engine`) and never tests which one
-it is (`tests/test_engine_seam.py` greps the product tree for such a test).
+it is (`tests/store/test_engine_seam.py` greps the product tree for such a test).
 """
 
 from __future__ import annotations

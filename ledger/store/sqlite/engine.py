@@ -29,8 +29,9 @@ class SqliteEngine:
     server = False                    # a file of this machine
 
     def describe(self, location: str | os.PathLike, conn=None) -> str:
-        """Where the ledger is, for messages: the file's path."""
-        return str(location)
+        """Where the ledger is, for messages: the path as given, or once open (`conn`) as the
+        ledger holds it (`UnitOfWork.path`: what `factledger init` has always printed)."""
+        return str(location) if conn is None else str(Path(location))
 
     def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
         """Before opening: refuse a missing file unless `create`, make a new file 0600 from birth
