@@ -8,7 +8,7 @@ of the registry it was taken under.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
@@ -329,10 +329,10 @@ EventBody = Annotated[
     | Redacted | CheckpointIssued,
     Field(discriminator="type"),
 ]
-EVENT_TYPES = (
-    "FactObserved", "FactReinforced", "FactSuperseded", "FactDisputed", "FactRetracted", "FactNegated",
-    "DisputeResolved", "FactReinstated", "FactSplit", "CandidateRejected", "CandidateHeld", "SessionIngested",
-    "IngestFailed", "Redacted", "CheckpointIssued",
+# The type names, in the union's order, read from it: one list to keep.
+EVENT_TYPES: tuple[str, ...] = tuple(
+    name for member in get_args(get_args(EventBody)[0])
+    for name in get_args(member.model_fields["type"].annotation)
 )
 event_adapter: TypeAdapter = TypeAdapter(EventBody, config=ConfigDict(defer_build=True))   # as Body
 
