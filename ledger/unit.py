@@ -32,6 +32,7 @@ from factledger.ledger.store.backend import Backend, Engine, EventLog
 from factledger.ledger.store.engines import engine_for
 from factledger.ledger.store.reads import statement_bodies
 from factledger.ledger.vocabulary.clock import Clock, system_clock
+from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import vectors
 from factledger.projections.negations import negations_of
 from factledger.projections.runner import Projector
@@ -126,13 +127,13 @@ class UnitOfWork:
             if hold_id is not None:
                 raise LedgerError(f"{candidate.predicate!r} is not a predicate of the registry")
             event = self.store.append(held(candidate, verdict.reason, sha))
-            return Outcome("hold", None, verdict.reason, "validator", [event.seq])
+            return Outcome("hold", None, verdict.reason, Rule.VALIDATOR, [event.seq])
         if verdict.action == "reject":
-            body = rejected(candidate, verdict.reason, "validator", sha)
+            body = rejected(candidate, verdict.reason, Rule.VALIDATOR, sha)
             if hold_id is not None:
                 body = body.model_copy(update=stamp)
             event = self.store.append(body)
-            return Outcome("reject", None, verdict.reason, "validator", [event.seq])
+            return Outcome("reject", None, verdict.reason, Rule.VALIDATOR, [event.seq])
         c, spec = verdict.candidate, verdict.spec
         facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
         restates = restated_by(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))

@@ -15,7 +15,7 @@ import orjson
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.confidence import BASIS_RANK, reinforced_confidence
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.vocabulary.words import OPEN_STATUSES
+from factledger.ledger.vocabulary.words import OPEN_STATUSES, Rule
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 
 OPEN_STATES = OPEN_STATUSES
@@ -137,7 +137,7 @@ def _reinforced(event: Event, body: dict, changes: _Changes):
     snap["reinforcements"] += 1
     snap["confidence"] = round(reinforced_confidence(snap["base_confidence"], snap["reinforcements"]), 6)
     snap["sessions"] = snap["sessions"] + [statement(body, event.seq)]
-    if body["rule"] == "earlier_same_value" and body["said_at"] < snap["said_at"]:
+    if body["rule"] == Rule.EARLIER_SAME_VALUE and body["said_at"] < snap["said_at"]:
         # a statement learnt late that the value held from earlier: it becomes the first one
         snap.update({k: body[k] for k in ("said_at", "session", "evidence_event", "quote", "author")})
     if body["said_at"] >= snap["confirmed_at"]:
@@ -161,14 +161,14 @@ def _disputed(event: Event, body: dict, changes: _Changes):
 
 
 def _superseded(event: Event, body: dict, changes: _Changes):
-    if body["rule"] == "backfill":
+    if body["rule"] == Rule.BACKFILL:
         _corrected(body["fact_id"], "superseded", body.get("valid_to"), changes)
     changes.close(body["fact_id"], "superseded", body.get("valid_to"), "superseded")
     return changes.result()
 
 
 def _retracted(event: Event, body: dict, changes: _Changes):
-    if body["rule"] == "late_negation":
+    if body["rule"] == Rule.LATE_NEGATION:
         _corrected(body["fact_id"], "retracted", body["said_at"], changes)
     changes.close(body["fact_id"], "retracted", body["said_at"], "retracted")
     return changes.result()

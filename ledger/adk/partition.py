@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from factledger.ledger.errors import InvalidId
 from factledger.ledger.vocabulary.ids import MAX_ID_LENGTH, normalize_id
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 
 ESCAPE = "~"
-RESERVED_PREFIXES = ("_", ESCAPE, "erased:")
+RESERVED_PREFIXES = ("_", ESCAPE, ERASED_PREFIX)
 UNNAMED_SESSION = "_adk_events"      # events sent without a session id (reserved: no caller reaches it)
 
 
@@ -36,7 +37,7 @@ def caller_id(value, what: str) -> str:
     name = escape(normalize_id(value, what))
     if len(name) > MAX_ID_LENGTH:
         raise InvalidId(f"{what} is longer than {MAX_ID_LENGTH - len(ESCAPE)} characters "
-                        f"(an id starting with '_', '~' or 'erased:' is stored with a leading '~')")
+                        f"(an id starting with '_', '~' or '{ERASED_PREFIX}' is stored with a leading '~')")
     return name
 
 

@@ -11,6 +11,7 @@ import sqlite3
 from factledger.ledger.forget.scope import ERASURES_USER
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.store.reads import partition_counts
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 from factledger.projections.current import open_counts
 from factledger.projections.review import held_counts
 
@@ -23,7 +24,7 @@ def partitions(conn: sqlite3.Connection, app: str | None = None) -> list[dict]:
     held = held_counts(conn, app)
     out = []
     for a, u, n, first, last in events:
-        kind = "receipts" if u == ERASURES_USER else "erased" if u.startswith("erased:") else "user"
+        kind = "receipts" if u == ERASURES_USER else "erased" if u.startswith(ERASED_PREFIX) else "user"
         out.append({"app": a, "user": u, "kind": kind, "events": n, "open_facts": open_facts.get((a, u), 0),
                     "held": held.get((a, u), 0), "first_recorded": first, "last_recorded": last})
     return out

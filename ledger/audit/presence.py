@@ -15,11 +15,12 @@ from factledger.ledger.domain.events import EVENT_TYPES
 from factledger.ledger.forget.scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.reads import apps, has_app, has_partition
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 from factledger.projections import current, erasures, history, sessions
 
 
 def users(conn: sqlite3.Connection, app: str) -> list[str]:
-    return [u for u in logread.users(conn, app) if u != ERASURES_USER and not u.startswith("erased:")]
+    return [u for u in logread.users(conn, app) if u != ERASURES_USER and not u.startswith(ERASED_PREFIX)]
 
 
 def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:

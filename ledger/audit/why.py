@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.store.reads import statement_bodies
+from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.history import latest_statement
 from factledger.projections.negations import negation_ending
 
@@ -27,7 +28,7 @@ def _fact(conn: sqlite3.Connection, fact_id: str | None) -> dict:
 def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[dict]:
     """One entry per event that links this fact to another fact, a statement or a reviewer."""
     out = []
-    late = any(e["type"] == "FactObserved" and (e["body"] or {}).get("rule") == "backfill" for e in events)
+    late = any(e["type"] == "FactObserved" and (e["body"] or {}).get("rule") == Rule.BACKFILL for e in events)
     for e in events:
         body, kind, role = e["body"] or {}, e["type"], e["role"]
         entry: dict | None = None
@@ -80,7 +81,7 @@ def _negation(conn: sqlite3.Connection, fact_id: str, body: dict) -> dict:
 
 
 # Decisions about a statement said before the key's current fact (decide's Row 5b, "backfill").
-_LATE = ("backfill", "earlier_same_value", "late_same_value", "late_negation")
+_LATE = (Rule.BACKFILL, Rule.EARLIER_SAME_VALUE, Rule.LATE_SAME_VALUE, Rule.LATE_NEGATION)
 
 
 def _split(conn: sqlite3.Connection, role: str, body: dict) -> list[dict]:
@@ -111,7 +112,7 @@ def _late(conn: sqlite3.Connection, kind: str, role: str, body: dict, late: bool
         backfilled = _fact(conn, body.get("fact_id"))
         relation = "cut short the value before it" if late else "followed a value learnt late"
         return {"relation": relation, **backfilled}
-    if kind == "FactReinforced" and body.get("rule") == "earlier_same_value":
+    if kind == "FactReinforced" and body.get("rule") == Rule.EARLIER_SAME_VALUE:
         return {"relation": "said earlier, learnt late (holds from then)", **said}
     if kind == "FactReinforced":
         return {"relation": "said again while it held, learnt late", **said}

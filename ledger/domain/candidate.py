@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.ids import normalize_id
-from factledger.ledger.vocabulary.words import Author, Basis
+from factledger.ledger.vocabulary.words import ERASED_PREFIX, RESERVED_USERS, Author, Basis
 
 MAX_VALUE = 500
 MAX_QUOTE = 2000
@@ -52,7 +52,7 @@ def reserved_user(user: str) -> bool:
     (observe, ingestion, import; the ADK service escapes its callers' ids away from them), so
     nothing a person said is ever filed there.  `_domain` (facts shared by every user of an app)
     is a partition people write to, and is not reserved."""
-    return user.startswith("erased:") or user in ("_erasures", "_checkpoints")
+    return user.startswith(ERASED_PREFIX) or user in RESERVED_USERS
 
 
 def refuse_reserved_user(user: str, where: str = "") -> str:

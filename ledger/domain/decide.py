@@ -25,6 +25,7 @@ from factledger.ledger.domain.decision import (
 )
 from factledger.ledger.domain.late import PAST_STATES, denied, late_negation, placed, placed_many, split
 from factledger.ledger.registry.predicates import PredicateSpec
+from factledger.ledger.vocabulary.words import Reason, Rule
 
 __all__ = ["REJECTING_RULES", "Decision", "Negation", "OpenFact", "decide", "latest", "strongest"]
 
@@ -33,8 +34,8 @@ __all__ = ["REJECTING_RULES", "Decision", "Negation", "OpenFact", "decide", "lat
 # before late statements were backfilled).  Only these rejections are
 # decisions about a key's state; re-decision (ledger/forget/redecide.py) replays them, and never a
 # validator's, a session validator's or a reviewer's rejection.
-REJECTING_RULES = frozenset({"negation", "late_arrival", "same_value", "series_duplicate",
-                             "late_same_value", "earlier_same_value"})
+REJECTING_RULES = frozenset({Rule.NEGATION, "late_arrival", Rule.SAME_VALUE, Rule.SERIES_DUPLICATE,
+                             Rule.LATE_SAME_VALUE, Rule.EARLIER_SAME_VALUE})
 
 
 def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec,
@@ -64,29 +65,29 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
         if earlier and (late := late_negation(candidate, past, spec.cardinality == "many")) is not None:
             return late
         if not same:
-            return Decision("reject", "negation", "nothing_to_retract")
+            return Decision("reject", Rule.NEGATION, Reason.NOTHING_TO_RETRACT)
         target = latest(same)
         if BASIS_RANK[target.basis] > rank:
-            return Decision("reject", "negation", "insufficient_authority", target)
+            return Decision("reject", Rule.NEGATION, Reason.INSUFFICIENT_AUTHORITY, target)
         if candidate.said_at < target.said_at:
-            return Decision("reject", "negation", "older_than_current", target)
+            return Decision("reject", Rule.NEGATION, Reason.OLDER_THAN_CURRENT, target)
         if spec.cardinality != "series" and (cut := split(candidate, target, negations)) is not None:
             return cut                                # Row 5c: said between two statements of it
         challengers = ([f for f in open_facts if f.status == "disputed" and f is not target]
                        if spec.cardinality == "one" else [])
         if target.status == "current" and challengers:
             heir = strongest(challengers)
-            return Decision("retract", "negation", "retracted", target, promotes=heir,
+            return Decision("retract", Rule.NEGATION, Reason.RETRACTED, target, promotes=heir,
                             redisputes=tuple(f for f in challengers if f is not heir))
-        return Decision("retract", "negation", "retracted", target)
+        return Decision("retract", Rule.NEGATION, Reason.RETRACTED, target)
 
     # Row 2: a series keeps every dated reading; only value + unit + date is a duplicate.
     if spec.cardinality == "series":
         day = (candidate.effective_date or candidate.said_at)[:10]
         for fact in same:
             if fact.reading_date == day:
-                return reinforce(candidate, fact, open_facts, "series_duplicate")
-        return Decision("insert", "series_reading", "new_reading")
+                return reinforce(candidate, fact, open_facts, Rule.SERIES_DUPLICATE)
+        return Decision("insert", Rule.SERIES_READING, Reason.NEW_READING)
 
     # Row 3: the same value is already open: reinforce it (once per session).  Said before the
     # fact's first statement, it is history first (`ledger.late` decides where it falls).
@@ -97,7 +98,7 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
         if earlier and spec.cardinality == "many":
             return placed_many(candidate, _value_line(past, wanted, same, negations), negations)
         if not (earlier and spec.cardinality == "one"):
-            return reinforce(candidate, fact, open_facts, "same_value")
+            return reinforce(candidate, fact, open_facts, Rule.SAME_VALUE)
 
     # Row 3b: another wording of an open value (ledger/semantic/dedup.py guards when).
     if restates[0] is not None and not candidate.negated:
@@ -112,17 +113,17 @@ def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: Predicate
         if not open_facts:
             return placed(candidate, None, past, negations)
         ends = denied(candidate, negations, None)
-        return Decision("insert", "new_key", "negated_later" if ends else "new_value", negated_at=ends)
+        return Decision("insert", Rule.NEW_KEY, Reason.NEGATED_LATER if ends else Reason.NEW_VALUE, negated_at=ends)
 
     # Row 5: `one` with a different current value (or the same value, said before it).
     if not same and rank < BASIS_RANK[current.basis]:
-        return Decision("dispute", "lower_authority", "lower_authority_than_current", current)
+        return Decision("dispute", Rule.LOWER_AUTHORITY, Reason.LOWER_AUTHORITY_THAN_CURRENT, current)
     if candidate.said_at < current.said_at:
         return placed(candidate, current, past, negations)   # Row 5b: history, never what is current
     if (cut := split(candidate, current, negations)) is not None:
         return cut                                    # Row 5c: said between two statements of it
     ends = denied(candidate, negations, None)
-    return Decision("supersede", "newer_value", "negated_later" if ends else "superseded", current,
+    return Decision("supersede", Rule.NEWER_VALUE, Reason.NEGATED_LATER if ends else Reason.SUPERSEDED, current,
                     closes=tuple(open_facts), negated_at=ends)
 
 

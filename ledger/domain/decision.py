@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.confidence import BASIS_RANK
-from factledger.ledger.vocabulary.words import DecisionAction
+from factledger.ledger.vocabulary.words import DecisionAction, Reason, Rule
 
 
 @dataclass(frozen=True)
@@ -89,12 +89,12 @@ def reinforce(candidate: Candidate, fact: OpenFact, open_facts: Iterable[OpenFac
     """The candidate says `fact`'s value again: once per session; a stronger statement of a
     disputed fact settles the dispute."""
     if candidate.session in fact.sessions:
-        return Decision("reject", rule, "already_counted", fact)
+        return Decision("reject", rule, Reason.ALREADY_COUNTED, fact)
     if fact.status == "disputed":
         open_facts = list(open_facts)
         current = next((f for f in open_facts if f.status == "current"), None)
         if current is None or BASIS_RANK[candidate.basis] >= BASIS_RANK[current.basis]:
             losers = tuple(f for f in open_facts if f.fact_id != fact.fact_id)
-            return Decision("reinforce", rule + "_settles_dispute", "dispute_settled", fact,
+            return Decision("reinforce", rule + Rule.SETTLES_DISPUTE, Reason.DISPUTE_SETTLED, fact,
                             closes=losers, settles=True)
-    return Decision("reinforce", rule, "reinforced", fact)
+    return Decision("reinforce", rule, Reason.REINFORCED, fact)

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, 
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.vocabulary.clock import stored_time
-from factledger.ledger.vocabulary.words import Author, Basis
+from factledger.ledger.vocabulary.words import Author, Basis, Reason
 
 
 def _time(value: str) -> str:
@@ -180,7 +180,7 @@ class DisputeResolved(Decided):
 class FactReinstated(Decided):
     type: Literal["FactReinstated"] = "FactReinstated"
     cause: int
-    reason: str = "redaction"
+    reason: str = Reason.REDACTION
 
 
 class FactSplit(Decided):

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from factledger.ledger.domain.candidate import Candidate, value_key
 from factledger.ledger.domain.confidence import BASIS_RANK
 from factledger.ledger.domain.decision import Decision, Negation, Negations, OpenFact, latest, reinforce
+from factledger.ledger.vocabulary.words import Reason, Rule
 
 PAST_STATES = ("superseded", "retracted")
 
@@ -32,7 +33,7 @@ def placed(candidate: Candidate, current: OpenFact | None, past: Iterable[OpenFa
     held = covering(closed, t)
     if held is not None and value_key(held.value) == wanted:
         # the value held then: it says it again, a reinforcement (in the past)
-        return reinforce(candidate, held, [], "late_same_value")
+        return reinforce(candidate, held, [], Rule.LATE_SAME_VALUE)
     cuts = held if held is not None and BASIS_RANK[candidate.basis] >= BASIS_RANK[held.basis] else None
     if cuts is not None and (cut := split(candidate, cuts, negations)) is not None:
         return cut
@@ -40,7 +41,8 @@ def placed(candidate: Candidate, current: OpenFact | None, past: Iterable[OpenFa
     after = min((f for f in line if f.said_at > t), key=lambda f: f.said_at, default=None)
     if after is None:                 # nothing said after it: it holds from now on
         ends = denied(candidate, negations, None)
-        return Decision("insert", "new_key", "negated_later" if ends else "new_value", cuts=cuts, negated_at=ends)
+        return Decision("insert", Rule.NEW_KEY, Reason.NEGATED_LATER if ends else Reason.NEW_VALUE, cuts=cuts,
+                        negated_at=ends)
     return before(candidate, after, cuts, negations)
 
 
@@ -50,11 +52,12 @@ def placed_many(candidate: Candidate, line: list[OpenFact], negations: Negations
     t = candidate.said_at
     held = covering([f for f in line if f.status in PAST_STATES], t)
     if held is not None:
-        return reinforce(candidate, held, [], "late_same_value")
+        return reinforce(candidate, held, [], Rule.LATE_SAME_VALUE)
     after = min((f for f in line if f.said_at > t), key=lambda f: f.said_at, default=None)
     if after is None:
         ends = denied(candidate, negations, None)
-        return Decision("insert", "many_accumulates", "negated_later" if ends else "new_value", negated_at=ends)
+        return Decision("insert", Rule.MANY_ACCUMULATES, Reason.NEGATED_LATER if ends else Reason.NEW_VALUE,
+                        negated_at=ends)
     return before(candidate, after, None, negations)
 
 
@@ -64,12 +67,12 @@ def before(candidate: Candidate, after: OpenFact, cuts: OpenFact | None, negatio
     in between) the statement is a fact of its own, closed when `after` (or the negation) came."""
     ends = denied(candidate, negations, after.said_at)
     if ends is not None:
-        return Decision("backfill", "backfill", "negated_later", cuts=cuts, negated_at=ends)
+        return Decision("backfill", Rule.BACKFILL, Reason.NEGATED_LATER, cuts=cuts, negated_at=ends)
     if value_key(after.value) == value_key(candidate.value):
         if candidate.session in after.sessions:
-            return Decision("reject", "earlier_same_value", "already_counted", after)
-        return Decision("backfill", "earlier_same_value", "held_earlier", after, cuts=cuts)
-    return Decision("backfill", "backfill", "backfilled", after, until=after, cuts=cuts, valid_to=after.said_at)
+            return Decision("reject", Rule.EARLIER_SAME_VALUE, Reason.ALREADY_COUNTED, after)
+        return Decision("backfill", Rule.EARLIER_SAME_VALUE, Reason.HELD_EARLIER, after, cuts=cuts)
+    return Decision("backfill", Rule.BACKFILL, Reason.BACKFILLED, after, until=after, cuts=cuts, valid_to=after.said_at)
 
 
 def split(candidate: Candidate, held: OpenFact, negations: Negations) -> Decision | None:
@@ -87,9 +90,9 @@ def split(candidate: Candidate, held: OpenFact, negations: Negations) -> Decisio
         return None
     first = min(later, key=lambda s: (s[0], arrival(s[2])))
     if candidate.negated:                 # the part before is retracted then; no new value
-        return Decision("retract", "late_negation", "split", held, splits=held, resumes=first)
+        return Decision("retract", Rule.LATE_NEGATION, Reason.SPLIT, held, splits=held, resumes=first)
     ends = denied(candidate, negations, first[0])
-    return Decision("backfill", "backfill", "split", held, until=held, splits=held, valid_to=first[0],
+    return Decision("backfill", Rule.BACKFILL, Reason.SPLIT, held, until=held, splits=held, valid_to=first[0],
                     resumes=first, negated_at=ends)
 
 
@@ -110,8 +113,9 @@ def late_negation(candidate: Candidate, past: Iterable[OpenFact], by_value: bool
     if held is None or value_key(held.value) != wanted:
         return None
     if BASIS_RANK[held.basis] > BASIS_RANK[candidate.basis]:
-        return Decision("reject", "negation", "insufficient_authority", held)
-    return split(candidate, held, lambda _v: ()) or Decision("retract", "late_negation", "retracted_in_the_past", held)
+        return Decision("reject", Rule.NEGATION, Reason.INSUFFICIENT_AUTHORITY, held)
+    return split(candidate, held, lambda _v: ()) or Decision("retract", Rule.LATE_NEGATION,
+                                                             Reason.RETRACTED_IN_THE_PAST, held)
 
 
 def denied(candidate: Candidate, negations: Negations, until: str | None) -> Negation | None:

@@ -28,6 +28,7 @@ from factledger.ledger.domain.events import (
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import PredicateSpec
 from factledger.ledger.vocabulary.ids import new_id, split_id
+from factledger.ledger.vocabulary.words import Reason, Rule
 
 
 def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, registry_sha: str,
@@ -87,7 +88,7 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
             bodies.append(DisputeResolved(
                 fact_id=target, rule=decision.rule, outcome="accept", winner_id=target,
                 loser_ids=[f.fact_id for f in decision.closes], loser_state="superseded",
-                resolved_by="ledger", reason="settled_by_authority",
+                resolved_by="ledger", reason=Reason.SETTLED_BY_AUTHORITY,
                 valid_to=decision.target.said_at, **common))
         return bodies, target
     if action == "backfill":
@@ -100,7 +101,7 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         bodies.append(FactDisputed(fact_id=fact_id, rule=decision.rule, disputes=target, **common))
     elif action == "supersede":
         bodies += [FactSuperseded(fact_id=old.fact_id, rule=decision.rule, by_fact_id=fact_id,
-                                  reason="superseded", valid_to=c.said_at, **common)
+                                  reason=Reason.SUPERSEDED, valid_to=c.said_at, **common)
                    for old in decision.closes]
     if decision.cuts is not None:
         bodies.append(cut_short(decision.cuts, fact_id, c.said_at, common))
@@ -111,14 +112,14 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
 
 def cut_short(held, fact_id: str, t: str, common: dict) -> FactSuperseded:
     """The closed fact that held the key when a value learnt late was said ends then instead."""
-    return FactSuperseded(fact_id=held.fact_id, rule="backfill", by_fact_id=fact_id, reason="backfilled",
+    return FactSuperseded(fact_id=held.fact_id, rule=Rule.BACKFILL, by_fact_id=fact_id, reason=Reason.BACKFILLED,
                           valid_to=t, **common)
 
 
 def negated(fact_id: str, negation: Negation, common: dict) -> FactNegated:
     """A fact just opened by a statement learnt after a negation of its value said later: in
     said order that negation retracted it, so it closes `retracted` at the negation's time."""
-    return FactNegated(fact_id=fact_id, rule="negated_later", valid_to=negation.said_at, **common)
+    return FactNegated(fact_id=fact_id, rule=Rule.NEGATED_LATER, valid_to=negation.said_at, **common)
 
 
 def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: str,
@@ -131,7 +132,7 @@ def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
     closed at once as `superseded` by the next known value, valid until that value was said.  Either
     way the closed fact that held the key when it was said (`cuts`) ends then instead: a correction
     in valid time, recorded (like every change) in transaction time."""
-    if decision.rule == "earlier_same_value":
+    if decision.rule == Rule.EARLIER_SAME_VALUE:
         fact_id = decision.target.fact_id
         bodies: list[Body] = [FactReinforced(
             fact_id=fact_id, rule=decision.rule, session=c.session, evidence_event=c.evidence_event,
@@ -145,7 +146,7 @@ def backfilled(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
         fact_id = fact_id or new_id()
         bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed),
                   FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=decision.until.fact_id,
-                                 reason="backfilled", valid_to=decision.valid_to, **common)]
+                                 reason=Reason.BACKFILLED, valid_to=decision.valid_to, **common)]
     if decision.cuts is not None:
         bodies.append(cut_short(decision.cuts, fact_id, c.said_at, common))
     return bodies, fact_id
@@ -185,7 +186,7 @@ def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: s
         said_by = observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)
         by, state = fact_id, "superseded"
     bodies: list[Body] = [said_by, FactSplit(
-        fact_id=held.fact_id, rule="split", split_id=early_id, by_fact_id=by, early_state=state, at=t,
+        fact_id=held.fact_id, rule=Rule.SPLIT, split_id=early_id, by_fact_id=by, early_state=state, at=t,
         said_at=first[0], session=first[1], evidence_event=resumed["evidence_event"], quote=resumed["quote"],
         author=resumed["author"], basis=basis, confidence=confidence, early_basis=early_basis,
         early_confidence=early_confidence, subject=c.subject, predicate=spec.name, **common)]
@@ -194,7 +195,7 @@ def split(decision: Decision, c: Candidate, spec: PredicateSpec, registry_sha: s
     if decision.negated_at is not None:
         return bodies + [negated(fact_id, decision.negated_at, common)], fact_id
     return bodies + [FactSuperseded(fact_id=fact_id, rule=decision.rule, by_fact_id=held.fact_id,
-                                    reason="backfilled", valid_to=decision.valid_to, **common)], fact_id
+                                    reason=Reason.BACKFILLED, valid_to=decision.valid_to, **common)], fact_id
 
 
 def stamped(bodies: list[Body], hold_id: str | None, review: dict | None = None) -> list[Body]:

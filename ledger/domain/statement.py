@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from factledger.ledger.domain.candidate import Candidate, value_key
 from factledger.ledger.domain.decide import REJECTING_RULES
 from factledger.ledger.domain.decision import Negation
+from factledger.ledger.vocabulary.words import Rule
 
 Key = tuple[str, str]                     # (subject, predicate)
 FACT_EVENTS = ("FactObserved", "FactReinforced", "FactRetracted", "FactSuperseded", "FactDisputed",
@@ -87,7 +88,7 @@ def heard_negation(seq: int, event_type: str, body: dict) -> tuple[Key, str, Neg
     value learnt later but said before one of them opens a fact that negation ended."""
     if event_type == "FactRetracted":
         said = body
-    elif event_type == "CandidateRejected" and body.get("rule") == "negation":
+    elif event_type == "CandidateRejected" and body.get("rule") == Rule.NEGATION:
         said = body.get("candidate") or {}
         if said.get("negated") is not True:
             return None

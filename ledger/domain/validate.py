@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from factledger.ledger.domain.candidate import MAX_VALUE, Candidate, clean_text
 from factledger.ledger.registry.predicates import PredicateSpec, Registry
+from factledger.ledger.vocabulary.words import Reason
 
 
 @dataclass(frozen=True)
@@ -25,14 +26,14 @@ class Verdict:
 def check(candidate: Candidate, registry: Registry) -> Verdict:
     spec = registry.resolve(candidate.predicate)
     if spec is None:
-        return Verdict("hold", candidate, reason="unknown_predicate")
+        return Verdict("hold", candidate, reason=Reason.UNKNOWN_PREDICATE)
     claimed = candidate.basis
     basis = claimed
     if basis == "verified" and candidate.author != "document":
         basis = "stated"                       # only a document can verify
     if spec.kind == "preference" and basis == "stated" and candidate.author != "user":
         if claimed != "inferred":
-            return Verdict("reject", candidate, spec, reason="preference_not_user_authored")
+            return Verdict("reject", candidate, spec, reason=Reason.PREFERENCE_NOT_USER_AUTHORED)
     if basis == "stated" and candidate.author != "user":
         basis = "inferred"                     # agent or tool text is not the user's word
     value = clean_text(spec.normalise_value(candidate.value), "value", MAX_VALUE)

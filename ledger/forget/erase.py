@@ -46,6 +46,7 @@ from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.store.eventlog import pseudonymise, scrub
 from factledger.ledger.store.reads import candidate_bodies, has_partition, statement_bodies
 from factledger.ledger.vocabulary.clock import iso
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 from factledger.projections import vectors
 from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
@@ -294,4 +295,4 @@ def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], regis
     for part_app, part_user, body in candidate_bodies(conn, app, user):
         if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
             found.add((part_app, part_user))
-    return sorted(p for p in found if not p[1].startswith("erased:") and p[1] != ERASURES_USER)
+    return sorted(p for p in found if not p[1].startswith(ERASED_PREFIX) and p[1] != ERASURES_USER)

@@ -25,10 +25,9 @@ from factledger.ledger.registry.predicates import PredicateSpec
 from factledger.ledger.review.dispute import settlement
 from factledger.ledger.semantic.dedup import restated_by
 from factledger.ledger.store.eventlog import Event
+from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.factstate import Snapshot, transition
 from factledger.projections.keyindex import KeyIndex, KeyView, LazyPast, past_fact, said_order
-
-UNSETTLED = "reviewer_unsettled"     # the rule of a reviewer's judgement kept settling nothing
 
 
 class KeyFold:
@@ -131,7 +130,7 @@ def _judged(r: Resolution, fold: KeyFold, app: str, user: str, registry_sha: str
     except LedgerError:                       # the dispute it settled does not arise (now)
         if cause is None:
             return []
-        return [DisputeResolved(app=app, user=user, fact_id=r.fact_id, rule=UNSETTLED,
+        return [DisputeResolved(app=app, user=user, fact_id=r.fact_id, rule=Rule.REVIEWER_UNSETTLED,
                                 outcome="accept" if r.accept else "reject", resolved_by=r.by,
                                 reason=r.reason, registry_sha256=registry_sha, subject=subject,
                                 predicate=predicate)]

@@ -43,9 +43,10 @@ from factledger.ledger.forget.redecide import KeyFold, redecide
 from factledger.ledger.forget.targets import CANDIDATE_TYPES, LoadedEvent, Plan
 from factledger.ledger.registry.predicates import PredicateSpec, Registry
 from factledger.ledger.semantic.embedder import wanted
+from factledger.ledger.vocabulary.words import Rule
 
 SESSION_EVENTS = ("SessionIngested", "IngestFailed")
-RESTATING_RULES = ("same_meaning", "same_form")   # ledger/semantic/dedup.py (and `_settles_dispute`)
+RESTATING_RULES = (Rule.SAME_MEANING, Rule.SAME_FORM)   # ledger/semantic/dedup.py (and `_settles_dispute`)
 
 
 @dataclass
@@ -142,7 +143,7 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
         for fact in fold.snaps.values():
             if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before
                     and fact["observed_seq"] > 0):            # observed before: not recorded here
-                append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule="redaction",
+                append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule=Rule.REDACTION,
                                       cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
         append(parse_body({**body, "cause": cause, "restates": seq}))

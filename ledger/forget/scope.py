@@ -17,13 +17,17 @@ from dataclasses import dataclass
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import SENSITIVITIES
+from factledger.ledger.vocabulary.words import (  # noqa: F401  (callers name them from here too)
+    ALL_APPS,
+    CHECKPOINTS_USER,
+    ERASED_PREFIX,
+    ERASURES_USER,
+    RESERVED_USERS,
+)
 
 SCOPE_TAG = b"factledger/scope/v1"
 HASH_CHARS = 32                      # 128 bits: collision-free for any realistic ledger
 PSEUDONYM_CHARS = 16
-ERASURES_USER = "_erasures"          # the partition `Redacted` events live in: never a person
-ALL_APPS = "_all"                    # app of a retention run that spans apps
-CHECKPOINTS_USER = "_checkpoints"    # with ALL_APPS, where `CheckpointIssued` events live: never a person
 KINDS = ("user", "session", "fact", "predicate", "sensitivity", "retention")
 
 
@@ -53,7 +57,7 @@ def fact_hash(app: str, user: str, fact_id: str) -> str:
 
 def pseudonym(app: str, user: str) -> str:
     """What the `user` column becomes when a whole user is erased."""
-    return "erased:" + user_hash(app, user)[:PSEUDONYM_CHARS]
+    return ERASED_PREFIX + user_hash(app, user)[:PSEUDONYM_CHARS]
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ def build_scope(app: str | None, user: str | None, *, session: str | None = None
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("forget needs a partition: --app and --user")
     app, user = app.strip(), user.strip()
-    if user in (ERASURES_USER, CHECKPOINTS_USER) or user.startswith("erased:"):
+    if user in RESERVED_USERS or user.startswith(ERASED_PREFIX):
         raise LedgerError(f"user {user!r} is reserved by the ledger and cannot be forgotten")
     given = [name for name, value in (("--session", session), ("--fact", fact),
                                       ("--predicate", predicate), ("--sensitivity", sensitivity))

@@ -36,8 +36,9 @@ from factledger.ledger.ingest.proposal import Proposal
 from factledger.ledger.ingest.session import Delta
 from factledger.ledger.ingest.support import unsupported
 from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.vocabulary.words import Rule
 
-RULE = "session_validator"
+RULE = Rule.SESSION_VALIDATOR
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                               "\u00a0": " "})
 _RECORD_LIMIT = 500

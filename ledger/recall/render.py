@@ -24,6 +24,7 @@ import re
 import unicodedata
 
 from factledger.ledger.vocabulary.terminal import json_escape
+from factledger.ledger.vocabulary.words import DOMAIN_USER
 
 OPEN_TAG = "<stored_facts>"
 CLOSE_TAG = "</stored_facts>"
@@ -75,7 +76,7 @@ def _key(fact: dict) -> str:
     """`diet`, or `user.daughter allergy` for another subject; shared-domain facts say so."""
     predicate = literal(fact["predicate"])
     name = predicate if fact["subject"] == "user" else f"{subject_text(fact['subject'])} {predicate}"
-    return f"shared: {name}" if fact.get("user") == "_domain" else name
+    return f"shared: {name}" if fact.get("user") == DOMAIN_USER else name
 
 
 def _day(timestamp: str | None) -> str:

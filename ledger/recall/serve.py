@@ -35,10 +35,9 @@ from factledger.ledger.recall import render
 from factledger.ledger.recall.facts import CONFIRMED, ID, OUTCOMES, PREDICATE, Cleared, InScope, lexical_index
 from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
 from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.vocabulary.words import DOMAIN_USER
 from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
-
-DOMAIN_USER = "_domain"
 
 
 @dataclass

@@ -13,6 +13,7 @@ import sqlite3
 from factledger.ledger.domain.decide import OpenFact, strongest
 from factledger.ledger.domain.events import Body, DisputeResolved, FactDisputed
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.current import key_open_facts, open_fact_key
 
 
@@ -40,7 +41,7 @@ def settlement(facts: list[OpenFact], fact_id: str, accept: bool, by: str, reaso
     others = [f for f in facts if f.fact_id != fact_id]
     if target.status != "disputed" and not any(o.status == "disputed" for o in others):
         raise LedgerError(f"fact {fact_id} is not in dispute")
-    common = dict(app=app, user=user, fact_id=fact_id, rule="reviewer", resolved_by=by.strip(),
+    common = dict(app=app, user=user, fact_id=fact_id, rule=Rule.REVIEWER, resolved_by=by.strip(),
                   reason=reason.strip(), registry_sha256=registry_sha)
     if accept:
         return [DisputeResolved(outcome="accept", winner_id=fact_id,
@@ -52,7 +53,7 @@ def settlement(facts: list[OpenFact], fact_id: str, accept: bool, by: str, reaso
         return [DisputeResolved(outcome="reject", loser_ids=[fact_id], loser_state="rejected",
                                 **common)]
     heir = strongest(challengers).fact_id
-    rest = [FactDisputed(app=app, user=user, fact_id=o.fact_id, rule="reviewer", disputes=heir,
+    rest = [FactDisputed(app=app, user=user, fact_id=o.fact_id, rule=Rule.REVIEWER, disputes=heir,
                          registry_sha256=registry_sha) for o in challengers if o.fact_id != heir]
     return [DisputeResolved(outcome="reject", winner_id=heir, loser_ids=[fact_id],
                             loser_state="rejected", **common)] + rest

@@ -13,6 +13,7 @@ from factledger.ledger.domain.events import CandidateRejected
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.unit import UnitOfWork
+from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.review import open_item
 
 
@@ -42,7 +43,7 @@ def reject(ledger: UnitOfWork, hold_id: str, reason: str, *, by: str | None = No
     with ledger.transaction():
         item = open_item(ledger.conn, hold_id)
         event = ledger.store.append(CandidateRejected(
-            app=item["app"], user=item["user"], reason=reason.strip()[:500], rule="reviewer",
+            app=item["app"], user=item["user"], reason=reason.strip()[:500], rule=Rule.REVIEWER,
             candidate=item["candidate"], hold_id=hold_id, registry_sha256=ledger.registry.sha256,
             **_reviewer(by)))
-    return Outcome("reject", None, reason.strip(), "reviewer", [event.seq])
+    return Outcome("reject", None, reason.strip(), Rule.REVIEWER, [event.seq])

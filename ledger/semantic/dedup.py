@@ -24,6 +24,7 @@ import unicodedata
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.semantic import embedder as encoders
+from factledger.ledger.vocabulary.words import Rule
 
 THRESHOLD = 0.94
 PREFILTER = 3                  # open values looked at closely per candidate
@@ -142,7 +143,7 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     same_forms = _same_form_facts(value, facts)
     model = encoders.get()
     if cardinality != "many" or model is None:
-        return (same_forms[0], "same_form") if same_forms else (None, None)
+        return (same_forms[0], Rule.SAME_FORM) if same_forms else (None, None)
     import numpy as np  # the semantic extra's: present once an encoder is (above)
 
     rows, matrix = stored_vectors()
@@ -159,14 +160,14 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     best, best_cosine, rule = None, THRESHOLD, None
     for fact in shortlist:
         if fact in same_forms:
-            return fact, "same_form"
+            return fact, Rule.SAME_FORM
         if guards(value, fact.value) is not None:
             continue
         if mine is None:
             mine = model.embed(encoders.sentence(subject, predicate, value, None))
         cosine = float(mine @ model.embed(encoders.sentence(subject, predicate, fact.value, None)))
         if cosine >= best_cosine:
-            best, best_cosine, rule = fact, cosine, "same_meaning"
+            best, best_cosine, rule = fact, cosine, Rule.SAME_MEANING
     return (best, rule) if best is not None else (None, None)
 
 

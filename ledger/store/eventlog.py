@@ -22,6 +22,7 @@ from factledger.ledger.store import chain
 from factledger.ledger.store.sqlite import errors as sqlite_errors
 from factledger.ledger.vocabulary.clock import Clock, iso
 from factledger.ledger.vocabulary.ids import new_id
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -51,7 +52,7 @@ WHEN NOT (
     AND NEW.hash IS OLD.hash
     AND NEW.body IS NULL AND NEW.salt IS NULL AND NEW.redacted_by IS NOT NULL
     AND (OLD.redacted_by IS NULL OR NEW.redacted_by IS OLD.redacted_by)
-    AND (NEW.user IS OLD.user OR NEW.user LIKE 'erased:%')
+    AND (NEW.user IS OLD.user OR NEW.user LIKE '""" + ERASED_PREFIX + """%')
 )
 BEGIN
     SELECT RAISE(ABORT, 'factledger: events may only be redacted, never rewritten');

@@ -32,6 +32,7 @@ from factledger.ledger.store.eventlog import EventStore
 from factledger.ledger.store.postgres import errors as pg_errors_map
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
+from factledger.ledger.vocabulary.words import ERASED_PREFIX
 
 
 # psycopg (the optional `postgres` extra) is imported when a postgresql:// ledger is opened, not
@@ -62,7 +63,7 @@ BEGIN
         AND NEW.hash = OLD.hash
         AND NEW.body IS NULL AND NEW.salt IS NULL AND NEW.redacted_by IS NOT NULL
         AND (OLD.redacted_by IS NULL OR NEW.redacted_by = OLD.redacted_by)
-        AND (NEW."user" = OLD."user" OR NEW."user" LIKE 'erased:%')
+        AND (NEW."user" = OLD."user" OR NEW."user" LIKE '""" + ERASED_PREFIX + """%')
     ) THEN
         RAISE EXCEPTION 'factledger: events may only be redacted, never rewritten'
             USING ERRCODE = 'integrity_constraint_violation';
