@@ -18,7 +18,6 @@ from typing import Any
 
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
-from factledger.ledger.domain.decide import decide
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import Body
 from factledger.ledger.domain.outcome import Outcome
@@ -26,7 +25,7 @@ from factledger.ledger.domain.record import events_for, held, rejected
 from factledger.ledger.domain.validate import check
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import Registry, load_registry
-from factledger.ledger.semantic.dedup import key_matrix, restated_by
+from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Backend, Engine, EventLog
 from factledger.ledger.store.engines import engine_for
@@ -34,7 +33,7 @@ from factledger.ledger.store.reads import statement_bodies
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import vectors
-from factledger.projections.negations import negations_of
+from factledger.projections.keystate import StoredKey, decide_key
 from factledger.projections.runner import Projector
 
 
@@ -135,17 +134,8 @@ class UnitOfWork:
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, Rule.VALIDATOR, [event.seq])
         c, spec = verdict.candidate, verdict.spec
-        facts = self.projector.key_view(self.conn, c.app, c.user, c.subject, spec.name)
-        restates = restated_by(c, spec, facts, lambda: self._stored_key(c.app, c.user, spec.name))
-        past = self.projector.key_past(self.conn, c.app, c.user, c.subject, spec.name)
-        heard: dict[str, list] = {}
-
-        def negations(wanted: str) -> list:
-            if wanted not in heard:
-                heard[wanted] = negations_of(self.conn, c.app, c.user, c.subject, spec.name, wanted)
-            return heard[wanted]
-
-        decision = decide(c, facts, spec, restates, past, negations)
+        key = StoredKey(self.projector, self.conn, c.app, c.user, c.subject, spec.name)
+        decision = decide_key(c, spec, key, lambda: self._stored_key(c.app, c.user, spec.name))
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=lambda seqs: statement_bodies(self.conn, seqs))
         if hold_id is not None:

@@ -42,17 +42,14 @@ from factledger.ledger.forget.scope import (
 from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
 from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
 from factledger.ledger.registry.predicates import SENSITIVITIES
-from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.reads import candidate_bodies, has_partition, statement_bodies
+from factledger.ledger.store.reads import candidate_bodies, has_partition
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
-from factledger.projections import vectors
-from factledger.projections.current import KEY_SNAPSHOTS, open_fact_ids
+from factledger.projections.current import open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
-from factledger.projections.factstate import decode
-from factledger.projections.history import KEY_PAST, partitions_confirmed_before, predicates_of_sensitivity
-from factledger.projections.negations import key_negations
+from factledger.projections.history import partitions_confirmed_before, predicates_of_sensitivity
+from factledger.projections.keystate import StoredPartition
 
 DEFAULT_REQUESTER = "unspecified"
 
@@ -214,12 +211,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     for p, r, before in zip(plans, again, open_before):
         s = p.scope
         restate(p, r, event.seq, ledger.registry.sha256,
-                lambda subject, predicate, s=s: [decode(row) for sql in (KEY_SNAPSHOTS, KEY_PAST)
-                                                 for row in conn.execute(sql, (s.app, s.user, subject, predicate))],
-                lambda b: compensating.append(store.append(b).seq), before,
-                lambda predicate, s=s: key_matrix(vectors.key_vectors(conn, s.app, s.user, predicate)),
-                lambda seqs: statement_bodies(conn, seqs),
-                lambda subject, predicate, s=s: key_negations(conn, s.app, s.user, subject, predicate))
+                StoredPartition(conn, s.app, s.user, lambda b: compensating.append(store.append(b).seq)), before)
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,

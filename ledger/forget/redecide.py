@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import cache
 
-from factledger.ledger.domain.decide import Negation, OpenFact, decide
+from factledger.ledger.domain.decide import Negation, OpenFact
 from factledger.ledger.domain.events import Body, DisputeResolved
 from factledger.ledger.domain.late import PAST_STATES
 from factledger.ledger.domain.record import Statements, events_for, stamped
@@ -23,16 +23,17 @@ from factledger.ledger.domain.statement import Resolution, Statement, heard_nega
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import PredicateSpec
 from factledger.ledger.review.dispute import settlement
-from factledger.ledger.semantic.dedup import restated_by
 from factledger.ledger.store.eventlog import Event
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.factstate import Snapshot, transition
 from factledger.projections.keyindex import KeyIndex, KeyView, LazyPast, past_fact, said_order
+from factledger.projections.keystate import decide_key
 
 
 class KeyFold:
     """One key's facts folded in memory, indexed for `decide` as the live fold indexes them
-    (`projections.keyindex`: open facts in the order the key first held them, and by value)."""
+    (`projections.keyindex`: open facts in the order the key first held them, and by value): a
+    `projections.keystate.KeyState`, as the live ledger's `StoredKey` is."""
 
     def __init__(self, seed: Iterable[Snapshot] = (), stored: Statements = lambda seqs: {},
                  negations: Iterable[tuple[str, Negation]] = ()):
@@ -55,9 +56,11 @@ class KeyFold:
     def open_facts(self) -> list[OpenFact]:
         return list(self.index.view())
 
-    def past(self) -> list[OpenFact]:
-        """The closed facts of the key that held it (decide's `past`), in the order they were said."""
-        return [past_fact(s) for s in sorted(self.snaps.values(), key=said_order) if s["status"] in PAST_STATES]
+    def past(self) -> LazyPast:
+        """The closed facts of the key that held it (decide's `past`), in the order they were said,
+        read the first time `decide` iterates them."""
+        return LazyPast(lambda: [past_fact(s) for s in sorted(self.snaps.values(), key=said_order)
+                                 if s["status"] in PAST_STATES])
 
     def negations(self, wanted: str) -> list[Negation]:
         """The negations of a value the key has heard (decide's `negations`): seeded, or folded here."""
@@ -106,9 +109,7 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             bodies = _judged(st.resolution, fold, app, user, registry_sha, subject, spec.name, cause)
         else:
             c = st.candidate
-            view = fold.view()
-            decision = decide(c, view, spec, restated_by(c, spec, view, stored), past=LazyPast(fold.past),
-                              negations=fold.negations)
+            decision = decide_key(c, spec, fold, stored)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
             bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse,
                                          statements=fold.statements)

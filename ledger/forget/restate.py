@@ -24,11 +24,11 @@ events in between with them, so the watermark and the retry queue fold as before
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from factledger.ledger.domain.candidate import value_key
-from factledger.ledger.domain.decide import REJECTING_RULES
+from factledger.ledger.domain.decide import REJECTING_RULES, Negation
 from factledger.ledger.domain.events import Body, FactReinstated, parse_body
 from factledger.ledger.domain.statement import (
     FACT_EVENTS,
@@ -116,19 +116,32 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
     return out
 
 
-def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
-            key_snapshots: Callable[[str, str], list[dict]], append: Callable[[Body], object],
-            open_before: set[str], key_vectors: Callable[[str], tuple] = lambda predicate: ({}, None),
-            stored_statements: Callable[[list[int]], dict[int, dict]] = lambda seqs: {},
-            key_negations: Callable[[str, str], list] = lambda subject, predicate: []) -> None:
+class Partition(Protocol):
+    """What `restate` reads of the partition as it stands after the scrub and the rebuild, and
+    where it appends (`projections.keystate.StoredPartition`)."""
+
+    def key_snapshots(self, subject: str, predicate: str) -> list[dict]:
+        """The key's open facts as stored, in stored order, then its closed ones that held it (the
+        past a late statement is placed in)."""
+
+    def key_negations(self, subject: str, predicate: str) -> list[tuple[str, Negation]]:
+        """The negations the key has heard, as they stand now (`projections.negations.key_negations`):
+        a statement decided again is ended by one of them."""
+
+    def key_vectors(self, predicate: str) -> tuple:
+        """The stored vectors the live ledger's dedup by meaning reads (`semantic.dedup.key_matrix`)."""
+
+    def statements(self, seqs: list[int]) -> dict[int, dict]:
+        """The stored bodies of the statements of the key's facts, which a split reads."""
+
+    def append(self, body: Body) -> object:
+        """Append one event."""
+
+
+def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str, partition: Partition,
+            open_before: set[str]) -> None:
     """After the scrub, the rebuild and the `Redacted` event: decide every cut key again from its
-    state now (`key_snapshots(subject, predicate)`: its open facts as stored, in stored order, then
-    its closed ones that held it, the past a late statement is placed in) and append the events,
-    then the other events recorded again.  `key_vectors(predicate)`: the stored vectors the live
-    ledger's dedup by meaning reads (`semantic.dedup.key_matrix`).  `stored_statements(seqs)`: the stored
-    bodies of the statements of the key's facts, which a split reads (`ledger.plan.split`).
-    `key_negations(subject, predicate)`: the negations the key has heard, as they stand now
-    (`projections.negations.key_negations`): a statement decided again is ended by one of them.
+    state now (`partition`) and append the events, then the other events recorded again.
 
     A value that is current again (it was closed before the forget, its observation survives and
     nothing disputes it) gets a `FactReinstated`, which changes nothing in its state but opens a
@@ -136,17 +149,17 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str,
     app, user = plan.scope.app, plan.scope.user
     for key in sorted(found.cut):
         spec, statements = found.keys.get(key, (None, []))
-        fold = KeyFold(key_snapshots(*key), stored_statements, key_negations(*key))
+        fold = KeyFold(partition.key_snapshots(*key), partition.statements, partition.key_negations(*key))
         for body in redecide(statements, spec, registry_sha, app, user, fold, cause=cause, subject=key[0],
-                             stored_vectors=lambda key=key: key_vectors(key[1])):
-            append(body)
+                             stored_vectors=lambda key=key: partition.key_vectors(key[1])):
+            partition.append(body)
         for fact in fold.snaps.values():
             if (fact["status"] == "current" and not fact["disputes"] and fact["fact_id"] not in open_before
                     and fact["observed_seq"] > 0):            # observed before: not recorded here
-                append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule=Rule.REDACTION,
+                partition.append(FactReinstated(app=app, user=user, fact_id=fact["fact_id"], rule=Rule.REDACTION,
                                       cause=cause, registry_sha256=registry_sha))
     for seq, body in found.records:
-        append(parse_body({**body, "cause": cause, "restates": seq}))
+        partition.append(parse_body({**body, "cause": cause, "restates": seq}))
 
 
 def _by_meaning(plan: Plan) -> bool | set[Key]:
