@@ -92,20 +92,17 @@ class _Changes:
 
 def statement(body: dict, seq: int) -> list:
     """A fact's note of one statement of it, kept in its `sessions` column: [session, said_at, seq].
-    A fact is split on these (`_split`) when a value learnt late was said between two of them;
-    files written before kept the session alone (a string), and such a fact is never split."""
+    A fact is split on these (`_split`) when a value learnt late was said between two of them."""
     return [body["session"], body["said_at"], seq]
 
 
 def session_names(entries: list) -> list[str]:
-    """The sessions of a fact's statements (its `sessions` column, either spelling)."""
-    return [e if isinstance(e, str) else e[0] for e in entries]
+    """The sessions of a fact's statements (its `sessions` column)."""
+    return [e[0] for e in entries]
 
 
-def said_times(entries: list) -> tuple[tuple[str, str, int], ...] | None:
-    """(said_at, session, seq) of each statement of a fact, or None if a note predates them."""
-    if any(isinstance(e, str) for e in entries):
-        return None
+def said_times(entries: list) -> tuple[tuple[str, str, int], ...]:
+    """(said_at, session, seq) of each statement of a fact."""
     return tuple((e[1], e[0], e[2]) for e in entries)
 
 

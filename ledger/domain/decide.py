@@ -30,11 +30,10 @@ from factledger.ledger.vocabulary.words import Reason, Rule
 __all__ = ["REJECTING_RULES", "Decision", "Negation", "OpenFact", "decide", "latest", "strongest"]
 
 # The rules under which this table rejects a candidate (reasons nothing_to_retract,
-# insufficient_authority, older_than_current, already_counted; `late_arrival` only in logs written
-# before late statements were backfilled).  Only these rejections are
+# insufficient_authority, older_than_current, already_counted).  Only these rejections are
 # decisions about a key's state; re-decision (ledger/forget/redecide.py) replays them, and never a
 # validator's, a session validator's or a reviewer's rejection.
-REJECTING_RULES = frozenset({Rule.NEGATION, "late_arrival", Rule.SAME_VALUE, Rule.SERIES_DUPLICATE,
+REJECTING_RULES = frozenset({Rule.NEGATION, Rule.SAME_VALUE, Rule.SERIES_DUPLICATE,
                              Rule.LATE_SAME_VALUE, Rule.EARLIER_SAME_VALUE})
 
 

@@ -97,9 +97,9 @@ class FactReinforced(Decided):
     basis: Basis
     confidence: float
     said_at: Timestamp
-    subject: str | None = None            # None only in logs written before statements carried them
-    predicate: str | None = None
-    value: str | None = None
+    subject: str
+    predicate: str
+    value: str
     effective_date: EffectiveDate | None = None
     basis_claimed: Basis | None = None
     hold_id: str | None = None            # a reviewer accepted a held candidate as this
@@ -134,9 +134,9 @@ class FactRetracted(Decided):
     author: Author
     basis: Basis
     said_at: Timestamp
-    subject: str | None = None
-    predicate: str | None = None
-    value: str | None = None
+    subject: str
+    predicate: str
+    value: str
     effective_date: EffectiveDate | None = None
     confidence: float | None = None       # as the candidate proposed it
     basis_claimed: Basis | None = None

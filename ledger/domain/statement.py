@@ -6,9 +6,7 @@ a reinforcement, a retraction, a candidate the decision table rejected, a review
 settlement by authority, a reinstatement.  Re-decision keeps the statements, in log order, and
 derives the decisions again through the live path (`ledger.redecide`).
 
-Every statement body carries all a decision needs (key, value, quote, author, basis, time); a
-reinforcement or retraction written before statements carried their value falls back to the
-observation of the fact it names (`facts_by_id`), and is skipped if that is gone too.
+Every statement body carries all a decision needs (key, value, quote, author, basis, time).
 """
 
 from __future__ import annotations
@@ -44,7 +42,6 @@ class Statement:
     fact_id: str | None = None            # the fact it observed when first recorded (`observed_as`), if any
     resolution: Resolution | None = None
     review: tuple[tuple[str, str], ...] = ()   # reviewed_by / review_reason of a reviewer's accept
-    legacy: bool = False                  # a copy an earlier version of re-decision appended
 
     def masked(self, mask) -> Statement:
         """The statement with `mask` applied to its quote (or a resolution's reason)."""
@@ -94,19 +91,14 @@ def heard_negation(seq: int, event_type: str, body: dict) -> tuple[Key, str, Neg
             return None
     else:
         return None
-    value, predicate = said.get("value"), said.get("predicate")
-    if not isinstance(value, str) or not isinstance(predicate, str) or not isinstance(said.get("said_at"), str):
-        return None                           # written before statements carried their key
-    return ((said.get("subject") or "user", predicate), value_key(value),
+    return ((said.get("subject") or "user", said["predicate"]), value_key(said["value"]),
             Negation(said["said_at"], said.get("basis") or "stated", seq))
 
 
-def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,
-                 facts_by_id: dict[str, dict]) -> Statement | None:
-    """The statement an event records, or None (a decision, or a legacy statement whose value is gone)."""
+def statement_of(seq: int, event_type: str, body: dict, app: str, user: str) -> Statement | None:
+    """The statement an event records, or None (a decision)."""
     if not is_statement(event_type, body):
         return None
-    legacy = body.get("cause") is not None and body.get("restates") is None
     if event_type == "DisputeResolved":
         return Statement(seq, resolution=Resolution(body["fact_id"], body["outcome"] == "accept",
                                                     body["resolved_by"], body["reason"]))
@@ -117,13 +109,8 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,
             return None
         return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"), body.get("observed_as"),
                          review=_review(body))
-    fields = dict(subject=body.get("subject"), predicate=body.get("predicate"), value=body.get("value"),
+    fields = dict(subject=body["subject"], predicate=body["predicate"], value=body["value"],
                   effective_date=body.get("effective_date"))
-    if fields["value"] is None:                          # written before statements carried it
-        fact = facts_by_id.get(body["fact_id"])
-        if fact is None:
-            return None
-        fields = {name: fact.get(name) for name in fields}
     c = Candidate.model_construct(
         app=app, user=user, quote=body["quote"], session=body["session"],
         evidence_event=body["evidence_event"], author=body["author"], basis=body["basis"],
@@ -131,7 +118,7 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str,
         said_at=body["said_at"], **fields)
     return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"),
                      body["fact_id"] if event_type == "FactObserved" else body.get("observed_as"),
-                     review=_review(body), legacy=legacy)
+                     review=_review(body))
 
 
 def _review(body: dict) -> tuple[tuple[str, str], ...]:

@@ -94,7 +94,6 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
                 cuts.setdefault(u, e.seq)
     cut_keys = {u[0] for u in cuts}
     out.cut = cut_keys
-    seen: set[tuple] = set()
     for e in plan.events:
         if e.body is None or e.seq in targets:
             continue
@@ -105,11 +104,9 @@ def restatement(plan: Plan, registry: Registry) -> Restatement:
         if u is None or e.seq < min(cuts.get(u, e.seq + 1), cuts.get((key,), e.seq + 1)):
             continue
         out.moved.append(e.seq)
-        st = statement_of(e.seq, e.type, e.body, plan.scope.app, plan.scope.user, facts)
-        if st is None or (st.legacy and _identity(key, st) in seen):
-            continue                          # a decision, or a copy an earlier forget appended
-        if st.candidate is not None:
-            seen.add(_identity(key, st))
+        st = statement_of(e.seq, e.type, e.body, plan.scope.app, plan.scope.user)
+        if st is None:
+            continue                          # a decision
         out.keys.setdefault(key, (specs[key], []))[1].append(st.masked(masker) if masker else st)
     _others(plan, targets, out)
     out.moved.sort()
@@ -190,11 +187,6 @@ def _names(e: LoadedEvent, masker) -> bool:
         c = body.get("candidate") or {}
         return masker.mentions(c.get("quote"), c.get("value") or "")
     return masker.mentions(body.get("quote"), body.get("value") or "")
-
-
-def _identity(key: Key, st: Statement) -> tuple:
-    c = st.candidate
-    return (key, c.session, c.evidence_event, c.value.casefold(), c.negated, c.effective_date)
 
 
 def _spec(registry: Registry, plan: Plan, key: Key) -> PredicateSpec | None:
