@@ -159,7 +159,8 @@ class Ledger(Reads):
         at = normalise_time(as_of) if as_of is not None else None
         with snapshot(self._conn):
             return recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
-                          options=opts, registry=self.registry, explain=explain, as_of=at)
+                          options=opts, registry=self.registry, explain=explain, as_of=at,
+                          kept=self._work.recall_kept)
 
     # Ingestion and review.
 

@@ -22,6 +22,7 @@ from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import Body
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected
+from factledger.ledger.domain.textindex import remembering as text_memo
 from factledger.ledger.domain.validate import check
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import Registry, load_registry
@@ -34,6 +35,7 @@ from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import vectors
 from factledger.projections.keystate import StoredKey, decide_key
+from factledger.projections.recallcache import KeptScopes
 from factledger.projections.runner import Projector
 
 
@@ -57,6 +59,7 @@ class UnitOfWork:
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
+        self.recall_kept = KeptScopes()       # what recall keeps between calls (this ledger's only)
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
         self.schema_report: list[str] = []
@@ -93,7 +96,7 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[EventLog]:
-        with remembering(), self.store.transaction() as tx:
+        with remembering(), text_memo(self.recall_kept.texts), self.store.transaction() as tx:
             self.projector.discard()          # nothing read before the lock is trusted
             self._stored_keys.clear()
             try:

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from functools import lru_cache
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -32,8 +34,52 @@ subject user
 """.split())
 
 
-@lru_cache(maxsize=65536)
+class TextMemo:
+    """The texts one ledger has cut and the words it has stemmed (subjects, predicates and most
+    values recur across facts, so a rebuild or a batch of observations cuts the same texts over
+    and over).  Held by the ledger, not the process (`projections.recallcache.KeptScopes.texts`): the
+    texts are fact values and quotes, which a forget drops with `clear`, and one ledger's forget
+    leaves another's memo alone."""
+
+    TEXTS = 16384
+    WORDS = 65536
+
+    def __init__(self) -> None:
+        self.texts: dict[str, tuple[str, ...]] = {}
+        self.words: dict[str, str] = {}
+
+    def clear(self) -> None:
+        self.texts.clear()
+        self.words.clear()
+
+
+_MEMO: ContextVar[TextMemo | None] = ContextVar("factledger_text_memo", default=None)
+
+
+@contextmanager
+def remembering(memo: TextMemo) -> Iterator[None]:
+    """Within this block, texts are cut (and words stemmed) once, into `memo`; outside any such
+    block nothing is memoised."""
+    token = _MEMO.set(memo)
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def stem(word: str) -> str:
+    memo = _MEMO.get()
+    if memo is None:
+        return _stem(word)
+    found = memo.words.get(word)
+    if found is None:
+        if len(memo.words) >= memo.WORDS:
+            memo.words.clear()
+        found = memo.words[word] = _stem(word)
+    return found
+
+
+def _stem(word: str) -> str:
     """A deliberately small suffix stemmer: enough to join plural, -ing and -ed forms.
 
     `live`, `lives`, `lived`, `living` all become `liv`; `allergies` and `allergy` both
@@ -73,19 +119,21 @@ def terms(text: str | None) -> list[str]:
     return list(_terms(text))
 
 
-# Pure functions of their argument, memoised: subjects, predicates and most values recur across
-# facts, so a rebuild or a batch of observations cuts the same texts over and over.
-@lru_cache(maxsize=16384)
 def _terms(text: str) -> tuple[str, ...]:
+    memo = _MEMO.get()
+    if memo is None:
+        return _cut(text)
+    found = memo.texts.get(text)
+    if found is None:
+        if len(memo.texts) >= memo.TEXTS:
+            memo.texts.clear()
+        found = memo.texts[text] = _cut(text)
+    return found
+
+
+def _cut(text: str) -> tuple[str, ...]:
     folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
     return tuple(stem(word) for word in _WORD.findall(folded) if word not in STOP_WORDS)
-
-
-def forget_cached() -> None:
-    """Drop the memoised texts: they hold fact values and quotes, which a forget must not leave
-    behind in this process's memory either (other processes drop theirs when they exit)."""
-    _terms.cache_clear()
-    stem.cache_clear()
 
 
 def term_counts(text: str | None) -> Counter:

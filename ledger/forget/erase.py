@@ -25,7 +25,6 @@ import time
 from datetime import timedelta
 
 from factledger.ledger.domain.events import Redacted
-from factledger.ledger.domain.textindex import forget_cached
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.restate import restate, restatement
 from factledger.ledger.forget.scope import (
@@ -40,7 +39,6 @@ from factledger.ledger.forget.scope import (
     user_hash,
 )
 from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
-from factledger.ledger.recall.cache import forget_cached as forget_kept_scopes
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.store.eventlog import pseudonymise, scrub
 from factledger.ledger.store.reads import candidate_bodies, has_partition
@@ -146,8 +144,7 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         receipt["seconds"] = round(time.perf_counter() - started, 4)
         return receipt
     if not receipt["noop"]:
-        forget_cached()
-        forget_kept_scopes()
+        ledger.recall_kept.forget()             # this ledger's kept scopes and text memo
         receipt["purge"] = ledger.purge(vacuum)
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt

@@ -29,8 +29,7 @@ from factledger.ledger.domain.recall_options import (
     parse_clearance,
     parse_days,
 )
-from factledger.ledger.domain.textindex import terms
-from factledger.ledger.recall import cache as recall_scope
+from factledger.ledger.domain.textindex import remembering, terms
 from factledger.ledger.recall import render
 from factledger.ledger.recall.facts import CONFIRMED, ID, OUTCOMES, PREDICATE, Cleared, InScope, lexical_index
 from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
@@ -38,6 +37,7 @@ from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.vocabulary.words import DOMAIN_USER
 from factledger.projections import recall as recall_reads
 from factledger.projections.queries import FACT_FIELDS
+from factledger.projections.recallcache import KeptScopes
 
 
 @dataclass
@@ -85,15 +85,24 @@ _REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
 
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
-           explain: bool = False, as_of: str | None = None) -> RecallResult:
+           explain: bool = False, as_of: str | None = None, kept: KeptScopes | None = None) -> RecallResult:
     """Gate, score and pack the in-scope open facts; full rows are read only for what is shown
-    (the selected facts, or every candidate with `explain`).
+    (the selected facts, or every candidate with `explain`).  `kept`: what the ledger keeps for
+    recall between calls (`projections.recallcache`; None: read afresh, keep nothing).
 
     A search looks only at the facts that share a term with the query (the others are
     `no_match` whatever else is true of them); `preload` and `explain` look at every fact."""
+    kept = kept or KeptScopes()
+    with remembering(kept.texts):              # texts cut once, into this ledger's memo
+        return _served(conn, app, user, query, now, options, registry, explain, as_of, kept)
+
+
+def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, now: datetime,
+            options: RecallOptions, registry: Registry | None, explain: bool, as_of: str | None,
+            scopes: KeptScopes) -> RecallResult:
     query = "" if query is None else str(query)
     users = [user] + ([DOMAIN_USER] if options.domain and user != DOMAIN_USER else [])
-    kept = recall_scope.scope(conn, app, users, as_of)
+    kept = scopes.scope(conn, app, users, as_of)
     rows = kept.rows
     clearance = frozenset(options.clearance)
     cleared = kept.derived(("cleared", clearance), partial(Cleared, rows, clearance))

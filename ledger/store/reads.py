@@ -46,7 +46,7 @@ def partition_counts(conn: sqlite3.Connection, app: str | None = None) -> list[t
 
 
 # The log's ends as scalar subqueries, for a reader that needs them in one statement with
-# something else (recall's kept scopes: with the projections' position, `ledger/recall/cache.py`).
+# something else (recall's kept scopes: with the projections' position, `projections/recallcache.py`).
 # The first event's hash names the ledger (the same for every copy of one log).
 FIRST_HASH = "(SELECT hash FROM events WHERE seq = 1)"
 LAST_SEQ = "(SELECT seq FROM events ORDER BY seq DESC LIMIT 1)"

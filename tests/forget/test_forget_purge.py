@@ -129,15 +129,12 @@ def test_vacuum_leaves_no_free_pages(tmp_path):
 
 
 def test_forget_drops_the_memoised_term_texts(tmp_path):
-    """The text index memoises the texts it cuts (values, quotes); a forget empties that memo,
-    so the forgotten words do not stay in this process's memory either."""
-    from factledger.ledger.domain import textindex
-
+    """The text index memoises the texts it cuts (values, quotes) for the ledger; a forget empties
+    that memo, so the forgotten words do not stay in this process's memory either."""
     clock = MovableClock()
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
         fill(ledger, clock)
-        assert textindex._terms.cache_info().currsize > 0
-        assert textindex.stem.cache_info().currsize > 0
+        texts = ledger._work.recall_kept.texts
+        assert texts.texts and texts.words
         ledger.forget("mealkit", USER, reason="test")
-        assert textindex._terms.cache_info().currsize == 0
-        assert textindex.stem.cache_info().currsize == 0
+        assert not texts.texts and not texts.words

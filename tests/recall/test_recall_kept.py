@@ -1,4 +1,4 @@
-"""What recall keeps between calls (ledger/recall/cache.py) changes no answer: a kept scope gives
+"""What recall keeps between calls (projections/recallcache.py) changes no answer: a kept scope gives
 what a fresh read gives, any append (this connection's, another's, a forget's) is seen at once,
 a forget leaves nothing of the forgotten user kept in memory, and the lazy best-first order is
 exactly the order of sorting every eligible fact."""
@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from factledger.ledger import Ledger
 from factledger.ledger.domain.recall_options import RecallOptions
 from factledger.ledger.domain.textindex import terms
-from factledger.ledger.recall import cache as recall_scope
 from factledger.ledger.recall.facts import InScope
 from factledger.ledger.recall.lexical import LexicalIndex
 from factledger.ledger.recall.serve import _registry_suffixes
@@ -32,8 +31,8 @@ def fill(ledger, clock, n=40, user="u1"):
                             quote=f"I own the {WORDS[i % 8]}", session=f"s{i}", event=f"e{i}"))
 
 
-def kept_values() -> set[str]:
-    return {row[4] for memo in recall_scope._KEPT.values() for row in memo.rows}
+def kept_values(ledger) -> set[str]:
+    return {row[4] for memo in ledger._work.recall_kept.memos() for row in memo.rows}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -44,8 +43,8 @@ def test_a_kept_scope_answers_as_a_fresh_read(ledger, clock, query, limit, prelo
         fill(ledger, clock)
     kept = ledger.recall("app", "u1", query, limit=limit, preload=preload, explain=explain,
                          clearance="all", min_confidence=0)
-    assert recall_scope._KEPT                              # the scope was kept...
-    recall_scope.forget_cached()
+    assert ledger._work.recall_kept.memos()                 # the scope was kept...
+    ledger._work.recall_kept.forget()
     fresh = ledger.recall("app", "u1", query, limit=limit, preload=preload, explain=explain,
                           clearance="all", min_confidence=0)
     assert kept.as_dict() == fresh.as_dict()               # ...and changes nothing
@@ -84,10 +83,32 @@ def test_a_forget_leaves_nothing_kept(ledger, clock):
     ledger.observe(cand(user="u2", predicate="home_city", value="Zanzibar", quote="we live in Zanzibar"))
     ledger.recall("app", "u1", "gadget")
     ledger.recall("app", "u2", "where do we live", clearance="all")
-    assert "Zanzibar" in kept_values()
+    assert "Zanzibar" in kept_values(ledger)
     ledger.forget("app", "u2", reason="test")
-    assert "Zanzibar" not in kept_values() and not recall_scope._KEPT
+    assert "Zanzibar" not in kept_values(ledger) and not ledger._work.recall_kept.memos()
     assert ledger.recall("app", "u2", "Zanzibar", clearance="all").selected == []
+
+
+def test_two_ledgers_keep_apart_and_a_forget_in_one_keeps_the_others(tmp_path, clock):
+    """What recall keeps is the ledger's, not the process's: a forget in one ledger drops its own
+    kept scopes only, and both keep answering right."""
+    with Ledger(tmp_path / "a.db", clock=clock) as a, Ledger(tmp_path / "b.db", clock=clock) as b:
+        a.observe(cand(user="u2", predicate="home_city", value="Zanzibar", quote="we live in Zanzibar"))
+        b.observe(cand(user="u2", predicate="home_city", value="Lisbon", quote="we live in Lisbon"))
+        a.recall("app", "u2", "where do we live", clearance="all")
+        b_before = b.recall("app", "u2", "where do we live", clearance="all").as_dict()
+        assert kept_values(a) == {"Zanzibar"} and kept_values(b) == {"Lisbon"}     # nothing shared
+        b_memos, b_texts = b._work.recall_kept.memos(), dict(b._work.recall_kept.texts.texts)
+        assert any("Zanzibar" in t for t in a._work.recall_kept.texts.texts)
+        assert not any("Zanzibar" in t for t in b_texts) and any("Lisbon" in t for t in b_texts)
+        a.forget("app", "u2", reason="test")
+        assert not a._work.recall_kept.memos()                                     # a's dropped...
+        assert not any("Zanzibar" in t for t in a._work.recall_kept.texts.texts)
+        assert b._work.recall_kept.memos() == b_memos and kept_values(b) == {"Lisbon"}   # ...b's kept
+        assert b._work.recall_kept.texts.texts == b_texts
+        assert b.recall("app", "u2", "where do we live", clearance="all").as_dict() == b_before
+        assert b._work.recall_kept.memos() == b_memos                            # served from what b kept
+        assert a.recall("app", "u2", "Zanzibar", clearance="all").selected == []
 
 
 def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
@@ -95,8 +116,8 @@ def test_a_kept_meaning_matrix_answers_as_a_fresh_read(ledger, clock, meaning):
     for mode in ("semantic", "hybrid"):
         for query in ("which appliance do I own", "something to light the room", "blue gadget"):
             kept = ledger.recall("app", "u1", query, mode=mode, explain=True, clearance="all", min_confidence=0)
-            assert any(key[0] == "meaning" for memo in recall_scope._KEPT.values() for key in memo._derived)
-            recall_scope.forget_cached()
+            assert any(key[0] == "meaning" for memo in ledger._work.recall_kept.memos() for key in memo._derived)
+            ledger._work.recall_kept.forget()
             fresh = ledger.recall("app", "u1", query, mode=mode, explain=True, clearance="all", min_confidence=0)
             assert kept.as_dict() == fresh.as_dict()
 

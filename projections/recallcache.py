@@ -1,0 +1,128 @@
+"""What recall keeps between calls about a scope: its rows, and what is derived from them once.
+
+Why keep anything: at a thousand open facts per user, a call spent most of its time reading the
+same thin rows again, cutting and counting the same documents for TF-IDF, and decoding the same
+vector BLOBs, none of which changes until the ledger does.  So a scope's rows, its lexical index
+(per clearance and registry) and its meaning matrix (per encoder and registry) are kept, keyed by
+the ledger (its first event's hash: the same for every connection to one ledger file, different
+for any other ledger) and the log's head (seq and hash, read inside the call's read transaction).
+
+Why this is safe:
+- every change to what recall reads is an append (an observation, a review decision, a forget's
+  `Redacted` event, another process's write), so it changes the head, and the first call that
+  sees a new head for a ledger drops everything kept for that ledger; the hashes make a key mean
+  one log, so a file recreated at the same ledger is never mistaken for the old one;
+- an entry is kept only when the projections' position equals the head (inside a write whose
+  projections are not flushed yet, the rows are read and used once, not kept);
+- what is kept is held by the ledger (`KeptScopes`, on its unit of work), not the process; a
+  forget through a ledger drops everything it kept at once (`KeptScopes.forget`), so no
+  forgotten fact's text or vector stays in its memory; another ledger's (or process's) forget
+  drops it here at this ledger's next recall (a new head);
+- an empty ledger and a recall `--as-of` are not kept;
+- at most `MAX_SCOPES` scopes are kept, least recently used dropped first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+
+from factledger.ledger.domain.textindex import TextMemo
+from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
+from factledger.projections import recall as recall_reads
+from factledger.projections.runner import FOLDED_TO
+
+MAX_SCOPES = 8
+_MISSING = object()
+
+
+class ScopeMemo:
+    """One scope's rows and what has been derived from them (`derived`), for as long as the head
+    they were read at is the ledger's head."""
+
+    def __init__(self, rows: list[tuple]):
+        self.rows = rows
+        self._derived: dict = {}
+        self._lock = threading.Lock()
+
+    def derived(self, key, build):
+        """The value kept under `key`, built by `build()` the first time it is asked for."""
+        value = self._derived.get(key, _MISSING)
+        if value is _MISSING:
+            value = build()
+            with self._lock:
+                self._derived.setdefault(key, value)
+        return value
+
+
+# What a scope's rows are kept under, in one statement (recall reads it on every call): the ledger
+# (its first event's hash), the log's head (seq and hash), and how far the projections have folded.
+_KEY = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
+
+
+def _key(conn: sqlite3.Connection) -> tuple[str, int, str, int]:
+    """An empty log gives ('', 0, '', position)."""
+    first, seq, hash_, position = conn.execute(_KEY).fetchone()
+    return first or "", seq or 0, hash_ or "", -1 if position is None else position
+
+
+class KeptScopes:
+    """What one ledger (its `UnitOfWork`) keeps for recall: at most `MAX_SCOPES` scopes, least
+    recently used dropped first.  Held by the ledger, not the process: two ledgers in one process
+    keep apart, and a forget in one drops only what that one kept."""
+
+    def __init__(self) -> None:
+        self.texts = TextMemo()                   # the text index's memo (ledger/domain/textindex.py)
+        self._kept: OrderedDict[tuple, ScopeMemo] = OrderedDict()
+        self._heads: dict[str, tuple] = {}        # ledger -> the head its kept scopes were read at
+        self._lock = threading.Lock()
+
+    def scope(self, conn: sqlite3.Connection, app: str, users: list[str], as_of: str | None = None) -> ScopeMemo:
+        """The scope's rows (`projections.recall.scope_rows`), kept or read now; call inside the
+        read transaction the recall runs in."""
+        if as_of is not None:
+            return ScopeMemo(recall_reads.scope_rows(conn, app, users, as_of))
+        ledger, seq, hash_, position = _key(conn)
+        if not ledger or position != seq:
+            return ScopeMemo(recall_reads.scope_rows(conn, app, users))
+        now_head = (seq, hash_)
+        key = (ledger, now_head, app, tuple(users))
+        kept, heads = self._kept, self._heads
+        with self._lock:
+            if heads.get(ledger) != now_head:
+                self._drop_ledger(ledger)
+                heads[ledger] = now_head
+            memo = kept.get(key)
+            if memo is not None:
+                kept.move_to_end(key)
+                return memo
+        memo = ScopeMemo(recall_reads.scope_rows(conn, app, users))
+        with self._lock:
+            if heads.get(ledger) == now_head:
+                memo = kept.setdefault(key, memo)
+                kept.move_to_end(key)
+                while len(kept) > MAX_SCOPES:
+                    kept.popitem(last=False)
+                if len(heads) > 4 * MAX_SCOPES:
+                    known = {k[0] for k in kept}
+                    for other in [k for k in heads if k not in known]:
+                        del heads[other]
+        return memo
+
+    def _drop_ledger(self, ledger: str) -> None:
+        for key in [k for k in self._kept if k[0] == ledger]:
+            del self._kept[key]
+
+    def memos(self) -> list[ScopeMemo]:
+        """What is kept now (for tests)."""
+        with self._lock:
+            return list(self._kept.values())
+
+    def forget(self) -> None:
+        """Drop everything kept, the text index's memo included: a forget must leave no fact's
+        text or vector in this ledger's memory."""
+        with self._lock:
+            self._kept.clear()
+            self._heads.clear()
+            self.texts.clear()
