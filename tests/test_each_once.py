@@ -25,7 +25,7 @@ def test_event_types_are_the_unions_types():
 # --- rule names, reasons and reserved partitions: written out in one product module only
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PRODUCT = ("ledger", "projections", "cli", "web")
 WORDS = Path("ledger/vocabulary/words.py")
 
