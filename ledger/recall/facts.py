@@ -11,7 +11,7 @@ without `--explain` asks only about the facts that share a term with the query (
 they dispute); `--explain` and `--preload` ask about every fact, through the same functions.
 A dict is built only for a fact that is shown (`fact`).  Nothing here outlives the call; what
 recall keeps between calls (the scope's rows, its lexical index, its meaning matrix) is kept by
-`ledger.recall_scope` while the ledger's head does not move, and dropped by every forget.
+`projections.recallcache` while the ledger's head does not move, and dropped by every forget.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class InScope:
         self.arrays = None
         self._relevance_array = None
         # A zero-argument function giving the cleared facts' lexical index, when the caller
-        # keeps one with the scope (`ledger.recall_scope`); None builds it per call.
+        # keeps one with the scope (`projections.recallcache`); None builds it per call.
         self.lexical_index = None
 
     # --- time ------------------------------------------------------------------------------
@@ -233,7 +233,7 @@ class InScope:
 
         A document is its stored terms plus its predicate's registry terms, one string, so its
         split is the term list tf and df have always been computed over.  The index comes from
-        `lexical_index` (kept with the scope by `ledger.recall_scope`) or is built here."""
+        `lexical_index` (kept with the scope by `projections.recallcache`) or is built here."""
         q_counts = Counter(query_terms)
         if not q_counts or not self.cleared:
             return {}
@@ -331,7 +331,7 @@ def lexical_index(rows: list[tuple], cleared: list[int], suffixes: dict[str, str
 class Cleared:
     """The rows a clearance lets through and the outcomes a call starts from (the others are
     `sensitivity`): the same for every call on a scope with that clearance, so kept with the
-    scope (`ledger.recall_scope`) and only read by the calls that share it."""
+    scope (`projections.recallcache`) and only read by the calls that share it."""
 
     def __init__(self, rows: list[tuple], clearance):
         self.positions = [i for i, row in enumerate(rows) if row[SENSITIVITY] in clearance]

@@ -2,7 +2,7 @@
 
 Why an index object: the document frequencies, each document's weights and norm depend only on
 the scope's documents, not on the query, so they are worked out once (and kept with the scope
-while the ledger's head does not move: `ledger.recall_scope`); a query then touches only the
+while the ledger's head does not move: `projections.recallcache`); a query then touches only the
 postings of its own terms.  The numbers are the ones recall has always computed (sublinear tf,
 smoothed idf, cosine; docs/recall.md), summed in the same order, so a kept index and a fresh one
 give the same scores to the last bit.

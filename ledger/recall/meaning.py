@@ -83,7 +83,7 @@ def meaning_scores(conn: sqlite3.Connection, app: str, users: list[str], query: 
     """position -> (rescaled meaning score, raw cosine with the fact) for the rows that have a
     vector of the current encoder; an empty query or no encoder gives {}.
 
-    `derived(key, build)` keeps what depends on the rows alone (`ledger.recall_scope`): the
+    `derived(key, build)` keeps what depends on the rows alone (`projections.recallcache`): the
     matrix of their vectors and each one's registry predicate, so a query costs one encoder run
     and two matrix products, not a read and decode of the partition's BLOBs."""
     model = encoders.get()

@@ -38,7 +38,7 @@ RESERVED_USERS: tuple[str, ...] = (ERASURES_USER, CHECKPOINTS_USER)
 
 # --- Decisions: the rule that took a decision and the reason it gives, as events record them
 # (`rule` and `reason` fields).  Plain strings, each spelt here once; code names them, never
-# writes them out (tests/test_each_once.py).
+# writes them out (tests/project/test_each_once.py).
 
 class Rule:
     """The rule of a decision (an event's `rule`)."""
