@@ -21,7 +21,7 @@ from factledger.ledger.domain.decide import decide
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import Body
 from factledger.ledger.domain.outcome import Outcome
-from factledger.ledger.domain.record import events_for, held, rejected
+from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.validate import check
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import Registry, load_registry
@@ -148,9 +148,7 @@ class UnitOfWork:
         decision = decide(c, facts, spec, restates, past, negations)
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=lambda seqs: statement_bodies(self.conn, seqs))
-        if hold_id is not None:
-            bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
-                      else b for b in bodies]
+        bodies = stamped(bodies, hold_id, review)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 

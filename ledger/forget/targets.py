@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.decide import REJECTING_RULES
-from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.eventrow import CLOSES_HOLD, body_of
 from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.masking import Masker
@@ -293,7 +293,7 @@ def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> se
     if not masker:
         return set()
     closed = {e.body.get("hold_id") for e in events if e.body is not None
-              and e.type in ("FactObserved", "FactReinforced", "CandidateRejected")} - {None}
+              and e.type in CLOSES_HOLD} - {None}
     found = set()
     for e in events:
         if e.body is None or e.seq in chosen or e.type not in CANDIDATE_TYPES:
