@@ -141,8 +141,11 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
         result.by_type[event.type] = result.by_type.get(event.type, 0) + 1
         body = event.body
         if scope.kind in ("user", "session"):
+            # Forgotten whole: every session of a forgotten user, and a session scope's own.  A
+            # decision it caused may name another session (a `FactSplit` names the session of the
+            # fact's first statement after the split), which keeps its other events and its say.
             for session in (body.get("session"), (body.get("candidate") or {}).get("session")):
-                if isinstance(session, str):
+                if isinstance(session, str) and (scope.kind == "user" or session == scope.session):
                     result.sessions.add(session)
         if event.type in CANDIDATE_TYPES:
             continue                          # a rejected or held candidate changed no fact
