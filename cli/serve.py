@@ -35,6 +35,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
         from factledger.web.actors import hash_password, load_actors
         from factledger.web.config import WebConfig
         from factledger.web.server import build
+        from factledger.web.sessions import Sessions
     except ImportError:
         raise LedgerError(INSTALL_HINT) from None
     if hash_only:
@@ -50,8 +51,10 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
     if not actors and not public:
         raise LedgerError("nobody could sign in: give --actors FILE (or FACTLEDGER_UI_ACTORS), "
                           "or --public for a look-only demo")
+    beside = Path(actors_file).resolve() if actors_file else None
     config = WebConfig(path.resolve(), load_registry(state.registry), actors, public, clock_from_env(),
-                       state.busy_timeout)
+                       state.busy_timeout, actors_path=beside,
+                       sessions=Sessions(beside.with_name(beside.name + ".sessions") if beside else None))
     datasette = build(config, secret=os.environ.get("FACTLEDGER_UI_SECRET"))
     who = f"{len(actors)} actor(s)" + (", anonymous viewers too (--public)" if public else "")
     click.echo(f"factledger web view of {path} on http://{host}:{port}/ ({who}); Ctrl-C to stop", err=True)

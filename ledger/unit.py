@@ -21,7 +21,7 @@ from factledger.ledger.domain.clocksanity import refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import Body
 from factledger.ledger.domain.outcome import Outcome
-from factledger.ledger.domain.record import events_for, held, rejected
+from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.textindex import remembering as text_memo
 from factledger.ledger.domain.validate import check
 from factledger.ledger.errors import LedgerError
@@ -141,9 +141,7 @@ class UnitOfWork:
         decision = decide_key(c, spec, key, lambda: self._stored_key(c.app, c.user, spec.name))
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=lambda seqs: statement_bodies(self.conn, seqs))
-        if hold_id is not None:
-            bodies = [b.model_copy(update=stamp) if "hold_id" in type(b).model_fields
-                      else b for b in bodies]
+        bodies = stamped(bodies, hold_id, review)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import orjson
 
-from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.eventrow import CLOSES_HOLD, Event
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.eventlog import equal_filters
 
@@ -36,8 +36,7 @@ class ReviewProjection:
                 (body["hold_id"], event.app, event.user, event.seq, event.recorded_at,
                  body["reason"], orjson.dumps(body["candidate"], option=orjson.OPT_SORT_KEYS).decode(),
                  "open", None, None))
-        elif body.get("hold_id") and event.type in ("FactObserved", "FactReinforced",
-                                                    "CandidateRejected"):
+        elif body.get("hold_id") and event.type in CLOSES_HOLD:
             status = "rejected" if event.type == "CandidateRejected" else "accepted"
             conn.execute(
                 "UPDATE review_queue SET status = ?, closed_seq = ?, closed_reason = ? WHERE hold_id = ?",

@@ -21,12 +21,12 @@ PREFIX = "/-/factledger"
 
 
 def current_actor(datasette, request) -> Actor | None:
-    """The signed-in actor as the actors file says now (the cookie names them, nothing more)."""
+    """The signed-in actor as the actors file says now (the cookie names them and their live
+    session, nothing more)."""
     config = config_of(datasette)
     if config is None:
         return None
-    ident = request.actor.get("id") if isinstance(request.actor, dict) else None
-    actor = config.actors.get(ident) if isinstance(ident, str) else None
+    actor = config.signed_in(request.actor)
     if actor is not None:
         return actor
     return ANONYMOUS if config.public else None

@@ -7,14 +7,19 @@ this plugin merely installed) has no settings, and the plugin then stays out of 
 
 from __future__ import annotations
 
+import logging
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factledger.ledger import Ledger
+from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.vocabulary.clock import Clock, system_clock
-from factledger.web.actors import Actor
+from factledger.web.actors import Actor, load_actors
+from factledger.web.sessions import Sessions
+
+log = logging.getLogger(__name__)
 
 ATTRIBUTE = "_factledger_web"
 
@@ -27,6 +32,41 @@ class WebConfig:
     public: bool = False                      # anonymous visitors may look (a demo), never act
     clock: Clock = system_clock
     busy_timeout: float = 5.0
+    actors_path: Path | None = None           # re-read when it changes: a removed actor is nobody
+    sessions: Sessions = field(default_factory=Sessions)    # the live sign-ins (web/sessions.py)
+    _actors_stamp: tuple | None = None        # the file as last read (none yet: read it first)
+
+    @staticmethod
+    def _stamp_of(path: Path) -> tuple | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def known_actors(self) -> dict[str, Actor]:
+        """The actors as the file says now.  A file that cannot be read or has a mistake in it
+        lets nobody in until it is fixed; an actor it no longer names loses every session."""
+        if self.actors_path is not None:
+            stamp = self._stamp_of(self.actors_path)
+            if stamp != self._actors_stamp:
+                try:
+                    actors = load_actors(str(self.actors_path))
+                except LedgerError as exc:
+                    log.error("%s: nobody may sign in until it is fixed", exc)
+                    actors = {}
+                self.sessions.drop_actors(set(self.actors) - set(actors))
+                self.actors, self._actors_stamp = actors, stamp
+        return self.actors
+
+    def signed_in(self, actor) -> Actor | None:
+        """The actor a request's `ds_actor` names, if its session is live (sign-out ends it)."""
+        if not isinstance(actor, dict) or not isinstance(actor.get("id"), str):
+            return None
+        known = self.known_actors().get(actor["id"])
+        if known is None or not self.sessions.live(actor.get("sid"), known):
+            return None
+        return known
 
     @property
     def database(self) -> str:

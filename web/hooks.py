@@ -48,7 +48,7 @@ def register_routes(datasette):
 
 
 def _full_clearance(config, actor) -> bool:
-    known = config.actors.get(actor.get("id")) if isinstance(actor, dict) else None
+    known = config.signed_in(actor)
     return known is not None and known.full_clearance
 
 

@@ -6,8 +6,8 @@ out as `MemoryEntry`, entries in as candidates), `errors` (what a caller can cat
 """
 
 from factledger.ledger.adk.entries import memory_entries
-from factledger.ledger.adk.errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound
+from factledger.ledger.adk.errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound, SharedMemory
 from factledger.ledger.adk.service import DEFAULT_CLEARANCE, LedgerMemoryService
 
 __all__ = ["DEFAULT_CLEARANCE", "CorruptLedger", "InvalidId", "InvalidMemory", "LedgerMemoryService",
-           "MemoryNotFound", "memory_entries"]
+           "MemoryNotFound", "SharedMemory", "memory_entries"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from factledger.ledger.errors import InvalidId, LedgerError
 
-__all__ = ["CorruptLedger", "InvalidId", "InvalidMemory", "MemoryNotFound"]
+__all__ = ["CorruptLedger", "InvalidId", "InvalidMemory", "MemoryNotFound", "SharedMemory"]
 
 
 class MemoryNotFound(LedgerError, ValueError):
@@ -17,6 +17,12 @@ class MemoryNotFound(LedgerError, ValueError):
 
     The message is the same whether the id never existed or belongs to another app or user, so a
     caller cannot learn that a fact exists somewhere else."""
+
+
+class SharedMemory(LedgerError, ValueError):
+    """`delete_memory` was given the id of an app-wide fact (the `_domain` partition) that
+    `search_memory` serves to every user of the app: not one user's to erase, so nothing is
+    deleted.  The message says how the app's operator forgets it for everyone."""
 
 
 class InvalidMemory(LedgerError, ValueError):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,7 +29,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 
 from factledger.ledger.adk import entries, partition
 from factledger.ledger.adk.delta import new_events
-from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound
+from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMemory
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
@@ -41,7 +40,6 @@ from factledger.ledger.vocabulary.ids import normalize_id
 
 DEFAULT_CLEARANCE = ("normal", "personal")
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
-log = logging.getLogger(__name__)
 
 
 class _Unlocked:
@@ -182,10 +180,11 @@ class LedgerMemoryService(BaseMemoryService):
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
         """Forget one fact (`memory_id` from `search_memory`), or, without an id, the whole user.
 
-        An id `search_memory` returned never raises: the caller's own fact is forgotten (again:
-        a no-op); an app-wide fact (the `_domain` partition, shared by every user) is not the
-        caller's to erase, so it is left in place and a warning logged.  Any other id raises
-        `MemoryNotFound`, with the same message whether or not it exists in another partition."""
+        The caller's own fact is forgotten (again, or after the whole user: a no-op).  An
+        app-wide fact (the `_domain` partition, served to every user) is not the caller's to
+        erase: nothing is deleted and `SharedMemory` says so, and how the app's operator forgets
+        it.  Any other id raises `MemoryNotFound`, with the same message whether or not it exists
+        in another partition."""
         app = partition.caller_id(app_name, "app_name")
         user = partition.caller_id(user_id, "user_id")
         fact = None if memory_id is None else normalize_id(memory_id, "memory_id")
@@ -195,9 +194,11 @@ class LedgerMemoryService(BaseMemoryService):
         with self._lock:
             if fact is not None and not self._owns(app, user, fact):
                 if self.options.domain and self._in_partition(app, DOMAIN_USER, fact):
-                    log.warning("memory %s is an app-wide fact of app %r, shared by every user: "
-                                "a user's delete_memory leaves it in place", fact, app_name)
-                    return
+                    raise SharedMemory(
+                        f"memory {fact!r} is an app-wide fact of app {app_name!r}, shared by every "
+                        f"user: not deleted (it is still served to every user of the app); the "
+                        f"app's operator forgets it for everyone with `factledger forget --app "
+                        f"{app} --user {DOMAIN_USER} --fact {fact}`")
                 if self._forgotten(app, user, fact):
                     return
                 raise MemoryNotFound(f"no memory {fact!r} for app {app_name!r}, user {user_id!r}")

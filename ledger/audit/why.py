@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.domain.eventrow import CLOSES_HOLD
 from factledger.ledger.store.reads import statement_bodies
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.history import latest_statement
@@ -60,14 +61,21 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
             entry = {"relation": "reinstated after erasure", "fact_id": None, "value": None,
                      "session": None, "quote": None, "said_at": None, "author": None,
                      "receipt_seq": body.get("cause")}
-        elif body.get("hold_id") and body.get("reviewed_by"):
-            entry = {"relation": "accepted from review", "fact_id": None, "value": None,
-                     "session": None, "quote": None, "said_at": None, "author": None,
-                     "resolved_by": body.get("reviewed_by"), "reason": body.get("review_reason")}
+        if kind in CLOSES_HOLD and body.get("hold_id") and body.get("reviewed_by"):
+            entry = _reviewed(entry, body)
         if entry is not None:
             entry.update(seq=e["seq"], type=kind, recorded_at=e["recorded_at"])
             out.append(entry)
     return out
+
+
+def _reviewed(entry: dict | None, body: dict) -> dict:
+    """A statement a reviewer accepted from the queue (a value, a negation, a reading): who, and why."""
+    review = {"resolved_by": body["reviewed_by"], "reason": body.get("review_reason")}
+    if entry is None:
+        return {"relation": "accepted from review", "fact_id": None, "value": None, "session": None,
+                "quote": None, "said_at": None, "author": None, **review}
+    return {**entry, "relation": f"{entry['relation']} (accepted from review)", **review}
 
 
 def _negation(conn: sqlite3.Connection, fact_id: str, body: dict) -> dict:

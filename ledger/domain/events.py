@@ -140,6 +140,9 @@ class FactRetracted(Decided):
     effective_date: EffectiveDate | None = None
     confidence: float | None = None       # as the candidate proposed it
     basis_claimed: Basis | None = None
+    hold_id: str | None = None            # a reviewer accepted a held negation as this
+    reviewed_by: str | None = None
+    review_reason: str | None = None
     cause: int | None = None
     restates: int | None = None
 
@@ -153,6 +156,9 @@ class FactNegated(Decided):
 
     type: Literal["FactNegated"] = "FactNegated"
     valid_to: Timestamp
+    hold_id: str | None = None            # the statement it closes was a reviewer's accept
+    reviewed_by: str | None = None
+    review_reason: str | None = None
     cause: int | None = None
 
 

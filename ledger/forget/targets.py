@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.decide import REJECTING_RULES
-from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.eventrow import CLOSES_HOLD, body_of
 from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.masking import Masker
@@ -141,8 +141,11 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
         result.by_type[event.type] = result.by_type.get(event.type, 0) + 1
         body = event.body
         if scope.kind in ("user", "session"):
+            # Forgotten whole: every session of a forgotten user, and a session scope's own.  A
+            # decision it caused may name another session (a `FactSplit` names the session of the
+            # fact's first statement after the split), which keeps its other events and its say.
             for session in (body.get("session"), (body.get("candidate") or {}).get("session")):
-                if isinstance(session, str):
+                if isinstance(session, str) and (scope.kind == "user" or session == scope.session):
                     result.sessions.add(session)
         if event.type in CANDIDATE_TYPES:
             continue                          # a rejected or held candidate changed no fact
@@ -293,7 +296,7 @@ def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> se
     if not masker:
         return set()
     closed = {e.body.get("hold_id") for e in events if e.body is not None
-              and e.type in ("FactObserved", "FactReinforced", "CandidateRejected")} - {None}
+              and e.type in CLOSES_HOLD} - {None}
     found = set()
     for e in events:
         if e.body is None or e.seq in chosen or e.type not in CANDIDATE_TYPES:

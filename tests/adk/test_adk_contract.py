@@ -7,8 +7,6 @@ returned can always be deleted by the same caller; ids are normalised once; type
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 pytest.importorskip("google.adk")
@@ -19,6 +17,7 @@ from factledger.ledger.adk import (  # noqa: E402
     InvalidId,
     LedgerMemoryService,
     MemoryNotFound,
+    SharedMemory,
 )
 from factledger.ledger.errors import LedgerError  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
@@ -166,23 +165,22 @@ def shared_fact(ledger, value="Mumbai"):
         basis="verified")).fact_id
 
 
-def test_an_app_wide_fact_in_a_users_results_deletes_without_error_and_stays(memory, ledger, caplog):
+def test_an_app_wide_fact_in_a_users_results_is_refused_and_stays(memory, ledger):
     fact_id = shared_fact(ledger)
     served = {m.id for m in search(memory)}
     assert fact_id in served
-    with caplog.at_level(logging.WARNING):
+    with pytest.raises(SharedMemory, match="app-wide"):
         run(memory.delete_memory(app_name="mealkit", user_id="priya", memory_id=fact_id))
-    assert "app-wide" in caplog.text
     assert fact_id in {m.id for m in search(memory, user="bob")}    # not the user's to erase
     assert ledger.facts("mealkit", "_domain")
 
 
-def test_every_id_search_returned_deletes_without_error(memory, ledger):
-    shared_fact(ledger)
+def test_every_own_id_search_returned_deletes_without_error(memory, ledger):
+    shared = shared_fact(ledger)
     run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE),
                                                     event("e2", "I'm vegan", BEFORE + 1)])))
-    returned = [m.id for m in search(memory)]
-    assert len(returned) == 3
+    returned = [m.id for m in search(memory) if m.id != shared]
+    assert len(returned) == 2
     for memory_id in returned:
         run(memory.delete_memory(app_name="mealkit", user_id="priya", memory_id=memory_id))
         run(memory.delete_memory(app_name="mealkit", user_id="priya", memory_id=memory_id))  # again

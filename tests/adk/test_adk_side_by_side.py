@@ -19,7 +19,7 @@ pytest.importorskip("google.adk")
 from google.adk.memory import InMemoryMemoryService  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService, MemoryNotFound  # noqa: E402
+from factledger.ledger.adk import LedgerMemoryService, MemoryNotFound, SharedMemory  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import BEFORE, event, session  # noqa: E402
 from tests.adk.test_adk_contract import shared_fact  # noqa: E402
@@ -76,7 +76,7 @@ DIFFERENCES = {
     "unknown id": "delete_memory of an id it never returned to this caller raises MemoryNotFound "
                   "(a ValueError); google-adk's ignores it",
     "shared facts": "app-wide facts (the `_domain` partition) are served to every user of the app; "
-                    "a user's delete of one is a logged no-op",
+                    "a user's delete of one raises SharedMemory (a ValueError) and deletes nothing",
 }
 
 
@@ -194,5 +194,6 @@ def test_difference_shared_facts_are_served_to_every_user_and_not_a_users_to_del
         ours = LedgerMemoryService(ledger)
         fact_id = shared_fact(ledger, "Mumbai")
         assert mentions(ours, "Mumbai", user="priya") == mentions(ours, "Mumbai", user="arjun") == 1
-        asyncio.run(ours.delete_memory(app_name="mealkit", user_id="priya", memory_id=fact_id))
+        with pytest.raises(SharedMemory):
+            asyncio.run(ours.delete_memory(app_name="mealkit", user_id="priya", memory_id=fact_id))
         assert mentions(ours, "Mumbai", user="priya") == 1

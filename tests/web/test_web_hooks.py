@@ -27,8 +27,11 @@ from factledger.web import hooks  # noqa: E402
 from factledger.web.config import WebConfig, attach  # noqa: E402
 from tests.web.helpers import actors  # noqa: E402
 
-ACTORS = [None, {}, {"id": None}, {"id": "nobody"}, {"id": "vic"}, {"id": "pat"}, {"id": "hal"},
-          {"id": "rao"}, {"id": "rao", "token": "dstok"}, {"id": 7}, {"name": "rao"}, "rao"]
+# A signed-in actor is a name and a live session (web/sessions.py); the fixture opens `live-NAME`.
+ACTORS = [None, {}, {"id": None}, {"id": "nobody"}, {"id": "nobody", "sid": "live-rao"},
+          *({"id": name, "sid": f"live-{name}"} for name in ("vic", "pat", "hal", "rao")),
+          {"id": "rao"}, {"id": "rao", "sid": "signed-out"}, {"id": "rao", "sid": "live-hal"},
+          {"id": "rao", "token": "dstok"}, {"id": 7}, {"name": "rao"}, "rao"]
 DATABASES = ["ledger", "_internal", "other", "Ledger"]
 RESOURCES = {  # action: the resources Datasette 0.65 passes for it
     "view-instance": [None],
@@ -44,7 +47,10 @@ EVERYWHERE = [(None, None), ("ledger", None), ("_internal", None), ("other", Non
 @pytest.fixture(scope="module")
 def datasette():
     stand_in = SimpleNamespace()
-    attach(stand_in, WebConfig(Path("ledger.db"), load_registry(None), actors(iterations=1)))
+    config = WebConfig(Path("ledger.db"), load_registry(None), actors(iterations=1))
+    for actor in config.actors.values():
+        config.sessions.open(actor, 3600, token=f"live-{actor.name}")
+    attach(stand_in, config)
     return stand_in
 
 
@@ -128,7 +134,9 @@ def test_the_1_0_hook_decides_as_the_0_65_hook(datasette):
 def test_the_table_of_cases_has_both_answers(datasette):
     answers = {hooks.permission_allowed(datasette, *case) for case in CASES}
     assert answers == {True, False, None}
-    assert hooks.permission_allowed(datasette, {"id": "rao"}, "view-table", ("ledger", "events")) is True
+    assert hooks.permission_allowed(datasette, {"id": "rao", "sid": "live-rao"}, "view-table",
+                                    ("ledger", "events")) is True
+    assert hooks.permission_allowed(datasette, {"id": "rao"}, "view-table", ("ledger", "events")) is False
     assert hooks.permission_allowed(datasette, {"id": "hal"}, "execute-sql", "_internal") is False
 
 
