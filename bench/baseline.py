@@ -20,7 +20,7 @@ import orjson
 
 from factledger.ledger.store import chain
 from factledger.ledger.store.eventlog import SCHEMA, connect
-from factledger.ledger.store.sqlite.wal import Checkpointer
+from factledger.ledger.store.sqlite.wal import WalCheckpointer
 from factledger.ledger.vocabulary.clock import iso, system_clock
 
 _INSERT = ("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
@@ -36,7 +36,7 @@ class RawStore:
         self.conn.executescript("BEGIN IMMEDIATE;" + SCHEMA + "COMMIT;")
         # The ledger's checkpoint discipline too (ledger/store/sqlite/wal.py): WAL checkpoints on a
         # thread of their own, so neither side's timed commits include them.
-        self.checkpointer = Checkpointer(self.conn, synchronous)
+        self.checkpointer = WalCheckpointer(self.conn, synchronous)
         self.checkpointer.take_over()
         self.seq, self.hash = 0, chain.GENESIS
 

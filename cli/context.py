@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from factledger.cli.scope import partition_options, require_partition  # noqa: F401  (the partition rule)
+from factledger.cli.partition import partition_options, require_partition  # noqa: F401  (the partition rule)
 from factledger.ledger import LedgerError
 from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.terminal import escape

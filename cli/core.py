@@ -18,7 +18,7 @@ from factledger.cli.notices import (
     withhold,
 )
 from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
-from factledger.cli.scope import partition_options
+from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.vocabulary.bounds import check_log_window
 from factledger.ledger.vocabulary.clock import normalise_time

@@ -11,7 +11,7 @@ from factledger.cli.context import pass_state
 from factledger.cli.files import private_file
 from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
-from factledger.cli.scope import all_option, check_whole_ledger, partition_options
+from factledger.cli.partition import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.forget.erase import check_words
 from factledger.ledger.service import is_server_location

@@ -12,7 +12,7 @@ import click
 from factledger.cli.context import create_option, pass_state
 from factledger.cli.notices import check_partition
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
-from factledger.cli.scope import partition_options
+from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.ingest.evaluate import render_report, run_probes
 from factledger.ledger.vocabulary.terminal import escape

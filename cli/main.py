@@ -4,7 +4,7 @@ The group names its commands in a table and imports a command's module only when
 runs (or is asked for its own help): `factledger --version` and `factledger --help` import no
 store, model, extractor or web view, and `factledger facts` none of the other commands' code
 (docs/performance.md, "Imports that cost nothing").  The top-level `--help` lists each command by
-the short help kept in the table; tests/test_import_cost.py checks it equals the command's own.
+the short help kept in the table; tests/project/test_import_cost.py checks it equals the command's own.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from factledger.cli.context import pass_state
 from factledger.cli.core import TIME_FORMATS, check_as_of
 from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, output_options, to_table
-from factledger.cli.scope import partition_options
+from factledger.cli.partition import partition_options
 from factledger.ledger.recall.serve import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
 
 SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",

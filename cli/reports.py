@@ -8,7 +8,7 @@ from factledger.cli.context import pass_state
 from factledger.cli.files import write_private
 from factledger.cli.notices import check_partition
 from factledger.cli.output import emit, output_options
-from factledger.cli.scope import partition_options
+from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
 from factledger.ledger.audit.inventory import pattern_coverage

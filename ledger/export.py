@@ -78,9 +78,9 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
     return count
 
 
-def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
+def import_log(work: UnitOfWork, source: str | Path | IO[str]) -> dict:
     """Load a complete log export into this (empty) ledger, rebuild, verify; all or nothing."""
-    conn = ledger.conn
+    conn = work.conn
     if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
         raise LedgerError("import needs an empty ledger (this one already has events)")
     lines = _lines(source)
@@ -95,7 +95,7 @@ def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
     if not header.get("complete"):
         raise LedgerError("this export holds one partition only; import needs a whole-log export")
     count = 0
-    with ledger.transaction():
+    with work.transaction():
         for number, line in enumerate(lines, start=2):
             row = _row(line, number)
             try:
@@ -109,7 +109,7 @@ def import_log(ledger: UnitOfWork, source: str | Path | IO[str]) -> dict:
         if not result["ok"]:
             raise LedgerError(f"the imported log does not verify (seq {result['first_bad_seq']}: "
                               f"{result['problem']}); nothing was imported")
-        ledger.projector.rebuild(conn)
+        work.projector.rebuild(conn)
     return {"imported": count, "head": result["head"], "redacted": result["redacted"]}
 
 
@@ -198,10 +198,10 @@ def _check_body(text: str, type_, number: int) -> dict:
     return data
 
 
-def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:
+def export_subject(work: UnitOfWork, app: str, user: str) -> dict:
     """Everything the ledger holds about one user (a data-subject access export), as one JSON
     object, read in one snapshot (its facts, history, sessions and events agree)."""
-    conn = ledger.conn
+    conn = work.conn
     with snapshot(conn):
         events = []
         for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
@@ -211,9 +211,9 @@ def export_subject(ledger: UnitOfWork, app: str, user: str) -> dict:
                            "body": body_of(body),
                            "redacted_by": redacted_by})
         return {"format": SUBJECT_FORMAT, "app": app, "user": user,
-                "exported_at": iso(ledger.clock()),
-                "facts": queries.facts(conn, app, user, now=ledger.clock(), registry=ledger.registry,
+                "exported_at": iso(work.clock()),
+                "facts": queries.facts(conn, app, user, now=work.clock(), registry=work.registry,
                                        include_sensitive=True),
-                "history": queries.history(conn, app, user, registry=ledger.registry, now=ledger.clock()),
+                "history": queries.history(conn, app, user, registry=work.registry, now=work.clock()),
                 "sessions": list_sessions(conn, app, user),
                 "events": events}

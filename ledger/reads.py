@@ -23,7 +23,7 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
-from factledger.ledger.vocabulary.ids import normalize_id, normalize_partition
+from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
 from factledger.projections import current, erasures
 from factledger.projections.history import open_interval
 from factledger.projections.provenance import observed_in, seqs_touching
@@ -130,7 +130,7 @@ class Reads:
     def fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
         """Whether this fact was ever observed in this partition: a caller may forget only the
         facts of its own partition."""
-        return observed_in(self._conn, normalize_id(fact_id, "fact id"), *normalize_partition(app, user))
+        return observed_in(self._conn, normalise_id(fact_id, "fact id"), *normalise_partition(app, user))
 
     def reinstatements(self, fact_ids: set[str] | list[str]) -> list[dict]:
         """The `FactReinstated` events of these facts, in seq order (seq, recorded_at, fact_id,
@@ -191,12 +191,12 @@ class Reads:
 
     def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""
-        app, user = normalize_partition(app, user)
-        return erasures.is_forgotten(self._conn, "fact", fact_hash(app, user, normalize_id(fact_id, "fact id")))
+        app, user = normalise_partition(app, user)
+        return erasures.is_forgotten(self._conn, "fact", fact_hash(app, user, normalise_id(fact_id, "fact id")))
 
     def is_forgotten_user(self, app: str, user: str) -> bool:
         """Whether this whole user was forgotten (its fact ids are then no longer kept)."""
-        return erasures.is_forgotten(self._conn, "user", user_hash(*normalize_partition(app, user)))
+        return erasures.is_forgotten(self._conn, "user", user_hash(*normalise_partition(app, user)))
 
     # --- what a session's ingestions read ------------------------------------------------------
 

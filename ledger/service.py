@@ -37,7 +37,7 @@ from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_log_window
 from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
-from factledger.ledger.vocabulary.ids import normalize_id, normalize_optional, normalize_partition
+from factledger.ledger.vocabulary.ids import normalise_id, normalise_optional, normalise_partition
 from factledger.projections import queries
 from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
@@ -106,7 +106,7 @@ class Ledger(Reads):
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
-        fact_id = normalize_id(fact_id, "fact id")
+        fact_id = normalise_id(fact_id, "fact id")
         with self._work.transaction():
             bodies = resolution(self._conn, fact_id, accept, by, reason, self.registry.sha256)
             seqs = [self._work.append(body).seq for body in bodies]
@@ -117,23 +117,23 @@ class Ledger(Reads):
     # Every read of more than one statement runs in one read transaction (`store.snapshot`).
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
-        app, user = normalize_partition(app, user)
+        app, user = normalise_partition(app, user)
         with snapshot(self._conn):
             return queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
-        app, user = normalize_partition(app, user)
+        app, user = normalise_partition(app, user)
         with snapshot(self._conn):
             return queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
 
     def why(self, fact_id: str) -> dict:
         with snapshot(self._conn):
-            return queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
+            return queries.why(self._conn, normalise_id(fact_id, "fact id"), now=self.clock())
 
     def log(self, **filters) -> list[dict]:
         for name in ("app", "user"):
             if name in filters:
-                filters[name] = normalize_optional(filters[name], name)
+                filters[name] = normalise_optional(filters[name], name)
         check_log_window(filters.get("after", 0), filters.get("limit"))
         return logread.log(self._conn, **filters)
 
@@ -154,7 +154,7 @@ class Ledger(Reads):
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         as_of = options.pop("as_of", None)     # serve what would have been served then
-        app, user = normalize_partition(app, user)
+        app, user = normalise_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
         with snapshot(self._conn):
@@ -172,7 +172,7 @@ class Ledger(Reads):
         Returns a `SessionResult`; bad input raises `LedgerError` with nothing written."""
         from factledger.ledger.ingest import pipeline
 
-        app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
+        app, user = normalise_optional(app or None, "app"), normalise_optional(user or None, "user")
         decide_new = options.pop("new_events", None)
         if decide_new is not None:
             # `new_events(ledger, session, app, user)` is the caller's and is given this facade
@@ -200,37 +200,37 @@ class Ledger(Reads):
                                   on_total=on_total, **options)
 
     def session_state(self, app: str, user: str, session: str) -> dict | None:
-        app, user = normalize_partition(app, user)
-        session = normalize_id(session, "session")
+        app, user = normalise_partition(app, user)
+        session = normalise_id(session, "session")
         return session_state(self._conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
-        app, user = normalize_partition(app, user)
+        app, user = normalise_partition(app, user)
         return list_sessions(self._conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
-        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return queue(self._conn, app, user, status)
 
     def held(self, app: str | None = None, user: str | None = None,
              status: str | None = "open") -> list[dict]:
-        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return with_suggestions(held_rows(self._conn, app, user, status), self.registry)
 
     def contradictions(self, app: str | None = None, user: str | None = None) -> list[dict]:
         """Open facts with equal values of contradicting predicates: declared in the registry, or
         inferred from what the predicates mean (docs/semantic.md)."""
-        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return contradictions(self._conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None) -> Outcome:
         """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
-        return review.accept(self._work, normalize_id(hold_id, "hold id"), predicate, by=by, reason=reason)
+        return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason)
 
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
-        return review.reject(self._work, normalize_id(hold_id, "hold id"), reason, by=by)
+        return review.reject(self._work, normalise_id(hold_id, "hold id"), reason, by=by)
 
     # Forgetting, export and import.
 
@@ -241,8 +241,8 @@ class Ledger(Reads):
         """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
         from factledger.ledger.forget import erase as forget
 
-        app, user = normalize_partition(app, user)
-        session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
+        app, user = normalise_partition(app, user)
+        session, fact = normalise_optional(session, "session"), normalise_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
         return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
@@ -254,26 +254,26 @@ class Ledger(Reads):
 
         for name in ("app", "user"):
             if name in options:
-                options[name] = normalize_optional(options[name], name)
+                options[name] = normalise_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
         return forget.retain(self._work, **options)
 
     def erasures(self, app: str | None = None) -> list[dict]:
-        return receipts(self._conn, normalize_optional(app, "app"))
+        return receipts(self._conn, normalise_optional(app, "app"))
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         from factledger.ledger.forget import erase as forget
 
-        app, user = normalize_partition(app, user)
-        session = normalize_id(session, "session")
+        app, user = normalise_partition(app, user)
+        session = normalise_id(session, "session")
         return forget.is_forgotten_session(self._conn, app, user, session)
 
     def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
-        app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
+        app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return export.export_log(self._conn, out, app, user)
 
     def export_subject(self, app: str, user: str) -> dict:
-        app, user = normalize_partition(app, user)
+        app, user = normalise_partition(app, user)
         return export.export_subject(self._work, app, user)
 
     def residue(self) -> dict:

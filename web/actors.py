@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from factledger.ledger import LedgerError
 from factledger.ledger.registry.predicates import SENSITIVITIES
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 
 CLEARANCES = SENSITIVITIES                 # ordered: each level sees its own and the ones before
 FULL_CLEARANCE = CLEARANCES[-1]
@@ -90,7 +90,7 @@ def parse_actors(text: str, source: str) -> dict[str, Actor]:
         raise LedgerError(f"{source}: no [actors.NAME] tables")
     actors = {}
     for raw_name, fields in table.items():
-        name = normalize_id(raw_name, "actor name")
+        name = normalise_id(raw_name, "actor name")
         if not isinstance(fields, dict):
             raise LedgerError(f"{source}: actor {name!r} is not a table")
         unknown = set(fields) - {"password", "clearance", "role"}

@@ -9,7 +9,7 @@ import time
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import fields
 from factledger.ledger.vocabulary.clock import iso
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web.access import PREFIX, Context, page
 
 KINDS = ("session", "fact", "predicate", "sensitivity", "user")
@@ -19,10 +19,10 @@ def _scope(form) -> dict:
     kind = (form.get("kind") or "").strip()
     if kind not in KINDS:
         raise LedgerError(f"the scope is one of {', '.join(KINDS)}")
-    scope = {"app": normalize_id(form.get("app", ""), "app"), "user": normalize_id(form.get("user", ""), "user"),
+    scope = {"app": normalise_id(form.get("app", ""), "app"), "user": normalise_id(form.get("user", ""), "user"),
              "kind": kind, "target": ""}
     if kind != "user":
-        scope["target"] = normalize_id(form.get("target", ""), f"the {kind} to erase")
+        scope["target"] = normalise_id(form.get("target", ""), f"the {kind} to erase")
     return scope
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datasette.utils.asgi import Response
 
 from factledger.ledger.vocabulary.clock import normalise_time
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web import reading
 from factledger.web.access import PREFIX, Context, page
 from factledger.web.timeline import STYLE, transaction_time_svg, valid_time_svg
@@ -17,7 +17,7 @@ async def root(datasette, request):
 
 def _partition(ctx: Context) -> tuple[str, str]:
     args = ctx.request.args
-    return normalize_id(args.get("app", ""), "app"), normalize_id(args.get("user", ""), "user")
+    return normalise_id(args.get("app", ""), "app"), normalise_id(args.get("user", ""), "user")
 
 
 def _time(value: str | None) -> str | None:
@@ -62,7 +62,7 @@ async def user_json(ctx: Context):
 
 @page()
 async def fact_page(ctx: Context):
-    fact_id = normalize_id(ctx.request.args.get("id", ""), "fact id")
+    fact_id = normalise_id(ctx.request.args.get("id", ""), "fact id")
     with ctx.config.ledger() as ledger:
         found = reading.fact_page(ledger, ctx.actor, fact_id)
     return await ctx.render("factledger_fact.html", **found)
@@ -72,8 +72,8 @@ async def fact_page(ctx: Context):
 async def timeline_page(ctx: Context):
     app, user = _partition(ctx)
     args = ctx.request.args
-    subject = normalize_id(args.get("subject") or "user", "subject")
-    predicate = normalize_id(args.get("predicate", ""), "predicate")
+    subject = normalise_id(args.get("subject") or "user", "subject")
+    predicate = normalise_id(args.get("predicate", ""), "predicate")
     with ctx.config.ledger() as ledger:
         rows = reading.key_history(ledger, ctx.actor, app, user, subject, predicate)
         marks = reading.key_erasures(ledger, app, user, {row["fact_id"] for row in rows})

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from datasette.utils.asgi import Response
 
 from factledger.ledger import LedgerError
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web import reading
 from factledger.web.access import PREFIX, Context, page
 from factledger.web.reading import Withheld
@@ -31,7 +31,7 @@ def _done(message: str) -> Response:
 @page(act=True, methods=("POST",))
 async def accept(ctx: Context):
     form = await ctx.request.post_vars()
-    hold_id = normalize_id(form.get("hold_id", ""), "hold id")
+    hold_id = normalise_id(form.get("hold_id", ""), "hold id")
     predicate = ctx.form_value(form, "predicate")
     reason = ctx.form_value(form, "reason", "a reason")
     with ctx.config.ledger() as ledger:
@@ -46,7 +46,7 @@ async def accept(ctx: Context):
 @page(act=True, methods=("POST",))
 async def reject(ctx: Context):
     form = await ctx.request.post_vars()
-    hold_id = normalize_id(form.get("hold_id", ""), "hold id")
+    hold_id = normalise_id(form.get("hold_id", ""), "hold id")
     reason = ctx.form_value(form, "reason", "a reason")
     with ctx.config.ledger() as ledger:
         item = reading.held_item(ledger, hold_id)
@@ -59,7 +59,7 @@ async def reject(ctx: Context):
 @page(act=True, methods=("POST",))
 async def resolve(ctx: Context):
     form = await ctx.request.post_vars()
-    fact_id = normalize_id(form.get("fact_id", ""), "fact id")
+    fact_id = normalise_id(form.get("fact_id", ""), "fact id")
     verdict = ctx.form_value(form, "verdict")
     reason = ctx.form_value(form, "reason", "a reason")
     if verdict not in ("accept", "reject"):

@@ -36,7 +36,7 @@ from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions
 from factledger.ledger.service import Ledger
 from factledger.ledger.vocabulary.clock import iso
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 
 DEFAULT_CLEARANCE = ("normal", "personal")
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
@@ -187,7 +187,7 @@ class LedgerMemoryService(BaseMemoryService):
         in another partition."""
         app = partition.caller_id(app_name, "app_name")
         user = partition.caller_id(user_id, "user_id")
-        fact = None if memory_id is None else normalize_id(memory_id, "memory_id")
+        fact = None if memory_id is None else normalise_id(memory_id, "memory_id")
         await asyncio.to_thread(self._delete, app, user, fact, app_name, user_id)
 
     def _delete(self, app: str, user: str, fact: str | None, app_name: str, user_id: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.store.eventlog import equal_filters
 from factledger.ledger.vocabulary.clock import normalise_time
-from factledger.ledger.vocabulary.ids import normalize_optional
+from factledger.ledger.vocabulary.ids import normalise_optional
 from factledger.projections.history import FACTS_OF_PREDICATE, fact_label
 from factledger.projections.provenance import SEQS_OF_FACT, seqs_of_facts
 
@@ -29,8 +29,8 @@ def iter_log(conn: sqlite3.Connection, *, app: str | None = None, user: str | No
     sql = ("SELECT e.seq, e.event_id, e.type, e.app, e.user, e.recorded_at, e.body, e.commitment,"
            " e.prev_hash, e.hash, e.redacted_by FROM events e WHERE e.seq > ?")
     # every id in its one spelling, as the library's other read paths take it
-    app, user = normalize_optional(app, "app"), normalize_optional(user, "user")
-    session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
+    app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
+    session, fact = normalise_optional(session, "session"), normalise_optional(fact, "fact id")
     where, args = equal_filters(**{"e.app": app, "e.user": user, "e.type": type})
     sql += where
     args = [after, *args]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.vocabulary.clock import normalise_time
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.ledger.vocabulary.words import ERASED_PREFIX, RESERVED_USERS, Author, Basis
 
 MAX_VALUE = 500
@@ -90,7 +90,7 @@ class Candidate(BaseModel):
     @field_validator("app", "user", "session", "evidence_event")
     @classmethod
     def _ident(cls, v: str, info) -> str:
-        v = normalize_id(v, info.field_name)      # the one spelling every lookup uses too
+        v = normalise_id(v, info.field_name)      # the one spelling every lookup uses too
         if info.field_name == "user":
             refuse_reserved_user(v)
         return v

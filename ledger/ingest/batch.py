@@ -60,20 +60,20 @@ class Summary:
         }
 
 
-def ingest_paths(ledger: UnitOfWork, paths: Iterable[str], app: str | None, user: str | None,
+def ingest_paths(work: UnitOfWork, paths: Iterable[str], app: str | None, user: str | None,
                  extractor: str | None = None, model: str | None = None,
                  candidates: str | None = None, stdin: TextIO | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
     skipped: list[Skipped] = []
     sessions, errors = load(paths, stdin, skipped)
-    summary = ingest_loaded(ledger, sessions, errors, app, user, extractor, model, candidates,
+    summary = ingest_loaded(work, sessions, errors, app, user, extractor, model, candidates,
                             progress=progress, on_total=on_total, **options)
     summary.skipped = skipped
     return summary
 
 
-def ingest_loaded(ledger: UnitOfWork, sessions: list[Session], errors: list[SourceError],
+def ingest_loaded(work: UnitOfWork, sessions: list[Session], errors: list[SourceError],
                   app: str | None, user: str | None, extractor: str | None = None,
                   model: str | None = None, candidates: str | None = None,
                   progress: Callable[[int], None] | None = None,
@@ -86,7 +86,7 @@ def ingest_loaded(ledger: UnitOfWork, sessions: list[Session], errors: list[Sour
     if isinstance(chosen, CandidatesExtractor):
         chosen.route(sessions, app, user)
     for session in sessions:
-        summary.results.append(_one(ledger, session, app, user, chosen))
+        summary.results.append(_one(work, session, app, user, chosen))
         if progress:
             progress(1)
     if isinstance(chosen, CandidatesExtractor):
@@ -95,12 +95,12 @@ def ingest_loaded(ledger: UnitOfWork, sessions: list[Session], errors: list[Sour
     return summary
 
 
-def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = None,
+def retry_failed(work: UnitOfWork, app: str | None = None, user: str | None = None,
                  extractor: str | None = None, model: str | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
     """Re-read and re-ingest every open item of the retry queue (optionally one partition's)."""
-    items = queue(ledger.conn, app, user, "open")
+    items = queue(work.conn, app, user, "open")
     if on_total:
         on_total(len(items))
     summary = Summary()
@@ -115,7 +115,7 @@ def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = 
                 raise LedgerError(f"{source}: no longer holds session {item['session']}")
             chosen = make_extractor(extractor or item["extractor"],
                                     model=model or item["model"], **options)
-            summary.results.append(_one(ledger, found[0], item["app"], item["user"], chosen))
+            summary.results.append(_one(work, found[0], item["app"], item["user"], chosen))
         except UNUSABLE:
             raise                               # the ledger itself, not this session: stop
         except LedgerError as exc:
@@ -127,9 +127,9 @@ def retry_failed(ledger: UnitOfWork, app: str | None = None, user: str | None = 
     return summary
 
 
-def _one(ledger, session, app, user, extractor) -> SessionResult:
+def _one(work, session, app, user, extractor) -> SessionResult:
     try:
-        return ingest_session(ledger, session, app, user, extractor)
+        return ingest_session(work, session, app, user, extractor)
     except SessionErased:
         # forgotten on purpose: not a failure, and never ingested again
         return SessionResult(source=session.source, session=session.id, status="skipped",

@@ -24,7 +24,7 @@ from factledger.ledger.ingest.jsonl import json_lines
 from factledger.ledger.ingest.session import Session, SessionEvent
 from factledger.ledger.vocabulary.booleans import NotABoolean, strict_bool
 from factledger.ledger.vocabulary.clock import from_epoch, normalise_time
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.ledger.vocabulary.words import AUTHORS
 
 METADATA_AUTHORS = ("document", "tool")
@@ -35,7 +35,7 @@ def _ident(value, what: str, where: str) -> str:
     if not isinstance(value, str):
         raise LedgerError(f"{where}: {what} must be a string")
     try:
-        return normalize_id(value, what)
+        return normalise_id(value, what)
     except ValueError as exc:
         raise LedgerError(f"{where}: {exc}") from None
 

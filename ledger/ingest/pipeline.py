@@ -23,7 +23,7 @@ from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.ingest.formats import parse_adk
 from factledger.ledger.ingest.session import Session, tail
 from factledger.ledger.unit import UnitOfWork
-from factledger.ledger.vocabulary.ids import normalize_optional
+from factledger.ledger.vocabulary.ids import normalise_optional
 from factledger.ledger.vocabulary.terminal import escape
 from factledger.projections.current import partition_keys
 from factledger.projections.erasures import is_forgotten
@@ -62,7 +62,7 @@ class SessionResult:
 def partition_of(session: Session, app: str | None, user: str | None) -> tuple[str, str]:
     """The caller's partition, checked against what the session says about itself."""
     where = f"{session.source}: session {session.id}"
-    app, user = normalize_optional(app or None, "app"), normalize_optional(user or None, "user")
+    app, user = normalise_optional(app or None, "app"), normalise_optional(user or None, "user")
     for what, given, own in (("app", app, session.app), ("user", user, session.user)):
         if given and own and given != own:
             raise LedgerError(f"{where} belongs to {what} {own!r}, not {given!r}")
@@ -83,7 +83,7 @@ def one_line(text: str | None) -> str | None:
     return clean[:MAX_DIGEST] or None
 
 
-def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None = None,
+def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = None,
                    user: str | None = None, extractor: Extractor | str | None = None,
                    source: str | None = None, new_events=None, **options) -> SessionResult:
     """Ingest what is new in `session`; raises `LedgerError` for bad input, writing nothing.
@@ -101,39 +101,39 @@ def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None 
     app, user = partition_of(session, app, user)
     result = SessionResult(source=source or session.source, session=session.id, app=app, user=user)
     if new_events is None:
-        _refuse_if_forgotten(ledger, app, user, session.id, result.source)   # before a model call
-    sha = ledger.registry.sha256
+        _refuse_if_forgotten(work, app, user, session.id, result.source)   # before a model call
+    sha = work.registry.sha256
     for _attempt in range(ATTEMPTS):
-        state = session_state(ledger.conn, app, user, session.id)
+        state = session_state(work.conn, app, user, session.id)
         mark = state["watermark"] if state else None
         mark_at = state["watermark_at"] if state else None
-        delta = new_events(ledger, session, app, user) if new_events else tail(session, mark, mark_at)
+        delta = new_events(work, session, app, user) if new_events else tail(session, mark, mark_at)
         if not delta:
             result.status = "unchanged"
             result.watermark = mark
             return result
-        _refuse_future_events(ledger, delta, result.source)          # before a model call
-        context = Context(app, user, ledger.registry,
-                          load_current=lambda: partition_keys(ledger.conn, app, user))
+        _refuse_future_events(work, delta, result.source)          # before a model call
+        context = Context(app, user, work.registry,
+                          load_current=lambda: partition_keys(work.conn, app, user))
         try:
             extraction = extractor.extract(delta, context)
         except ExtractionFailed as exc:
-            return _failed(ledger, result, extractor, str(exc), path_of(result.source),
+            return _failed(work, result, extractor, str(exc), path_of(result.source),
                            exc.attempts)
-        with ledger.transaction():
+        with work.transaction():
             # Again under the write lock: a forget may have committed while we extracted.
             if new_events is None:
-                _refuse_if_forgotten(ledger, app, user, session.id, result.source)
-            elif not _same(new_events(ledger, session, app, user), delta):
+                _refuse_if_forgotten(work, app, user, session.id, result.source)
+            elif not _same(new_events(work, session, app, user), delta):
                 continue
-            now = session_state(ledger.conn, app, user, session.id)
+            now = session_state(work.conn, app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
-            with ledger.projector.batched():
-                _apply(ledger, extraction.proposals, delta, app, user, sha, counts, result)
+            with work.projector.batched():
+                _apply(work, extraction.proposals, delta, app, user, sha, counts, result)
             digest = one_line(extraction.digest)
-            event = ledger.store.append(SessionIngested(
+            event = work.store.append(SessionIngested(
                 app=app, user=user, session=session.id, watermark=delta.watermark.id,
                 watermark_at=delta.watermark.said_at, events_read=delta.read,
                 counts=dict(counts), extractor=extractor.name,
@@ -148,23 +148,23 @@ def ingest_session(ledger: UnitOfWork, session: Session | dict, app: str | None 
                       f"ingestion; try again")
 
 
-def _apply(ledger: UnitOfWork, proposals, delta, app: str, user: str, sha: str, counts: Counter,
+def _apply(work: UnitOfWork, proposals, delta, app: str, user: str, sha: str, counts: Counter,
            result: SessionResult) -> None:
     """Validate, decide and append each proposal of the delta, counting what happened."""
     proposals = validator.in_transcript_order(proposals, delta)
-    every = [validator.check(p, delta, app, user, sha, ledger.registry) for p in proposals]
-    clashes = validator.conflicting(every, ledger.registry)
+    every = [validator.check(p, delta, app, user, sha, work.registry) for p in proposals]
+    clashes = validator.conflicting(every, work.registry)
     for index, (proposal, checked) in enumerate(zip(proposals, every)):
         if index in clashes:
             checked = validator.rejection(proposal, delta, app, user, sha, "conflicting_proposals")
         if isinstance(checked, CandidateRejected):
-            result.seqs.append(ledger.store.append(checked).seq)
+            result.seqs.append(work.store.append(checked).seq)
             counts["rejected"] += 1
             counts[f"rejected:{checked.reason}"] += 1
             result.explained.append(_explained(proposal, session=delta.session.id,
                                                outcome=f"rejected:{checked.reason}"))
             continue
-        outcome = ledger.append_candidate(checked)
+        outcome = work.append_candidate(checked)
         result.seqs.extend(outcome.seqs)
         if outcome.decision == "reject":
             said = f"rejected:{outcome.reason}"
@@ -193,16 +193,16 @@ class SessionErased(LedgerError):
     """The session was forgotten: ingesting it again is refused (a batch reports it as skipped)."""
 
 
-def _refuse_future_events(ledger: UnitOfWork, delta, source: str) -> None:
+def _refuse_future_events(work: UnitOfWork, delta, source: str) -> None:
     """A session event dated after the ledger's clock (plus its tolerance) fails the session."""
-    now = ledger.clock()
+    now = work.clock()
     for event in (*delta.events, delta.watermark):
-        refuse_future(event.said_at, now, ledger.future_tolerance,
+        refuse_future(event.said_at, now, work.future_tolerance,
                       f"{source}: session {delta.session.id}: event {event.id} timestamp")
 
 
-def _refuse_if_forgotten(ledger: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
-    if is_forgotten(ledger.conn, "session", session_hash(app, user, session)):
+def _refuse_if_forgotten(work: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
+    if is_forgotten(work.conn, "session", session_hash(app, user, session)):
         raise SessionErased(f"{source}: session {session} was forgotten; it cannot be ingested again")
 
 
@@ -211,10 +211,10 @@ def path_of(source: str) -> str | None:
     return None if source.startswith("<") else source.split("[", 1)[0] if source.endswith("]") else source
 
 
-def _failed(ledger: UnitOfWork, result: SessionResult, extractor, message: str,
+def _failed(work: UnitOfWork, result: SessionResult, extractor, message: str,
             path: str | None, attempts: int) -> SessionResult:
-    with ledger.transaction():
-        event = ledger.store.append(IngestFailed(
+    with work.transaction():
+        event = work.store.append(IngestFailed(
             app=result.app, user=result.user, session=result.session, error=escape(message)[:500],
             extractor=extractor.name, model=getattr(extractor, "model", None), source=path,
             attempts=attempts))

@@ -23,27 +23,27 @@ def _reviewer(by: str | None, reason: str | None = None) -> dict:
     return {key: value for key, value in out.items() if value}
 
 
-def accept(ledger: UnitOfWork, hold_id: str, predicate: str, *, by: str | None = None,
+def accept(work: UnitOfWork, hold_id: str, predicate: str, *, by: str | None = None,
            reason: str | None = None) -> Outcome:
     if not predicate or not predicate.strip():
         raise LedgerError("say which predicate: --as PREDICATE")
-    spec = ledger.registry.resolve(predicate)
+    spec = work.registry.resolve(predicate)
     if spec is None:
         raise LedgerError(f"{predicate!r} is not a predicate of the registry")
-    with ledger.transaction():
-        item = open_item(ledger.conn, hold_id)
+    with work.transaction():
+        item = open_item(work.conn, hold_id)
         fields = dict(item["candidate"], predicate=spec.name, app=item["app"], user=item["user"])
         candidate = make_candidate(**fields)
-        return ledger.append_candidate(candidate, hold_id=hold_id, review=_reviewer(by, reason))
+        return work.append_candidate(candidate, hold_id=hold_id, review=_reviewer(by, reason))
 
 
-def reject(ledger: UnitOfWork, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
+def reject(work: UnitOfWork, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
     if not reason or not reason.strip():
         raise LedgerError("say why: --reason R")
-    with ledger.transaction():
-        item = open_item(ledger.conn, hold_id)
-        event = ledger.store.append(CandidateRejected(
+    with work.transaction():
+        item = open_item(work.conn, hold_id)
+        event = work.store.append(CandidateRejected(
             app=item["app"], user=item["user"], reason=reason.strip()[:500], rule=Rule.REVIEWER,
-            candidate=item["candidate"], hold_id=hold_id, registry_sha256=ledger.registry.sha256,
+            candidate=item["candidate"], hold_id=hold_id, registry_sha256=work.registry.sha256,
             **_reviewer(by)))
     return Outcome("reject", None, reason.strip(), Rule.REVIEWER, [event.seq])

@@ -37,7 +37,7 @@ def split_id(fact_id: str, at: str) -> str:
 MAX_ID_LENGTH = 200
 
 
-def normalize_id(value: str, what: str = "id") -> str:
+def normalise_id(value: str, what: str = "id") -> str:
     """The one spelling of an app, user, session or fact id that the ledger stores and looks up.
 
     Every entry point (library, CLI, ADK service) passes ids through here, so "josé" typed with a
@@ -56,13 +56,13 @@ def normalize_id(value: str, what: str = "id") -> str:
     return text
 
 
-def normalize_optional(value: str | None, what: str = "id") -> str | None:
-    """`normalize_id` for a filter that may be absent (None stays None: no filter)."""
-    return None if value is None else normalize_id(value, what)
+def normalise_optional(value: str | None, what: str = "id") -> str | None:
+    """`normalise_id` for a filter that may be absent (None stays None: no filter)."""
+    return None if value is None else normalise_id(value, what)
 
 
-def normalize_partition(app: str | None, user: str | None) -> tuple[str, str]:
+def normalise_partition(app: str | None, user: str | None) -> tuple[str, str]:
     """An `(app, user)` partition in its one spelling; a missing half is bad input, said so."""
     if not isinstance(app, str) or not app.strip() or not isinstance(user, str) or not user.strip():
         raise InvalidId("a partition is required: app and user (--app and --user)")
-    return normalize_id(app, "app"), normalize_id(user, "user")
+    return normalise_id(app, "app"), normalise_id(user, "user")

@@ -19,7 +19,7 @@ import pytest
 
 from factledger.ledger import Ledger, LedgerError, make_candidate
 from factledger.ledger.errors import InvalidId
-from factledger.ledger.vocabulary.ids import normalize_id
+from factledger.ledger.vocabulary.ids import normalise_id
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 APP = "caf\u00e9"                   # NFC
@@ -45,11 +45,11 @@ def ledger(tmp_path, clock):
         yield opened
 
 
-def test_normalize_id_is_the_one_rule():
-    assert normalize_id(USER_NFD) == USER
+def test_normalise_id_is_the_one_rule():
+    assert normalise_id(USER_NFD) == USER
     for bad in ("", "   ", "a\u200bb", "a\x00b", "a\ud800b", "x" * 201, None, 5):
         with pytest.raises(InvalidId):
-            normalize_id(bad)
+            normalise_id(bad)
     assert issubclass(InvalidId, LedgerError) and issubclass(InvalidId, ValueError)
 
 

@@ -53,7 +53,7 @@ def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.RESTART_FRAMES", 40)
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.MIN_INTERVAL", 0.001)
     bounded = _wal_pages_after_steady_writes(tmp_path / "bounded.db")
-    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.Checkpointer.before_begin", lambda self, conn: None)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.WalCheckpointer.before_begin", lambda self, conn: None)
     unbounded = _wal_pages_after_steady_writes(tmp_path / "unbounded.db")   # every frame kept
     assert bounded < unbounded / 4, (bounded, unbounded)
 
@@ -79,7 +79,7 @@ def test_a_failing_after_commit_hook_does_not_fail_a_durable_commit(tmp_path, cl
     def broken(self):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.Checkpointer.after_commit", broken)
+    monkeypatch.setattr("factledger.ledger.store.sqlite.wal.WalCheckpointer.after_commit", broken)
     with Ledger(tmp_path / "ledger.db", clock=clock) as ledger, \
             pytest.warns(RuntimeWarning, match="after-commit step failed"):
         outcome = ledger.observe(cand())

@@ -19,7 +19,7 @@ from factledger.ledger.store.backend import EventLog, ProjectionTables
 from factledger.ledger.store.eventlog import SCHEMA, open_sqlite
 from factledger.ledger.store.sqlite import file, schema, triggers
 from factledger.ledger.store.sqlite.integrity import IntegrityCheck
-from factledger.ledger.store.sqlite.wal import Checkpointer
+from factledger.ledger.store.sqlite.wal import WalCheckpointer
 from factledger.ledger.vocabulary.clock import Clock
 
 
@@ -45,11 +45,11 @@ class SqliteEngine:
              synchronous: str = "FULL", create: bool = True) -> EventLog:
         return open_sqlite(location, clock, busy_timeout, synchronous)
 
-    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> Checkpointer | None:
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> WalCheckpointer | None:
         """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`)."""
-        if not Checkpointer.applies_to(str(location)):
+        if not WalCheckpointer.applies_to(str(location)):
             return None
-        checkpointer = Checkpointer(store.conn, synchronous)
+        checkpointer = WalCheckpointer(store.conn, synchronous)
         checkpointer.take_over()
         store.before_begin(lambda: checkpointer.before_begin(store.conn))
         store.on_commit(checkpointer.after_commit)
@@ -67,7 +67,7 @@ class SqliteEngine:
         return triggers.problems(conn, SCHEMA)
 
     def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (),
-              checkpointer: Checkpointer | None = None) -> dict:
+              checkpointer: WalCheckpointer | None = None) -> dict:
         """After a forget's commit: the WAL truncated (every page that held a scrubbed byte is
         gone from it), and with `vacuum` the file compacted too (docs/forgetting.md)."""
         with checkpointer.exclusive() if checkpointer is not None else nullcontext():

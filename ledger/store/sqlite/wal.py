@@ -42,7 +42,7 @@ MIN_INTERVAL = 0.05     # at most twenty background checkpoints a second, howeve
 RESTART_FRAMES = 8000   # the WAL size (pages) past which the writer finishes a checkpoint itself
 
 
-class Checkpointer:
+class WalCheckpointer:
     """The checkpoints of one ledger connection (see the module docstring)."""
 
     def __init__(self, conn: sqlite3.Connection, synchronous: str = "FULL"):

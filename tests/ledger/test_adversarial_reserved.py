@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from factledger.cli.main import cli
 from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.tlog.note import new_signer
+from tests.audit.test_adversarial_timestamps import rechained
 from tests.conftest import MovableClock, cand
-from tests.test_adversarial_timestamps import rechained
 
 RESERVED = ["_erasures", "_checkpoints", "erased:0123456789abcdef"]
 

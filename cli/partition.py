@@ -23,7 +23,7 @@ import click
 from click.core import ParameterSource
 
 from factledger.ledger import LedgerError
-from factledger.ledger.vocabulary.ids import normalize_id, normalize_partition
+from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
 
 ENV = {"app": "FACTLEDGER_APP", "user": "FACTLEDGER_USER"}
 
@@ -45,10 +45,10 @@ def announce(ctx: click.Context, app: str | None, user: str | None) -> None:
 
 
 def clean(value: str | None, what: str) -> str | None:
-    """An id as the ledger stores it (ledger.ids.normalize_id); None stays None."""
+    """An id as the ledger stores it (ledger.ids.normalise_id); None stays None."""
     if value is None:
         return None
-    return normalize_id(value, what)
+    return normalise_id(value, what)
 
 
 def partition_options(func=None, *, required: bool = True, help_app: str | None = None,
@@ -85,7 +85,7 @@ def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("a partition is required: --app and --user "
                           "(or FACTLEDGER_APP and FACTLEDGER_USER)")
-    return normalize_partition(app, user)      # the library's one spelling of ids
+    return normalise_partition(app, user)      # the library's one spelling of ids
 
 
 def all_option(func):

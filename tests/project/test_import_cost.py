@@ -70,7 +70,7 @@ def test_version_and_help_load_no_store_model_or_extra(flag):
     assert _heavy(loaded) == []
     # and no command's module: the group and what it shares are all of the CLI that loads
     assert {m for m in loaded if m.startswith("factledger.cli.")} <= {
-        "factledger.cli.main", "factledger.cli.context", "factledger.cli.scope"}
+        "factledger.cli.main", "factledger.cli.context", "factledger.cli.partition"}
 
 
 def test_a_command_loads_only_its_own_module():
