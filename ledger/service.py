@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
+from factledger.ledger.audit import served
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
@@ -25,7 +26,7 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
 from factledger.ledger.reads import Reads
-from factledger.ledger.recall.serve import RecallOptions, recall
+from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolution
@@ -116,19 +117,39 @@ class Ledger(Reads):
 
     # Every read of more than one statement runs in one read transaction (`store.snapshot`).
 
+    # Every fact a read hands out is checked against the log first (`ledger.audit.served`): a
+    # projection row that disagrees raises `ProjectionMismatch`; nothing is dropped silently.
+
     def facts(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalize_partition(app, user)
         with snapshot(self._conn):
-            return queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
+            found = queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
+            as_of, valid_at = filters.get("as_of"), filters.get("valid_at")
+            if as_of is None and valid_at is None:
+                served.check(self._conn, found, table="facts_current")
+                spec = self.registry.resolve(filters["predicate"]) if filters.get("predicate") else None
+                served.check_open(self._conn, app, user, {f["fact_id"] for f in found},
+                                  subject=filters.get("subject"),
+                                  predicate=spec.name if spec else filters.get("predicate"),
+                                  include_sensitive=bool(filters.get("include_sensitive")))
+            else:
+                served.check(self._conn, found, table="fact_history",
+                             at=normalise_time(as_of) if as_of is not None else None)
+        return found
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalize_partition(app, user)
         with snapshot(self._conn):
-            return queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
+            found = queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
+            served.check(self._conn, found, table="fact_history", history=True)
+        return found
 
     def why(self, fact_id: str) -> dict:
         with snapshot(self._conn):
-            return queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
+            found = queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
+            served.check(self._conn, [found["fact"]], table="fact_history")
+            served.check_current(self._conn, found["fact"]["fact_id"])
+        return found
 
     def log(self, **filters) -> list[dict]:
         for name in ("app", "user"):
@@ -158,8 +179,11 @@ class Ledger(Reads):
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
         with snapshot(self._conn):
-            return recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
-                          options=opts, registry=self.registry, explain=explain, as_of=at)
+            result = recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
+                            options=opts, registry=self.registry, explain=explain, as_of=at)
+            users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
+            served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
+        return result
 
     # Ingestion and review.
 
