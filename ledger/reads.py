@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from factledger.ledger.audit import presence
+from factledger.ledger.audit import presence, served
 from factledger.ledger.audit.erasure_report import erasure_report
 from factledger.ledger.audit.inventory import partitions as partition_inventory
 from factledger.ledger.audit.logquery import iter_log
@@ -30,6 +30,8 @@ from factledger.projections.provenance import observed_in, seqs_touching
 from factledger.projections.review import held_counts
 from factledger.projections.sessions import session_counts
 
+# What `fact_relations` shows of a related fact (its latest statement), checked against the log.
+_STATEMENT = ("fact_id", "value", "session", "quote", "said_at", "author")
 CHUNK = 500                     # bound parameters per query (the erased event ids of a session)
 
 
@@ -109,7 +111,10 @@ class Reads:
         links it to another fact, a statement or a reviewer (what replaced, disputed or retracted
         it, and who settled it), for `factledger why`."""
         with snapshot(self._conn):
-            return related(self._conn, fact_id, events)
+            found = related(self._conn, fact_id, events)
+            served.check(self._conn, [{k: e[k] for k in _STATEMENT} for e in found if e.get("value") is not None],
+                         table="fact_history")
+        return found
 
     def fact_erased_at(self, fact_id: str) -> int | None:
         """Seq of the receipt that forgot this fact, or None: `why` of an erased fact names the
@@ -120,7 +125,12 @@ class Reads:
     def fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
         """(value, state, sensitivity) of a fact as it stands now, or None when the ledger no
         longer holds it: what a page shows of a fact another fact's events name."""
-        return open_interval(self._conn, fact_id)
+        with snapshot(self._conn):
+            found = open_interval(self._conn, fact_id)
+            if found is not None:
+                served.check(self._conn, [dict(zip(("value", "state", "sensitivity"), found), fact_id=fact_id)],
+                             table="fact_history")
+        return found
 
     def fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a
@@ -153,16 +163,26 @@ class Reads:
     def open_disputes(self, app: str | None = None, user: str | None = None) -> list[dict]:
         """Open facts in dispute (reason "disputed"), listed beside the held candidates in the
         review queue; `resolve` settles them."""
-        return presence.open_disputes(self._conn, app, user)
+        with snapshot(self._conn):
+            found = presence.open_disputes(self._conn, app, user)
+            served.check(self._conn, [{k: v for k, v in f.items() if k != "reason"} for f in found],
+                         table="facts_current")
+        return found
 
     def disputed_by_key(self) -> list[dict]:
         """Every open dispute, one row per key, with the disputing facts' ids (JSON text in
         `disputes`): the web view's review page."""
-        return current.disputed_by_key(self._conn)
+        with snapshot(self._conn):
+            found = current.disputed_by_key(self._conn)
+            served.check(self._conn, found, table="facts_current")
+        return found
 
     def key_current(self, app: str, user: str, subject: str, predicate: str) -> list[dict]:
         """The open facts of one key: what a disputed fact stands against."""
-        return current.key_current(self._conn, app, user, subject, predicate)
+        with snapshot(self._conn):
+            found = current.key_current(self._conn, app, user, subject, predicate)
+            served.check(self._conn, found, table="facts_current")
+        return found
 
     # --- erasures ------------------------------------------------------------------------------
 

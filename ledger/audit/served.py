@@ -108,6 +108,18 @@ def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str 
         raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
 
 
+def check_touching(fact_id: str, events: list[dict]) -> None:
+    """Every event `why` lists for a fact names it (`fact_events` can be added to, as any table)."""
+    for event in events:
+        body = event.get("body")
+        if body is None:
+            continue
+        named = {body.get(f) for f in ("fact_id", "by_fact_id", "disputes", "winner_id", "split_id")}
+        if fact_id not in named and fact_id not in (body.get("loser_ids") or ()):
+            raise ProjectionMismatch("fact_events", fact_id, event["seq"],
+                                     "it names an event that does not touch the fact")
+
+
 def check_current(conn, fact_id: str) -> None:
     """A fact's `facts_current` row, if it has one, is its open interval as the log says (`why`
     answers from `fact_history`, and says so when the row recall and `facts` serve is forged)."""
