@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from factledger.ledger import export
 from factledger.ledger.audit import served
+from factledger.ledger.audit.projcheck import projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
@@ -148,6 +149,7 @@ class Ledger(Reads):
         with snapshot(self._conn):
             found = queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
             served.check(self._conn, [found["fact"]], table="fact_history")
+            served.check_touching(found["fact"]["fact_id"], found["events"])
             served.check_current(self._conn, found["fact"]["fact_id"])
         return found
 
@@ -309,8 +311,21 @@ class Ledger(Reads):
 
     # Checking.
 
-    def verify(self, expect_head: str | None = None) -> dict:
-        return verify(self._conn, expect_head)
+    def verify(self, expect_head: str | None = None, log_only: bool = False) -> dict:
+        """The chain, the commitments and the append-only triggers; then, unless `log_only`, every
+        projection a read serves from against a rebuild from the log (`ledger.audit.projcheck`),
+        the first disagreeing row named.  `checked` says which parts were checked."""
+        result = verify(self._conn, expect_head)
+        result["checked"] = ["chain", "commitments", "triggers"]
+        if log_only or not result["ok"]:
+            return result
+        with snapshot(self._conn):
+            tables, problem = projection_problem(self._conn, self.projector)
+        result["checked"].append("projections")
+        result["projections"] = tables
+        if problem is not None:
+            result.update(ok=False, problem=problem["problem"], projection=problem)
+        return result
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""

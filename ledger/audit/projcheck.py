@@ -1,0 +1,80 @@
+"""`verify`'s check of what reads serve: every projection against a rebuild from the log.
+
+The chain walk (`ledger.audit.verify`) vouches for the log; the reads serve from the projection
+tables (current facts, history intervals, the provenance index, the recall index, the review
+queue, sessions, erasures, vectors, the Merkle tree).  This folds the whole log again into a
+database in memory (`Projector.rebuild`, the fold `replay` runs) and compares each table with the
+live one, row by row on the table's primary key, naming the first row that disagrees: a row the
+log does not give, a row it gives that is missing, or the columns that differ (never their
+values, which may be a health fact the caller is not cleared for).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+def projection_problem(conn, projector) -> tuple[list[str], dict | None]:
+    """(the tables checked, the first disagreement or None).  A disagreement is a dict: table,
+    row (the key columns and their values), problem (a sentence naming them)."""
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        projector.create(fresh)
+        fresh.execute("BEGIN")
+        projector.rebuild(fresh, source=conn)
+        fresh.execute("COMMIT")
+        tables = list(projector.all_tables)
+        for table in tables:
+            found = _first_difference(conn, fresh, table)
+            if found is not None:
+                return tables, found
+        return tables, None
+    finally:
+        fresh.close()
+
+
+def _first_difference(conn, fresh: sqlite3.Connection, table: str) -> dict | None:
+    info = fresh.execute(f"PRAGMA table_info({table})").fetchall()
+    columns = [row[1] for row in info]
+    key = [row[1] for row in sorted(info, key=lambda r: r[5]) if row[5]] or columns
+    listed = ", ".join(columns)
+    live, rebuilt = _keyed(conn, table, listed, columns, key), _keyed(fresh, table, listed, columns, key)
+    if live == rebuilt:
+        return None
+    for k in sorted(set(live) | set(rebuilt), key=repr):
+        a, b = live.get(k), rebuilt.get(k)
+        if a == b:
+            continue
+        named = dict(zip(key, k))
+        where = ", ".join(f"{name} {value}" for name, value in named.items() if name in _SHOWN_KEYS) \
+            or ", ".join(named)
+        if a is None:
+            what = "a row the log gives is missing"
+        elif b is None:
+            what = "a row the log does not give"
+        else:
+            if len(a) != len(b):
+                what = f"{len(a)} rows where the log gives {len(b)}"
+            else:
+                differ = sorted({c for ra, rb in zip(a, b) for c, x, y in zip(columns, ra, rb) if x != y})
+                what = f"{', '.join(differ)} not what the log gives"
+        return {"table": table, "row": {n: v for n, v in named.items() if n in _SHOWN_KEYS},
+                "problem": f"{table} ({where}): {what}"}
+    return None
+
+
+# Key columns a message may show (ids and seqs; a row keyed on its values is named by its columns).
+_SHOWN_KEYS = ("fact_id", "seq", "from_seq", "role", "hold_id", "session", "app", "user", "level",
+               "idx", "index", "position", "name", "kind", "hash", "event_seq", "redaction_seq")
+
+
+def _keyed(conn, table: str, listed: str, columns: list[str], key: list[str]) -> dict:
+    """key -> the sorted rows with that key (one, for a table with a primary key)."""
+    out: dict = {}
+    positions = [columns.index(k) for k in key]
+    for row in conn.execute(f"SELECT {listed} FROM {table}"):
+        row = tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+        out.setdefault(tuple(row[p] for p in positions), []).append(row)
+    for rows in out.values():
+        rows.sort(key=repr)
+    return out
