@@ -283,3 +283,21 @@ def test_a_checkpoint_against_an_empty_ledger_says_it_is_empty(db, tmp_path):
     result = invoke(empty, "verify", "--checkpoint", str(note))
     assert result.exit_code == 1
     assert "the ledger is empty" in result.output and "None" not in result.output
+
+
+def test_the_web_view_refuses_a_forged_row(tmp_path, clock):
+    pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
+    from tests.web.helpers import Client, fill, web
+
+    path = tmp_path / "web.db"
+    fill(path, clock)
+    edit(path, f"UPDATE facts_current SET value = '{FORGED}' WHERE app = 'mealkit' AND user = 'priya'"
+               " AND predicate = 'home_city'")
+    client = Client(web(path, clock))
+    client.sign_in("rao")
+    try:
+        page = client.get("/-/factledger/user?app=mealkit&user=priya")
+        assert FORGED not in page.text
+        assert page.status_code >= 400 and "the ledger is damaged" in page.text
+    finally:
+        client.close()
