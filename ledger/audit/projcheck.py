@@ -69,12 +69,23 @@ _SHOWN_KEYS = ("fact_id", "seq", "from_seq", "role", "hold_id", "session", "app"
 
 
 def _keyed(conn, table: str, listed: str, columns: list[str], key: list[str]) -> dict:
-    """key -> the sorted rows with that key (one, for a table with a primary key)."""
-    out: dict = {}
+    """key -> the sorted rows with that key (one, for a table with a primary key); rows as
+    tuples, BLOBs as bytes (PostgreSQL's driver gives memoryviews)."""
+    rows = conn.execute(f"SELECT {listed} FROM {table}").fetchall()
+    if rows and any(isinstance(v, memoryview) for v in rows[0]):
+        rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
     positions = [columns.index(k) for k in key]
-    for row in conn.execute(f"SELECT {listed} FROM {table}"):
-        row = tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-        out.setdefault(tuple(row[p] for p in positions), []).append(row)
-    for rows in out.values():
-        rows.sort(key=repr)
+    if len(positions) == 1:
+        p = positions[0]
+        out = {}
+        for row in rows:
+            if out.setdefault((row[p],), [row])[0] is not row:
+                out[(row[p],)].append(row)
+    else:
+        out = {}
+        for row in rows:
+            out.setdefault(tuple(row[p] for p in positions), []).append(row)
+    for found in out.values():
+        if len(found) > 1:
+            found.sort(key=repr)
     return out
