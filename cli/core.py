@@ -219,9 +219,11 @@ def replay(state, check, fmt) -> None:
               help="An older checkpoint the --checkpoint must be consistent with")
 @click.option("--log-only", "log_only", is_flag=True,
               help="Check the chain, commitments and triggers only, not the projections reads serve from")
+@click.option("--vectors", is_flag=True,
+              help="Also recompute every open fact's meaning vector (an embedding each: slow on a large ledger)")
 @output_options
 @pass_state
-def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, log_only, fmt) -> None:
+def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, log_only, vectors, fmt) -> None:
     """Recompute the hash chain and commitments, then check every projection a read serves from
     against the log (--log-only: the chain alone); exit 1 naming the first bad seq or row."""
     # here, not at the top: the proofs (and their signatures) are only for `verify`, and every other
@@ -230,7 +232,9 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
 
     if (pubkey or witnesses or older or quorum is not None) and not checkpoint_file:
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
-    result = state.ledger().verify(expect_head, log_only=log_only)
+    if vectors and log_only:
+        raise click.UsageError("--vectors checks a projection; --log-only checks none")
+    result = state.ledger().verify(expect_head, log_only=log_only, vectors=vectors)
     if result["ok"]:
         if checkpoint_file:
             result["checkpoint"] = checkpoint_report(state.ledger(), checkpoint_file, pubkey, witnesses,
@@ -282,7 +286,8 @@ def _checked(result: dict) -> str:
     """Which parts a verify checked, in words."""
     parts = ["the chain and commitments", "the append-only triggers"]
     if "projections" in result["checked"]:
-        parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log")
+        parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log"
+                     + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)"))
     else:
         parts.append("not the projections (--log-only)")
     return "; ".join(parts)

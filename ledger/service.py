@@ -311,17 +311,20 @@ class Ledger(Reads):
 
     # Checking.
 
-    def verify(self, expect_head: str | None = None, log_only: bool = False) -> dict:
+    def verify(self, expect_head: str | None = None, log_only: bool = False, vectors: bool = False) -> dict:
         """The chain, the commitments and the append-only triggers; then, unless `log_only`, every
         projection a read serves from against a rebuild from the log (`ledger.audit.projcheck`),
-        the first disagreeing row named.  `checked` says which parts were checked."""
+        the first disagreeing row named (`vectors`: the meaning vectors recomputed too, not only
+        which facts have one).  `checked` says which parts were checked."""
         result = verify(self._conn, expect_head)
         result["checked"] = ["chain", "commitments", "triggers"]
         if log_only or not result["ok"]:
             return result
         with snapshot(self._conn):
-            tables, problem = projection_problem(self._conn, self.projector)
+            tables, problem = projection_problem(self._conn, self.projector, vectors=vectors)
         result["checked"].append("projections")
+        if vectors:
+            result["checked"].append("vectors")
         result["projections"] = tables
         if problem is not None:
             result.update(ok=False, problem=problem["problem"], projection=problem)

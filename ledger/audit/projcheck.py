@@ -12,12 +12,24 @@ values, which may be a health fact the caller is not cleared for).
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
+
+from factledger.ledger.semantic import embedder as encoders
+from factledger.projections.base import OPEN_FACTS
 
 
-def projection_problem(conn, projector) -> tuple[list[str], dict | None]:
+def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str], dict | None]:
     """(the tables checked, the first disagreement or None).  A disagreement is a dict: table,
-    row (the key columns and their values), problem (a sentence naming them)."""
+    row (the key columns and their values), problem (a sentence naming them).
+
+    `fact_vectors` is rebuilt as to which open facts have a vector, under which keys and which
+    encoder; the vectors themselves are recomputed only with `vectors` (an embedding per open
+    fact: most of a full check's time at 100k events, docs/performance.md), and otherwise taken
+    as stored.  A vector only ranks facts; what a fact says is checked either way."""
     fresh = sqlite3.connect(":memory:", isolation_level=None)
+    stand_in = next((p for p in projector.projections if getattr(p, "name", None) == "vectors"), None)
+    if stand_in is not None and not vectors:
+        stand_in.rebuild_partition = partial(_stored_vectors, conn, encoders.identity())
     try:
         projector.create(fresh)
         fresh.execute("BEGIN")
@@ -31,6 +43,25 @@ def projection_problem(conn, projector) -> tuple[list[str], dict | None]:
         return tables, None
     finally:
         fresh.close()
+        if stand_in is not None and "rebuild_partition" in vars(stand_in):
+            del stand_in.rebuild_partition
+
+
+def _stored_vectors(live, identity: str | None, conn, events, state: dict) -> None:
+    """The vectors projection's rebuild of a partition (`projections.vectors`), with each open
+    fact's vector read from the live table instead of computed (b"" where it has none)."""
+    open_facts = state[OPEN_FACTS]
+    if not open_facts or identity is None:
+        return
+    seqs = sorted(s["observed_seq"] for s in open_facts.values())
+    stored: dict[int, bytes] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start:start + 500]
+        stored.update((seq, bytes(vector)) for seq, vector in live.execute(
+            f"SELECT seq, vector FROM fact_vectors WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+    conn.executemany("INSERT OR REPLACE INTO fact_vectors VALUES (?,?,?,?,?,?,?)", sorted(
+        (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["predicate"], identity,
+         stored.get(s["observed_seq"], b"")) for s in open_facts.values()))
 
 
 def _first_difference(conn, fresh: sqlite3.Connection, table: str) -> dict | None:

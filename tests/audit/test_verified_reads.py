@@ -301,3 +301,20 @@ def test_the_web_view_refuses_a_forged_row(tmp_path, clock):
         assert page.status_code >= 400 and "the ledger is damaged" in page.text
     finally:
         client.close()
+
+
+def test_verify_checks_the_vectors_rows_and_with_vectors_their_bytes(db):
+    conn = sqlite3.connect(db)
+    has = conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0]
+    conn.close()
+    if not has:
+        pytest.skip("meaning is off here (the semantic extra): fact_vectors is empty")
+    edit(db, "UPDATE fact_vectors SET vector = zeroblob(length(vector))"
+             " WHERE seq = (SELECT MIN(seq) FROM fact_vectors)")
+    assert invoke(db, "verify").exit_code == 0                 # the bytes are taken as stored
+    result = invoke(db, "verify", "--vectors")
+    assert result.exit_code == 1 and "fact_vectors (seq " in result.output and "vector not what" in result.output
+    edit(db, "UPDATE fact_vectors SET fact_id = 'elsewhere' WHERE seq = (SELECT MAX(seq) FROM fact_vectors)")
+    result = invoke(db, "verify")
+    assert result.exit_code == 1 and "fact_vectors (seq " in result.output
+    assert invoke(db, "verify", "--vectors", "--log-only").exit_code == 2
