@@ -149,7 +149,7 @@ class Ledger(Reads):
         with snapshot(self._conn):
             found = queries.why(self._conn, normalize_id(fact_id, "fact id"), now=self.clock())
             served.check(self._conn, [found["fact"]], table="fact_history")
-            served.check_touching(found["fact"]["fact_id"], found["events"])
+            served.check_touching(self._conn, found["fact"]["fact_id"], found["events"])
             served.check_current(self._conn, found["fact"]["fact_id"])
         return found
 
@@ -270,8 +270,11 @@ class Ledger(Reads):
         session, fact = normalize_optional(session, "session"), normalize_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
-                             ticket=ticket)
+        try:
+            return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
+                                 ticket=ticket)
+        finally:
+            served.forget_kept()          # no forgotten value stays in the reads' kept folds
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
@@ -281,7 +284,10 @@ class Ledger(Reads):
             if name in options:
                 options[name] = normalize_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
-        return forget.retain(self._work, **options)
+        try:
+            return forget.retain(self._work, **options)
+        finally:
+            served.forget_kept()
 
     def erasures(self, app: str | None = None) -> list[dict]:
         return receipts(self._conn, normalize_optional(app, "app"))

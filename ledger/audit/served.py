@@ -24,6 +24,7 @@ together with the rows it explains) `verify` finds: it compares every projection
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 
 import orjson
@@ -32,10 +33,12 @@ from factledger.ledger.domain.eventrow import Event, body_of
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
+from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
 from factledger.ledger.vocabulary.words import OPEN_STATUSES
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.history import HISTORY_COLUMNS
+from factledger.projections.runner import FOLDED_TO
 
 CHUNK = 500
 MAX_LINKED = 20_000         # facts folded for one answer, linked ones included (a guard, not a limit in use)
@@ -60,17 +63,12 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
         return {}
     checked: dict[str, dict] = {}
     ids = list(dict.fromkeys(f["fact_id"] for f in facts))
-    batch, established = _fold(conn, ids, table)
-    intervals: dict[str, list[dict]] = {}
-    for row in batch.rows:
-        interval = dict(zip(HISTORY_COLUMNS, row))
-        intervals.setdefault(interval["fact_id"], []).append(interval)
+    intervals, _touched = _expected(conn, ids, table)
     for fact in facts:
         fact_id = fact["fact_id"]
         found = intervals.get(fact_id)
         if not found:
-            raise ProjectionMismatch(table, fact_id, fact.get("observed_seq") or established.get(fact_id),
-                                     "no event of the log establishes it")
+            raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
         interval = _served_interval(fact, found, at, history)
         if interval is None:
             raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"],
@@ -108,8 +106,15 @@ def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str 
         raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
 
 
-def check_touching(fact_id: str, events: list[dict]) -> None:
-    """Every event `why` lists for a fact names it (`fact_events` can be added to, as any table)."""
+def check_touching(conn, fact_id: str, events: list[dict]) -> None:
+    """The events `why` lists for a fact are the ones the log's fold of it read, and each names
+    the fact (`fact_events` can be added to or deleted from, as any table)."""
+    _intervals, touched = _expected(conn, [fact_id], "fact_events")
+    listed = {event["seq"] for event in events}
+    expected = touched.get(fact_id, set())
+    if listed != expected:
+        seq = min(listed ^ expected)
+        raise ProjectionMismatch("fact_events", fact_id, seq, "the events listed are not the ones folded for it")
     for event in events:
         body = event.get("body")
         if body is None:
@@ -188,12 +193,70 @@ def _compare(table: str, fact: dict, interval: dict) -> None:
         raise ProjectionMismatch(table, fact["fact_id"], interval["from_seq"], "the fact is not open in the log")
 
 
-def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, int]]:
+# What the log says of a fact cannot change while the log's head stays where it is, so the
+# intervals folded for a fact are kept for the head they were folded at (and dropped, all of
+# them, at the first check that sees another head), as recall keeps its scopes
+# (`ledger/recall/cache.py`): a fact served again costs one statement, not a fold.  Only when the
+# projections have folded up to the head (not inside a write whose projections are unflushed).
+# What is compared is always the row read now: an edited projection row is found however often
+# the fact was checked before.  A body edited in place under the same head (the triggers
+# dropped) is found by `verify`, and by reads once the kept folds are dropped.
+MAX_KEPT = 50_000
+_KEPT: dict[str, tuple[list[dict], set[int]]] = {}
+_KEPT_AT: list = [None]
+_LOCK = threading.Lock()
+_HEAD = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
+
+
+def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
+    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it."""
+    first, seq, hash_, folded = conn.execute(_HEAD).fetchone()
+    head = (first, seq, hash_)
+    keep = first is not None and folded == seq
+    intervals: dict[str, list[dict]] = {}
+    touched: dict[str, set[int]] = {}
+    with _LOCK:
+        if _KEPT_AT[0] != head:
+            _KEPT.clear()
+            _KEPT_AT[0] = head
+        if keep:
+            for fact_id in ids:
+                found = _KEPT.get(fact_id)
+                if found is not None:
+                    intervals[fact_id], touched[fact_id] = found
+    missing = [f for f in ids if f not in intervals]
+    if missing:
+        batch, established = _fold(conn, missing, table)
+        folded_now: dict[str, list[dict]] = {}
+        for row in batch.rows:
+            interval = dict(zip(HISTORY_COLUMNS, row))
+            folded_now.setdefault(interval["fact_id"], []).append(interval)
+        for fact_id in missing:
+            if fact_id in folded_now:
+                intervals[fact_id] = folded_now[fact_id]
+                touched[fact_id] = established.get(fact_id, set())
+        if keep:
+            with _LOCK:
+                if _KEPT_AT[0] == head:
+                    if len(_KEPT) + len(missing) > MAX_KEPT:
+                        _KEPT.clear()
+                    _KEPT.update((f, (intervals[f], touched[f])) for f in missing if f in intervals)
+    return intervals, touched
+
+
+def forget_kept() -> None:
+    """Drop every kept fold (a forget in this process: no forgotten value stays in memory)."""
+    with _LOCK:
+        _KEPT.clear()
+        _KEPT_AT[0] = None
+
+
+def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[int]]]:
     """Fold the events of these facts and of the facts linked to them, checking each event: one
     query per 500 facts (`fact_events` joined with the events it names), and one more round
     only for the facts a dispute or a split links in."""
     wanted, seen = list(ids), set()
-    established: dict[str, int] = {}
+    established: dict[str, set[int]] = {}
     events: dict[int, Event] = {}
     while wanted and len(seen) <= MAX_LINKED:
         chunk_ids = [f for f in dict.fromkeys(wanted) if f not in seen]
@@ -202,11 +265,16 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, int]]:
         for start in range(0, len(chunk_ids), CHUNK):
             chunk = chunk_ids[start:start + CHUNK]
             for fact_id, seq, *row in conn.execute(_TOUCHED + f"({', '.join('?' for _ in chunk)})", chunk):
-                established.setdefault(fact_id, seq)
                 if seq in events:
+                    if events[seq].body is None:
+                        established.setdefault(fact_id, set()).add(seq)
                     continue
                 event = events[seq] = _event(seq, row, table)
                 body = event.body
+                # the facts an event touches are the ones its body names (a redacted event's:
+                # the ones `fact_events` names), whichever fact's rows brought it in
+                for named in _named(body) if body is not None else (fact_id,):
+                    established.setdefault(named, set()).add(seq)
                 # a dispute's two sides change each other's rows (`disputes`, closed by the
                 # other's events); a split fact starts as a copy of the fact it was cut from
                 if body is None:
@@ -219,6 +287,13 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, int]]:
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))
     return batch, established
+
+
+def _named(body: dict) -> list[str]:
+    """The facts an event's body names (`projections.provenance` indexes the same fields)."""
+    found = [body[f] for f in ("fact_id", "by_fact_id", "disputes", "winner_id", "split_id")
+             if isinstance(body.get(f), str) and body[f]]
+    return found + [f for f in body.get("loser_ids") or () if isinstance(f, str)]
 
 
 # The events that touched some facts, each beside the fact it touched (NULLs: an event

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from factledger.cli.main import cli
 from factledger.ledger import Ledger
+from factledger.ledger.audit import served
 from factledger.ledger.errors import ProjectionMismatch
 from tests.conftest import MovableClock, cand
 
@@ -42,6 +43,15 @@ def pristine(tmp_path_factory) -> Path:
         ledger.observe(cand(predicate="medication_dose", value="metoprolol tartrate 50 mg", session="m",
                             event="m", said_at="2026-08-12T10:00:00Z", basis="verified", author="document"))
     return path
+
+
+@pytest.fixture(autouse=True)
+def fresh_process():
+    """Each test as a fresh process would see it: no folds kept from another test's copy of the
+    same ledger (same first hash, same head) in this process (`served.forget_kept`)."""
+    served.forget_kept()
+    yield
+    served.forget_kept()
 
 
 @pytest.fixture
@@ -185,8 +195,8 @@ def test_the_untouched_ledger_serves_and_verifies(db):
     log_only = json.loads(invoke(db, "verify", "--json", "--log-only").stdout)
     assert log_only["ok"] and log_only["checked"] == ["chain", "commitments", "triggers"]
     assert "projections" not in log_only
-    for name, served in library_reads(db).items():
-        assert not isinstance(served, Exception), (name, served)
+    for name, answer in library_reads(db).items():
+        assert not isinstance(answer, Exception), (name, answer)
 
 
 @pytest.mark.parametrize("name,statements,table,refusing", TAMPERS, ids=[t[0] for t in TAMPERS])
@@ -199,11 +209,11 @@ def test_a_forged_projection_row_is_never_served(db, name, statements, table, re
     log_only = invoke(db, "verify", "--log-only")
     assert log_only.exit_code == 0, log_only.output           # the chain itself is intact
 
-    served = library_reads(db)
+    answers = library_reads(db)
     for read in refusing:
-        assert isinstance(served[read], ProjectionMismatch), (read, served[read])
-        assert str(served[read]).startswith("the ledger is damaged: ")
-    for read, what in served.items():
+        assert isinstance(answers[read], ProjectionMismatch), (read, answers[read])
+        assert str(answers[read]).startswith("the ledger is damaged: ")
+    for read, what in answers.items():
         if not isinstance(what, Exception):
             assert FORGED not in what and FORGED.lower() not in what and "500 mg" not in what, read
 
@@ -260,6 +270,21 @@ def test_a_body_that_no_longer_matches_its_commitment_is_not_served(db):
     with Ledger(db, clock=MovableClock("2026-09-02T00:00:00Z")) as ledger:
         with pytest.raises(ProjectionMismatch, match="does not match its commitment"):
             ledger.facts(APP, USER)
+
+
+def test_a_fold_kept_for_a_head_still_finds_an_edited_row_and_a_deleted_index_row(db):
+    """Reads keep what the log says of a fact for as long as the head stays (one statement per
+    read instead of a fold); what they compare is the row read now."""
+    with Ledger(db, clock=MovableClock("2026-09-02T00:00:00Z")) as ledger:
+        before = library_reads(db)                      # folds kept for this head
+        assert not any(isinstance(v, Exception) for v in before.values())
+        edit(db, f"UPDATE facts_current SET value = '{FORGED}' WHERE {_DIET}",
+             "DELETE FROM fact_events WHERE type = 'FactSuperseded' AND role = 'subject'")
+        with pytest.raises(ProjectionMismatch, match="its value differs"):
+            ledger.facts(APP, USER)
+        old = _ids(db, current=False)[0]["fact_id"]
+        with pytest.raises(ProjectionMismatch, match="fact_events"):
+            ledger.why(old)
 
 
 def test_a_wrong_pin_says_the_log_does_not_extend_it(db):
