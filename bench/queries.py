@@ -71,17 +71,44 @@ def recall(ledger: Ledger, count: int = 200, seed: int = 13) -> dict:
     seed_recall_user(ledger)
     params = inspect.signature(ledger.recall).parameters
     rng = random.Random(seed)
-    samples, selected = [], 0
-    for _ in range(count):
+    samples, unchecked, selected = [], [], 0
+    served = _served_module()
+    for n in range(count):
         query = f"{rng.choice(_COLOURS)} {rng.choice(_THINGS)}"
-        t0 = time.perf_counter()
-        if "query" in params and list(params)[:2] == ["app", "user"]:
-            result = ledger.recall(APP, RECALL_USER, query)
-        else:
-            result = ledger.recall(app=APP, user=RECALL_USER, query=query)
-        samples.append(time.perf_counter() - t0)
-        selected += len(result.selected)
+        # each query twice, in alternating order: with the check of what is served (the figure),
+        # and, where this ledger has one, with that check switched off (what it costs)
+        for checked in ((True, False) if n % 2 else (False, True)):
+            if not checked and served is None:
+                continue
+            saved = served.check_recall if served is not None else None
+            if not checked:
+                served.check_recall = lambda *args, **kwargs: None
+            try:
+                t0 = time.perf_counter()
+                if "query" in params and list(params)[:2] == ["app", "user"]:
+                    result = ledger.recall(APP, RECALL_USER, query)
+                else:
+                    result = ledger.recall(app=APP, user=RECALL_USER, query=query)
+                (samples if checked else unchecked).append(time.perf_counter() - t0)
+            finally:
+                if served is not None:
+                    served.check_recall = saved
+            if checked:
+                selected += len(result.selected)
     open_facts = ledger._conn.execute("SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?",
                                      (APP, RECALL_USER)).fetchone()[0]
-    return {"recall_p50_ms": ms(percentile(samples, 50)), "recall_p99_ms": ms(percentile(samples, 99)),
-            "recall_user_open_facts": open_facts, "recall_mean_selected": round(selected / count, 2)}
+    out = {"recall_p50_ms": ms(percentile(samples, 50)), "recall_p99_ms": ms(percentile(samples, 99)),
+           "recall_user_open_facts": open_facts, "recall_mean_selected": round(selected / count, 2)}
+    if unchecked:
+        out.update(recall_unchecked_p50_ms=ms(percentile(unchecked, 50)),
+                   recall_unchecked_p99_ms=ms(percentile(unchecked, 99)))
+    return out
+
+
+def _served_module():
+    """The module whose `check_recall` checks what recall serves (None on a ledger without it)."""
+    try:
+        from factledger.ledger.audit import served
+    except ImportError:
+        return None
+    return served

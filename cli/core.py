@@ -217,29 +217,42 @@ def replay(state, check, fmt) -> None:
               help="How many of the --witness keys must have cosigned (default: all)")
 @click.option("--older", type=click.Path(dir_okay=False),
               help="An older checkpoint the --checkpoint must be consistent with")
+@click.option("--log-only", "log_only", is_flag=True,
+              help="Check the chain, commitments and triggers only, not the projections reads serve from")
+@click.option("--vectors", is_flag=True,
+              help="Also recompute every open fact's meaning vector (an embedding each: slow on a large ledger)")
 @output_options
 @pass_state
-def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, fmt) -> None:
-    """Recompute the hash chain and commitments; exit 1 naming the first bad seq (or failed check)."""
+def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, log_only, vectors, fmt) -> None:
+    """Recompute the hash chain and commitments, then check every projection a read serves from
+    against the log (--log-only: the chain alone); exit 1 naming the first bad seq or row."""
     # here, not at the top: the proofs (and their signatures) are only for `verify`, and every other
     # command of this module need not import them (docs/performance.md)
     from factledger.cli.proofs import checkpoint_report, render_checkpoint
 
     if (pubkey or witnesses or older or quorum is not None) and not checkpoint_file:
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
-    result = state.ledger().verify(expect_head)
+    if vectors and log_only:
+        raise click.UsageError("--vectors checks a projection; --log-only checks none")
+    result = state.ledger().verify(expect_head, log_only=log_only, vectors=vectors)
     if result["ok"]:
         if checkpoint_file:
             result["checkpoint"] = checkpoint_report(state.ledger(), checkpoint_file, pubkey, witnesses,
                                                      quorum, older)
         emit_one(result, fmt, render=lambda r: (
             f"ok: {r['events']} events verified ({r['redacted']} redacted), head {r['head']}"
+            + f"\nchecked: {_checked(r)}"
             + (render_checkpoint(r["checkpoint"]) if "checkpoint" in r else "")))
         return
     if resolve_format(fmt) in ("json", "nl"):
         click.echo(dumps(result, pretty=fmt == "json"))
     if result.get("integrity"):
         raise LedgerError(f"the file holding the log is damaged, so no event can be vouched for: {result['problem']}")
+    if result.get("pin"):
+        raise LedgerError(result["problem"])
+    if result.get("projection"):
+        raise LedgerError(f"the ledger is damaged: the log verifies ({result['events']} events), but what reads"
+                          f" serve does not: {result['problem']}")
     if result.get("triggers"):
         raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")
@@ -267,6 +280,17 @@ def resolve(state, fact_id, accept, reject, by, reason, fmt) -> None:
 def stats(state, fmt) -> None:
     """Counts: events, facts, open facts, held candidates, events per fact."""
     emit_one(state.ledger().stats(), fmt)
+
+
+def _checked(result: dict) -> str:
+    """Which parts a verify checked, in words."""
+    parts = ["the chain and commitments", "the append-only triggers"]
+    if "projections" in result["checked"]:
+        parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log"
+                     + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)"))
+    else:
+        parts.append("not the projections (--log-only)")
+    return "; ".join(parts)
 
 
 COMMANDS = (init, observe, facts, history, log, head, replay, verify, resolve, stats)

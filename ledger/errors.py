@@ -63,3 +63,15 @@ class ConstraintViolation(StorageError):
 # The ledger itself cannot be used (as against busy or read-only now): a batch stops on these
 # rather than record them against one session, as it did when they were the driver's.
 UNUSABLE = (LedgerDamaged, NotALedger, ConstraintViolation)
+
+
+class ProjectionMismatch(LedgerError):
+    """What a read would serve disagrees with the log: a projection row (`table`) of a fact
+    (`fact_id`) is not what the committed event at `seq` established, or an event's body does not
+    match its commitment.  Nothing is served; `factledger verify` names every part it checks."""
+
+    def __init__(self, table: str, fact_id: str | None, seq: int | None, problem: str):
+        where = f"{table}'s row of fact {fact_id}" if fact_id else table
+        at = f" (event seq {seq})" if seq is not None else ""
+        super().__init__(f"the ledger is damaged: {where}: {problem}{at}; run factledger verify")
+        self.table, self.fact_id, self.seq, self.problem = table, fact_id, seq, problem

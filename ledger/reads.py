@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from factledger.ledger.audit import presence
+from factledger.ledger.audit import presence, served
 from factledger.ledger.audit.erasure_report import erasure_report
 from factledger.ledger.audit.inventory import partitions as partition_inventory
 from factledger.ledger.audit.logquery import iter_log
@@ -30,6 +30,8 @@ from factledger.projections.provenance import observed_in, seqs_touching
 from factledger.projections.review import held_counts
 from factledger.projections.sessions import session_counts
 
+# What `fact_relations` shows of a related fact (its latest statement), checked against the log.
+_STATEMENT = ("fact_id", "value", "session", "quote", "said_at", "author")
 CHUNK = 500                     # bound parameters per query (the erased event ids of a session)
 
 
@@ -73,7 +75,7 @@ class Reads:
     def partitions(self, app: str | None = None) -> list[dict]:
         """Every (app, user) with its event, open-fact and held-candidate counts, the erased users
         and the receipts' own partition shown as what they are (`factledger partitions`)."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return partition_inventory(self._conn, app)
 
     def partition_summaries(self) -> list[dict]:
@@ -93,13 +95,13 @@ class Reads:
         """Why a read of this partition found nothing when the partition is not there (no such
         app or user, with a near spelling, or the user erased, naming the receipt); None when it
         exists.  A shell prints it so that a typo never looks like an empty answer."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.partition_notice(self._conn, app, user)
 
     def session_notice(self, app: str | None, user: str | None, session: str) -> str | None:
         """Why a session filter found nothing (the session erased, naming the receipt, or never
         seen); None when the ledger knows the session."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.session_notice(self._conn, app, user, session)
 
     # --- facts ---------------------------------------------------------------------------------
@@ -108,19 +110,27 @@ class Reads:
         """What happened to a fact: one entry per event of `Ledger.why(fact_id)["events"]` that
         links it to another fact, a statement or a reviewer (what replaced, disputed or retracted
         it, and who settled it), for `factledger why`."""
-        with snapshot(self._conn):
-            return related(self._conn, fact_id, events)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = related(self._conn, fact_id, events)
+            served.check(self._conn, [{k: e[k] for k in _STATEMENT} for e in found if e.get("value") is not None],
+                         table="fact_history")
+        return found
 
     def fact_erased_at(self, fact_id: str) -> int | None:
         """Seq of the receipt that forgot this fact, or None: `why` of an erased fact names the
         receipt instead of answering "no such fact"."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.fact_erased_at(self._conn, fact_id)
 
     def fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
         """(value, state, sensitivity) of a fact as it stands now, or None when the ledger no
         longer holds it: what a page shows of a fact another fact's events name."""
-        return open_interval(self._conn, fact_id)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = open_interval(self._conn, fact_id)
+            if found is not None:
+                served.check(self._conn, [dict(zip(("value", "state", "sensitivity"), found), fact_id=fact_id)],
+                             table="fact_history")
+        return found
 
     def fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a
@@ -137,7 +147,7 @@ class Reads:
         cause): the marks a key's timeline draws where an erasure brought a value back."""
         if not fact_ids:
             return []
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             seqs = seqs_touching(self._conn, sorted(fact_ids), "FactReinstated")
             events = logread.bodies_at(self._conn, seqs)
         out = []
@@ -153,16 +163,26 @@ class Reads:
     def open_disputes(self, app: str | None = None, user: str | None = None) -> list[dict]:
         """Open facts in dispute (reason "disputed"), listed beside the held candidates in the
         review queue; `resolve` settles them."""
-        return presence.open_disputes(self._conn, app, user)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = presence.open_disputes(self._conn, app, user)
+            served.check(self._conn, [{k: v for k, v in f.items() if k != "reason"} for f in found],
+                         table="facts_current")
+        return found
 
     def disputed_by_key(self) -> list[dict]:
         """Every open dispute, one row per key, with the disputing facts' ids (JSON text in
         `disputes`): the web view's review page."""
-        return current.disputed_by_key(self._conn)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = current.disputed_by_key(self._conn)
+            served.check(self._conn, found, table="facts_current")
+        return found
 
     def key_current(self, app: str, user: str, subject: str, predicate: str) -> list[dict]:
         """The open facts of one key: what a disputed fact stands against."""
-        return current.key_current(self._conn, app, user, subject, predicate)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = current.key_current(self._conn, app, user, subject, predicate)
+            served.check(self._conn, found, table="facts_current")
+        return found
 
     # --- erasures ------------------------------------------------------------------------------
 
@@ -174,20 +194,23 @@ class Reads:
     def receipt_seqs(self, app: str, user: str | None = None, session: str | None = None) -> set[int]:
         """Seqs of the receipts that erased anything of this user (or this session), found by
         hashing the ids as the receipts do, so that the receipts still name no one."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.receipt_seqs(self._conn, app, user, session)
 
     def already_erased_at(self, app: str, user: str, *, session: str | None = None,
                           fact: str | None = None, scope: tuple[str, str] | None = None) -> int | None:
         """Seq of the receipt that already erased this user, session, fact or scope (a no-op
         receipt's kind and hash): a repeated request says which receipt did the work."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.already_erased_at(self._conn, app, user, session=session, fact=fact, scope=scope)
 
     def erasure_report(self, seq: int) -> dict:
         """The printable record of the erasure at `seq`, with a fresh verify and the head now
         (`ledger.audit.erasure_report`); a `LedgerError` when `seq` is no receipt."""
-        return erasure_report(self._conn, seq, verify=self.verify, head=self.head, clock=self.clock)
+        # the record's fresh check is of the chain (`verify --log-only`): a record is printed per
+        # receipt, and checking every projection costs a rebuild of the whole log
+        return erasure_report(self._conn, seq, verify=lambda: self.verify(log_only=True), head=self.head,
+                              clock=self.clock)
 
     def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
+from factledger.ledger.audit import served
+from factledger.ledger.audit.projcheck import projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
@@ -25,7 +27,7 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
 from factledger.ledger.reads import Reads
-from factledger.ledger.recall.serve import RecallOptions, recall
+from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolution
@@ -61,6 +63,7 @@ class Ledger(Reads):
         # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
         self._work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
                                 future_tolerance=future_tolerance)
+        self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
     # unit of work itself stay private: the shells ask the facade's methods (docs/architecture.md,
@@ -116,19 +119,40 @@ class Ledger(Reads):
 
     # Every read of more than one statement runs in one read transaction (`store.snapshot`).
 
+    # Every fact a read hands out is checked against the log first (`ledger.audit.served`): a
+    # projection row that disagrees raises `ProjectionMismatch`; nothing is dropped silently.
+
     def facts(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalise_partition(app, user)
-        with snapshot(self._conn):
-            return queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
+            as_of, valid_at = filters.get("as_of"), filters.get("valid_at")
+            if as_of is None and valid_at is None:
+                served.check(self._conn, found, table="facts_current")
+                spec = self.registry.resolve(filters["predicate"]) if filters.get("predicate") else None
+                served.check_open(self._conn, app, user, {f["fact_id"] for f in found},
+                                  subject=filters.get("subject"),
+                                  predicate=spec.name if spec else filters.get("predicate"),
+                                  include_sensitive=bool(filters.get("include_sensitive")))
+            else:
+                served.check(self._conn, found, table="fact_history",
+                             at=normalise_time(as_of) if as_of is not None else None)
+        return found
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalise_partition(app, user)
-        with snapshot(self._conn):
-            return queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
+            served.check(self._conn, found, table="fact_history", history=True)
+        return found
 
     def why(self, fact_id: str) -> dict:
-        with snapshot(self._conn):
-            return queries.why(self._conn, normalise_id(fact_id, "fact id"), now=self.clock())
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = queries.why(self._conn, normalise_id(fact_id, "fact id"), now=self.clock())
+            served.check(self._conn, [found["fact"]], table="fact_history")
+            served.check_touching(self._conn, found["fact"]["fact_id"], found["events"])
+            served.check_current(self._conn, found["fact"]["fact_id"])
+        return found
 
     def log(self, **filters) -> list[dict]:
         for name in ("app", "user"):
@@ -138,7 +162,7 @@ class Ledger(Reads):
         return logread.log(self._conn, **filters)
 
     def stats(self) -> dict:
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return queries.stats(self._conn)
 
     def head(self) -> tuple[int, str]:
@@ -157,10 +181,13 @@ class Ledger(Reads):
         app, user = normalise_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
-        with snapshot(self._conn):
-            return recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
-                          options=opts, registry=self.registry, explain=explain, as_of=at,
-                          kept=self._work.recall_kept)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            result = recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
+                            options=opts, registry=self.registry, explain=explain, as_of=at,
+                            kept=self._work.recall_kept)
+            users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
+            served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
+        return result
 
     # Ingestion and review.
 
@@ -245,8 +272,11 @@ class Ledger(Reads):
         session, fact = normalise_optional(session, "session"), normalise_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry)
-        return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
-                             ticket=ticket)
+        try:
+            return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
+                                 ticket=ticket)
+        finally:
+            self._served_kept.clear()          # no forgotten value stays in the reads' kept folds
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
@@ -256,7 +286,10 @@ class Ledger(Reads):
             if name in options:
                 options[name] = normalise_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
-        return forget.retain(self._work, **options)
+        try:
+            return forget.retain(self._work, **options)
+        finally:
+            self._served_kept.clear()
 
     def erasures(self, app: str | None = None) -> list[dict]:
         return receipts(self._conn, normalise_optional(app, "app"))
@@ -278,7 +311,7 @@ class Ledger(Reads):
 
     def residue(self) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/forget/residue.py`)."""
-        with snapshot(self._conn):
+        with snapshot(self._conn), served.keeping(self._served_kept):
             return residue(self._conn, self._work.location)
 
     def import_log(self, source) -> dict:
@@ -286,8 +319,24 @@ class Ledger(Reads):
 
     # Checking.
 
-    def verify(self, expect_head: str | None = None) -> dict:
-        return verify(self._conn, expect_head)
+    def verify(self, expect_head: str | None = None, log_only: bool = False, vectors: bool = False) -> dict:
+        """The chain, the commitments and the append-only triggers; then, unless `log_only`, every
+        projection a read serves from against a rebuild from the log (`ledger.audit.projcheck`),
+        the first disagreeing row named (`vectors`: the meaning vectors recomputed too, not only
+        which facts have one).  `checked` says which parts were checked."""
+        result = verify(self._conn, expect_head)
+        result["checked"] = ["chain", "commitments", "triggers"]
+        if log_only or not result["ok"]:
+            return result
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            tables, problem = projection_problem(self._conn, self.projector, vectors=vectors)
+        result["checked"].append("projections")
+        if vectors:
+            result["checked"].append("vectors")
+        result["projections"] = tables
+        if problem is not None:
+            result.update(ok=False, problem=problem["problem"], projection=problem)
+        return result
 
     def replay(self, progress=None) -> int:
         """Throw the projections away and refold them from the log."""

@@ -20,7 +20,7 @@ def erasure_report(conn, seq: int, *, verify, head, clock) -> dict:
     """The report for the `Redacted` event at `seq` (a `LedgerError` if there is none).
 
     `verify()`, `head()` and `clock()` are the facade's (`Ledger.erasure_report` passes its own),
-    so the fresh check in the record is the one `factledger verify` runs."""
+    so the fresh check in the record is the one `factledger verify --log-only` runs."""
     row = event_at(conn, seq)
     if row is None or row[2] != "Redacted":
         raise LedgerError(f"no erasure receipt at seq {seq} (`factledger erasures` lists them)")

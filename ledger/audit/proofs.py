@@ -101,6 +101,9 @@ def _ours(conn, note: str, which: str = "the checkpoint") -> Checkpoint:
     checkpoint = read_note(note)
     tree = MerkleTree(conn)
     mine = origin(conn)
+    if mine is None:
+        raise LedgerError(f"the ledger is empty: {which} (origin {checkpoint.origin!r}, {checkpoint.size} events)"
+                          " cannot be of it")
     if checkpoint.origin != mine:
         raise LedgerError(f"{which} is of another log: origin {checkpoint.origin!r}, this ledger is {mine!r}")
     if checkpoint.size > tree.size():
@@ -170,6 +173,9 @@ def verify(conn, note: str, log_key: VerifierKey | None = None, witnesses: list[
     result.update(origin=checkpoint.origin, tree_size=checkpoint.size,
                   root_hash=checkpoint.root.hex())
     mine = origin(conn)
+    if mine is None:
+        return fail("origin", f"the ledger is empty: the checkpoint (origin {checkpoint.origin!r},"
+                              f" {checkpoint.size} events) cannot be of it")
     for which, c in zip(("checkpoint", "older checkpoint"), opened):
         if c.origin != mine:
             return fail("origin", f"the {which} is of another log: origin {c.origin!r}, this ledger is {mine!r}")

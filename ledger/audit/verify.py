@@ -55,7 +55,7 @@ def _walk(conn, pinned, result: dict, fail) -> dict:
     redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs
     pinned_seen = bool(pinned) and pinned[0] == 0 and pinned[1] == chain.GENESIS
     if pinned and pinned[0] == 0 and not pinned_seen:
-        return fail(0, "the log does not extend the expected head")
+        return _pin_failed(conn, result, fail, pinned)
     rows = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM events ORDER BY seq")
     last_at = ""
     # The writer's own functions (ledger/store/chain.py): the hashes are computed in one place.
@@ -108,17 +108,27 @@ def _walk(conn, pinned, result: dict, fail) -> dict:
                 redactions[seq] = set(targets)
         if pinned and seq == pinned[0]:
             if link != pinned[1]:
-                return fail(seq, "the log does not extend the expected head")
+                return _pin_failed(conn, result, fail, pinned)
             pinned_seen = True
         prev_hash, expected_seq, last_at = link, seq + 1, recorded_at
         result["events"] += 1
     if pinned and not pinned_seen:         # before orphaned scrubs: a cut tail explains them
-        return fail(pinned[0], "the expected head is beyond the end of the log (truncated?)")
+        return _pin_failed(conn, result, fail, pinned, "the pinned head is beyond the end of the log (truncated?)")
     for seq, by in sorted(scrubbed.items()):
         if seq not in redactions.get(by, ()):
             return fail(seq, "scrubbed without a Redacted event naming it")
     result["head"] = f"{expected_seq - 1}:{prev_hash}"
     return result
+
+
+def _pin_failed(conn, result: dict, fail, pinned: tuple[int, str], why: str | None = None) -> dict:
+    """The chain may be sound and still not be the one pinned: say so, with both heads (the log's
+    last seq and hash as stored; the walk stops here, so they are not vouched for)."""
+    last = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    log_at = f"{last[0]}:{last[1]}" if last else "0 (empty)"
+    message = f"the log does not extend the pinned head (pinned {pinned[0]}:{pinned[1]}, log at {log_at})"
+    result["pin"] = True
+    return fail(pinned[0], message + (f": {why}" if why else ""))
 
 
 def _parse_head(text: str) -> tuple[int, str]:

@@ -157,7 +157,7 @@ def published(tmp_path):
 
 def _verify(path, note, key=VKEY, older=None) -> dict:
     with Ledger(path, clock=MovableClock()) as ledger:
-        chain_ok = ledger.verify()
+        chain_ok = ledger.verify(log_only=True)          # the chain alone, not the projections
         result = ledger.verify_checkpoint(note, key, older=older)
     return {**result, "chain_ok": chain_ok["ok"], "chain_problem": chain_ok["problem"]}
 

@@ -273,12 +273,15 @@ def test_damaged_body_bytes_are_reported_naming_the_seq(big):
 
 
 def test_damaged_projection_bytes_are_found_by_replay_check(big):
-    """Projections are outside the chain; `replay --check` compares them with a rebuild."""
+    """Projections are outside the chain; `replay --check` compares them with a rebuild, and so
+    does `verify` (`--log-only`: the chain alone, which the damage does not touch)."""
     value = "allergen-0300"
     data = big.read_bytes()
     page = next(p for p in pages_of(big, "facts_current") if value.encode() in data[(p - 1) * 4096:p * 4096])
     damage(big, page, lambda d: d.replace(value.encode(), b"allergen-9999", 1))
-    assert cli_run(big, "verify").exit_code == 0
+    assert cli_run(big, "verify", "--log-only").exit_code == 0
+    full = cli_run(big, "verify")
+    assert full.exit_code == 1 and "the ledger is damaged" in full.output and "facts_current" in full.output
     check = cli_run(big, "replay", "--check")
     assert check.exit_code == 1 and "differ" in check.output
     assert cli_run(big, "replay").exit_code == 0

@@ -1,0 +1,347 @@
+"""Verified reads: a fact leaves the ledger only if the log says it.
+
+Every fact the facade's reads hand out (`facts`, `history`, `why`, `recall`, and so the CLI, the
+web view and the ADK service) passes through `check` before it leaves.  For the facts of one
+answer it
+
+1. finds the events that touched them (`fact_events`, one indexed query per 500 facts), and the
+   facts those events link them to (a dispute's other side, the fact a split was cut from), since
+   their events change these facts' rows too;
+2. reads those events (one query per 500 seqs) and checks each one's body against its
+   commitment (a redacted event has no body, and the fold skips it, as a rebuild does);
+3. folds them with the facts fold itself (`projections.factbatch.FactBatch`, nothing stored), which
+   gives each fact's intervals exactly as a rebuild would write them;
+4. compares every served field (value, subject, predicate, status, sensitivity, provenance:
+   session, quote, said_at, author, evidence; basis, confidence, dates, disputes; an interval's
+   own columns) with the interval the read claims to serve: the open one, the one held at an
+   `as_of` time, or, for `history`, every interval of the fact.
+
+The cost is per served fact (its events), not per event of the log.  A disagreement raises
+`ProjectionMismatch` naming the table, the fact, the field and the event; no row is dropped.
+What a read cannot see this way (a fact missing from every table, a `fact_events` row removed
+together with the rows it explains) `verify` finds: it compares every projection with a rebuild.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import orjson
+
+from factledger.ledger.domain.eventrow import Event, body_of
+from factledger.ledger.domain.textindex import document_terms
+from factledger.ledger.errors import ProjectionMismatch
+from factledger.ledger.store import chain
+from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
+from factledger.ledger.vocabulary.words import OPEN_STATUSES
+from factledger.projections.factbatch import FactBatch
+from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
+from factledger.projections.history import HISTORY_COLUMNS
+from factledger.projections.runner import FOLDED_TO
+
+CHUNK = 500
+MAX_LINKED = 20_000         # facts folded for one answer, linked ones included (a guard, not a limit in use)
+
+# The served fields compared with the log (a served dict is compared on those it has).
+_COMPARED = ("app", "user", "subject", "predicate", "value", "status", "basis", "confidence",
+             "sensitivity", "said_at", "recorded_at", "confirmed_at", "confirmed_by", "session",
+             "evidence_event", "quote", "author", "disputes", "effective_date")
+_INTERVAL = ("valid_from", "valid_to", "recorded_from", "recorded_to", "ended_by", "reason")
+
+
+def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
+          history: bool = False) -> dict[str, dict]:
+    """Raise `ProjectionMismatch` unless every fact dict is what the log says.
+
+    `at`: the facts were read as held at that transaction time (`--as-of`); otherwise they are
+    the facts' open intervals.  `history`: the dicts are intervals (each names its
+    `recorded_from`), and every interval of every fact named must be among them.  Returns the
+    interval each fact was checked against, by fact id (the last one, for `history`)."""
+    facts = [f for f in facts if f]
+    if not facts:
+        return {}
+    checked: dict[str, dict] = {}
+    ids = list(dict.fromkeys(f["fact_id"] for f in facts))
+    intervals, _touched = _expected(conn, ids, table)
+    for fact in facts:
+        fact_id = fact["fact_id"]
+        found = intervals.get(fact_id)
+        if not found:
+            raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
+        interval = _served_interval(fact, found, at, history)
+        if interval is None:
+            raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"],
+                                     "the log does not hold it in that state at that time")
+        _compare(table, fact, interval)
+        checked[fact_id] = interval
+    if history:
+        served = {(f["fact_id"], f.get("recorded_from")) for f in facts}
+        for fact_id in ids:
+            for interval in intervals.get(fact_id, ()):
+                if (fact_id, interval["recorded_from"]) not in served:
+                    raise ProjectionMismatch(table, fact_id, interval["from_seq"],
+                                             "an interval the log holds is missing")
+    return checked
+
+
+def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str | None = None,
+               predicate: str | None = None, include_sensitive: bool = False) -> None:
+    """The open facts of a partition as `facts_current` serves them (under the same filters) must
+    be the open intervals of `fact_history`: a row deleted from either, added to either, or moved
+    out of the caller's sight (a sensitivity raised) is found here."""
+    sql = ("SELECT fact_id FROM fact_history WHERE app = ? AND user = ? AND recorded_to IS NULL"
+           " AND state IN ('current', 'disputed')")
+    args: list = [app, user]
+    if subject:
+        sql, args = sql + " AND subject = ?", [*args, subject]
+    if predicate:
+        sql, args = sql + " AND predicate = ?", [*args, predicate]
+    if not include_sensitive:
+        sql += " AND sensitivity != 'health'"
+    held = {row[0] for row in conn.execute(sql, args)}
+    for fact_id in sorted(held - served_ids):
+        raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
+    for fact_id in sorted(served_ids - held):
+        raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+
+
+def check_touching(conn, fact_id: str, events: list[dict]) -> None:
+    """The events `why` lists for a fact are the ones the log's fold of it read, and each names
+    the fact (`fact_events` can be added to or deleted from, as any table)."""
+    _intervals, touched = _expected(conn, [fact_id], "fact_events")
+    listed = {event["seq"] for event in events}
+    expected = touched.get(fact_id, set())
+    if listed != expected:
+        seq = min(listed ^ expected)
+        raise ProjectionMismatch("fact_events", fact_id, seq, "the events listed are not the ones folded for it")
+    for event in events:
+        body = event.get("body")
+        if body is None:
+            continue
+        named = {body.get(f) for f in ("fact_id", "by_fact_id", "disputes", "winner_id", "split_id")}
+        if fact_id not in named and fact_id not in (body.get("loser_ids") or ()):
+            raise ProjectionMismatch("fact_events", fact_id, event["seq"],
+                                     "it names an event that does not touch the fact")
+
+
+def check_current(conn, fact_id: str) -> None:
+    """A fact's `facts_current` row, if it has one, is its open interval as the log says (`why`
+    answers from `fact_history`, and says so when the row recall and `facts` serve is forged)."""
+    cursor = conn.execute(f"SELECT {', '.join(SNAPSHOT_COLUMNS)} FROM facts_current WHERE fact_id = ?", (fact_id,))
+    row = cursor.fetchone()
+    if row is not None:
+        fact = {name: value for name, value in zip(SNAPSHOT_COLUMNS, row) if name in _COMPARED or name == "fact_id"}
+        check(conn, [fact], table="facts_current")
+
+
+def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | None = None) -> None:
+    """Recall's served facts (the selected ones, and every candidate an explanation shows): each
+    is what the log says, and, read now, its recall index row holds its own terms; the scope's
+    facts and index rows are as many (a row deleted from one of them hides a fact or keeps one)."""
+    checked = check(conn, facts, table="facts_current" if at is None else "fact_history", at=at)
+    if at is not None:
+        return
+    marks = ", ".join("?" for _ in users)
+    counts = conn.execute(f"SELECT (SELECT COUNT(*) FROM facts_current WHERE app = ? AND user IN ({marks})),"
+                          f" (SELECT COUNT(*) FROM recall_index WHERE app = ? AND user IN ({marks}))",
+                          (app, *users, app, *users)).fetchone()
+    if counts[0] != counts[1]:
+        raise ProjectionMismatch("recall_index", None, None,
+                                 f"{counts[1]} index rows for {counts[0]} open facts of {app}/{users[0]}")
+    seqs = {interval["observed_seq"]: fact_id for fact_id, interval in checked.items()}
+    stored: dict[int, tuple[str, str]] = {}
+    wanted = sorted(seqs)
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start:start + CHUNK]
+        stored.update((seq, (fact_id, terms)) for seq, fact_id, terms in conn.execute(
+            f"SELECT seq, fact_id, terms FROM recall_index WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+    for seq, fact_id in seqs.items():
+        interval = checked[fact_id]
+        row = stored.get(seq)
+        if row is None or row[0] != fact_id:
+            raise ProjectionMismatch("recall_index", fact_id, seq, "the fact's index row is missing")
+        if row[1] != document_terms(interval["subject"], interval["predicate"], interval["value"], interval["quote"]):
+            raise ProjectionMismatch("recall_index", fact_id, seq, "the indexed terms are not the fact's")
+
+
+def _served_interval(fact: dict, found: list[dict], at: str | None, history: bool) -> dict | None:
+    if history:
+        # one interval per transaction time: an interval that would last none is overwritten
+        return next((i for i in found if i["recorded_from"] == fact.get("recorded_from")), None)
+    if at is not None:
+        return next((i for i in found if i["recorded_from"] <= at
+                     and (i["recorded_to"] is None or i["recorded_to"] > at)), None)
+    return next((i for i in found if i["recorded_to"] is None), None)
+
+
+def _compare(table: str, fact: dict, interval: dict) -> None:
+    expected = dict(interval, status=interval["state"])
+    for name in _COMPARED + _INTERVAL + ("state",):
+        if name not in fact:
+            continue
+        served, wanted = fact[name], expected.get(name)
+        if name == "disputes":
+            served = orjson.loads(served) if isinstance(served, str) else served
+            wanted = orjson.loads(wanted) if isinstance(wanted, str) else wanted
+            served, wanted = sorted(served or []), sorted(wanted or [])
+        if served is None and name in ("value", "quote"):
+            continue                   # withheld from this caller (recall's uncleared facts)
+        if served != wanted:
+            raise ProjectionMismatch(table, fact["fact_id"], interval["from_seq"], f"its {name} differs from the log's")
+    if table == "facts_current" and expected["status"] not in OPEN_STATUSES:
+        raise ProjectionMismatch(table, fact["fact_id"], interval["from_seq"], "the fact is not open in the log")
+
+
+# What the log says of a fact cannot change while the log's head stays where it is, so the
+# intervals folded for a fact are kept for the head they were folded at (and dropped, all of
+# them, at the first check that sees another head), as recall keeps its scopes
+# (`ledger/recall/cache.py`): a fact served again costs one statement, not a fold.  Only when the
+# projections have folded up to the head (not inside a write whose projections are unflushed).
+# What is compared is always the row read now: an edited projection row is found however often
+# the fact was checked before.  A body edited in place under the same head (the triggers
+# dropped) is found by `verify`, and by reads once the kept folds are dropped.
+# The kept folds belong to one ledger (`Ledger` holds its own and lends it to its reads through
+# `keeping`), so two ledgers in one process never share them and a forget drops only its own.
+MAX_KEPT = 50_000
+
+
+class KeptFolds:
+    """One ledger's kept folds: fact id -> (its intervals, the seqs that touched it), for one head."""
+
+    def __init__(self) -> None:
+        self.folds: dict[str, tuple[list[dict], set[int]]] = {}
+        self.at = None
+        self.lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Drop every kept fold (a forget: no forgotten value stays in memory)."""
+        with self.lock:
+            self.folds.clear()
+            self.at = None
+
+
+_KEEPING: ContextVar[KeptFolds | None] = ContextVar("factledger_served_kept", default=None)
+
+
+@contextmanager
+def keeping(kept: KeptFolds) -> Iterator[None]:
+    """Checks inside this block may keep and reuse `kept`'s folds; outside any, nothing is kept."""
+    token = _KEEPING.set(kept)
+    try:
+        yield
+    finally:
+        _KEEPING.reset(token)
+
+
+_HEAD = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
+
+
+def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
+    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it."""
+    first, seq, hash_, folded = conn.execute(_HEAD).fetchone()
+    head = (first, seq, hash_)
+    keep = first is not None and folded == seq
+    intervals: dict[str, list[dict]] = {}
+    touched: dict[str, set[int]] = {}
+    kept = _KEEPING.get()
+    keep = keep and kept is not None
+    if keep:
+        with kept.lock:
+            if kept.at != head:
+                kept.folds.clear()
+                kept.at = head
+            for fact_id in ids:
+                found = kept.folds.get(fact_id)
+                if found is not None:
+                    intervals[fact_id], touched[fact_id] = found
+    missing = [f for f in ids if f not in intervals]
+    if missing:
+        batch, established = _fold(conn, missing, table)
+        folded_now: dict[str, list[dict]] = {}
+        for row in batch.rows:
+            interval = dict(zip(HISTORY_COLUMNS, row))
+            folded_now.setdefault(interval["fact_id"], []).append(interval)
+        for fact_id in missing:
+            if fact_id in folded_now:
+                intervals[fact_id] = folded_now[fact_id]
+                touched[fact_id] = established.get(fact_id, set())
+        if keep:
+            with kept.lock:
+                if kept.at == head:
+                    if len(kept.folds) + len(missing) > MAX_KEPT:
+                        kept.folds.clear()
+                    kept.folds.update((f, (intervals[f], touched[f])) for f in missing if f in intervals)
+    return intervals, touched
+
+
+def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[int]]]:
+    """Fold the events of these facts and of the facts linked to them, checking each event: one
+    query per 500 facts (`fact_events` joined with the events it names), and one more round
+    only for the facts a dispute or a split links in."""
+    wanted, seen = list(ids), set()
+    established: dict[str, set[int]] = {}
+    events: dict[int, Event] = {}
+    while wanted and len(seen) <= MAX_LINKED:
+        chunk_ids = [f for f in dict.fromkeys(wanted) if f not in seen]
+        seen.update(chunk_ids)
+        wanted = []
+        for start in range(0, len(chunk_ids), CHUNK):
+            chunk = chunk_ids[start:start + CHUNK]
+            for fact_id, seq, *row in conn.execute(_TOUCHED + f"({', '.join('?' for _ in chunk)})", chunk):
+                if seq in events:
+                    if events[seq].body is None:
+                        established.setdefault(fact_id, set()).add(seq)
+                    continue
+                event = events[seq] = _event(seq, row, table)
+                body = event.body
+                # the facts an event touches are the ones its body names (a redacted event's:
+                # the ones `fact_events` names), whichever fact's rows brought it in
+                for named in _named(body) if body is not None else (fact_id,):
+                    established.setdefault(named, set()).add(seq)
+                # a dispute's two sides change each other's rows (`disputes`, closed by the
+                # other's events); a split fact starts as a copy of the fact it was cut from
+                if body is None:
+                    continue
+                if event.type == "FactDisputed":
+                    wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
+                               if isinstance(f, str) and f not in seen]
+                elif event.type == "FactSplit" and body.get("split_id") in seen and body.get("fact_id") not in seen:
+                    wanted.append(body["fact_id"])
+    batch = FactBatch()
+    batch.fold(events[seq] for seq in sorted(events))
+    return batch, established
+
+
+def _named(body: dict) -> list[str]:
+    """The facts an event's body names (`projections.provenance` indexes the same fields)."""
+    found = [body[f] for f in ("fact_id", "by_fact_id", "disputes", "winner_id", "split_id")
+             if isinstance(body.get(f), str) and body[f]]
+    return found + [f for f in body.get("loser_ids") or () if isinstance(f, str)]
+
+
+# The events that touched some facts, each beside the fact it touched (NULLs: an event
+# `fact_events` names and the log does not hold).
+_TOUCHED = ("SELECT t.fact_id, t.seq, e.event_id, e.type, e.app, e.user, e.recorded_at, e.body, e.salt,"
+            " e.commitment, e.redacted_by FROM fact_events t LEFT JOIN events e ON e.seq = t.seq"
+            " WHERE t.fact_id IN ")
+
+
+def _event(seq: int, row: list, table: str) -> Event:
+    """One event as the fold reads it, its body checked against its commitment."""
+    event_id, type_, app, user, recorded_at, body, salt, commit, redacted_by = row
+    if event_id is None:
+        raise ProjectionMismatch(table, None, seq, "fact_events names an event the log does not hold")
+    if body is None:
+        if redacted_by is None:
+            raise ProjectionMismatch(table, None, seq, "the event's body is missing and no redaction names it")
+        return Event(seq, event_id, type_, app, user, recorded_at, None)
+    raw = body.encode() if isinstance(body, str) else bytes(body)
+    if salt is None or chain.commitment(bytes(salt), raw) != commit:
+        raise ProjectionMismatch(table, None, seq, "the event's body does not match its commitment")
+    data = body_of(raw)
+    if not isinstance(data, dict) or data.get("type") != type_ or data.get("app") != app or data.get("user") != user:
+        raise ProjectionMismatch(table, None, seq, "the event's envelope disagrees with its body")
+    return Event(seq, event_id, type_, app, user, recorded_at, data)
