@@ -266,13 +266,14 @@ def test_a_fold_kept_for_a_head_still_finds_an_edited_row_and_a_deleted_index_ro
     """Reads keep what the log says of a fact for as long as the head stays (one statement per
     read instead of a fold); what they compare is the row read now."""
     with Ledger(db, clock=MovableClock("2026-09-02T00:00:00Z")) as ledger:
-        before = library_reads(db)                      # folds kept for this head
-        assert not any(isinstance(v, Exception) for v in before.values())
+        old = _ids(db, current=False)[0]["fact_id"]
+        ledger.facts(APP, USER, include_sensitive=True)  # this ledger's folds, kept for this head
+        ledger.why(old)
+        assert ledger._served_kept.folds
         edit(db, f"UPDATE facts_current SET value = '{FORGED}' WHERE {_DIET}",
              "DELETE FROM fact_events WHERE type = 'FactSuperseded' AND role = 'subject'")
         with pytest.raises(ProjectionMismatch, match="its value differs"):
             ledger.facts(APP, USER)
-        old = _ids(db, current=False)[0]["fact_id"]
         with pytest.raises(ProjectionMismatch, match="fact_events"):
             ledger.why(old)
 
@@ -338,3 +339,18 @@ def test_verify_checks_the_vectors_rows_and_with_vectors_their_bytes(meaning, tm
     result = invoke(db, "verify")
     assert result.exit_code == 1 and "fact_vectors (seq " in result.output
     assert invoke(db, "verify", "--vectors", "--log-only").exit_code == 2
+
+
+def test_each_ledger_keeps_its_own_verified_folds(db, tmp_path):
+    """The folds a read keeps belong to its ledger: two ledgers in one process (here two copies of
+    one file, the same first hash and head) share none, and dropping one's leaves the other's."""
+    other = tmp_path / "other.db"
+    shutil.copyfile(db, other)
+    with Ledger(db) as first, Ledger(other) as second:
+        first.facts(APP, USER, include_sensitive=True)
+        second.facts(APP, USER, include_sensitive=True)
+        assert first._served_kept is not second._served_kept
+        assert first._served_kept.folds and second._served_kept.folds
+        first._served_kept.clear()
+        assert not first._served_kept.folds and second._served_kept.folds
+        assert first.facts(APP, USER) == second.facts(APP, USER)
