@@ -64,7 +64,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("ingest:sessions", "A user's ingested sessions: watermark, counts and digest."),
     "stats": ("core:stats", "Counts: events, facts, open facts, held candidates, events per fact."),
     "verify": ("core:verify",
-               "Recompute the hash chain and commitments; exit 1 naming the first bad seq (or failed check)."),
+               "Recompute the hash chain and commitments, then check every projection a read serves from against "
+               "the log (--log-only: the chain alone); exit 1 naming the first bad seq or row."),
     "why": ("why:why",
             "A fact's provenance: session, evidence event, quote, author; every event that touched it; and "
             "what replaced, disputed or retracted it, with who resolved it and why."),
