@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.vocabulary.clock import stored_time
@@ -44,6 +44,9 @@ def _candidate_said_at(candidate: dict) -> dict:
     if "said_at" in candidate:
         _time(candidate["said_at"])
     return candidate
+
+
+StoredCandidate = Annotated[dict, AfterValidator(_candidate_said_at)]     # a held or rejected proposal
 
 
 class Body(BaseModel):
@@ -220,7 +223,7 @@ class CandidateRejected(Body):
     type: Literal["CandidateRejected"] = "CandidateRejected"
     reason: str
     rule: str
-    candidate: dict
+    candidate: StoredCandidate
     fact_id: str | None = None
     hold_id: str | None = None
     basis_claimed: Basis | None = None
@@ -234,25 +237,15 @@ class CandidateRejected(Body):
     # back its id, so a reviewer's judgement of that fact applies again.
     observed_as: str | None = None
 
-    @field_validator("candidate")
-    @classmethod
-    def _said_at(cls, candidate: dict) -> dict:
-        return _candidate_said_at(candidate)
-
 
 class CandidateHeld(Body):
     type: Literal["CandidateHeld"] = "CandidateHeld"
     hold_id: str
     reason: str
-    candidate: dict
+    candidate: StoredCandidate
     registry_sha256: str = ""
     cause: int | None = None
     restates: int | None = None
-
-    @field_validator("candidate")
-    @classmethod
-    def _said_at(cls, candidate: dict) -> dict:
-        return _candidate_said_at(candidate)
 
 
 class SessionIngested(Body):
