@@ -8,11 +8,6 @@ know which driver raised it.
 
 from __future__ import annotations
 
-try:                                    # the optional `postgres` extra
-    import psycopg.errors as pg_errors
-except ImportError:                     # pragma: no cover - SQLite-only installs
-    pg_errors = None
-
 from factledger.ledger.errors import (
     ConstraintViolation,
     LedgerBusy,
@@ -29,7 +24,13 @@ def is_driver_error(exc: BaseException) -> bool:
 
 
 def translate(exc: BaseException) -> StorageError:
-    """The factledger error for one of psycopg's (`detail` keeps the server's first line)."""
+    """The factledger error for one of psycopg's (`detail` keeps the server's first line).
+
+    psycopg is imported here, not with the module: an error of psycopg's means the driver is
+    loaded already, and a SQLite ledger's commands, which reach this module through the one
+    engine factory, need not load PostgreSQL's driver (about 0.1 s, docs/performance.md)."""
+    import psycopg.errors as pg_errors
+
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, (pg_errors.LockNotAvailable, pg_errors.QueryCanceled, pg_errors.DeadlockDetected,
                         pg_errors.SerializationFailure)):
