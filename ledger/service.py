@@ -255,6 +255,11 @@ class Ledger(Reads):
         return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason,
                              confirm_sensitivity=confirm_sensitivity)
 
+    def held_class(self, predicate: str | None) -> str:
+        """The sensitivity class a held candidate of `predicate` has until a reviewer places it
+        (`ledger.review.queue.held_sensitivity`): a target of another class asks for confirmation."""
+        return review.held_sensitivity(self.registry, {"predicate": predicate})
+
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
         return review.reject(self._work, normalise_id(hold_id, "hold id"), reason, by=by)
 
