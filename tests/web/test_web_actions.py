@@ -234,3 +234,34 @@ def test_nothing_is_chosen_for_the_reviewer_and_a_new_class_is_confirmed(rao, le
                                                              "reason": "the orders say four"}))
     assert said.startswith(f"Done: accepted household_size = 4 for mealkit/priya (fact {challenger}): it is the current")
     assert "DisputeResolved at seq" in said
+
+
+def test_an_observed_session_is_listed_and_erased_under_its_ticket_found_by_ticket(rao, ledger_file):
+    """Issue 29: a session written by `observe` is on the user page with its erase link; the
+    "Erased" confirmation names the ticket; the receipts page finds the receipt by its ticket."""
+    cli_observe = CliRunner().invoke(cli, [
+        "--db", str(ledger_file), "observe", "--app", "mealkit", "--user", "priya", "--predicate", "pet",
+        "--value", "cat", "--quote", "we have a cat", "--session", "chat-7", "--event-id", "c7-e1",
+        "--said-at", "2026-10-29T08:00:00Z"])
+    assert cli_observe.exit_code == 0, cli_observe.output
+    page = rao.get("/-/factledger/user?app=mealkit&user=priya").text
+    sessions = re.search(r'<table id="sessions">(.*?)</table>', page, re.S).group(1)
+    row = re.search(r"<tr><td>chat-7</td>(.*?)</tr>", sessions, re.S).group(1)
+    assert "observe" in row and "kind=session&amp;target=chat-7" in row
+    assert "<tr><td>meal-2</td><td>ingestion</td>" in sessions
+    scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "chat-7",
+             "reason": "asked to forget the cat", "ticket": "DPO-2026-114", "confirm": "yes"}
+    done = rao.post("/-/factledger/erase/commit", scope)
+    assert done.status_code == 200
+    receipt = re.search(r'<p class="ok" id="receipt">(.*?)</p>', done.text, re.S).group(1)
+    assert "under ticket <strong id=\"receipt-ticket\">DPO-2026-114</strong>" in receipt
+    assert "chat-7" not in rao.get("/-/factledger/user?app=mealkit&user=priya").text
+    rao.post("/-/factledger/erase/commit", {**scope, "target": "meal-2", "ticket": "DPO-2026-200"})
+
+    found = rao.get("/-/factledger/erasures?ticket=dpo-2026-114 ").text
+    assert "1 receipt filed under ticket" in found
+    rows = re.search(r'<table id="receipts">(.*?)</table>', found, re.S).group(1)
+    assert "<td>DPO-2026-114</td>" in rows and "DPO-2026-200" not in rows
+    assert "2026-200" in rao.get("/-/factledger/erasures").text
+    none = rao.get("/-/factledger/erasures?ticket=DPO-0").text
+    assert "No receipt is filed under ticket DPO-0" in none

@@ -169,6 +169,7 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     browser.find_element(By.ID, "confirm").click()
     follow(browser.find_element(By.ID, "commit"))
     assert "Forgotten: session" in browser.find_element(By.ID, "receipt").text
+    assert "under ticket DPO-2026-114" in browser.find_element(By.ID, "receipt").text
     shot("09-erasure-receipt")
 
     follow(browser.find_element(By.LINK_TEXT, "priya's facts now"))
@@ -191,6 +192,9 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#receipts th")]
     cells = browser.find_elements(By.XPATH, "//table[@id='receipts']//tr[2]/td")
     assert cells[headers.index("ticket")].text == "DPO-2026-114"
+    browser.find_element(By.ID, "ticket").send_keys("DPO-2026-114")
+    follow(browser.find_element(By.ID, "find-ticket"))
+    assert "1 receipt filed under ticket DPO-2026-114" in browser.find_element(By.ID, "ticket-filter").text
     follow(browser.find_element(By.LINK_TEXT, "record"))
     assert "DPO-2026-114" in text()
     shot("12-erasure-record")
