@@ -52,8 +52,8 @@ def fill(path: Path, clock=None) -> None:
             session="meal-11", evidence_event="m11-e1", said_at="2026-10-31T10:00:00Z", author="agent"))
 
 
-def web(path: Path, clock=None, public: bool = False):
-    config = WebConfig(path, load_registry(None), actors(), public=public)
+def web(path: Path, clock=None, public: bool = False, public_clearance: str = "normal"):
+    config = WebConfig(path, load_registry(None), actors(), public=public, public_clearance=public_clearance)
     if clock is not None:
         config.clock = clock
     return build(config)
