@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
 
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from factledger.ledger import Ledger, make_candidate  # noqa: E402
@@ -87,10 +87,20 @@ def browser():
 
 
 def follow_click(browser, element) -> None:
-    """Click a link or a submit button and wait for the next page (the old one goes stale)."""
+    """Click a link or a submit button and wait for the next page (the old one goes stale).
+    Chromedriver reports a node that left the document either as stale or, mid-navigation, as
+    "does not belong to the document": both mean the next page has replaced it."""
     old = browser.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+
+    def replaced(_driver) -> bool:
+        try:
+            old.is_enabled()
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+        return False
+
+    WebDriverWait(browser, 30).until(replaced)
 
 
 def sign_in(browser, base: str, name: str) -> None:
