@@ -271,7 +271,7 @@ def resolve(state, fact_id, accept, reject, by, reason, fmt) -> None:
     if accept == reject:
         raise click.UsageError("say exactly one of --accept or --reject")
     outcome = state.ledger().resolve(fact_id, accept, by, reason).as_dict()
-    emit_one(outcome, fmt, render=lambda o: f"{o['reason']}ed {fact_id} (seq {o['seqs'][0]})")
+    emit_one(outcome, fmt, render=lambda o: o["summary"])
 
 
 @click.command()

@@ -20,6 +20,9 @@ from factledger.ledger.service import display_location, is_fresh_server_location
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
 DEPLOY = ["--app", "deploybot", "--user", "team-atlas"]
+# The demo's public view: anonymous visitors read personal values too, so priya's city is seen
+# moving (Pune -> Bengaluru -> erased -> Pune); the clinic's health values stay withheld (docs/ui.md).
+PUBLIC_VIEW = "serve --public --public-clearance personal"
 # The examples ship as package data (`factledger.examples`): found where the package is installed,
 # a wheel's site-packages or a source checkout, without importing anything.
 EXAMPLES = Path(find_spec("factledger.examples").origin).parent / "sessions"
@@ -115,13 +118,13 @@ def demo(out: str | None) -> None:
     elif workdir is not None:
         workdir.cleanup()
         click.echo("\nTo look at the demo ledger in a browser (the ui extra: pip install 'factledger[ui]'):\n"
-                   "  factledger demo --out demo.db && factledger --db demo.db serve --public")
+                   f"  factledger demo --out demo.db && factledger --db demo.db {PUBLIC_VIEW}")
     else:
         click.echo(f"\ndemo ledger kept at {out}; explore it, e.g.\n"
                    f"  factledger --db {shlex.quote(out)} facts --app mealkit --user priya -t\n"
                    f"  factledger --db {shlex.quote(out)} log --app clinic --user arun -t\n"
                    "or look at it in a browser (pip install 'factledger[ui]'):\n"
-                   f"  factledger --db {shlex.quote(out)} serve --public")
+                   f"  factledger --db {shlex.quote(out)} {PUBLIC_VIEW}")
 
 
 COMMANDS = (demo,)

@@ -219,16 +219,21 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
 @review.command("accept")
 @click.argument("hold_id")
 @click.option("--as", "predicate", required=True, help="Registry predicate to apply it under")
+@click.option("--confirm-sensitivity", "confirm_sensitivity", metavar="LEVEL",
+              help="Confirm the predicate's sensitivity when it differs from the candidate's "
+                   "(accepting an unknown predicate as home_city: --confirm-sensitivity personal)")
 @click.option("--by", "by", help="Who decides (recorded in the events; shown by why)")
 @click.option("--reason", help="Why (recorded in the events; shown by why)")
 @output_options
 @pass_state
-def review_accept(state, hold_id, predicate, by, reason, fmt) -> None:
-    """Apply a held candidate under a registry predicate (through the normal decision path)."""
-    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason).as_dict()
-    emit_one(outcome, fmt, render=lambda o: (
-        f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; seqs "
-        f"{', '.join(map(str, o['seqs']))})"))
+def review_accept(state, hold_id, predicate, confirm_sensitivity, by, reason, fmt) -> None:
+    """Apply a held candidate under a registry predicate (through the normal decision path).
+
+    The predicate's normaliser and closed vocabulary apply to the value; a predicate of another
+    sensitivity than the candidate's is refused unless --confirm-sensitivity names it."""
+    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason,
+                                           confirm_sensitivity=confirm_sensitivity).as_dict()
+    emit_one(outcome, fmt, render=lambda o: o["summary"])
 
 
 @review.command("reject")
@@ -240,7 +245,7 @@ def review_accept(state, hold_id, predicate, by, reason, fmt) -> None:
 def review_reject(state, hold_id, reason, by, fmt) -> None:
     """Close a held candidate without applying it (CandidateRejected with the reason)."""
     outcome = state.ledger().review_reject(hold_id, reason, by=by).as_dict()
-    emit_one(outcome, fmt, render=lambda o: f"rejected {hold_id} (seq {o['seqs'][0]})")
+    emit_one(outcome, fmt, render=lambda o: o["summary"])
 
 
 @click.command("eval")

@@ -11,6 +11,7 @@ from factledger.cli.context import pass_state, require_file
 from factledger.ledger import LedgerError
 from factledger.ledger.registry.predicates import load_registry
 from factledger.ledger.vocabulary.clock import clock_from_env
+from factledger.ledger.vocabulary.words import SENSITIVITIES
 
 INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]'"
 
@@ -24,10 +25,14 @@ INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]
                    "or the file's text in FACTLEDGER_UI_ACTORS)")
 @click.option("--public", is_flag=True,
               help="Let anyone look without signing in (normal clearance, no actions): for demos")
+@click.option("--public-clearance", "public_clearance", type=click.Choice(SENSITIVITIES),
+              default="normal", show_default=True,
+              help="What anonymous visitors of --public may read (the demo's story: personal)")
 @click.option("--hash-password", "hash_only", is_flag=True,
               help="Read a password (prompted, or from stdin) and print its hash for the actors file")
 @pass_state
-def serve(state, host: str, port: int, actors_file: str | None, public: bool, hash_only: bool) -> None:
+def serve(state, host: str, port: int, actors_file: str | None, public: bool, public_clearance: str,
+          hash_only: bool) -> None:
     """Serve the reviewer's web view of the ledger on Datasette (read-only; writes go through the ledger)."""
     try:                                  # the optional extra: imported only by this command
         import uvicorn
@@ -38,6 +43,8 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
         from factledger.web.sessions import Sessions
     except ImportError:
         raise LedgerError(INSTALL_HINT) from None
+    if public_clearance != "normal" and not public:
+        raise LedgerError("--public-clearance is what anonymous visitors of --public may read: give --public too")
     if hash_only:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
         click.echo(hash_password(password))
@@ -54,9 +61,11 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
     beside = Path(actors_file).resolve() if actors_file else None
     config = WebConfig(path.resolve(), load_registry(state.registry), actors, public, clock_from_env(),
                        state.busy_timeout, actors_path=beside,
-                       sessions=Sessions(beside.with_name(beside.name + ".sessions") if beside else None))
+                       sessions=Sessions(beside.with_name(beside.name + ".sessions") if beside else None),
+                       public_clearance=public_clearance)
     datasette = build(config, secret=os.environ.get("FACTLEDGER_UI_SECRET"))
-    who = f"{len(actors)} actor(s)" + (", anonymous viewers too (--public)" if public else "")
+    who = f"{len(actors)} actor(s)" + (f", anonymous viewers too (--public, {public_clearance} clearance)"
+                                       if public else "")
     click.echo(f"factledger web view of {path} on http://{host}:{port}/ ({who}); Ctrl-C to stop", err=True)
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
 

@@ -75,3 +75,14 @@ class ProjectionMismatch(LedgerError):
         at = f" (event seq {seq})" if seq is not None else ""
         super().__init__(f"the ledger is damaged: {where}: {problem}{at}; run factledger verify")
         self.table, self.fact_id, self.seq, self.problem = table, fact_id, seq, problem
+
+
+class SensitivityUnconfirmed(LedgerError):
+    """A reviewer's accept would put a value into another sensitivity class than the one it was
+    held under; it needs its own confirmation, naming the new class (`confirm_sensitivity`)."""
+
+    def __init__(self, message: str, *, held_as: str, value: str, user: str, predicate: str,
+                 sensitivity: str, was: str):
+        super().__init__(message)
+        self.held_as, self.value, self.user = held_as, value, user
+        self.predicate, self.sensitivity, self.was = predicate, sensitivity, was

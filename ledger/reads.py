@@ -184,6 +184,29 @@ class Reads:
             served.check(self._conn, found, table="facts_current")
         return found
 
+    def user_sessions(self, app: str, user: str) -> list[dict]:
+        """Every session the user's surviving events name, ingested or written by `observe` (or
+        the ADK service), in the order they first appear: the session, how it came in, its
+        first and last seq and how many events name it, with the ingestion's row when there is
+        one.  A reviewer erases a session from this list, so none that the log holds is left out."""
+        ingested = {row["session"]: row for row in self.sessions(app, user)}
+        found: dict[str, dict] = {}
+        for event in self.stream_log(app=app, user=user):
+            body = event["body"] or {}
+            for session in {body.get("session"), (body.get("candidate") or {}).get("session")}:
+                if not isinstance(session, str) or not session:
+                    continue
+                row = found.setdefault(session, {"session": session, "events": 0, "first_seq": event["seq"],
+                                                 "source": "ingested" if session in ingested else "observed"})
+                row["events"] += 1
+                row["last_seq"] = event["seq"]
+        for session, row in ingested.items():
+            found.setdefault(session, {"session": session, "events": 0, "first_seq": row["first_seq"],
+                                       "last_seq": row["last_seq"], "source": "ingested"})
+        for session, row in found.items():
+            row["ingestion"] = ingested.get(session)
+        return list(found.values())
+
     # --- erasures ------------------------------------------------------------------------------
 
     def receipt_tickets(self) -> dict[int, str]:

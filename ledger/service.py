@@ -30,7 +30,7 @@ from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
-from factledger.ledger.review.dispute import resolution
+from factledger.ledger.review.dispute import resolve
 from factledger.ledger.review.suggest import contradictions, with_suggestions
 from factledger.ledger.store import engines, eventlog
 from factledger.ledger.store import reads as logread
@@ -109,11 +109,7 @@ class Ledger(Reads):
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
-        fact_id = normalise_id(fact_id, "fact id")
-        with self._work.transaction():
-            bodies = resolution(self._conn, fact_id, accept, by, reason, self.registry.sha256)
-            seqs = [self._work.append(body).seq for body in bodies]
-        return Outcome("resolve", fact_id, bodies[0].outcome, bodies[0].rule, seqs)
+        return resolve(self._work, normalise_id(fact_id, "fact id"), accept, by, reason)
 
     # Reading.
 
@@ -252,9 +248,17 @@ class Ledger(Reads):
         return contradictions(self._conn, self.registry, app, user)
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
-                      reason: str | None = None) -> Outcome:
-        """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events."""
-        return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason)
+                      reason: str | None = None, confirm_sensitivity: str | None = None) -> Outcome:
+        """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events.
+        A predicate of another sensitivity than the candidate's needs `confirm_sensitivity` set to
+        that class (`SensitivityUnconfirmed` otherwise); a closed vocabulary must hold the value."""
+        return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason,
+                             confirm_sensitivity=confirm_sensitivity)
+
+    def held_class(self, predicate: str | None) -> str:
+        """The sensitivity class a held candidate of `predicate` has until a reviewer places it
+        (`ledger.review.queue.held_sensitivity`): a target of another class asks for confirmation."""
+        return review.held_sensitivity(self.registry, {"predicate": predicate})
 
     def review_reject(self, hold_id: str, reason: str, *, by: str | None = None) -> Outcome:
         return review.reject(self._work, normalise_id(hold_id, "hold id"), reason, by=by)

@@ -1,6 +1,7 @@
 """Who is asking, whether they may, and the one way every page is rendered.
 
-Every route goes through `page`: no actor (and no `--public`) gets 403 with a sign-in link; an
+Every route goes through `page`: no actor (and no `--public`) gets the sign-in form on a page
+(status 401, and back to the page once signed in) and 403 on an action; an
 action needs a signed-in reviewer and a POST (Datasette's CSRF check has already run on every
 POST that carries a cookie); a `LedgerError` is shown as the CLI would print it, status 400.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datasette.utils.asgi import NotFound, Response
 
 from factledger.ledger import LedgerError
-from factledger.web.actors import ANONYMOUS, Actor
+from factledger.web.actors import Actor
 from factledger.web.config import WebConfig, config_of
 from factledger.web.reading import Withheld
 
@@ -29,7 +30,15 @@ def current_actor(datasette, request) -> Actor | None:
     actor = config.signed_in(request.actor)
     if actor is not None:
         return actor
-    return ANONYMOUS if config.public else None
+    return config.anonymous if config.public else None
+
+
+def back_to(target: str | None) -> str:
+    """Where a sign-in returns to: a page of the web view, never another site (`//host`)."""
+    target = (target or "").strip()
+    if target.startswith(PREFIX + "/") and "//" not in target and "\\" not in target and "\n" not in target:
+        return target
+    return PREFIX + "/"
 
 
 @dataclass
@@ -66,9 +75,13 @@ def page(*, act: bool = False, methods: tuple[str, ...] = ("GET",)):
             if config is None:
                 raise NotFound("factledger is not configured on this Datasette")
             actor = current_actor(datasette, request)
+            if actor is None and request.method == "GET":
+                asked = request.path + (f"?{request.query_string}" if request.query_string else "")
+                return await render(datasette, request, None, "factledger_login.html", 401,
+                                    message="Sign in to see this page.", next=back_to(asked))
             if actor is None:
                 return await render(datasette, request, None, "factledger_denied.html", 403,
-                                    message="Sign in to see this page.", sign_in=True)
+                                    message="Sign in to do this.", sign_in=True)
             if request.method not in methods:
                 return await render(datasette, request, actor, "factledger_denied.html", 405,
                                     message=f"{request.method} is not allowed here.")

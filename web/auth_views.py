@@ -14,7 +14,7 @@ import time
 from datasette.utils import baseconv
 from datasette.utils.asgi import Response
 
-from factledger.web.access import PREFIX, current_actor, render
+from factledger.web.access import PREFIX, back_to, current_actor, render
 from factledger.web.actors import check_password, hash_password
 from factledger.web.config import config_of
 
@@ -35,8 +35,8 @@ async def login(datasette, request):
     known = config.known_actors().get(name)
     if not check_password(form.get("password") or "", known.password if known else _NOBODY) or not known:
         return await render(datasette, request, actor, "factledger_login.html", 403,
-                            message="Wrong name or password.", username=name)
-    response = Response.redirect(PREFIX + "/")
+                            message="Wrong name or password.", username=name, next=back_to(form.get("next")))
+    response = Response.redirect(back_to(form.get("next")))
     session = config.sessions.open(known, SESSION_HOURS * 3600)
     expires = baseconv.base62.encode(int(time.time()) + SESSION_HOURS * 3600)
     response.set_cookie("ds_actor", datasette.sign({"a": {"id": known.name, "sid": session}, "e": expires},

@@ -34,6 +34,9 @@ class WebConfig:
     busy_timeout: float = 5.0
     actors_path: Path | None = None           # re-read when it changes: a removed actor is nobody
     sessions: Sessions = field(default_factory=Sessions)    # the live sign-ins (web/sessions.py)
+    # what an anonymous visitor of --public may read: normal, unless the operator names another
+    # class (`serve --public --public-clearance personal` shows the demo's moving city)
+    public_clearance: str = "normal"
     _actors_stamp: tuple | None = None        # the file as last read (none yet: read it first)
 
     @staticmethod
@@ -43,6 +46,11 @@ class WebConfig:
         except OSError:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    @property
+    def anonymous(self) -> Actor:
+        """The visitor of a --public view: looks at what `public_clearance` covers, never acts."""
+        return Actor("anonymous", self.public_clearance, "viewer", signed_in=False)
 
     def known_actors(self) -> dict[str, Actor]:
         """The actors as the file says now.  A file that cannot be read or has a mistake in it

@@ -66,12 +66,17 @@ async def erase_commit(ctx: Context):
 
 @page()
 async def receipts(ctx: Context):
+    """Every receipt, newest first; `?ticket=T` keeps those filed under that ticket (as the DPO
+    has it: spaces around it and letter case forgiven)."""
+    wanted = (ctx.request.args.get("ticket") or "").strip()
     with ctx.config.ledger() as ledger:
         rows = ledger.erasures()
         tickets = ledger.receipt_tickets()        # as `factledger erasures` lists them
     for row in rows:
         row["ticket"] = tickets.get(row["redaction_seq"])
-    return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)))
+    if wanted:
+        rows = [row for row in rows if (row["ticket"] or "").strip().casefold() == wanted.casefold()]
+    return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)), ticket=wanted)
 
 
 @page()

@@ -14,7 +14,13 @@ class Outcome:
     reason: str
     rule: str
     seqs: list[int] = field(default_factory=list)
+    # a reviewer's decision says what it did in one sentence (predicate, value, user, seqs), the
+    # same words in the CLI and the web view; empty for the other write paths
+    summary: str = ""
 
     def as_dict(self) -> dict:
-        return {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
-                "rule": self.rule, "seqs": self.seqs}
+        out = {"decision": self.decision, "fact_id": self.fact_id, "reason": self.reason,
+               "rule": self.rule, "seqs": self.seqs}
+        if self.summary:
+            out["summary"] = self.summary
+        return out

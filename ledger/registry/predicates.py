@@ -72,6 +72,9 @@ class PredicateSpec:
     patterns: tuple[Pattern, ...] = field(default=(), compare=False)
     # value -> words that state it, for the validator's check that a quote supports a value
     values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    # the closed list of values, when the registry gives one (`vocabulary`): a reviewer's accept
+    # of a held candidate under this predicate must name one of them (or a synonym in `values`)
+    vocabulary: tuple[str, ...] = field(default=(), compare=False)
     # predicates whose open fact with an equal value contradicts this one's (docs/semantic.md)
     contradicts: tuple[str, ...] = ()
     # the pattern language's rules (ledger/registry/rules.py), compiled once when the registry is loaded
@@ -242,6 +245,7 @@ def _parse_predicate(source: str, name: str, body, language: Language) -> Predic
         normalise=choice("normalise", NORMALISERS, "none"),
         patterns=tuple(_parse_pattern(fail, i, p, f"{name}.patterns[{i}]") for i, p in enumerate(patterns)),
         values=folded,
+        vocabulary=tuple(folded) if vocabulary else (),
         contradicts=tuple(contradicts),
         rules=tuple(_parse_rule(fail, name, i, r, folded, language) for i, r in enumerate(rules)),
     )

@@ -8,26 +8,35 @@ re-decision after a forget both call it, so a reviewer's judgement is applied th
 
 from __future__ import annotations
 
-import sqlite3
-
 from factledger.ledger.domain.decide import OpenFact, strongest
 from factledger.ledger.domain.events import Body, DisputeResolved, FactDisputed
+from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.review import said
+from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.current import key_open_facts, open_fact_key
 
 
-def resolution(conn: sqlite3.Connection, fact_id: str, accept: bool, by: str, reason: str,
-               registry_sha: str) -> list[Body]:
-    """The live ledger's settlement: the key's open facts as `facts_current` holds them."""
+def resolve(work: UnitOfWork, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
+    """The live ledger's settlement, on the key's open facts as `facts_current` holds them; the
+    outcome's summary names the key, the value settled, whose it is and the seqs written."""
     if not by.strip() or not reason.strip():
         raise LedgerError("resolve needs --by and --reason")
-    key = open_fact_key(conn, fact_id)
-    if key is None:
-        raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
-    app, user, subject, predicate = key
-    facts = [OpenFact(*row) for row in key_open_facts(conn, app, user, subject, predicate)]
-    return settlement(facts, fact_id, accept, by, reason, app, user, registry_sha)
+    with work.transaction():
+        key = open_fact_key(work.conn, fact_id)
+        if key is None:
+            raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
+        app, user, subject, predicate = key
+        facts = [OpenFact(*row) for row in key_open_facts(work.conn, app, user, subject, predicate)]
+        bodies = settlement(facts, fact_id, accept, by, reason, app, user, work.registry.sha256)
+        seqs = [work.append(body).seq for body in bodies]
+    values = {f.fact_id: f.value for f in facts}
+    winner = bodies[0].winner_id or next((f.fact_id for f in facts if f.status == "current" and f.fact_id != fact_id),
+                                         None)
+    summary = said.resolved(app, user, subject, predicate, values[fact_id], fact_id, accept,
+                            values.get(winner) if winner else None, seqs)
+    return Outcome("resolve", fact_id, bodies[0].outcome, bodies[0].rule, seqs, summary)
 
 
 def settlement(facts: list[OpenFact], fact_id: str, accept: bool, by: str, reason: str, app: str,

@@ -254,7 +254,7 @@ def test_why_shows_what_replaced_a_fact(db):
 def test_review_accept_and_reject_record_the_reviewer(tmp_path):
     path = str(tmp_path / "r.db")
     invoke(path, "init")
-    for value, event in (("red", "e1"), ("blue", "e2")):
+    for value, event in (("vegan", "e1"), ("keto", "e2")):       # words of diet's vocabulary
         invoke(path, "observe", *P, "--predicate", "shoe_colour", "--value", value, "--quote", value,
                "--session", "s1", "--event-id", event, "--said-at", "2026-10-01")
     held = json.loads(invoke(path, "review", "--json").stdout)

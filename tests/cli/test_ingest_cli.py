@@ -131,7 +131,8 @@ def test_review_list_accept_and_reject_are_events(tmp_path):
     assert sorted(h["predicate"] for h in held) == ["eats", "hometown"]
     by = {h["predicate"]: h["hold_id"] for h in held}
 
-    accepted = run(db, "review", "accept", by["hometown"], "--as", "city", "--json")
+    accepted = run(db, "review", "accept", by["hometown"], "--as", "city", "--confirm-sensitivity", "personal",
+                   "--json")
     assert accepted.exit_code == 0, accepted.output
     outcome = json.loads(accepted.stdout)
     assert outcome["decision"] == "insert"
@@ -148,7 +149,7 @@ def test_review_list_accept_and_reject_are_events(tmp_path):
         assert observed["hold_id"] == by["hometown"]
         assert ledger.log(type="CandidateRejected")[-1]["body"]["hold_id"] == by["eats"]
         assert ledger.replay_differences() == []
-    again = run(db, "review", "accept", by["hometown"], "--as", "city")
+    again = run(db, "review", "accept", by["hometown"], "--as", "city", "--confirm-sensitivity", "personal")
     assert again.exit_code == 1 and "already accepted" in again.stderr
     unknown = run(db, "review", "accept", "nope", "--as", "city")
     assert unknown.exit_code == 1 and "no held candidate" in unknown.stderr

@@ -149,7 +149,7 @@ def _observe(ledger, c):
     out = ledger.observe(c)
     if out.decision == "hold" and c.value == "Pune":
         hold = ledger.held("app", "u1")[-1]["hold_id"]
-        ledger.review_accept(hold, "home_city")
+        ledger.review_accept(hold, "home_city", confirm_sensitivity="personal")
 
 
 H, A, D, M = "home_city", "allergy", "diet", "hometown_zz"

@@ -216,7 +216,7 @@ def test_dry_run_changes_nothing(ledger, clock):
 def test_forgetting_an_accepted_held_candidate_takes_the_held_copy_too(ledger, clock):
     ledger.observe(cand(predicate="hometown_zz", value="Secretville", session="s1"))
     hold = ledger.held("app", "u1")[0]["hold_id"]
-    fact = ledger.review_accept(hold, "home_city").fact_id
+    fact = ledger.review_accept(hold, "home_city", confirm_sensitivity="personal").fact_id
     clock.tick()
     receipt = ledger.forget("app", "u1", fact=fact, reason="r")
     assert receipt["counts"]["events"] == 2

@@ -99,7 +99,7 @@ def _say(ledger, c):
     out = ledger.observe(c)
     if out.decision == "hold" and c.value == "Pune":
         hold = ledger.held("app", "u1")[-1]["hold_id"]
-        ledger.review_accept(hold, "home_city")
+        ledger.review_accept(hold, "home_city", confirm_sensitivity="personal")
 
 
 def observers(ledger) -> dict[str, str]:

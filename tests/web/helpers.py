@@ -1,7 +1,7 @@
 """A ledger with something to review, the web view's Datasette over it, and a synchronous client.
 
 The ledger: the bundled meal-kit and clinical sessions ingested (Pune, then Bengaluru; health
-readings and a medication dose), one held candidate (an unknown predicate), one open dispute.
+readings and a medication dose), one held candidate (an unknown predicate, a cuisine by its value), one open dispute.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from factledger.web.server import build
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions"
 HEALTH_VALUE = "metoprolol tartrate 50 mg"
-HELD_VALUE = "masala dosa"
+HELD_VALUE = "ethiopian"          # a word of favorite_cuisine's vocabulary, held under an unknown name
 PASSWORDS = {"rao": "rao-secret", "vic": "vic-secret", "pat": "pat-secret", "hal": "hal-secret"}
 ACTORS = {  # name: (clearance, role); a low iteration count keeps the tests quick
     "rao": ("health", "reviewer"), "vic": ("normal", "viewer"), "pat": ("personal", "reviewer"),
@@ -42,7 +42,7 @@ def fill(path: Path, clock=None) -> None:
             for file in sorted((EXAMPLES / folder).glob("*.json")):
                 ledger.ingest_session(json.loads(file.read_text()), extractor="patterns")
         ledger.observe(make_candidate(
-            app="mealkit", user="priya", predicate="snack", value=HELD_VALUE, quote="I love masala dosa",
+            app="mealkit", user="priya", predicate="snack", value=HELD_VALUE, quote="I love ethiopian food",
             session="meal-9", evidence_event="m9-e1", said_at="2026-10-30T09:00:00Z"))
         ledger.observe(make_candidate(
             app="mealkit", user="priya", predicate="household_size", value="2", quote="it is just the two of us",
@@ -52,8 +52,8 @@ def fill(path: Path, clock=None) -> None:
             session="meal-11", evidence_event="m11-e1", said_at="2026-10-31T10:00:00Z", author="agent"))
 
 
-def web(path: Path, clock=None, public: bool = False):
-    config = WebConfig(path, load_registry(None), actors(), public=public)
+def web(path: Path, clock=None, public: bool = False, public_clearance: str = "normal"):
+    config = WebConfig(path, load_registry(None), actors(), public=public, public_clearance=public_clearance)
     if clock is not None:
         config.clock = clock
     return build(config)

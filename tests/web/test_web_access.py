@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 
 from factledger.ledger import Ledger  # noqa: E402
-from tests.web.helpers import HEALTH_VALUE, HELD_VALUE, Client, fill, web  # noqa: E402
+from tests.web.helpers import HEALTH_VALUE, HELD_VALUE, PASSWORDS, Client, fill, web  # noqa: E402
 
 PAGES = ["/-/factledger/", "/-/factledger/user?app=clinic&user=arun", "/-/factledger/user.json?app=clinic&user=arun",
          "/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city", "/-/factledger/review",
@@ -49,9 +49,16 @@ def health_fact(path) -> str:
                     if f["predicate"] == "medication_dose")
 
 
-def test_anonymous_gets_403_everywhere(client, ledger_file):
-    for path in PAGES + [f"/-/factledger/fact?id={health_fact(ledger_file)}", "/ledger", "/ledger/events",
-                         "/ledger/facts_current.json", "/ledger.json?sql=select+1", "/-/metadata.json"]:
+def test_anonymous_gets_the_sign_in_form_on_pages_and_403_elsewhere(client, ledger_file):
+    """Issue 29: a visitor who lands on a page is asked to sign in (401 with the form, back to
+    that page once signed in), not shown a bare 403; Datasette's own routes stay 403."""
+    for path in PAGES + [f"/-/factledger/fact?id={health_fact(ledger_file)}"]:
+        response = client.get(path)
+        assert response.status_code == 401, path
+        assert 'id="sign-in"' in response.text and "Sign in to see this page" in response.text, path
+        assert HEALTH_VALUE not in response.text
+    for path in ["/ledger", "/ledger/events", "/ledger/facts_current.json", "/ledger.json?sql=select+1",
+                 "/-/metadata.json"]:
         response = client.get(path)
         assert response.status_code == 403, path
         assert HEALTH_VALUE not in response.text
@@ -61,6 +68,18 @@ def test_anonymous_gets_403_everywhere(client, ledger_file):
                                   "reason": "r"}).status_code == 403, path
     assert events(ledger_file) == before
     assert client.get("/").headers["location"] == "/-/factledger/"
+
+
+def test_signing_in_from_a_page_returns_to_it_and_never_to_another_site(client):
+    asked = client.get("/-/factledger/user?app=clinic&user=arun")
+    assert '<input type="hidden" name="next" value="/-/factledger/user?app=clinic&amp;user=arun">' in asked.text
+    back = client.post("/-/factledger/login", {"username": "rao", "password": PASSWORDS["rao"],
+                                               "next": "/-/factledger/user?app=clinic&user=arun"})
+    assert back.status_code == 302 and back.headers["location"] == "/-/factledger/user?app=clinic&user=arun"
+    for elsewhere in ("https://evil.example/", "//evil.example/", "/-/factledger//evil.example", "/ledger"):
+        away = client.post("/-/factledger/login", {"username": "rao", "password": PASSWORDS["rao"],
+                                                   "next": elsewhere})
+        assert away.headers["location"] == "/-/factledger/", elsewhere
 
 
 def test_sign_in_wrong_password_and_sign_out(client):
@@ -73,14 +92,14 @@ def test_sign_in_wrong_password_and_sign_out(client):
     out = client.post("/-/factledger/logout", {})
     assert out.status_code == 302
     client.cookies["ds_actor"] = out.cookies.get("ds_actor", "")
-    assert client.get("/-/factledger/").status_code == 403
+    assert client.get("/-/factledger/").status_code == 401
 
 
 def test_a_forged_or_unknown_actor_cookie_is_nobody(client):
     client.cookies["ds_actor"] = client.ds.sign({"a": {"id": "mallory"}}, "actor")
-    assert client.get("/-/factledger/").status_code == 403
+    assert client.get("/-/factledger/").status_code == 401
     client.cookies["ds_actor"] = "eyJhIjp7ImlkIjoicmFvIn19.forged"
-    assert client.get("/-/factledger/").status_code == 403
+    assert client.get("/-/factledger/").status_code == 401
 
 
 def test_a_health_value_never_reaches_a_normal_viewer(client, ledger_file):

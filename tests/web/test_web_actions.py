@@ -12,7 +12,7 @@ from click.testing import CliRunner
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 
 from factledger.cli.main import cli  # noqa: E402
-from factledger.ledger import Ledger  # noqa: E402
+from factledger.ledger import Ledger, make_candidate  # noqa: E402
 from tests.web.helpers import HELD_VALUE, Client, fill, web  # noqa: E402
 
 
@@ -179,3 +179,89 @@ def test_a_viewer_sees_erasure_receipts_without_forms(ledger_file, clock):
         assert "Only a signed-in reviewer" in form.text
     finally:
         c.close()
+
+
+def _hold(path, predicate: str, value: str, event: str) -> str:
+    with Ledger(path) as ledger:
+        ledger.observe(make_candidate(app="mealkit", user="priya", predicate=predicate, value=value,
+                                      quote=f"about {value}", session="meal-12", evidence_event=event,
+                                      said_at="2026-10-30T11:00:00Z"))
+        return next(h["hold_id"] for h in ledger.held() if h["value"] == value)
+
+
+def done_text(client, response) -> str:
+    assert response.status_code == 302, response.text
+    page = client.get(response.headers["location"]).text
+    return re.search(r'<p class="ok" id="done">(.*?)</p>', page, re.S).group(1)
+
+
+def test_nothing_is_chosen_for_the_reviewer_and_a_new_class_is_confirmed(rao, ledger_file):
+    """Issue 29: no predicate or verdict pre-selected; a target of another sensitivity is said in
+    the form and asks for its own confirmation; the target's vocabulary applies."""
+    shoe = _hold(ledger_file, "shoe_size", "39", "m12-e1")
+    teal = _hold(ledger_file, "fav_colour", "teal", "m12-e2")
+    page = rao.get("/-/factledger/review").text
+    assert '<option value="" selected disabled>choose a predicate…</option>' in page
+    assert "blood_pressure (health: asks to confirm)" in page and "favorite_cuisine (normal)" in page
+    assert ' checked' not in page.split('id="disputes"')[1]                # no verdict chosen
+    unchosen = rao.post("/-/factledger/review/accept", {"hold_id": shoe, "reason": "closest"})
+    assert unchosen.status_code == 400 and "a predicate (choose one) is required" in unchosen.text
+    with Ledger(ledger_file) as ledger:
+        head = ledger.head()
+    asked = rao.post("/-/factledger/review/accept", {"hold_id": shoe, "predicate": "blood_pressure",
+                                                     "reason": "closest"})
+    assert asked.status_code == 200 and 'id="confirm-sensitivity"' in asked.text
+    assert "makes it <strong>health</strong> data" in asked.text and "shoe_size = 39" in asked.text
+    with Ledger(ledger_file) as ledger:
+        assert ledger.head() == head                                        # asking changed nothing
+    confirmed = rao.post("/-/factledger/review/accept", {"hold_id": shoe, "predicate": "blood_pressure",
+                                                         "reason": "closest", "confirm_sensitivity": "health"})
+    said = done_text(rao, confirmed)
+    assert f"accepted blood_pressure = 39 for mealkit/priya (held as shoe_size, hold {shoe})" in said
+    assert re.search(r"seqs? \d+", said)
+
+    colour = rao.post("/-/factledger/review/accept", {"hold_id": teal, "predicate": "favorite_cuisine",
+                                                      "reason": "a cuisine?"})
+    assert colour.status_code == 400 and "&#39;teal&#39; is not in favorite_cuisine&#39;s vocabulary" in colour.text
+    said = done_text(rao, rao.post("/-/factledger/review/reject", {"hold_id": teal, "reason": "a colour"}))
+    assert f"rejected fav_colour = teal for mealkit/priya (hold {teal}): CandidateRejected at seq" in said
+
+    with Ledger(ledger_file) as ledger:
+        challenger = next(f["fact_id"] for f in ledger.facts("mealkit", "priya") if f["status"] == "disputed")
+    unsettled = rao.post("/-/factledger/resolve", {"fact_id": challenger, "reason": "r"})
+    assert unsettled.status_code == 400 and "a verdict (accept or reject the challenger) is required" in unsettled.text
+    said = done_text(rao, rao.post("/-/factledger/resolve", {"fact_id": challenger, "verdict": "accept",
+                                                             "reason": "the orders say four"}))
+    assert said.startswith(f"Done: accepted household_size = 4 for mealkit/priya (fact {challenger}): it is the current")
+    assert "DisputeResolved at seq" in said
+
+
+def test_an_observed_session_is_listed_and_erased_under_its_ticket_found_by_ticket(rao, ledger_file):
+    """Issue 29: a session written by `observe` is on the user page with its erase link; the
+    "Erased" confirmation names the ticket; the receipts page finds the receipt by its ticket."""
+    cli_observe = CliRunner().invoke(cli, [
+        "--db", str(ledger_file), "observe", "--app", "mealkit", "--user", "priya", "--predicate", "pet",
+        "--value", "cat", "--quote", "we have a cat", "--session", "chat-7", "--event-id", "c7-e1",
+        "--said-at", "2026-10-29T08:00:00Z"])
+    assert cli_observe.exit_code == 0, cli_observe.output
+    page = rao.get("/-/factledger/user?app=mealkit&user=priya").text
+    sessions = re.search(r'<table id="sessions">(.*?)</table>', page, re.S).group(1)
+    row = re.search(r"<tr><td>chat-7</td>(.*?)</tr>", sessions, re.S).group(1)
+    assert "observe" in row and "kind=session&amp;target=chat-7" in row
+    assert "<tr><td>meal-2</td><td>ingestion</td>" in sessions
+    scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "chat-7",
+             "reason": "asked to forget the cat", "ticket": "DPO-2026-114", "confirm": "yes"}
+    done = rao.post("/-/factledger/erase/commit", scope)
+    assert done.status_code == 200
+    receipt = re.search(r'<p class="ok" id="receipt">(.*?)</p>', done.text, re.S).group(1)
+    assert "under ticket <strong id=\"receipt-ticket\">DPO-2026-114</strong>" in receipt
+    assert "chat-7" not in rao.get("/-/factledger/user?app=mealkit&user=priya").text
+    rao.post("/-/factledger/erase/commit", {**scope, "target": "meal-2", "ticket": "DPO-2026-200"})
+
+    found = rao.get("/-/factledger/erasures?ticket=dpo-2026-114 ").text
+    assert "1 receipt filed under ticket" in found
+    rows = re.search(r'<table id="receipts">(.*?)</table>', found, re.S).group(1)
+    assert "<td>DPO-2026-114</td>" in rows and "DPO-2026-200" not in rows
+    assert "2026-200" in rao.get("/-/factledger/erasures").text
+    none = rao.get("/-/factledger/erasures?ticket=DPO-0").text
+    assert "No receipt is filed under ticket DPO-0" in none

@@ -22,12 +22,13 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
 
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
+from factledger.ledger import Ledger, make_candidate  # noqa: E402
 from tests.web.helpers import HELD_VALUE, PASSWORDS, actors_toml, fill  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -85,6 +86,30 @@ def browser():
     driver.quit()
 
 
+def follow_click(browser, element) -> None:
+    """Click a link or a submit button and wait for the next page (the old one goes stale).
+    Chromedriver reports a node that left the document either as stale or, mid-navigation, as
+    "does not belong to the document": both mean the next page has replaced it."""
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+
+    def replaced(_driver) -> bool:
+        try:
+            old.is_enabled()
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+        return False
+
+    WebDriverWait(browser, 30).until(replaced)
+
+
+def sign_in(browser, base: str, name: str) -> None:
+    browser.get(base + "/-/factledger/login")
+    browser.find_element(By.ID, "username").send_keys(name)
+    browser.find_element(By.ID, "password").send_keys(PASSWORDS[name])
+    follow_click(browser, browser.find_element(By.ID, "sign-in"))
+
+
 def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_path):
     screens = tmp_path / "screens"
     screens.mkdir()
@@ -96,10 +121,7 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
         return browser.find_element(By.TAG_NAME, "main").text
 
     def follow(element) -> None:
-        """Click a link or a submit button and wait for the next page (the old one goes stale)."""
-        old = browser.find_element(By.TAG_NAME, "html")
-        element.click()
-        WebDriverWait(browser, 30).until(expected_conditions.staleness_of(old))
+        follow_click(browser, element)
 
     browser.get(server + "/-/factledger/")
     assert "Sign in to see this page" in text()
@@ -137,11 +159,12 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     held = browser.find_element(By.XPATH, f"//table[@id='held']//tr[contains(., '{HELD_VALUE}')]")
     assert held.find_element(By.CSS_SELECTOR, "td.suggestions").is_displayed()     # review help
     assert browser.find_element(By.XPATH, "//h2[text()='Contradictions']").is_displayed()
+    assert Select(held.find_element(By.NAME, "predicate")).first_selected_option.get_attribute("value") == ""
     held.find_element(By.XPATH, ".//select[@name='predicate']/option[@value='favorite_cuisine']").click()
     held.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("a cuisine she named")
     shot("06-review-queue")
     follow(held.find_element(By.CSS_SELECTOR, "button.accept"))
-    assert "accepted" in browser.find_element(By.ID, "done").text
+    assert f"accepted favorite_cuisine = {HELD_VALUE} for mealkit/priya" in browser.find_element(By.ID, "done").text
     assert "No held candidates" in text()
     shot("07-accepted")
 
@@ -156,6 +179,7 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     browser.find_element(By.ID, "confirm").click()
     follow(browser.find_element(By.ID, "commit"))
     assert "Forgotten: session" in browser.find_element(By.ID, "receipt").text
+    assert "under ticket DPO-2026-114" in browser.find_element(By.ID, "receipt").text
     shot("09-erasure-receipt")
 
     follow(browser.find_element(By.LINK_TEXT, "priya's facts now"))
@@ -178,7 +202,67 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#receipts th")]
     cells = browser.find_elements(By.XPATH, "//table[@id='receipts']//tr[2]/td")
     assert cells[headers.index("ticket")].text == "DPO-2026-114"
+    browser.find_element(By.ID, "ticket").send_keys("DPO-2026-114")
+    follow(browser.find_element(By.ID, "find-ticket"))
+    assert "1 receipt filed under ticket DPO-2026-114" in browser.find_element(By.ID, "ticket-filter").text
     follow(browser.find_element(By.LINK_TEXT, "record"))
     assert "DPO-2026-114" in text()
     shot("12-erasure-record")
     assert len(list(screens.glob("*.png"))) == 14
+
+
+def test_a_reviewer_accepts_rejects_and_resolves_with_no_choice_made_for_them(server, browser, tmp_path):
+    """Issue 29: every select and verdict starts unchosen; a predicate of another sensitivity is
+    a second, confirmed step; each confirmation names the predicate, the value, the user and a seq."""
+    db = tmp_path / "ledger.db"
+    with Ledger(db) as ledger:
+        for predicate, value, event in (("shoe_size", "39", "m12-e1"), ("fav_colour", "teal", "m12-e2")):
+            ledger.observe(make_candidate(app="mealkit", user="priya", predicate=predicate, value=value,
+                                          quote=f"about {value}", session="meal-12", evidence_event=event,
+                                          said_at="2026-10-30T11:00:00Z"))
+    screens = tmp_path / "screens"
+    screens.mkdir()
+    sign_in(browser, server, "rao")
+
+    def row(value: str):
+        return browser.find_element(By.XPATH, f"//table[@id='held']//tr[contains(., '{value}')]")
+
+    def done() -> str:
+        return browser.find_element(By.ID, "done").text
+
+    browser.get(server + "/-/factledger/review")
+    for select in browser.find_elements(By.CSS_SELECTOR, "#held select[name='predicate']"):
+        assert Select(select).first_selected_option.get_attribute("value") == ""
+    assert not [r for r in browser.find_elements(By.CSS_SELECTOR, "#disputes input[type='radio']") if r.is_selected()]
+    shoe = row("39")
+    options = [o.text for o in Select(shoe.find_element(By.NAME, "predicate")).options]
+    assert "blood_pressure (health: asks to confirm)" in options and "household_size (normal)" in options
+    shoe.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("closest reading")
+    select = shoe.find_element(By.NAME, "predicate")
+    shoe.find_element(By.CSS_SELECTOR, "button.accept").click()         # no predicate chosen: not sent
+    assert browser.execute_script("return arguments[0].validity.valueMissing", select)
+    assert browser.current_url.endswith("/-/factledger/review")
+    Select(select).select_by_value("blood_pressure")
+    follow_click(browser, shoe.find_element(By.CSS_SELECTOR, "button.accept"))
+    question = browser.find_element(By.ID, "question").text
+    assert "shoe_size = 39" in question and "health data" in question
+    assert not browser.find_element(By.ID, "confirm-sensitivity").is_selected()
+    browser.save_screenshot(str(screens / "01-confirm-sensitivity.png"))
+    browser.find_element(By.ID, "confirm-sensitivity").click()
+    follow_click(browser, browser.find_element(By.ID, "confirm-accept"))
+    assert "accepted blood_pressure = 39 for mealkit/priya" in done() and " seq" in done()
+    browser.save_screenshot(str(screens / "02-accepted.png"))
+
+    teal = row("teal")
+    teal.find_element(By.XPATH, ".//input[@aria-label='reason to reject']").send_keys("a colour, not a fact")
+    follow_click(browser, teal.find_element(By.CSS_SELECTOR, "button.reject"))
+    assert "rejected fav_colour = teal for mealkit/priya" in done() and "CandidateRejected at seq" in done()
+
+    dispute = browser.find_element(By.XPATH, "//table[@id='disputes']//tr[contains(., 'household_size')]")
+    dispute.find_element(By.XPATH, ".//input[@aria-label='reason to settle']").send_keys("two of them, said by her")
+    dispute.find_element(By.XPATH, ".//input[@name='verdict'][@value='reject']").click()
+    browser.save_screenshot(str(screens / "03-verdict.png"))
+    follow_click(browser, dispute.find_element(By.CSS_SELECTOR, "button[type='submit']"))
+    assert "rejected household_size = 4 for mealkit/priya" in done() and "2 is the current value" in done()
+    assert "DisputeResolved at seq" in done()
+    browser.save_screenshot(str(screens / "04-resolved.png"))

@@ -18,7 +18,7 @@ pytest.importorskip("datasette", reason="the web view is the optional `ui` extra
 from factledger.cli.main import cli  # noqa: E402
 from factledger.ledger import Ledger, LedgerError  # noqa: E402
 from factledger.web.actors import check_password, hash_password, load_actors, parse_actors  # noqa: E402
-from tests.web.helpers import actors_toml  # noqa: E402
+from tests.web.helpers import Client, actors_toml, web  # noqa: E402
 from tests.web.test_web_browser import free_port  # noqa: E402
 
 
@@ -88,7 +88,7 @@ def test_a_real_server_process_listens_on_localhost_and_asks_for_sign_in(tmp_pat
         assert page.status == 200 and page.headers["Cache-Control"] == "no-store"
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/-/factledger/", timeout=5)
-        assert denied.value.code == 403
+        assert denied.value.code == 401 and b'id="sign-in"' in denied.value.read()    # the sign-in form
         listening = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
         if listening.returncode == 0 and listening.stdout.strip():
             assert [line.split()[3] for line in listening.stdout.splitlines()] == [f"127.0.0.1:{port}"]
@@ -100,4 +100,33 @@ def test_a_real_server_process_listens_on_localhost_and_asks_for_sign_in(tmp_pat
 def test_the_demo_says_how_to_open_the_web_view(tmp_path):
     result = run("demo", "--out", str(tmp_path / "demo.db"))
     assert result.exit_code == 0
-    assert f"factledger --db {tmp_path / 'demo.db'} serve --public" in result.stdout
+    assert f"factledger --db {tmp_path / 'demo.db'} serve --public --public-clearance personal" in result.stdout
+
+
+def test_the_demo_public_view_shows_the_moving_city_and_withholds_health(tmp_path):
+    """Issue 29: `serve --public --public-clearance personal` on the demo ledger shows priya's city
+    come back to Pune after the erasure of the move; the clinic's health values stay withheld.
+    The default --public (normal) withholds the city, as it always did."""
+    db = tmp_path / "demo.db"
+    assert run("demo", "--out", str(db)).exit_code == 0
+    demo = Client(web(db, public=True, public_clearance="personal"))
+    plain = Client(web(db, public=True))
+    try:
+        priya = demo.get("/-/factledger/user?app=mealkit&user=priya")
+        assert priya.status_code == 200 and "Pune" in priya.text and "Bengaluru" not in priya.text
+        timeline = demo.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city")
+        assert timeline.status_code == 200 and "reinstated after erasure" in timeline.text
+        arun = demo.get("/-/factledger/user?app=clinic&user=arun")
+        assert "metoprolol" not in arun.text and "health" in arun.text
+        assert "Pune" not in plain.get("/-/factledger/user?app=mealkit&user=priya").text
+        assert demo.post("/-/factledger/review/reject", {"hold_id": "x", "reason": "r"}).status_code == 403
+    finally:
+        demo.close()
+        plain.close()
+
+
+def test_a_public_clearance_needs_public(tmp_path):
+    db = tmp_path / "l.db"
+    Ledger(db).close()
+    refused = run("--db", str(db), "serve", "--public-clearance", "personal")
+    assert refused.exit_code == 1 and "give --public too" in refused.stderr
