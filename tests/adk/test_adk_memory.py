@@ -27,6 +27,7 @@ from google.genai import types  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.ledger.adk.entries import WITHHELD_ID  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "meal-kit"
@@ -104,7 +105,12 @@ def test_adding_a_session_twice_stores_nothing_twice(service, ledger):
         asyncio.run(service.add_session_to_memory(session))
     assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
     found = asyncio.run(service.search_memory(app_name="mealkit", user_id="priya", query=QUESTION))
-    assert sorted(m.custom_metadata["predicate"] for m in found.memories) == ["diet", "home_city"]
+    facts = [m for m in found.memories if m.id != WITHHELD_ID]
+    assert sorted(m.custom_metadata["predicate"] for m in facts) == ["diet", "home_city"]
+    told = [m for m in found.memories if m.id == WITHHELD_ID]      # the inferred guess, counted
+    assert [m.custom_metadata["withheld"] for m in told] == [{"confidence": 1}]
+    assert "1 below the confidence threshold" in told[0].content.parts[0].text
+    assert "spicy" not in told[0].content.parts[0].text and "true" not in told[0].content.parts[0].text
 
 
 def test_search_memory_entries_carry_provenance(service):
