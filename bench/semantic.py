@@ -54,7 +54,8 @@ def _candidate(fact: dict, i: int, day: datetime):
                           said_at=day.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
-def probes(k_values=(1, 3, 12), filler: int = 0, floor: float | None = None) -> dict:
+def probes(k_values=(1, 3, 12), filler: int = 0, floor: float | None = None,
+           share: float | None = None) -> dict:
     """`filler`: that many unrelated facts per probed user first (board games owned), so that
     the probed facts must win a place among more than the limit.  `floor`: the relevance floor
     to measure (`ledger.recall.meaning.RELEVANCE_FLOOR`; None: as shipped, 0: none).
@@ -63,13 +64,16 @@ def probes(k_values=(1, 3, 12), filler: int = 0, floor: float | None = None) -> 
     (`unrelated.jsonl`, asked of every probed user) that served any fact at all (every fact it
     serves is unrelated), and `facts_per_probe`, how many facts a probe served on average."""
     from factledger.ledger.recall import meaning
-    shipped = meaning.RELEVANCE_FLOOR
+    shipped = meaning.RELEVANCE_FLOOR, meaning.RELEVANCE_SHARE
     if floor is not None:
         meaning.RELEVANCE_FLOOR = floor
+    if share is not None:
+        meaning.RELEVANCE_SHARE = share
     try:
-        return _probes(k_values, filler) | {"relevance_floor": meaning.RELEVANCE_FLOOR}
+        return _probes(k_values, filler) | {"relevance_floor": meaning.RELEVANCE_FLOOR,
+                                            "relevance_share": meaning.RELEVANCE_SHARE}
     finally:
-        meaning.RELEVANCE_FLOOR = shipped
+        meaning.RELEVANCE_FLOOR, meaning.RELEVANCE_SHARE = shipped
 
 
 def _probes(k_values, filler: int) -> dict:
@@ -278,6 +282,8 @@ def main(argv=None) -> int:
     parser.add_argument("--filler", type=int, default=0, help="unrelated facts per probed user")
     parser.add_argument("--floor", type=float, default=None,
                         help="relevance floor to measure (default: as shipped; 0: none)")
+    parser.add_argument("--share", type=float, default=None,
+                        help="share of the best meaning score to measure (default: as shipped; 0: none)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ["FACTLEDGER_EMBEDDER"] = os.environ.get("FACTLEDGER_EMBEDDER", "") if args.what != "speed" else ""
@@ -285,7 +291,7 @@ def main(argv=None) -> int:
     encoders.INTEGER = not args.float_graph
     report = {"encoder": encoders.identity()}
     if args.what in ("probes", "all"):
-        report["probes"] = probes(filler=args.filler, floor=args.floor)
+        report["probes"] = probes(filler=args.filler, floor=args.floor, share=args.share)
     if args.what in ("dedup", "all"):
         report["dedup"] = dedup()
     if args.what in ("speed", "all"):

@@ -83,6 +83,9 @@ class InScope:
         # The relevance floor: a fact counts as tied to a query by meaning only at this rescaled
         # meaning score or above (`ledger.recall.meaning.RELEVANCE_FLOOR`); words always tie.
         self.meaning_floor = 0.0
+        # ... and at least this share of the best meaning score among the cleared facts (the
+        # floor moves with the query: a weak second cousin of the best match is not a match).
+        self.meaning_share = 0.0
         # With meaning: (numpy, positions with a meaning score, the scores, every row's
         # confirmation time in POSIX seconds), to score a scope at once; see `_raw_scores`.
         self.arrays = None
@@ -181,7 +184,7 @@ class InScope:
             b = 1.0 - a
             meaning, cleared, lex = self.meaning, self._cleared_set, lexical.get
             relevance = {}
-            floor = self.meaning_floor
+            floor = self._meaning_threshold([meaning[i][0] for i in meaning if i in cleared])
             for i in sorted(lexical.keys() | meaning.keys() if lexical else meaning.keys()):
                 if i in cleared:
                     m, w = meaning.get(i, _NO_MEANING)[0], lex(i, 0.0)
@@ -202,7 +205,8 @@ class InScope:
         relevance = np.zeros(len(self.rows), dtype=np.float64)
         relevance[positions] = a * scores
         tied = np.zeros(len(self.rows), dtype=bool)
-        tied[positions] = scores >= self.meaning_floor
+        cleared_scores = scores[self.clearance.mask(np)[positions]]
+        tied[positions] = scores >= self._meaning_threshold(cleared_scores.tolist())
         if lexical is not None:
             at, cosines = lexical
             relevance[at] = relevance[at] + (1.0 - a) * cosines
@@ -211,6 +215,13 @@ class InScope:
         hits = np.flatnonzero(relevance > 0.0)
         self._relevance_array = relevance
         return dict(zip(hits.tolist(), relevance[hits].tolist()))
+
+    def _meaning_threshold(self, cleared_scores: list[float]) -> float:
+        """The meaning a fact no query word reaches needs to be served for this query: the
+        floor, or the share of the best cleared fact's meaning if higher (computed over the
+        cleared facts only, so a withheld fact's content moves nothing)."""
+        best = max(cleared_scores, default=0.0)
+        return max(self.meaning_floor, self.meaning_share * best)
 
     def parts(self, i: int) -> tuple:
         """(meaning, lexical) of a cleared fact scored by meaning or words, for --explain."""

@@ -31,6 +31,8 @@ FLOOR = 0.15
 # "Where are we based?" served employer = Globex at 0.033).  Measured by `bench.semantic probes`
 # (recall@12 kept, served-unrelated rate down; docs/semantic.md, "The relevance floor").
 RELEVANCE_FLOOR = 0.05
+# ... and at least this share of the best meaning score of the query's cleared facts.
+RELEVANCE_SHARE = 0.3
 # Hybrid relevance = MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * lexical.
 MEANING_WEIGHT = 0.6
 

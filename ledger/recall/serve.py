@@ -141,6 +141,7 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT
         scope.meaning_floor = meaning.RELEVANCE_FLOOR
+        scope.meaning_share = meaning.RELEVANCE_SHARE
         scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
         if scope.meaning.arrays is not None:
             scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED, kept.derived))
