@@ -54,10 +54,31 @@ def _candidate(fact: dict, i: int, day: datetime):
                           said_at=day.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
-def probes(k_values=(1, 3, 12), filler: int = 0) -> dict:
+def probes(k_values=(1, 3, 12), filler: int = 0, floor: float | None = None,
+           share: float | None = None) -> dict:
     """`filler`: that many unrelated facts per probed user first (board games owned), so that
-    the probed facts must win a place among more than the limit."""
+    the probed facts must win a place among more than the limit.  `floor`: the relevance floor
+    to measure (`ledger.recall.meaning.RELEVANCE_FLOOR`; None: as shipped, 0: none).
+
+    Besides recall@k: `served_unrelated_rate`, the share of the unrelated queries
+    (`unrelated.jsonl`, asked of every probed user) that served any fact at all (every fact it
+    serves is unrelated), and `facts_per_probe`, how many facts a probe served on average."""
+    from factledger.ledger.recall import meaning
+    shipped = meaning.RELEVANCE_FLOOR, meaning.RELEVANCE_SHARE
+    if floor is not None:
+        meaning.RELEVANCE_FLOOR = floor
+    if share is not None:
+        meaning.RELEVANCE_SHARE = share
+    try:
+        return _probes(k_values, filler) | {"relevance_floor": meaning.RELEVANCE_FLOOR,
+                                            "relevance_share": meaning.RELEVANCE_SHARE}
+    finally:
+        meaning.RELEVANCE_FLOOR, meaning.RELEVANCE_SHARE = shipped
+
+
+def _probes(k_values, filler: int) -> dict:
     facts, questions = _read("probe_facts.jsonl"), _read("probes.jsonl")
+    unrelated = _read("unrelated.jsonl")
     users = sorted({(f["app"], f["user"]) for f in facts})
     facts = [{"app": a, "user": u, "predicate": "owned_product", "value": f"board game number {n}",
               "quote": f"we own board game number {n}"} for a, u in users for n in range(filler)] + facts
@@ -74,10 +95,12 @@ def probes(k_values=(1, 3, 12), filler: int = 0) -> dict:
             hits = {k: 0 for k in k_values}
             wrong = 0
             misses = []
+            served_total = 0
             for probe in questions:
                 result = ledger.recall(probe["app"], probe["user"], probe["q"], mode=mode, clearance="all",
                                        min_confidence=0, limit=max(k_values))
                 served = [f["value"] for f in result.selected]
+                served_total += len(served)
                 for k in k_values:
                     hits[k] += probe["expect"] in served[:k]
                 if any(v in served for v in probe.get("absent", ())):
@@ -86,7 +109,18 @@ def probes(k_values=(1, 3, 12), filler: int = 0) -> dict:
                     misses.append(probe["q"])
             n = len(questions)
             table[mode] = {f"recall@{k}": round(hits[k] / n, 3) for k in k_values}
-            table[mode].update(wrong_value_rate=round(wrong / n, 3), probes=n, misses=misses)
+            table[mode].update(wrong_value_rate=round(wrong / n, 3), probes=n, misses=misses,
+                               facts_per_probe=round(served_total / n, 2))
+            asked = served_any = unrelated_served = 0
+            for app, user in users:
+                for query in unrelated:
+                    result = ledger.recall(app, user, query["q"], mode=mode, clearance="all",
+                                           min_confidence=0, limit=max(k_values))
+                    asked += 1
+                    served_any += bool(result.selected)
+                    unrelated_served += len(result.selected)
+            table[mode].update(unrelated_queries=asked, served_unrelated_rate=round(served_any / asked, 3),
+                               unrelated_facts_per_query=round(unrelated_served / asked, 2))
     return table
 
 
@@ -246,6 +280,10 @@ def main(argv=None) -> int:
     parser.add_argument("--facts", type=int, default=1000)
     parser.add_argument("--queries", type=int, default=500, help="recall calls per mode (speed)")
     parser.add_argument("--filler", type=int, default=0, help="unrelated facts per probed user")
+    parser.add_argument("--floor", type=float, default=None,
+                        help="relevance floor to measure (default: as shipped; 0: none)")
+    parser.add_argument("--share", type=float, default=None,
+                        help="share of the best meaning score to measure (default: as shipped; 0: none)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ["FACTLEDGER_EMBEDDER"] = os.environ.get("FACTLEDGER_EMBEDDER", "") if args.what != "speed" else ""
@@ -253,7 +291,7 @@ def main(argv=None) -> int:
     encoders.INTEGER = not args.float_graph
     report = {"encoder": encoders.identity()}
     if args.what in ("probes", "all"):
-        report["probes"] = probes(filler=args.filler)
+        report["probes"] = probes(filler=args.filler, floor=args.floor, share=args.share)
     if args.what in ("dedup", "all"):
         report["dedup"] = dedup()
     if args.what in ("speed", "all"):

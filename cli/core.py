@@ -110,7 +110,8 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
           fmt) -> None:
     """Open facts of a partition (or, with --as-of / --valid-at, as they were).
 
-    Health facts are withheld unless cleared (--clearance health); the count withheld goes to stderr.
+    Health facts are withheld unless cleared (--clearance health, which shows normal and personal
+    facts too); the count withheld goes to stderr.
     """
     allowed = cleared(clearance, include_sensitive, "personal")
     ledger = state.ledger()
@@ -122,7 +123,7 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
         check_as_of(ledger, as_of)
     if status:
         rows = [r for r in rows if r["status"] in status]
-    rows = withhold(rows, allowed)
+    rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     emit(rows, fmt, TIME_COLUMNS if (as_of or valid_at) else FACT_COLUMNS)
 
 
@@ -130,15 +131,21 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
 @partition_options
 @click.option("--subject")
 @click.option("--predicate")
+@clearance_option("health")
 @output_options
 @pass_state
-def history(state, app, user, subject, predicate, fmt) -> None:
-    """Every state interval of every fact: the bitemporal record."""
+def history(state, app, user, subject, predicate, clearance, include_sensitive, fmt) -> None:
+    """Every state interval of every fact: the bitemporal record.
+
+    An auditor's view: every level unless --clearance says less; text carrying a value above the
+    clearance is masked."""
+    allowed = cleared(clearance, include_sensitive, "health")
     ledger = state.ledger()
     rows = ledger.history(app, user, subject=subject, predicate=predicate)
     if not rows:
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate)
+    rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     emit(rows, fmt, HISTORY_COLUMNS)
 
 

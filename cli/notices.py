@@ -53,9 +53,9 @@ def clearance_option(default: str):
     def decorate(func):
         func = click.option("--include-sensitive", "include_sensitive", is_flag=True, hidden=True,
                             help="Same as --clearance all")(func)
-        return click.option("--clearance", default=None, metavar="LIST",
-                            help="Sensitivities shown besides normal: personal, health, or all "
-                                 f"(the vocabulary of recall)  [default: {default}]")(func)
+        return click.option("--clearance", default=None, metavar="LEVEL",
+                            help="normal < personal < health: the level and every level below "
+                                 f"it, as in recall (all = health)  [default: {default}]")(func)
     return decorate
 
 
@@ -71,5 +71,5 @@ def withhold(rows: list[dict], allowed: tuple[str, ...]) -> list[dict]:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(hidden.items()))
         note(f"{sum(hidden.values())} facts withheld by clearance ({kinds}; cleared for "
              f"{', '.join(allowed)}); see them with --clearance "
-             f"{','.join(k for k in SENSITIVITIES if k != 'normal' and (k in allowed or k in hidden))}")
+             f"{max(hidden, key=SENSITIVITIES.index)}")
     return shown

@@ -31,8 +31,9 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
               help="Serve the best facts even when nothing matches the query (before-model use)")
 @click.option("--explain", is_flag=True,
               help="List every in-scope fact with its scores and why it was served or left out")
-@click.option("--clearance", default=None, metavar="LIST",
-              help="Sensitivities the caller is cleared for besides normal: personal,health (or all)")
+@click.option("--clearance", default=None, metavar="LEVEL",
+              help="normal < personal < health: the level and every level below it (all = health)  "
+                   "[default: personal]")
 @click.option("--min-confidence", "min_confidence", default=None, metavar="C",
               help="Minimum effective confidence, 0..1  [default: 0.7]")
 @click.option("--max-age", "max_age", default=None, metavar="DURATION",
@@ -64,7 +65,7 @@ def recall(state, query, app, user, preload, explain, clearance, min_confidence,
     if not explained.candidates:
         check_partition(ledger, app, user)
         check_as_of(ledger, as_of)
-    report_withheld(explained)
+    report_withheld(result, explained)
     if fmt is None:
         click.echo(result.text)
         if explain:
@@ -81,23 +82,23 @@ def recall(state, query, app, user, preload, explain, clearance, min_confidence,
 
 
 WHY_WITHHELD = {"sensitivity": "not cleared (--clearance)", "confidence": "below --min-confidence",
-                "age": "older than --max-age"}
+                "age": "older than --max-age", "limit": "past --limit", "budget": "past --budget"}
 
 
-def report_withheld(explained) -> None:
-    """Stderr: how many facts of the scope the gates kept from the caller, and which gate."""
-    counts = Counter(c["outcome"] for c in explained.candidates if c["outcome"] in WHY_WITHHELD)
-    if not counts:
+def report_withheld(result, explained) -> None:
+    """Stderr: how many facts of the scope were kept from the caller, and why (the block says
+    the same to the model, `result.withheld`), with the sensitivities of those not cleared."""
+    if not result.withheld:
         return
     kinds = Counter(c["sensitivity"] for c in explained.candidates if c["outcome"] == "sensitivity")
     parts = []
-    for outcome, n in counts.items():
-        detail = WHY_WITHHELD[outcome]
-        if outcome == "sensitivity":
+    for reason, n in result.withheld.items():
+        detail = WHY_WITHHELD[reason]
+        if reason == "sensitivity":
             detail += f": {', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}"
         parts.append(f"{n} {detail}")
-    note(f"{sum(counts.values())} facts withheld from this caller: {'; '.join(parts)} "
-         "(the block above is what a model would see)")
+    note(f"{sum(result.withheld.values())} facts withheld from this caller: {'; '.join(parts)} "
+         "(the block above says how many and why, without their values)")
 
 
 COMMANDS = (recall,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from factledger.cli.context import pass_state
+from factledger.cli.notices import clearance_option, cleared
 from factledger.cli.output import emit_one, output_options
 from factledger.ledger import LedgerError
 from factledger.ledger.vocabulary.terminal import escape
@@ -12,9 +13,10 @@ from factledger.ledger.vocabulary.terminal import escape
 
 @click.command()
 @click.argument("fact_id")
+@clearance_option("health")
 @output_options
 @pass_state
-def why(state, fact_id, fmt) -> None:
+def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
     """A fact's provenance: session, evidence event, quote, author; every event that touched it; and
     what replaced, disputed or retracted it, with who resolved it and why."""
     ledger = state.ledger()
@@ -27,7 +29,19 @@ def why(state, fact_id, fmt) -> None:
                               f"(`factledger report erasure {erased}`)") from None
         raise
     report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
-    emit_one(report, fmt, render=render_why)
+    emit_one(cleared_report(ledger, report, cleared(clearance, include_sensitive, "health")), fmt,
+             render=render_why)
+
+
+def cleared_report(ledger, report: dict, allowed: tuple[str, ...]) -> dict:
+    """The report as a reader with `allowed` may see it: a fact above it is refused, and every
+    text in the report (quotes, bodies, related facts) has the values above it masked."""
+    fact = report["fact"]
+    if fact["sensitivity"] not in allowed:
+        raise LedgerError(f"fact {fact['fact_id']!r} is {fact['sensitivity']}: above the clearance "
+                          f"{allowed[-1]} (see it with --clearance {fact['sensitivity']})")
+    mask = ledger.clearance_mask(fact["app"], fact["user"], allowed)
+    return mask.row(report, own_value=fact["value"]) if mask else report
 
 
 def _text(value) -> str:

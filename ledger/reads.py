@@ -14,17 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from factledger.ledger.audit import presence, served
+from factledger.ledger.audit.cleartext import ClearanceMask, values_above
 from factledger.ledger.audit.erasure_report import erasure_report
 from factledger.ledger.audit.inventory import partitions as partition_inventory
 from factledger.ledger.audit.logquery import iter_log
 from factledger.ledger.audit.proofs import origin
 from factledger.ledger.audit.why import related
 from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
-from factledger.projections import current, erasures
+from factledger.ledger.vocabulary.words import DOMAIN_USER
+from factledger.projections import current, erasures, queries
 from factledger.projections.history import open_interval
 from factledger.projections.provenance import observed_in, seqs_touching
 from factledger.projections.review import held_counts
@@ -37,6 +40,19 @@ CHUNK = 500                     # bound parameters per query (the erased event i
 
 class Reads:
     """The read methods of `Ledger` that the shells use (`self._work` is the open unit of work)."""
+
+    # --- clearance -----------------------------------------------------------------------------
+
+    def clearance_mask(self, app: str, user: str, clearance) -> ClearanceMask:
+        """What masks, in text shown to a reader with `clearance` (a level of `normal < personal
+        < health`), the values of the partition's facts above it, every interval of them
+        (`ledger.audit.cleartext`).  The partition and, as recall serves it, its app's `_domain`."""
+        cleared = parse_clearance(clearance)
+        app, user = normalise_partition(app, user)
+        with snapshot(self._conn):
+            rows = [r for u in dict.fromkeys((user, DOMAIN_USER))
+                    for r in queries.history(self._conn, app, u)]
+        return ClearanceMask(values_above(rows, cleared))
 
     # --- the ledger itself ---------------------------------------------------------------------
 

@@ -183,6 +183,10 @@ class Ledger(Reads):
                             kept=self._work.recall_kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
             served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
+        if result.withheld.get("sensitivity"):
+            mask = self.clearance_mask(app, user, opts.clearance)
+            for fact in result.selected + result.candidates:
+                fact.update(mask.row(fact))       # a quote never carries a withheld value
         return result
 
     # Ingestion and review.

@@ -40,7 +40,7 @@ def _user_data(ctx: Context) -> dict:
     valid_at = _time(ctx.request.args.get("valid_at"))
     with ctx.config.ledger() as ledger:
         facts, withheld = reading.user_facts(ledger, ctx.actor, app, user, as_of, valid_at)
-        sessions = ledger.user_sessions(app, user)        # observed ones too: each can be erased here
+        sessions = reading.user_sessions(ledger, ctx.actor, app, user)   # observed ones too
     return {"app": app, "user": user, "as_of": as_of, "valid_at": valid_at, "facts": facts,
             "withheld": dict(withheld), "sessions": sessions}
 

@@ -48,8 +48,28 @@ def partitions(ledger: Ledger) -> list[dict]:
 
 def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | None = None,
                valid_at: str | None = None) -> tuple[list[dict], Counter]:
+    """The facts the actor may see, their text masked of every value above the actor's
+    clearance (a quote can state a withheld fact: `ledger.audit.cleartext`), and the count
+    withheld by sensitivity."""
     rows = ledger.facts(app, user, as_of=as_of or None, valid_at=valid_at or None, include_sensitive=True)
-    return split(actor, rows)
+    shown, withheld = split(actor, rows)
+    return ledger.clearance_mask(app, user, actor.clearance).rows(shown), withheld
+
+
+def user_sessions(ledger: Ledger, actor: Actor, app: str, user: str) -> list[dict]:
+    """Every session the log names for the partition (observed ones too: each can be erased from
+    the user page); an ingestion's digest follows the strictest sensitivity it mentions, so one
+    that carries a value above the actor's clearance is withheld whole (`digest_withheld`)."""
+    mask = ledger.clearance_mask(app, user, actor.clearance)
+    rows = ledger.user_sessions(app, user)
+    for row in rows:
+        ingestion = row.get("ingestion")
+        if ingestion is None:
+            continue
+        digest = mask.digest(ingestion.get("digest"))
+        ingestion["digest_withheld"] = digest is None and ingestion.get("digest") is not None
+        ingestion["digest"] = digest
+    return rows
 
 
 def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
@@ -74,7 +94,9 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
         shown = row is not None and actor.cleared_for(row[2])
         item.update(value=row[0] if shown else None, state=row[1] if row else "erased",
                     withheld=row is not None and not shown)
-    return {"fact": fact, "events": found["events"], "related": list(related.values())}
+    page = {"fact": fact, "events": found["events"], "related": list(related.values())}
+    mask = ledger.clearance_mask(fact["app"], fact["user"], actor.clearance)
+    return mask.row(page, own_value=fact["value"]) if mask else page
 
 
 def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str, predicate: str) -> list[dict]:
@@ -83,7 +105,7 @@ def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str,
     level = rows[0]["sensitivity"] if rows else sensitivity_of(ledger, predicate)
     if not actor.cleared_for(level):
         raise Withheld(f"{predicate} is {level}: above your clearance ({actor.clearance})")
-    return rows
+    return ledger.clearance_mask(app, user, actor.clearance).rows(rows)
 
 
 def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> list[dict]:

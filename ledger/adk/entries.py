@@ -29,7 +29,7 @@ from factledger.ledger.vocabulary.words import AUTHORS
 
 UNREVIEWED_PREDICATE = "adk_memory_note"   # not in any registry: such entries are held for review
 PROVENANCE_FIELDS = tuple(f for f in FACT_FIELDS if f not in ("app", "user", "effective_date")) + (
-    "relevance", "recency", "score")
+    "relevance", "recency", "score", "unconfirmed_since", "ask_to_confirm")
 
 
 def safe(value):
@@ -60,6 +60,19 @@ def memory_entries(facts: list[dict]) -> list[MemoryEntry]:
             content=types.Content(role="user", parts=[types.Part(text=render.ENTRY_PREFIX + text)]),
             custom_metadata=metadata(fact)))
     return out
+
+
+WITHHELD_ID = "withheld"
+
+
+def withheld_entry(withheld: dict[str, int], limit: int | None) -> MemoryEntry:
+    """The entry that tells the model facts were kept back, how many and why (never their
+    values), so an answer without them is not taken for a record that is silent.  Its id names
+    no fact (`delete_memory` of it finds nothing); `custom_metadata` holds the counts by reason."""
+    return MemoryEntry(
+        id=WITHHELD_ID, author="memory",
+        content=types.Content(role="user", parts=[types.Part(text=render.withheld_line(withheld, limit))]),
+        custom_metadata={"fact_id": None, "predicate": None, "withheld": dict(withheld)})
 
 
 def candidate(app: str, user: str, entry: MemoryEntry, shared: dict, now: str) -> Candidate:

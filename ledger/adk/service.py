@@ -33,12 +33,13 @@ from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMe
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
+from factledger.ledger.recall.serve import DEFAULT_CLEARANCE as RECALL_DEFAULT_CLEARANCE
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions
 from factledger.ledger.service import Ledger
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.ids import normalise_id
 
-DEFAULT_CLEARANCE = ("normal", "personal")
+DEFAULT_CLEARANCE = RECALL_DEFAULT_CLEARANCE        # the same as library recall (docs/recall.md)
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
 
 
@@ -173,7 +174,10 @@ class LedgerMemoryService(BaseMemoryService):
     def _search(self, app: str, user: str, query: str) -> SearchMemoryResponse:
         with self._lock:
             result = self.ledger.recall(app, user, query, options=self.options)
-        return SearchMemoryResponse(memories=entries.memory_entries(result.selected))
+        memories = entries.memory_entries(result.selected)
+        if result.withheld:
+            memories.append(entries.withheld_entry(result.withheld, self.options.limit))
+        return SearchMemoryResponse(memories=memories)
 
     # --- forgetting ----------------------------------------------------------------------
 

@@ -18,6 +18,10 @@ from factledger.ledger.registry.predicates import SENSITIVITIES
 DEFAULT_LIMIT = 12
 DEFAULT_RECENCY_WEIGHT = 0.3
 DEFAULT_HALF_LIFE_DAYS = 90.0
+# The clearance of the two agent-facing surfaces (library recall, the ADK service) when the
+# caller names none: an assistant serving a user needs to know where that user lives, not their
+# health record.  Every surface's default is in one table in docs/recall.md.
+DEFAULT_CLEARANCE = "personal"
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hdwmy]?)\s*", re.IGNORECASE)   # fullmatch
 _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
 
@@ -26,7 +30,7 @@ _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
 class RecallOptions:
     """Every knob of recall, checked once (bad input is a `LedgerError` for the person)."""
 
-    clearance: tuple[str, ...] = ("normal",)
+    clearance: tuple[str, ...] = ("normal", "personal")
     min_confidence: float = SERVING_THRESHOLD
     max_age_days: float | None = None
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
@@ -75,19 +79,29 @@ def parse_mode(value) -> str | None:
 
 
 def parse_clearance(value) -> tuple[str, ...]:
-    """`personal,health` (or a list) -> ('normal', 'personal', 'health'); normal is always in."""
+    """A clearance on the one ordered scale `normal < personal < health`: a level means that
+    level and every level below it (`personal` -> ('normal', 'personal'); `health` and `all` ->
+    all three).  A list names its highest level (`personal,health` is `health`), so the old
+    spelling of "these sensitivities besides normal" never means less than it used to.  None is
+    the agent-facing default, DEFAULT_CLEARANCE."""
     if value is None:
-        names: list[str] = []
+        names: list[str] = [DEFAULT_CLEARANCE]
     elif isinstance(value, str):
         names = [n.strip().lower() for n in value.split(",") if n.strip()]
     else:
         names = [str(n).strip().lower() for n in value if str(n).strip()]
-    if "all" in names:
-        names = [n for n in names if n != "all"] + list(SENSITIVITIES)
+    names = [SENSITIVITIES[-1] if n == "all" else n for n in names]
     unknown = [n for n in names if n not in SENSITIVITIES]
     if unknown:
-        raise LedgerError(f"unknown clearance {unknown[0]!r} (known: {', '.join(SENSITIVITIES)})")
-    return tuple(s for s in SENSITIVITIES if s == "normal" or s in names)
+        raise LedgerError(f"unknown clearance {unknown[0]!r} (known: {', '.join(SENSITIVITIES)}, "
+                          "each including the ones before it, or all)")
+    top = max((SENSITIVITIES.index(n) for n in names), default=0)
+    return SENSITIVITIES[:top + 1]
+
+
+def clearance_level(cleared: tuple[str, ...]) -> str:
+    """The one word for a parsed clearance: its highest level."""
+    return cleared[-1] if cleared else SENSITIVITIES[0]
 
 
 def parse_days(option: str, value, allow_zero: bool = False) -> float:
@@ -130,5 +144,6 @@ def _count(option: str, value) -> int:
     return value
 
 
-__all__ = ["RecallOptions", "MODES", "parse_mode", "parse_clearance", "parse_days", "DEFAULT_LIMIT",
+__all__ = ["RecallOptions", "MODES", "parse_mode", "parse_clearance", "clearance_level", "parse_days",
+           "DEFAULT_CLEARANCE", "DEFAULT_LIMIT",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_HALF_LIFE_DAYS"]

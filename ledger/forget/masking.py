@@ -31,7 +31,8 @@ _TOKEN = re.compile(r"\d+|[^\W\d]+|[^\w\s]", re.UNICODE)
 class Masker:
     """Replaces any of a set of forgotten values in text."""
 
-    def __init__(self, values: Iterable[str] = ()):
+    def __init__(self, values: Iterable[str] = (), mask: str = MASK):
+        self.mask = mask              # what replaces a value (a clearance's mask says "withheld")
         keys = sorted({value_key(v) for v in values if len(value_key(v)) >= MIN_LENGTH},
                       key=len, reverse=True)
         self.keys = keys
@@ -57,7 +58,7 @@ class Masker:
             found = text[where[start]:where[end]]
             if own and value_key(found) in own:
                 continue
-            out += [text[last:where[start]], MASK]
+            out += [text[last:where[start]], self.mask]
             last = where[end]
         return "".join(out) + text[last:] if out else text
 

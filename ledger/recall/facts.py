@@ -22,15 +22,29 @@ from datetime import datetime
 
 import orjson
 
-from factledger.ledger.domain.confidence import DECAY_FLOOR, DECAY_PER_PERIOD, DECAY_PERIOD_DAYS
+from factledger.ledger.domain.confidence import (
+    DECAY_FLOOR,
+    DECAY_PER_PERIOD,
+    DECAY_PERIOD_DAYS,
+    SERVING_THRESHOLD,
+)
 from factledger.ledger.domain.recall_options import RecallOptions
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.recall.lexical import LexicalIndex
+from factledger.ledger.registry.predicates import CONFIRM_AFTER_DAYS
 
 # Positions in a thin row (ledger.recall._THIN).
 (ID, USER, SUBJECT, PREDICATE, VALUE, SENSITIVITY, CONFIDENCE, CONFIRMED, DISPUTES, BASIS, SAID,
  SESSION, AUTHOR, TERMS) = range(14)
-OUTCOMES = ("selected", "sensitivity", "confidence", "age", "no_match", "limit", "budget")
+OUTCOMES = ("selected", "sensitivity", "no_match", "confidence", "age", "limit", "budget")
+# Outcomes that withheld a fact the caller's scope held and (for a search) the query matched:
+# counted, with their reason, in the block (`render.withheld_line`), never with their values.
+WITHHELD = ("sensitivity", "confidence", "age", "limit", "budget")
+# What the record says it knows for itself: the user said it, it was verified, or a document
+# says it.  Age never hides such a fact (it lowers its rank and is shown, docs/recall.md "Age");
+# the serving threshold judges an inferred fact by its decayed confidence.
+DURABLE_BASES = ("stated", "verified")
+DOCUMENT_AUTHOR = "document"
 _PENDING = object()                     # an outcome not worked out yet
 _JOINABLE = (None, "confidence", "age", "no_match", "limit", "budget")   # may join a disputed line
 _WITHHELD = (None, None, None)
@@ -43,8 +57,10 @@ class InScope:
     docstring for why nothing here is a per-fact dict)."""
 
     def __init__(self, rows: list[tuple], now: datetime, options: RecallOptions,
-                 suffixes: dict[str, str], cleared: Cleared | None = None):
+                 suffixes: dict[str, str], cleared: Cleared | None = None,
+                 confirm_after: dict[str, int] | None = None):
         self.rows = rows
+        self.confirm_after = confirm_after or {}       # predicate -> days (registry)
         self.now = now
         self.options = options
         self.suffixes = suffixes
@@ -64,6 +80,12 @@ class InScope:
         self.mode = "lexical"
         self.meaning_weight = 0.0
         self.meaning: dict[int, tuple[float, float]] = {}
+        # The relevance floor: a fact counts as tied to a query by meaning only at this rescaled
+        # meaning score or above (`ledger.recall.meaning.RELEVANCE_FLOOR`); words always tie.
+        self.meaning_floor = 0.0
+        # ... and at least this share of the best meaning score among the cleared facts (the
+        # floor moves with the query: a weak second cousin of the best match is not a match).
+        self.meaning_share = 0.0
         # With meaning: (numpy, positions with a meaning score, the scores, every row's
         # confirmation time in POSIX seconds), to score a scope at once; see `_raw_scores`.
         self.arrays = None
@@ -93,6 +115,32 @@ class InScope:
             known = self._times[key] = effective(row[CONFIDENCE], self.when(i)[1])
         return known
 
+    def durable(self, i: int) -> bool:
+        """Stated, verified or from a document: not hidden by age (`DURABLE_BASES`)."""
+        row = self.rows[i]
+        return row[BASIS] in DURABLE_BASES or row[AUTHOR] == DOCUMENT_AUTHOR
+
+    def gated_confidence(self, i: int) -> float:
+        """What `--min-confidence` is compared with: a durable fact's confidence as the log
+        made it (age lowers its rank, not its standing), an inferred fact's decayed one."""
+        return self.rows[i][CONFIDENCE] if self.durable(i) else self.effective(i)
+
+    def unconfirmed(self, i: int) -> bool:
+        """Shown "not confirmed since" its last confirmation: decay has taken the fact below the
+        serving threshold (where the record used to stop serving it), or, for a fact that began
+        below it (inferred), a whole decay period has passed."""
+        confidence = self.rows[i][CONFIDENCE]
+        if confidence >= SERVING_THRESHOLD:
+            return self.effective(i) < SERVING_THRESHOLD
+        return self.when(i)[1] > DECAY_PERIOD_DAYS
+
+    def ask_to_confirm(self, i: int) -> bool:
+        """Unconfirmed for longer than its predicate's confirm age (registry `confirm_after_days`,
+        by sensitivity when the predicate is unknown)."""
+        row = self.rows[i]
+        days = self.confirm_after.get(row[PREDICATE]) or CONFIRM_AFTER_DAYS.get(row[SENSITIVITY], 365)
+        return self.when(i)[1] > days
+
     # --- gates -----------------------------------------------------------------------------
 
     def gate(self, i: int):
@@ -101,12 +149,12 @@ class InScope:
         outcome = self.outcome[i]
         if outcome is _PENDING:
             options = self.options
-            if self.effective(i) < options.min_confidence:
+            if not options.preload and self.scores(i)[0] <= 0.0:
+                outcome = "no_match"      # a hit whose relevance rounds to 0.0 is one as well
+            elif self.gated_confidence(i) < options.min_confidence:
                 outcome = "confidence"
             elif options.max_age_days is not None and self.when(i)[2] > options.max_age_days:
                 outcome = "age"
-            elif not options.preload and self.scores(i)[0] <= 0.0:
-                outcome = "no_match"      # a hit whose relevance rounds to 0.0 is one as well
             else:
                 outcome = None
             self.outcome[i] = outcome
@@ -136,9 +184,13 @@ class InScope:
             b = 1.0 - a
             meaning, cleared, lex = self.meaning, self._cleared_set, lexical.get
             relevance = {}
+            floor = self._meaning_threshold([meaning[i][0] for i in meaning if i in cleared])
             for i in sorted(lexical.keys() | meaning.keys() if lexical else meaning.keys()):
                 if i in cleared:
-                    r = a * meaning.get(i, _NO_MEANING)[0] + b * lex(i, 0.0)
+                    m, w = meaning.get(i, _NO_MEANING)[0], lex(i, 0.0)
+                    if w <= 0.0 and m < floor:
+                        continue            # neither meaning nor words tie it to the query
+                    r = a * m + b * w
                     if r > 0.0:
                         relevance[i] = r
         self._relevance = relevance
@@ -152,13 +204,24 @@ class InScope:
         a = 1.0 if self.mode == "semantic" else self.meaning_weight
         relevance = np.zeros(len(self.rows), dtype=np.float64)
         relevance[positions] = a * scores
+        tied = np.zeros(len(self.rows), dtype=bool)
+        cleared_scores = scores[self.clearance.mask(np)[positions]]
+        tied[positions] = scores >= self._meaning_threshold(cleared_scores.tolist())
         if lexical is not None:
             at, cosines = lexical
             relevance[at] = relevance[at] + (1.0 - a) * cosines
-        relevance[~self.clearance.mask(np)] = 0.0
+            tied[at] |= cosines > 0.0
+        relevance[~(tied & self.clearance.mask(np))] = 0.0
         hits = np.flatnonzero(relevance > 0.0)
         self._relevance_array = relevance
         return dict(zip(hits.tolist(), relevance[hits].tolist()))
+
+    def _meaning_threshold(self, cleared_scores: list[float]) -> float:
+        """The meaning a fact no query word reaches needs to be served for this query: the
+        floor, or the share of the best cleared fact's meaning if higher (computed over the
+        cleared facts only, so a withheld fact's content moves nothing)."""
+        best = max(cleared_scores, default=0.0)
+        return max(self.meaning_floor, self.meaning_share * best)
 
     def parts(self, i: int) -> tuple:
         """(meaning, lexical) of a cleared fact scored by meaning or words, for --explain."""
@@ -318,6 +381,8 @@ class InScope:
                 "age_days": self.when(i)[2], "effective_confidence": self.effective(i),
                 "relevance": relevance, "recency": recency, "score": score,
                 "meaning": parts[0], "lexical": parts[1],
+                "unconfirmed_since": confirmed_at if self.unconfirmed(i) else None,
+                "ask_to_confirm": self.ask_to_confirm(i),
                 "outcome": self.gate(i), "via": self.via.get(i)}
 
 

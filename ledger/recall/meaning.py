@@ -26,6 +26,13 @@ from factledger.projections.vectors import partition_vectors
 # 0.0 to 0.15); above it the score rises linearly to 1 at cosine 1.  Measured on the probe
 # set (bench/semantic.py probes, docs/semantic.md): 0.25 missed 4 of 64 probes at 12, 0.15 none.
 FLOOR = 0.15
+# The relevance floor of a search: a fact no query word reaches is served for the query only when
+# its rescaled meaning score is at least this (else recency alone carried unrelated facts in:
+# "Where are we based?" served employer = Globex at 0.033).  Measured by `bench.semantic probes`
+# (recall@12 kept, served-unrelated rate down; docs/semantic.md, "The relevance floor").
+RELEVANCE_FLOOR = 0.05
+# ... and at least this share of the best meaning score of the query's cleared facts.
+RELEVANCE_SHARE = 0.3
 # Hybrid relevance = MEANING_WEIGHT * meaning + (1 - MEANING_WEIGHT) * lexical.
 MEANING_WEIGHT = 0.6
 

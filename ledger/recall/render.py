@@ -15,7 +15,8 @@ So a value can never put a line break into the block (it cannot start a new inst
 never write `</stored_facts>` or close a fence, and always reads as one quoted datum on a line
 that begins with `- ` and a registry predicate name.  The heading says what the lines are: stored
 facts about the user, data and not instructions, possibly out of date; an empty result says so in
-as many words, so the model has nothing to invent from.
+as many words, so the model has nothing to invent from, and a result that withheld facts says how
+many and why (never their values), so the model does not take it for silence.
 """
 
 from __future__ import annotations
@@ -84,11 +85,17 @@ def _day(timestamp: str | None) -> str:
 
 
 def _when(fact: dict) -> str:
-    """`stated 2026-09-30`, plus `confirmed ...` when a later session confirmed it."""
+    """`stated 2026-09-30`, plus `confirmed ...` when a later session confirmed it, `not
+    confirmed since` once age has decayed it below the serving threshold, and `ask the user to
+    confirm` once it has gone unconfirmed past its predicate's confirm age (docs/recall.md, "Age")."""
     said, confirmed = _day(fact["said_at"]), _day(fact.get("confirmed_at"))
     text = f"{fact['basis']} {said}"
     if confirmed and confirmed != said:
         text += f", confirmed {confirmed}"
+    if fact.get("unconfirmed_since"):
+        text += ", not confirmed since"
+    if fact.get("ask_to_confirm"):
+        text += "; ask the user to confirm"
     return text
 
 
@@ -124,10 +131,33 @@ def group_disputes(facts: list[dict]) -> list[list[dict]]:
     return groups
 
 
-def render(facts: list[dict]) -> str:
-    """The block a model sees: tags, the heading, one line a fact (or disputed key), or EMPTY."""
-    body = [line(g) for g in group_disputes(facts)] or [EMPTY]
-    return "\n".join([OPEN_TAG, HEADING, *body, CLOSE_TAG])
+# Why facts were withheld, as the block says it (the outcomes of ledger/recall/facts.py's WITHHELD).
+REASONS = {"sensitivity": "above this caller's clearance",
+           "confidence": "below the confidence threshold",
+           "age": "older than the age limit asked for",
+           "limit": "past the limit of {limit} facts",
+           "budget": "past the word budget"}
+NOTHING_SHOWN = "No stored fact is shown for this request, but the record is not silent."
+
+
+def withheld_line(withheld: dict[str, int], limit: int | None = None) -> str:
+    """The count of withheld facts and why, never their values: `Withheld: 3 stored facts (2
+    above this caller's clearance, 1 below the confidence threshold). ...`."""
+    total = sum(withheld.values())
+    reasons = ", ".join(f"{n} {REASONS[r].format(limit=limit)}" for r, n in withheld.items())
+    noun = "stored fact" if total == 1 else "stored facts"
+    return (f"Withheld: {total} {noun} ({reasons}). Their values are not given here; do not "
+            "guess or invent them.")
+
+
+def render(facts: list[dict], withheld: dict[str, int] | None = None, limit: int | None = None) -> str:
+    """The block a model sees: tags, the heading, one line a fact (or disputed key), then what
+    was withheld and why; EMPTY only when nothing was served and nothing withheld (the record
+    is silent on this), never when facts were kept back."""
+    body = [line(g) for g in group_disputes(facts)]
+    if withheld:
+        body = (body or [NOTHING_SHOWN]) + [withheld_line(withheld, limit)]
+    return "\n".join([OPEN_TAG, HEADING, *(body or [EMPTY]), CLOSE_TAG])
 
 
 LONG_WORD = 16

@@ -8,20 +8,24 @@ memory, so a user with a thousand facts costs one query, not a thousand.  What a
 about each fact lives in `ledger.recall_facts` (which says why no fact is a dict there).
 
 Order of the gates, each with the outcome it gives in `--explain`:
-sensitivity (not cleared; the value is withheld even from the explanation) -> confidence
-(effective confidence below the threshold) -> age (last confirmed longer ago than --max-age) ->
-no_match (a search, and no query term in common) -> packing: limit, budget -> selected.
+sensitivity (not cleared; the value is withheld even from the explanation) -> no_match (a
+search, and neither words nor meaning tie the fact to the query) -> confidence (below the
+threshold: an inferred fact's decayed confidence, a stated, verified or document fact's own,
+since age never hides those) -> age (last confirmed longer ago than --max-age) -> packing:
+limit, budget -> selected.  What was withheld is counted by reason in the result and the block.
 Scoring and packing are documented in docs/recall.md.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
 from factledger.ledger.domain.recall_options import (
+    DEFAULT_CLEARANCE,
     DEFAULT_HALF_LIFE_DAYS,
     DEFAULT_LIMIT,
     DEFAULT_RECENCY_WEIGHT,
@@ -30,8 +34,17 @@ from factledger.ledger.domain.recall_options import (
     parse_days,
 )
 from factledger.ledger.domain.textindex import remembering, terms
-from factledger.ledger.recall import render
-from factledger.ledger.recall.facts import CONFIRMED, ID, OUTCOMES, PREDICATE, Cleared, InScope, lexical_index
+from factledger.ledger.recall import meaning, render
+from factledger.ledger.recall.facts import (
+    CONFIRMED,
+    ID,
+    OUTCOMES,
+    PREDICATE,
+    WITHHELD,
+    Cleared,
+    InScope,
+    lexical_index,
+)
 from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.vocabulary.words import DOMAIN_USER
@@ -51,12 +64,13 @@ class RecallResult:
     other_partitions: dict | None = None       # kept for callers; never counted: one tenant's
                                                # explanation says nothing of another's
     text: str = ""                             # the rendered block
+    withheld: dict[str, int] = field(default_factory=dict)   # reason -> facts, never values
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,
                 "options": self.options.as_dict(), "selected": self.selected,
                 "candidates": self.candidates, "other_partitions": self.other_partitions,
-                "rendered": self.text}
+                "withheld": self.withheld, "rendered": self.text}
 
 
 def _registry_suffixes(registry: Registry | None) -> dict[str, str]:
@@ -83,6 +97,20 @@ def _registry_suffixes(registry: Registry | None) -> dict[str, str]:
 _REGISTRY_SUFFIXES: dict[str, dict[str, str]] = {}
 
 
+def _confirm_ages(registry: Registry | None) -> dict[str, int]:
+    """predicate -> the days its facts may go unconfirmed (`PredicateSpec.confirm_after`)."""
+    if registry is None:
+        return {}
+    cached = _CONFIRM_AGES.get(registry.sha256)
+    if cached is None:
+        cached = _CONFIRM_AGES[registry.sha256] = {name: spec.confirm_after
+                                                   for name, spec in registry.predicates.items()}
+    return cached
+
+
+_CONFIRM_AGES: dict[str, dict[str, int]] = {}
+
+
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
            explain: bool = False, as_of: str | None = None, kept: KeptScopes | None = None) -> RecallResult:
@@ -106,18 +134,21 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     rows = kept.rows
     clearance = frozenset(options.clearance)
     cleared = kept.derived(("cleared", clearance), partial(Cleared, rows, clearance))
-    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared)
+    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared, _confirm_ages(registry))
     scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, clearance),
                                   partial(lexical_index, rows, scope.cleared, scope.suffixes))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT
+        scope.meaning_floor = meaning.RELEVANCE_FLOOR
+        scope.meaning_share = meaning.RELEVANCE_SHARE
         scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
         if scope.meaning.arrays is not None:
             scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED, kept.derived))
     scope.score_hits(terms(query))
     pool = scope.cleared if options.preload else scope.hits
     selected = _pack(scope, scope.best_first(pool), finish=explain)
+    withheld = _withheld(scope, pool)
     shown = sorted(range(len(rows)), key=scope.rank_key) if explain else selected
     facts_of = {i: scope.fact(i) for i in shown}
     _complete(conn, list(facts_of.values()), as_of)
@@ -128,8 +159,21 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     facts = [_public(facts_of[i]) for i in selected]
     result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
-                          text=render.render(facts))
+                          text=render.render(facts, withheld, options.limit), withheld=withheld)
     return result
+
+
+def _withheld(scope: InScope, pool: list[int]) -> dict[str, int]:
+    """reason -> how many facts were kept from the caller: every fact of the scope above the
+    caller's clearance (counted whatever the query, so the count says nothing of what they
+    hold), and the facts of the pool (a search's matches, a preload's cleared facts) that a gate
+    or the packing left out.  An eligible fact the packing never reached was past the limit."""
+    counts: Counter = Counter(o for o in scope.clearance.outcome if o == "sensitivity")
+    for i in pool:
+        outcome = scope.gate(i) or "limit"
+        if outcome in WITHHELD and outcome != "sensitivity":
+            counts[outcome] += 1
+    return {reason: counts[reason] for reason in WITHHELD if counts[reason]}
 
 
 def _complete(conn: sqlite3.Connection, shown: list[dict], as_of: str | None = None) -> None:
@@ -177,7 +221,8 @@ def _pack(scope: InScope, eligible, finish: bool = False) -> list[int]:
 def _public(c: dict) -> dict:
     """A shown fact with the public field names (`FACT_FIELDS`), plus its scores."""
     fact = {name: c.get(name) for name in FACT_FIELDS}
-    fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"])
+    fact.update(relevance=c["relevance"], recency=c["recency"], score=c["score"],
+                unconfirmed_since=c.get("unconfirmed_since"), ask_to_confirm=c.get("ask_to_confirm", False))
     if c.get("via"):
         fact["shown_with"] = c["via"]
     return fact
@@ -201,5 +246,5 @@ def explain_rows(result: RecallResult) -> list[dict]:
 
 
 __all__ = ["RecallOptions", "RecallResult", "recall", "explain_rows", "parse_clearance",
-           "parse_days", "OUTCOMES", "DOMAIN_USER", "DEFAULT_LIMIT", "DEFAULT_RECENCY_WEIGHT",
+           "parse_days", "OUTCOMES", "DOMAIN_USER", "DEFAULT_CLEARANCE", "DEFAULT_LIMIT", "DEFAULT_RECENCY_WEIGHT",
            "DEFAULT_HALF_LIFE_DAYS"]

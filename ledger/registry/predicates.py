@@ -40,6 +40,10 @@ from factledger.ledger.vocabulary.words import (
 _MODEL = ConfigDict(arbitrary_types_allowed=True)
 
 SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
+# How long a fact of each sensitivity may go unconfirmed before recall asks the model to confirm
+# it with the user (a predicate's `confirm_after_days` overrides it): a stale allergy or dose
+# does harm a stale favourite cuisine does not (docs/recall.md, "Age").
+CONFIRM_AFTER_DAYS = {"normal": 365, "personal": 365, "health": 180}
 KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
 NORMALISERS = ("none", "lower", "title")
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
@@ -69,6 +73,7 @@ class PredicateSpec:
     description: str = ""
     retention_days: int | None = None
     normalise: str = "none"
+    confirm_after_days: int | None = None      # None: CONFIRM_AFTER_DAYS by sensitivity
     patterns: tuple[Pattern, ...] = field(default=(), compare=False)
     # value -> words that state it, for the validator's check that a quote supports a value
     values: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
@@ -79,6 +84,13 @@ class PredicateSpec:
     contradicts: tuple[str, ...] = ()
     # the pattern language's rules (ledger/registry/rules.py), compiled once when the registry is loaded
     rules: tuple[Rule, ...] = field(default=(), compare=False)
+
+    @property
+    def confirm_after(self) -> int:
+        """Days a fact of this predicate may go unconfirmed before recall asks to confirm it."""
+        if self.confirm_after_days is not None:
+            return self.confirm_after_days
+        return CONFIRM_AFTER_DAYS[self.sensitivity]
 
     @property
     def extractable(self) -> bool:
@@ -192,7 +204,8 @@ def _parse_predicate(source: str, name: str, body, language: Language) -> Predic
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
     known = {"cardinality", "sensitivity", "kind", "aliases", "description", "retention_days",
-             "normalise", "patterns", "values", "vocabulary", "rules", "contradicts"}
+             "normalise", "patterns", "values", "vocabulary", "rules", "contradicts",
+             "confirm_after_days"}
     for key in body:
         if key not in known:
             raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
@@ -212,6 +225,10 @@ def _parse_predicate(source: str, name: str, body, language: Language) -> Predic
     if retention is not None and (isinstance(retention, bool) or not isinstance(retention, int)
                                   or retention <= 0):
         raise fail("retention_days", "must be a positive whole number of days")
+    confirm_after = body.get("confirm_after_days")
+    if confirm_after is not None and (isinstance(confirm_after, bool) or not isinstance(confirm_after, int)
+                                      or confirm_after <= 0):
+        raise fail("confirm_after_days", "must be a positive whole number of days")
     description = body.get("description", "")
     if not isinstance(description, str):
         raise fail("description", "must be text")
@@ -242,6 +259,7 @@ def _parse_predicate(source: str, name: str, body, language: Language) -> Predic
         aliases=tuple(aliases),
         description=description,
         retention_days=retention,
+        confirm_after_days=confirm_after,
         normalise=choice("normalise", NORMALISERS, "none"),
         patterns=tuple(_parse_pattern(fail, i, p, f"{name}.patterns[{i}]") for i, p in enumerate(patterns)),
         values=folded,

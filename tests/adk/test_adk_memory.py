@@ -27,6 +27,7 @@ from google.genai import types  # noqa: E402
 
 from factledger.ledger import Ledger  # noqa: E402
 from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.ledger.adk.entries import WITHHELD_ID  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "meal-kit"
@@ -104,7 +105,12 @@ def test_adding_a_session_twice_stores_nothing_twice(service, ledger):
         asyncio.run(service.add_session_to_memory(session))
     assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
     found = asyncio.run(service.search_memory(app_name="mealkit", user_id="priya", query=QUESTION))
-    assert sorted(m.custom_metadata["predicate"] for m in found.memories) == ["diet", "home_city"]
+    facts = [m for m in found.memories if m.id != WITHHELD_ID]
+    assert sorted(m.custom_metadata["predicate"] for m in facts) == ["diet", "home_city"]
+    told = [m for m in found.memories if m.id == WITHHELD_ID]      # the inferred guess, counted
+    assert [m.custom_metadata["withheld"] for m in told] == [{"confidence": 1}]
+    assert "1 below the confidence threshold" in told[0].content.parts[0].text
+    assert "spicy" not in told[0].content.parts[0].text and "true" not in told[0].content.parts[0].text
 
 
 def test_search_memory_entries_carry_provenance(service):
@@ -185,3 +191,24 @@ def test_health_needs_explicit_clearance(ledger):
     assert "peanuts" not in ask(memory, "is anyone allergic?")
     cleared = LedgerMemoryService(ledger, clearance="all")
     assert "user.daughter allergy = peanuts" in ask(cleared, "is anyone allergic?")
+
+
+def test_an_old_allergy_is_still_served_and_asks_to_be_confirmed(tmp_path):
+    """Issue 28 item 1 in ADK entries: age is shown, not used to hide."""
+    with Ledger(tmp_path / "old.db", clock=fixed_clock("2027-06-01T00:00:00Z")) as ledger:
+        memory = LedgerMemoryService(ledger, clearance="health")
+        entry = MemoryEntry(content=types.Content(parts=[types.Part(text="my daughter is allergic to peanuts")]),
+                            author="user", timestamp="2026-11-01T00:00:00Z", id="n1",
+                            custom_metadata={"predicate": "allergy", "value": "peanuts",
+                                             "subject": "user.daughter"})
+        asyncio.run(memory.add_memory(app_name="mealkit", user_id="priya", memories=[entry]))
+        found = asyncio.run(memory.search_memory(app_name="mealkit", user_id="priya", query="is anyone allergic?"))
+        allergy = [m for m in found.memories if m.custom_metadata["predicate"] == "allergy"][0]
+        text = allergy.content.parts[0].text
+        assert text.endswith("user.daughter allergy = peanuts (stated 2026-11-01, not confirmed since; "
+                             "ask the user to confirm)")
+        assert allergy.custom_metadata["ask_to_confirm"] is True
+        below = LedgerMemoryService(ledger, clearance="personal")
+        told = asyncio.run(below.search_memory(app_name="mealkit", user_id="priya", query="is anyone allergic?"))
+        assert [m.id for m in told.memories] == [WITHHELD_ID]
+        assert "peanuts" not in told.memories[0].model_dump_json()

@@ -50,10 +50,10 @@ def test_side_by_side(tmp_path, capsys):
         print("--- factledger LedgerMemoryService ---", *ours, sep="\n")
     raw = "\n".join(theirs)
     assert "Pune" in raw and "vegetarian" in raw           # stale turns come back verbatim
-    assert len(ours) == 2
+    assert len(ours) == 3 and ours[2].startswith("memory: Withheld: 1 stored fact")   # the guess, counted
     text = "\n".join(ours)
     assert "home_city = Bengaluru" in text and "diet = pescatarian" in text
-    assert "Pune" not in text and "vegetarian" not in text
+    assert "Pune" not in text and "vegetarian" not in text and "spicy" not in text
 
 
 def test_the_model_prompt_with_google_adks_own_service_carries_stale_facts():

@@ -56,10 +56,10 @@ def test_plain_output_is_the_rendered_block(db):
 
 
 def test_explain_table_lists_every_in_scope_fact(db):
-    result = invoke(db, "recall", QUESTION, *MEAL, "--explain")
+    result = invoke(db, "recall", QUESTION, *MEAL, "--explain", "--clearance", "normal")
     assert result.exit_code == 0
     out = result.stdout
-    for outcome in ("selected", "sensitivity", "confidence"):
+    for outcome in ("selected", "sensitivity", "no_match"):
         assert outcome in out
     assert "other partitions" not in out               # other tenants are not even counted
     assert "Bengaluru" not in out                      # personal, not cleared: value withheld
@@ -77,13 +77,15 @@ def test_json_gives_the_selected_facts(db):
 
 
 def test_json_explain_gives_every_candidate_with_scores(db):
-    result = invoke(db, "recall", "spicy", *MEAL, "--explain", "--json", "--min-confidence", "0.2")
+    result = invoke(db, "recall", "spicy", *MEAL, "--explain", "--json", "--min-confidence", "0.2",
+                    "--clearance", "normal")
     report = json.loads(result.stdout)
     assert {c["predicate"]: c["outcome"] for c in report["candidates"]} == {
         "likes_spicy": "selected", "diet": "no_match", "home_city": "sensitivity"}
     assert all({"relevance", "recency", "score", "outcome", "rank"} <= set(c)
                for c in report["candidates"])
     assert report["rendered"].startswith("<stored_facts>")
+    assert report["withheld"] == {"sensitivity": 1}
 
 
 def test_preload_limit_budget_and_no_domain(db):

@@ -84,9 +84,12 @@ def test_history_path_labels_superseded_values_with_dates(meal):
     assert [f["value"] for f in meal.facts(**MEAL, predicate="home_city")] == ["Bengaluru"]
 
 
-def test_default_clearance_is_normal_only_and_withholds_the_value(meal):
-    result = meal.recall(**MEAL, query=QUESTION, explain=True)
+def test_default_clearance_is_personal_and_a_lower_one_withholds_the_value(meal):
+    assert "Bengaluru" in meal.recall(**MEAL, query=QUESTION).text      # the agent-facing default
+    result = meal.recall(**MEAL, query=QUESTION, clearance="normal", explain=True)
     assert "Bengaluru" not in result.text
+    assert result.withheld == {"sensitivity": 1}
+    assert "Withheld: 1 stored fact (1 above this caller's clearance)" in result.text
     withheld = [c for c in result.candidates if c["outcome"] == "sensitivity"]
     assert [c["predicate"] for c in withheld] == ["home_city"]
     assert withheld[0]["value"] is None and withheld[0]["quote"] is None
@@ -101,11 +104,27 @@ def test_confidence_gate_on_effective_confidence(meal):
     assert "- likes_spicy = true (inferred 2026-09-30)" in low.text
 
 
-def test_decay_drops_an_old_unconfirmed_fact(meal, clock):
+def test_age_shows_a_stated_fact_unconfirmed_and_never_hides_it(meal, clock):
     clock.set("2027-06-01T00:00:00Z")          # seven months since pescatarian was last said
     result = meal.recall(**MEAL, query="what do I eat", explain=True)
     fact = [c for c in result.candidates if c["predicate"] == "diet"][0]
-    assert fact["effective_confidence"] < 0.7 and fact["outcome"] == "confidence"
+    assert fact["effective_confidence"] < 0.7 and fact["outcome"] == "selected"
+    assert "- diet = pescatarian (stated 2026-10-28, not confirmed since)" in result.text
+    clock.set("2029-06-01T00:00:00Z")          # past the diet's confirm age (365 days)
+    later = meal.recall(**MEAL, query="what do I eat")
+    assert "- diet = pescatarian (stated 2026-10-28, not confirmed since; ask the user to confirm)" in later.text
+    # --min-confidence still filters what the caller asks it to (a stated fact by its own confidence)
+    strict = meal.recall(**MEAL, query="what do I eat", min_confidence=0.95, explain=True)
+    assert strict.selected == [] and strict.withheld == {"confidence": 1}
+    assert EMPTY not in strict.text and "1 below the confidence threshold" in strict.text
+
+
+def test_decay_still_drops_an_old_inferred_fact(meal, clock):
+    clock.set("2026-10-01T00:00:00Z")
+    assert "likes_spicy" in meal.recall(**MEAL, query="spicy chilli", min_confidence=0.3).text
+    clock.set("2029-10-01T00:00:00Z")          # inferred 0.4 decayed to the floor
+    gone = meal.recall(**MEAL, query="spicy chilli", min_confidence=0.3, explain=True)
+    assert outcomes(gone)[("likes_spicy", "true")] == "confidence"
 
 
 def test_max_age(meal):
@@ -156,7 +175,8 @@ def test_limit_and_budget_pack_greedily(ledger, clock):
     assert got == {long_value: "budget", "thai": "selected", "korean": "selected"}
     assert sum(len(line.split()) for line in budget.text.splitlines() if line.startswith("- ")) <= 12
     nothing = ledger.recall("app", "u1", "cuisine", limit=0)
-    assert nothing.selected == [] and EMPTY in nothing.text
+    assert nothing.selected == [] and EMPTY not in nothing.text and nothing.withheld == {"limit": 3}
+    assert "3 past the limit of 0 facts" in nothing.text
 
 
 def test_scope_domain_and_other_partitions(ledger, clock):

@@ -105,7 +105,8 @@ def test_scope_and_clearance_hold_in_every_mode(tmp_path, meaning):
         fill(ledger, clock)
         fill(ledger, clock, user="other")
         for mode in ("semantic", "hybrid"):
-            result = ledger.recall("mealkit", "priya", "Where do I live?", mode=mode, explain=True)
+            result = ledger.recall("mealkit", "priya", "Where do I live?", mode=mode, explain=True,
+                                   clearance="normal")
             assert {c["user"] for c in result.candidates} <= {"priya", "_domain"}
             assert "Bengaluru" not in result.text          # home_city is personal: not cleared
             withheld = [c for c in result.candidates if c["outcome"] == "sensitivity"]
@@ -205,3 +206,32 @@ def test_cli_mode_and_explain_columns(tmp_path, meaning):
     assert "meaning" in out.stdout and "lexical" in out.stdout and "Bengaluru" in out.stdout
     bad = subprocess.run(run + ["--mode", "vibes"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+def test_the_relevance_floor_keeps_unrelated_facts_out_of_a_search(tmp_path, meaning):
+    """Issue 28 item 4: recency alone no longer carries a fact into a search that neither its
+    words nor its meaning reach (docs/semantic.md, "The relevance floor")."""
+    from factledger.ledger.recall import meaning as relevance
+
+    clock = MovableClock()
+    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+        for i, (predicate, value, quote) in enumerate([
+                ("home_city", "Bengaluru", "We moved to Bengaluru last month"),
+                ("employer", "Globex", "I work at Globex"),
+                ("diet", "vegan", "I'm vegan"), ("pet", "a beagle", "our beagle")]):
+            ledger.observe(cand(app="mealkit", user="ana", predicate=predicate, value=value,
+                                quote=quote, session=f"s{i}", event=f"e{i}"))
+            clock.tick()
+        pets = ledger.recall("mealkit", "ana", "pets", explain=True)
+        assert [f["predicate"] for f in pets.selected] == ["pet"]
+        weak = {c["predicate"]: c for c in pets.candidates if c["predicate"] != "pet"}
+        assert all(c["outcome"] == "no_match" for c in weak.values())
+        assert 0.0 < weak["diet"]["meaning"] < relevance.RELEVANCE_FLOOR      # served before the floor
+        assert ledger.recall("mealkit", "ana", "", preload=True).selected   # preload still serves
+        shipped = relevance.RELEVANCE_FLOOR, relevance.RELEVANCE_SHARE
+        relevance.RELEVANCE_FLOOR, relevance.RELEVANCE_SHARE = 0.0, 0.0
+        try:
+            before = ledger.recall("mealkit", "ana", "pets")
+        finally:
+            relevance.RELEVANCE_FLOOR, relevance.RELEVANCE_SHARE = shipped
+        assert "diet = vegan" in before.text                      # what the floor takes out
