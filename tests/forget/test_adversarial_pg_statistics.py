@@ -141,3 +141,19 @@ def test_residue_names_sampled_text_and_extended_statistics(postgres, clock):
     places = _residue(location)
     assert "catalog statistics (pg_statistic)" not in places
     assert "values_by_key" in places["extended statistics"]["where"]
+
+
+def test_a_role_that_does_not_own_the_tables_opens_and_is_told_what_is_sampled(postgres, clock):
+    """Only the tables' owner may exclude a column: another role's open changes nothing, fails in
+    nothing, and its `residue` names the sampled text."""
+    location = postgres.location()
+    with Ledger(location, clock=clock) as ledger:
+        _fill(ledger)
+        _sample_text_again(ledger, [("facts_current", "value")])
+        schema, raw = ledger._conn.schema, ledger._conn.raw
+        raw.execute(f"CREATE ROLE reader_{schema} LOGIN")
+        raw.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO reader_{schema}')
+        raw.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO reader_{schema}')
+    with Ledger(location.replace("postgres@", f"reader_{schema}@", 1), clock=clock) as reader:
+        assert "facts_current.value" in _places(reader)["catalog statistics (pg_statistic)"]["where"]
+        assert reader.facts("app", USER, include_sensitive=True)

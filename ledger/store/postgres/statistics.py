@@ -46,7 +46,8 @@ def text_columns(conn) -> list[tuple[str, str, str, str | None, int, bool]]:
 def exclude_text(conn) -> list[str]:
     """Every text column excluded from statistics and its old statistics dropped; returns the
     columns changed ("table.column").  One catalog read when nothing is to do; a role that does
-    not own the tables changes nothing (`residue` then names what is left)."""
+    not own the tables, or a read-only server (a standby, which replays the primary's change),
+    changes nothing (`residue` then names what is left)."""
     todo = [c for c in text_columns(conn) if c[4] != 0 or c[5]]
     if not todo:
         return []
@@ -63,7 +64,7 @@ def exclude_text(conn) -> list[str]:
             for table, changes in by_table.items():
                 conn.raw.execute(f"ALTER TABLE {_quoted(table)} {', '.join(changes)}")
     except Exception as exc:
-        if getattr(exc, "sqlstate", None) == "42501":      # insufficient privilege: not the owner
+        if getattr(exc, "sqlstate", None) in ("42501", "25006"):   # not the owner; read-only (a standby)
             return []
         raise
     if any(c[5] for c in todo):
