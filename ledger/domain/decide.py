@@ -30,11 +30,13 @@ from factledger.ledger.vocabulary.words import Reason, Rule
 __all__ = ["REJECTING_RULES", "Decision", "Negation", "OpenFact", "decide", "latest", "strongest"]
 
 # The rules under which this table rejects a candidate (reasons nothing_to_retract,
-# insufficient_authority, older_than_current, already_counted).  Only these rejections are
+# insufficient_authority, older_than_current, already_counted; a rewording said again in a session
+# that counted it, by meaning or form, is `already_counted` too).  Only these rejections are
 # decisions about a key's state; re-decision (ledger/forget/redecide.py) replays them, and never a
 # validator's, a session validator's or a reviewer's rejection.
 REJECTING_RULES = frozenset({Rule.NEGATION, Rule.SAME_VALUE, Rule.SERIES_DUPLICATE,
-                             Rule.LATE_SAME_VALUE, Rule.EARLIER_SAME_VALUE})
+                             Rule.LATE_SAME_VALUE, Rule.EARLIER_SAME_VALUE,
+                             Rule.SAME_MEANING, Rule.SAME_FORM})
 
 
 def decide(candidate: Candidate, open_facts: Iterable[OpenFact], spec: PredicateSpec,

@@ -162,10 +162,11 @@ def restate(plan: Plan, found: Restatement, cause: int, registry_sha: str, parti
 def _by_meaning(plan: Plan) -> bool | set[Key]:
     """Where a `many` key's decisions look beyond the values equal to the candidate's, so its cut
     is the whole key: every key while meaning is on (a candidate may restate any open value), and
-    a key whose log holds a reinforcement by meaning or form (decided again, it may not be one)."""
+    a key whose log holds a reinforcement by meaning or form, or such a rewording counted already
+    in its session (decided again, it may not be one)."""
     if wanted():
         return True
-    return {key for e in plan.events if e.body is not None and e.type == "FactReinforced"
+    return {key for e in plan.events if e.body is not None and e.type in ("FactReinforced", "CandidateRejected")
             and str(e.body.get("rule", "")).startswith(RESTATING_RULES)
             and (key := key_of(e.type, e.body, plan.facts_by_id)) is not None}
 

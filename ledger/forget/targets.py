@@ -110,7 +110,10 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
             if event.type == "FactObserved":
                 result.facts.add(event.body["fact_id"])
             gone |= _observed(event.body)
-    if scope.kind == "fact":
+    if scope.fact_wide:
+        # a fact split off a forgotten one (by a value or a negation learnt late) holds some of its
+        # statements: it goes too, whichever of its events the log holds first (a negation's
+        # retraction of the split-off part is recorded before the `FactSplit` that names it)
         result.facts |= {f for f in split_from if _root(f, split_from) in result.facts}
     gone |= result.facts
     by_seq = {e.seq: e for e in events}
@@ -259,8 +262,12 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
         if type_ in STATEMENT_TYPES:
             if not scope.fact_wide:
                 return False                  # another session's statement: it keeps its say
-            if type_ == "CandidateRejected":  # only a rejected repeat of the forgotten value
-                value = (body.get("candidate") or {}).get("value", "")
+            if type_ == "CandidateRejected" or (type_ == "FactReinforced" and scope.kind == "fact"):
+                # only a repeat of the forgotten value: a rewording counted towards the fact (by
+                # meaning or form) is a value of its own, which a ledger that never heard the
+                # first wording holds, so it is decided again (a predicate's, class's or
+                # retention's scope takes it by its key or its time)
+                value = body.get("value", (body.get("candidate") or {}).get("value", ""))
                 return value_key(value) == value_key((facts_by_id.get(fact_id) or {}).get("value", ""))
         return True
     if body.get("by_fact_id") in forgotten:

@@ -9,7 +9,16 @@ forget took a value they name): the same open facts, the same valid-time history
 latest interval: state, valid_from, valid_to), never two current values on a `one` key at any
 as-of, and `verify` / `replay --check` pass.
 
-The default run tries 300 histories; `make test-long` runs the `slow` variant (3,000).
+Histories are made to hold derived records often: a value said on two days and then, learnt late,
+a negation of it or another value said between them (a split), and a rewording said after a
+wording ("peanut" / "peanuts", "São Paulo" / "Sao Paulo", a held "São Paulo" a reviewer accepts).
+Each receipt must count, and file as forgotten whole, only the sessions its scope named.  A
+second property runs the same with meaning on (the semantic extra), where rewordings are counted
+towards the fact (`already_counted`, or a reinforcement), over the keys that have them.  The
+examples are labelled with what they generated (`pytest --hypothesis-show-statistics`).
+
+The default run tries 300 histories (100 with meaning on); `make test-long` runs the `slow`
+variants (3,000, and 400 with meaning on).
 """
 
 from __future__ import annotations
@@ -25,33 +34,81 @@ from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.domain.decide import REJECTING_RULES
 from factledger.ledger.domain.validate import check
 from factledger.ledger.forget.masking import Masker
+from factledger.ledger.forget.restate import RESTATING_RULES
+from factledger.ledger.forget.scope import session_hash
+from factledger.ledger.semantic.embedder import remembering
 from tests.conftest import MovableClock, cand
 
-VALUES = {"home_city": ["Pune", "Bengaluru", "Mumbai"], "allergy": ["peanuts", "shellfish"],
+# Rewordings: "São Paulo" is "Sao Paulo" by form (a `one` key), "peanut" is "peanuts" by meaning
+# (a `many` key); with meaning on the live ledger counts one towards the other's fact
+# (`already_counted` in the same session, a reinforcement from another).
+VALUES = {"home_city": ["Pune", "Bengaluru", "Mumbai", "Sao Paulo", "São Paulo"],
+          "allergy": ["peanuts", "shellfish", "peanut"],
           "blood_pressure": ["120/80 mmHg", "140/90 mmHg"], "medication_dose": ["25 mg", "50 mg"],
           "diet": ["vegan", "omnivore"],               # an agent's "stated" diet: the validator rejects
-          "hometown_zz": ["Pune", "Mumbai"]}           # unknown: held; "Pune" accepted as home_city
+          "hometown_zz": ["Pune", "Mumbai", "São Paulo"]}   # unknown: held; ACCEPTED ones become home_city
+ACCEPTED = ("Pune", "São Paulo")                       # held values a reviewer accepts as home_city
 PREDICATES = sorted(VALUES)
 BASIS = {"document": "verified", "agent": "inferred", "user": "stated"}
 
 @st.composite
-def histories(draw):
+def histories(draw, ones=("home_city", "medication_dose"), others=tuple(PREDICATES), days=28):
     """1-12 things said or judged, about one to three predicates (so keys see several statements),
-    one of them a `one` key (so there are disputes for reviewers to settle)."""
-    one = draw(st.sampled_from(["home_city", "medication_dose"]))          # a key that can be disputed
-    predicates = sorted({one, *draw(st.lists(st.sampled_from(PREDICATES), max_size=2))})
+    one of them a `one` key (so there are disputes for reviewers to settle), said on `days` days
+    in any order (so values and negations arrive late, between two statements: splits)."""
+    one = draw(st.sampled_from(ones))                                      # a key that can be disputed
+    predicates = sorted({one, *draw(st.lists(st.sampled_from(others), max_size=2))})
     named = sorted({v for p in predicates for v in VALUES[p]})
     out = []
     for _ in range(draw(st.integers(1, 12))):
         if draw(st.integers(0, 3)) == 0:
             out.append(("resolve", draw(st.integers(0, 5)), draw(st.booleans())))
         else:
-            out.append(("say", draw(st.sampled_from(predicates)), draw(st.integers(0, 2)),
-                        draw(st.integers(0, 3)), draw(st.integers(1, 28)),
+            out.append(("say", draw(st.sampled_from(predicates)), draw(st.integers(0, 4)),
+                        draw(st.integers(0, 3)), draw(st.integers(1, days)),
                         draw(st.sampled_from(["user", "user", "user", "document", "agent", "agent"])),
                         draw(st.sampled_from([False, False, False, True])),
                         draw(st.sampled_from([None, None, None, *named]))))   # a value the quote names
+    if draw(st.integers(0, 2)) == 0:
+        out.insert(draw(st.integers(0, len(out))), ("split", draw(st.sampled_from(predicates)),
+                                                    draw(st.integers(0, 4)), draw(st.integers(0, 4)),
+                                                    draw(st.integers(1, days)), draw(st.booleans())))
+    if draw(st.integers(0, 2)) == 0:
+        out.insert(draw(st.integers(0, len(out))), ("reword", draw(st.sampled_from(REWORDINGS)),
+                                                    draw(st.integers(0, 3)), draw(st.integers(0, 3)),
+                                                    draw(st.integers(1, days)), draw(st.integers(1, days))))
+    return [said for entry in out for said in _reworded(_split(entry))]
+
+
+# (predicate, value index) pairs that say one value in other words ("peanuts", "peanut"; "Sao
+# Paulo", "São Paulo"; a held "São Paulo" a reviewer accepts as home_city)
+REWORDINGS = [(("allergy", 0), ("allergy", 2)), (("home_city", 3), ("home_city", 4)),
+              (("home_city", 3), ("hometown_zz", 2)), (("hometown_zz", 2), ("home_city", 3))]
+
+
+def _reworded(entries: list[tuple]) -> list[tuple]:
+    """A rewording made likely: one wording, then the other (same session or another)."""
+    out = []
+    for entry in entries:
+        if entry[0] != "reword":
+            out.append(entry)
+            continue
+        _, ((p1, v1), (p2, v2)), s1, s2, d1, d2 = entry
+        out += [("say", p1, v1, s1, d1, "user", False, None), ("say", p2, v2, s2, d2, "user", False, None)]
     return out
+
+
+def _split(entry) -> list[tuple]:
+    """A split made likely: a value said on two days, then learnt late, said between them, a
+    negation of it or another value (each from a session of its own)."""
+    if entry[0] != "split":
+        return [entry]
+    _, predicate, value, other, day, negated = entry
+    late = value if negated else (other if other % len(VALUES[predicate]) != value % len(VALUES[predicate])
+                                  else other + 1)
+    return [("say", predicate, value, 0, day, "user", False, None),
+            ("say", predicate, value, 1, day + 2, "user", False, None),
+            ("say", predicate, late, 2, day + 1, "user", negated, None)]
 
 
 partial_scopes = st.lists(st.one_of(
@@ -95,9 +152,9 @@ def _candidate(i, item):
 
 
 def _say(ledger, c):
-    """Observe; a held "Pune" is accepted by a reviewer as home_city straight away."""
+    """Observe; a held "Pune" or "São Paulo" is accepted by a reviewer as home_city straight away."""
     out = ledger.observe(c)
-    if out.decision == "hold" and c.value == "Pune":
+    if out.decision == "hold" and c.value in ACCEPTED:
         hold = ledger.held("app", "u1")[-1]["hold_id"]
         ledger.review_accept(hold, "home_city", confirm_sensitivity="personal")
 
@@ -131,7 +188,7 @@ def feed(ledger, clock, history) -> list[Item]:
         if entry[0] == "say":
             c = _candidate(i, entry)
             spec = ledger.registry.resolve(c.predicate)
-            name = spec.name if spec else ("home_city" if c.value == "Pune" else "")
+            name = spec.name if spec else ("home_city" if c.value in ACCEPTED else "")
             _say(ledger, c)
             decided = check(c, ledger.registry).action == "apply" or name == "home_city"
             items.append(Item(i, c, name, decided=decided))
@@ -241,13 +298,16 @@ def run(history, forgets) -> None:
     with Ledger(":memory:", clock=clock) as full:
         items = feed(full, clock, history)
         event(f"reviewer resolutions: {sum(it.candidate is None for it in items)}")
+        derived(full)
         for scope in forgets:
             arguments, gone = forgotten_by(full, scope, items)
             if arguments.get("fact", "") is None:
                 continue
+            live = live_sessions(full)
             try:
                 receipt = full.forget("app", "u1", reason="property", **arguments)
                 event(f"forget {scope[0]}: {'re-decided' if receipt['counts']['restated'] else 'fold only'}")
+                assert_receipt_counts_the_named_sessions(full, receipt, scope[0], arguments, live)
             except LedgerError as exc:               # only a session never said is unknown
                 assert "no session" in str(exc)
                 assert not [it for it in items if it.candidate is not None
@@ -275,6 +335,57 @@ def run(history, forgets) -> None:
             assert_one_current_at_every_as_of(full)
             assert full.verify()["ok"]
             assert full.replay_differences() == []
+
+
+def derived(ledger) -> None:
+    """Label the example with the derived records its history made (hypothesis' statistics)."""
+    rows = ledger._conn.execute(
+        "SELECT type, json_extract(body, '$.rule'), json_extract(body, '$.hold_id'),"
+        " json_extract(body, '$.early_state') FROM events WHERE body IS NOT NULL").fetchall()
+
+    def label(name: str, n: int) -> None:
+        event(f"{name}: {min(n, 2)}{'+' if n > 2 else ''}")
+    label("splits by a late value", sum(t == "FactSplit" and e == "superseded" for t, _r, _h, e in rows))
+    label("splits by a late negation", sum(t == "FactSplit" and e == "retracted" for t, _r, _h, e in rows))
+    label("rewordings counted", sum(str(r).startswith(RESTATING_RULES) for _t, r, _h, _e in rows))
+    label("holds accepted", sum(h is not None and t not in ("CandidateHeld", "CandidateRejected")
+                                for t, _r, h, _e in rows))
+
+
+def live_sessions(ledger) -> set[str]:
+    """The sessions the partition's surviving events name."""
+    found = set()
+    for (b,) in ledger._conn.execute("SELECT body FROM events WHERE app = 'app' AND user = 'u1'"
+                                     " AND body IS NOT NULL"):
+        body = orjson.loads(b)
+        session = body.get("session", (body.get("candidate") or {}).get("session"))
+        if isinstance(session, str):
+            found.add(session)
+    return found
+
+
+def assert_receipt_counts_the_named_sessions(ledger, receipt, kind, arguments, live: set[str]) -> None:
+    """A receipt files as forgotten whole only the sessions its scope named (a session scope's
+    own, a user's every session) and counts them; every other session keeps its events and can
+    still be said to (`is_forgotten_session` false)."""
+    if kind == "user":
+        named = live
+    elif kind == "session":
+        named = {arguments["session"]} & live
+    else:
+        named = set()
+    assert receipt["counts"]["sessions"] == len(named), (kind, receipt["counts"], live)
+    if not receipt["noop"]:
+        (body,) = ledger._conn.execute("SELECT body FROM events WHERE seq = ?",
+                                       (receipt["redaction_seq"],)).fetchone()
+        assert orjson.loads(body)["session_hashes"] == sorted(session_hash("app", "u1", x) for x in named)
+    event(f"receipt sessions: {len(named)}")
+    if kind == "user":
+        return
+    for other in live - named:
+        assert not ledger.is_forgotten_session("app", "u1", other)
+    if kind == "session":
+        assert live - named <= live_sessions(ledger)        # every other session keeps its say
 
 
 def items_by_index(items):
@@ -342,6 +453,44 @@ def test_any_sequence_of_forgets_equals_never_having_heard(history, forgets):
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), scopes)
 def test_any_sequence_of_forgets_equals_never_having_heard_long(history, forgets):
+    run(history, forgets)
+
+
+# With meaning on (the semantic extra), over the keys where rewordings are counted: "peanut" for
+# "peanuts" by meaning, "São Paulo" for "Sao Paulo" by form, a held "São Paulo" a reviewer accepts.
+# Encoding is the cost, so the run keeps one memo of sentences across its examples (a vector is
+# the same single-sentence run whenever it is asked: `remembering()`), and fewer examples.
+REWORDED = histories(ones=("home_city",), others=("allergy", "hometown_zz"), days=6)
+
+
+@pytest.fixture
+def sentences():
+    """One memo of encoded sentences for a whole run of examples (see above)."""
+    with remembering():
+        yield
+
+
+MEANING_CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]   # set once, for every example
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=MEANING_CHECKS, derandomize=True)
+@given(REWORDED, scopes)
+# A rewording counted in the session of the fact (`already_counted`); the fact forgotten.
+@example([("say", A, 0, 0, 1, "user", False, None), ("say", A, 2, 0, 2, "user", False, None)], [("fact", 0)])
+# A rewording by form from another session, then the fact forgotten, then its session.
+@example([("say", H, 3, 0, 1, "user", False, None), ("say", H, 4, 1, 2, "user", False, None)],
+         [("fact", 0), ("session", 1)])
+# A held rewording a reviewer accepts, counted towards the fact; the fact's session forgotten.
+@example([("say", H, 3, 0, 1, "user", False, None), ("say", "hometown_zz", 2, 0, 2, "user", False, None),
+          ("say", H, 3, 1, 3, "user", True, None)], [("session", 0), ("fact", 0)])
+def test_any_sequence_of_forgets_equals_never_having_heard_with_meaning(meaning, sentences, history, forgets):
+    run(history, forgets)
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=MEANING_CHECKS)
+@given(REWORDED, scopes)
+def test_any_sequence_of_forgets_equals_never_having_heard_with_meaning_long(meaning, sentences, history, forgets):
     run(history, forgets)
 
 

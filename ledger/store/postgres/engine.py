@@ -12,6 +12,7 @@ from __future__ import annotations
 from factledger.ledger.store.backend import EventLog, ProjectionTables
 from factledger.ledger.store.postgres import backend
 from factledger.ledger.store.postgres import schema as pg_schema
+from factledger.ledger.store.postgres.statistics import catalog_dead_rows, extended, sampled_text
 from factledger.ledger.store.postgres.vacuum import vacuum_tables
 from factledger.ledger.store.repairs import repair_problems
 from factledger.ledger.store.sqlite.engine import place
@@ -92,6 +93,7 @@ class PostgresEngine:
             places.append(place("replication slot", f"{slot} ({kind}, {'active' if active else 'inactive'})",
                                 "keeps WAL from before the forget on the primary until its consumer "
                                 "advances; a logical consumer already received the old rows"))
+        places += _statistics_places(conn)
         places.append(place("base backups", "pg_basebackup / pgBackRest / Barman / snapshots",
                             "each holds the heap as it was: expire those older than the last erasure, "
                             "or re-run the erasures after a restore (`factledger erasures`)"))
@@ -101,3 +103,25 @@ class PostgresEngine:
 
 
 POSTGRES = PostgresEngine()
+
+
+def _statistics_places(conn) -> list[dict]:
+    """Catalog statistics that may hold sampled text (ledger/store/postgres/statistics.py)."""
+    places = []
+    sampled = sampled_text(conn)
+    if sampled:
+        places.append(place("catalog statistics (pg_statistic)", ", ".join(sampled),
+                            "ANALYZE sampled these text columns (their statistics target is no longer 0): "
+                            "values and quotes readable in pg_stats; reopen the ledger as the tables' owner "
+                            "to drop them, or SET STATISTICS 0 and ALTER COLUMN ... TYPE to its own type"))
+    objects = extended(conn)
+    if objects:
+        places.append(place("extended statistics", ", ".join(objects),
+                            "CREATE STATISTICS objects on the ledger's tables keep their own samples of values "
+                            "(pg_stats_ext): DROP STATISTICS them, or ANALYZE after every forget"))
+    dead = catalog_dead_rows(conn)
+    if dead:
+        places.append(place("old catalog statistics", f"{dead} old row versions of pg_catalog.pg_statistic",
+                            "samples replaced or dropped stay in the catalog's pages until it is vacuumed "
+                            "(VACUUM pg_catalog.pg_statistic as a superuser, or autovacuum)"))
+    return places

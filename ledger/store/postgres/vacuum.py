@@ -8,11 +8,17 @@ and what is still held back is counted in the receipt (`held_back`, from the sta
 reports) instead of the receipt claiming a purge that did not happen; SQLite's checkpoint says
 `busy` the same way (ledger/forget/erase.py).  The statistics can also count, for up to a second, the
 scrub's own updates not yet flushed when VACUUM reported: the next pass corrects them.
+
+Catalog statistics hold no text of the ledger (`ledger/store/postgres/statistics.py`); a touched
+table whose text an operator let back into them is analysed again, so its sample is of the rows
+left (`analyzed` in the receipt), and with FULL the catalog's old samples are vacuumed too.
 """
 
 from __future__ import annotations
 
 import time
+
+from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
 
 ATTEMPTS = 40              # about two seconds: past the statistics' one-second flush interval
 PAUSE_S = 0.05
@@ -26,7 +32,7 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS) ->
     if full:
         for table in tables:
             conn.raw.execute(f"VACUUM (FULL) {table}")
-        return {"vacuumed": True, "full": True, "tables": len(tables)}
+        return _statistics(conn, tables, {"vacuumed": True, "full": True, "tables": len(tables)}, full)
     pending, left = tables, {}
     for _attempt in range(max(1, attempts)):
         for table in pending:
@@ -40,6 +46,16 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS) ->
     if pending:
         result["held_back"] = sum(left[t] for t in pending)
         result["held_back_tables"] = list(pending)
+    return _statistics(conn, tables, result, full)
+
+
+def _statistics(conn, tables, result: dict, full: bool) -> dict:
+    """The touched tables' catalog statistics, sampled again where they hold text (see above)."""
+    analyzed = reanalyze(conn, tables)
+    if analyzed:
+        result["analyzed"] = analyzed
+    if full:
+        vacuum_catalog(conn)
     return result
 
 

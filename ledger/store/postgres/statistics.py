@@ -1,0 +1,114 @@
+"""Keeping the ledger's text out of PostgreSQL's catalog statistics.
+
+ANALYZE (autovacuum runs it on its own) samples every column into `pg_statistic`: most common
+values and histogram bounds.  Of a text column those are values, quotes, bodies and user ids,
+copies that a forget's scrub and VACUUM never touch (the catalog is not the table), readable by
+any role that may read the table, through `pg_stats`.  So every column that can hold text (all
+but numbers) is excluded from statistics (`SET STATISTICS 0`: ANALYZE skips it), when the schema
+is created and on every open of an older one; numbers keep theirs (the planner's seq ranges).
+
+Excluding a column does not remove what an earlier ANALYZE sampled: altering the column to its
+own type and collation does (PostgreSQL drops a column's statistics when its type is altered; the
+same type needs no rewrite and keeps the indexes), then a VACUUM of `pg_statistic` removes the old
+row versions (a superuser's; for another role PostgreSQL skips it with a warning, and `residue`
+says so).  A forget's clean-up analyses again any touched table whose text an operator let back
+into statistics, so the sample is of what is left (`reanalyze`); `residue` names those columns,
+extended statistics on the ledger's tables and old row versions of `pg_statistic`.
+"""
+
+from __future__ import annotations
+
+from factledger.ledger.store.postgres.backend import locked
+
+NUMERIC = ("smallint", "integer", "bigint", "real", "double precision", "numeric", "boolean")
+
+_COLUMNS = """
+SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), co.collname,
+       COALESCE(a.attstattarget, -1)::int,
+       EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = n.nspname AND s.tablename = c.relname
+               AND s.attname = a.attname)
+FROM pg_attribute a
+JOIN pg_class c ON c.oid = a.attrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_collation co ON co.oid = a.attcollation AND a.attcollation <> 0
+WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'm') AND a.attnum > 0 AND NOT a.attisdropped
+  AND format_type(a.atttypid, NULL) <> ALL(%s)
+ORDER BY c.relname, a.attnum
+"""
+
+
+def text_columns(conn) -> list[tuple[str, str, str, str | None, int, bool]]:
+    """(table, column, type, collation, statistics target, has statistics) of every column of the
+    ledger's tables that can hold text."""
+    return [tuple(row) for row in conn.raw.execute(_COLUMNS, (conn.schema, list(NUMERIC))).fetchall()]
+
+
+def exclude_text(conn) -> list[str]:
+    """Every text column excluded from statistics and its old statistics dropped; returns the
+    columns changed ("table.column").  One catalog read when nothing is to do; a role that does
+    not own the tables, or a read-only server (a standby, which replays the primary's change),
+    changes nothing (`residue` then names what is left)."""
+    todo = [c for c in text_columns(conn) if c[4] != 0 or c[5]]
+    if not todo:
+        return []
+    try:
+        with locked(conn):
+            by_table: dict[str, list[str]] = {}
+            for table, column, type_, collation, target, sampled in todo:
+                changes = by_table.setdefault(table, [])
+                if target != 0:
+                    changes.append(f"ALTER COLUMN {_quoted(column)} SET STATISTICS 0")
+                if sampled:
+                    collate = f' COLLATE "{collation}"' if collation else ""
+                    changes.append(f"ALTER COLUMN {_quoted(column)} TYPE {type_}{collate}")
+            for table, changes in by_table.items():
+                conn.raw.execute(f"ALTER TABLE {_quoted(table)} {', '.join(changes)}")
+    except Exception as exc:
+        if getattr(exc, "sqlstate", None) in ("42501", "25006"):   # not the owner; read-only (a standby)
+            return []
+        raise
+    if any(c[5] for c in todo):
+        vacuum_catalog(conn)
+    return [f"{c[0]}.{c[1]}" for c in todo]
+
+
+def vacuum_catalog(conn) -> None:
+    """VACUUM `pg_statistic`: its old row versions held the dropped samples.  PostgreSQL lets only
+    a superuser (or the database owner) do it and skips it for others with a warning."""
+    conn.raw.execute("VACUUM pg_catalog.pg_statistic")
+
+
+def sampled_text(conn, tables=None) -> list[str]:
+    """"table.column" of each text column that statistics hold a sample of (of `tables`, if given)."""
+    wanted = None if tables is None else set(tables)
+    return [f"{t}.{c}" for t, c, _type, _coll, _target, sampled in text_columns(conn)
+            if sampled and (wanted is None or t in wanted)]
+
+
+def reanalyze(conn, tables) -> list[str]:
+    """ANALYZE each of `tables` that holds a sample of text (an operator set a column's statistics
+    back), so the sample is of the rows left after the forget; returns those tables."""
+    touched = sorted({name.split(".", 1)[0] for name in sampled_text(conn, tables)})
+    for table in touched:
+        conn.raw.execute(f"ANALYZE {_quoted(table)}")
+    return touched
+
+
+def extended(conn) -> list[str]:
+    """Extended statistics objects (`CREATE STATISTICS`) on the ledger's tables: their most common
+    values are sampled text the ledger does not manage."""
+    return [row[0] for row in conn.raw.execute(
+        "SELECT s.stxname FROM pg_statistic_ext s JOIN pg_class c ON c.oid = s.stxrelid"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s ORDER BY 1",
+        (conn.schema,)).fetchall()]
+
+
+def catalog_dead_rows(conn) -> int:
+    """Old row versions of `pg_statistic` (its statistics' count): samples dropped, not yet vacuumed."""
+    row = conn.raw.execute("SELECT n_dead_tup FROM pg_stat_sys_tables WHERE schemaname = 'pg_catalog'"
+                           " AND relname = 'pg_statistic'").fetchone()
+    return int(row[0]) if row and row[0] else 0
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
