@@ -168,3 +168,36 @@ def test_stdout_carries_only_the_protocol(tmp_path):
     assert all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
     assert set(answers) == {1, 2, 3}
     assert answers[3]["result"]["isError"] is True
+
+
+def test_ingest_history_why_the_resource_and_the_prompt(tmp_path):
+    db = new_ledger(tmp_path)
+    session = {"id": "chat-7", "appName": "mealkit", "userId": "priya", "events": [
+        {"id": "e1", "author": "user", "timestamp": 1764000000, "content": {"parts": [{"text": "I live in Pune"}]}},
+        {"id": "e2", "author": "user", "timestamp": 1764000600,
+         "content": {"parts": [{"text": "we just moved to Lisbon"}]}}]}
+
+    async def story():
+        async with stdio_session(db, *PART) as session_:
+            first = await session_.call_tool("ingest_session", {"session": session})
+            again = await session_.call_tool("ingest_session", {"session": json.dumps(session)})
+            other = await session_.call_tool("ingest_session", {"session": {**session, "userId": "arjun"}})
+            facts = await session_.call_tool("facts", {"predicate": "home_city"})
+            history = await session_.call_tool("history", {"predicate": "home_city"})
+            fact_id = facts.structured_content["facts"][0]["fact_id"]
+            why = await session_.call_tool("why", {"fact_id": fact_id})
+            resource = await session_.read_resource("factledger://facts/home_city")
+            prompt = await session_.get_prompt("memory_doctrine")
+            return first, again, other, facts, history, why, resource, prompt
+
+    first, again, other, facts, history, why, resource, prompt = anyio.run(story)
+    assert first.structured_content["status"] == "ingested" and first.structured_content["events_read"] == 2
+    assert again.structured_content["status"] == "unchanged"                     # idempotent: nothing appended
+    assert other.is_error and "outside this caller's scope" in other.content[0].text
+    assert [f["value"] for f in facts.structured_content["facts"]] == ["Lisbon"]
+    assert {(r["value"], r["state"]) for r in history.structured_content["facts"]} >= {("Lisbon", "current")}
+    assert "Pune" in {r["value"] for r in history.structured_content["facts"]}
+    answer = json.loads(why.content[0].text)
+    assert answer["fact"]["quote"] == "we just moved to Lisbon" and answer["events"]
+    assert "Lisbon" in resource.contents[0].text
+    assert "Memory doctrine" in prompt.messages[0].content.text
