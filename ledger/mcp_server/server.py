@@ -197,7 +197,8 @@ def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
     base = f"http://{host}:{port}"
     auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)
     server = build_server(tools, token_scope(tokens), token_verifier=TokenVerifier(tokens), auth=auth)
-    return server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    # plain JSON answers, not an SSE stream per request: no tool streams, and a call costs less
+    return server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)
 
 
 def serve_http(tools: MemoryTools, tokens: TokenFile, host: str, port: int) -> None:
