@@ -22,6 +22,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
@@ -161,7 +162,7 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
         try:
             return tool_text(tools.facts(scope_of_call(), predicate))
         except LedgerError as exc:
-            raise ValueError(f"Error: {exc}") from None
+            raise ResourceError(f"Error: {escape(str(exc))}") from None
 
     @server.prompt(description="How an agent should use factledger's memory")
     def memory_doctrine() -> str:
