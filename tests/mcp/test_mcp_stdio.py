@@ -201,3 +201,17 @@ def test_ingest_history_why_the_resource_and_the_prompt(tmp_path):
     assert answer["fact"]["quote"] == "we just moved to Lisbon" and answer["events"]
     assert "Lisbon" in resource.contents[0].text
     assert "Memory doctrine" in prompt.messages[0].content.text
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--app", "mealkit", "--user", "_erasures"), "reserved"),
+    (("--app", "mealkit", "--user", "erased:0a1b"), "reserved"),
+    (("--app", "_all", "--user", "priya"), "reserved"),
+    (("--app", "mealkit"), "--app and --user"),
+    (("--http",), "--tokens"),
+])
+def test_a_server_that_cannot_serve_says_why_and_exits_1(tmp_path, args, words):
+    db = new_ledger(tmp_path)
+    done = cli(db, "mcp", *args, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith("Error: ") and words in done.stderr
