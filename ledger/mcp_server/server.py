@@ -28,7 +28,7 @@ from pydantic import Field
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.mcp_server.scope import OutOfScope, Scope
-from factledger.ledger.mcp_server.tokens import TokenFile
+from factledger.ledger.mcp_server.tokens import TokenFile, token_hash
 from factledger.ledger.mcp_server.tools import (
     Decision,
     FactsAnswer,
@@ -88,7 +88,9 @@ class TokenVerifier:
         scope = self.tokens.scope_of(token)
         if scope is None:
             return None
-        return AccessToken(token=token, client_id=scope.name, scopes=[scope.role])
+        # the principal the SDK binds a session to: the token itself (by its hash), so that no other
+        # token, even one of the same name in a hand-edited file, can use a session it did not open
+        return AccessToken(token=token, client_id=token_hash(token), scopes=[scope.role])
 
 
 def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **server_options) -> MCPServer:

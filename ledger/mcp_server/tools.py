@@ -90,7 +90,7 @@ class MemoryTools:
         self._readers: list[Ledger] = []
         self._readers_lock = threading.Lock()
         self._generation = 0            # bumped by each committed forget
-        self._codes: dict[str, tuple[str, str, float]] = {}    # code -> (caller, request, deadline)
+        self._codes: dict[str, tuple[Scope, str, float]] = {}    # code -> (caller, request, deadline)
 
     def close(self) -> None:
         with self._readers_lock:
@@ -251,13 +251,13 @@ class MemoryTools:
         code = secrets.token_hex(4)
         with self._write_lock:
             self._codes = {c: v for c, v in self._codes.items() if v[2] > now}
-            self._codes[code] = (scope.name, request, now + CODE_SECONDS)
+            self._codes[code] = (scope, request, now + CODE_SECONDS)
         return code
 
     def _redeem(self, scope: Scope, request: str, code: str) -> None:
         with self._write_lock:
             held = self._codes.pop(code, None)
-        if held is None or held[0] != scope.name or held[1] != request or held[2] < time.monotonic():
+        if held is None or held[0] != scope or held[1] != request or held[2] < time.monotonic():
             raise LedgerError("the confirmation code does not match this request (a code is good once, "
                               f"for {CODE_SECONDS // 60} minutes, for the same caller and arguments): "
                               "ask for the plan again; nothing was changed")

@@ -46,6 +46,26 @@ def test_a_request_without_a_valid_token_gets_401(tmp_path):
     assert right.status_code == 200
 
 
+def test_no_token_can_use_a_session_another_token_opened(tmp_path):
+    db = new_ledger(tmp_path)
+    tokens = tmp_path / "tokens.toml"
+    u1, u2 = new_token(db, tokens, user="u1"), new_token(db, tokens, user="u2")
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "facts", "arguments": {}}}
+    plain = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+             "mcp-protocol-version": "2025-06-18"}
+    with http_server(db, tokens) as url:
+        opened = httpx2.post(url, json=hello, headers={**plain, "Authorization": "Bearer " + u1})
+        session = {**plain, "mcp-session-id": opened.headers["mcp-session-id"]}
+        httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers={**session, "Authorization": "Bearer " + u1})
+        stolen = httpx2.post(url, json=call, headers={**session, "Authorization": "Bearer " + u2})
+        own = httpx2.post(url, json=call, headers={**session, "Authorization": "Bearer " + u1})
+    assert stolen.status_code == 404 and "u1" not in stolen.text
+    assert own.status_code == 200 and own.json()["result"]["structuredContent"]["user"] == "u1"
+
+
 def test_a_token_for_u1_can_neither_read_nor_write_u2(tmp_path):
     db = new_ledger(tmp_path)
     tokens = tmp_path / "tokens.toml"
