@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import Ledger, LedgerError
+from factledger.ledger import Ledger, LedgerError, make_candidate
 from factledger.ledger.mcp_server.tokens import TokenFile, new_token
 from factledger.ledger.mcp_server.tools import MemoryTools
 
@@ -27,8 +27,8 @@ scopes = st.tuples(st.sampled_from(APPS),
                    st.sampled_from(("agent", "reviewer")))
 calls = st.tuples(st.integers(0, 3),                                    # which token
                   st.sampled_from(("recall", "facts", "history", "remember", "why", "forget", "forget-commit")),
-                  st.one_of(st.none(), st.sampled_from(APPS)),           # the app argument
-                  st.one_of(st.none(), st.sampled_from(USERS)),          # the user argument
+                  st.integers(0, 3),         # the app argument: 0, 1 none (the token's own), else any app
+                  st.integers(0, 4),         # the user argument: 0 none, 1, 2 one of the token's, else any user
                   st.sampled_from(CITIES), st.integers(0, 20))
 
 
@@ -68,10 +68,19 @@ def check_isolation(token_scopes, sequence) -> None:
             tokens.append(token)
         file = TokenFile(path)
         tools = MemoryTools(lambda: Ledger(db))
+        tools.writer.observe_many([make_candidate(         # a fact in every partition, for a call to leak
+            app=a, user=u, predicate="home_city", value=f"Seed {a} {u}", quote=f"I live in Seed {a} {u}",
+            session="seed", evidence_event=f"seed-{a}-{u}", said_at="2025-12-01T00:00:00Z") for a, u in PARTITIONS])
         owner: dict[str, tuple[str, str]] = {}           # fact id -> the partition it was said in
+        for partition, facts in snapshot(tools.writer).items():
+            owner.update({fid: partition for fid, _value in facts})
         try:
-            for n, (which, tool, app, user, city, pick) in enumerate(sequence):
+            for n, (which, tool, app_pick, user_pick, city, pick) in enumerate(sequence):
                 scope = file.scope_of(tokens[which])
+                app = None if app_pick < 2 else APPS[app_pick % 2]
+                own = USERS if scope.any_user else scope.users
+                user = None if user_pick == 0 else (own[user_pick % len(own)] if user_pick < 3 else
+                                                    USERS[user_pick % len(USERS)])
                 before = snapshot(tools.writer)
                 known = sorted(owner)
                 fact_id = known[pick % len(known)] if known else "no-such-fact"
