@@ -14,7 +14,6 @@ token the file holds), and each tool asks the request's token for the caller's `
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -37,7 +36,6 @@ from factledger.ledger.mcp_server.tools import (
     RecallAnswer,
     tool_text,
 )
-from factledger.ledger.service import busy_error
 from factledger.ledger.vocabulary.terminal import escape
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -71,10 +69,8 @@ def answered(work: Callable[[], dict]) -> CallToolResult:
     """The tool's answer as text and structured content, or the CLI's error line as a tool error."""
     try:
         answer = work()
-    except LedgerError as exc:
+    except LedgerError as exc:          # the store's own errors arrive as factledger's (storage_errors)
         return error_result(exc)
-    except sqlite3.OperationalError as exc:
-        return error_result(busy_error(exc))
     return CallToolResult(content=[TextContent(type="text", text=tool_text(answer))], structured_content=answer)
 
 
