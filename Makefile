@@ -13,7 +13,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[places]'
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,places,postgres]'
+	$(BIN)/pip install --quiet -e '.[test,adk,ui,semantic,places,postgres,mcp]'
 
 # `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
 DEMO_OUT ?= demo-out

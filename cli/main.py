@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("core:init", "Create an empty ledger (safe to run twice)."),
     "keygen": ("proofs:keygen", "Make an Ed25519 key pair in Go's sumdb/note text format."),
     "log": ("core:log", "The event log itself, envelopes and bodies, streamed in seq order."),
+    "mcp": ("mcp_command:mcp",
+            "Serve the ledger as an MCP server: stdio for one partition, or streamable HTTP with tokens."),
     "observe": ("core:observe", "Offer one candidate fact; prints the decision the ledger took."),
     "partitions": ("reports:partitions",
                    "Apps and users in the ledger, with counts of events, open facts and held candidates."),

@@ -21,6 +21,7 @@ from factledger.ledger import export
 from factledger.ledger.audit import served
 from factledger.ledger.audit.projcheck import projection_problem
 from factledger.ledger.audit.verify import verify
+from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.errors import LedgerError
@@ -52,7 +53,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 # (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
-           "is_fresh_server_location", "is_server_location"]
+           "is_fresh_server_location", "is_server_location", "parse_clearance"]
 
 
 class Ledger(Reads):
@@ -388,6 +389,11 @@ class Ledger(Reads):
 is_server_location = engines.is_server_location
 display_location = engines.display_location
 is_fresh_server_location = engines.is_fresh_server_location
+
+
+# The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they
+# admit: a shell that filters facts by clearance (the MCP server) reads them as recall does.
+parse_clearance = recall_options.parse_clearance
 
 
 def busy_error(exc) -> LedgerError:

@@ -1,0 +1,206 @@
+"""The MCP server: `MemoryTools` as the official SDK's `MCPServer` tools, over stdio or streamable HTTP.
+
+Each tool's input JSON Schema comes from its type hints (the SDK's `func_metadata`), and its
+output schema from the `tools` answer type it returns.  The annotations say what a tool does:
+the four reads are read-only; `ingest_session` writes and is idempotent (the same session up to
+its watermark appends nothing again); `remember` writes and is not (a statement offered again is
+recorded again, as a reinforcement or a rejection, though the facts stay as they were); `forget`
+is destructive.  None reaches beyond the ledger (open_world false).  A `LedgerError` becomes an MCP
+tool error whose text is the CLI's `Error: ...` line; nothing of the call was written.
+
+Over HTTP the SDK's bearer middleware asks `TokenVerifier` for each request (HTTP 401 without a
+token the file holds), and each tool asks the request's token for the caller's `Scope`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.mcp_server.scope import OutOfScope, Scope
+from factledger.ledger.mcp_server.tokens import TokenFile, token_hash
+from factledger.ledger.mcp_server.tools import (
+    Decision,
+    FactsAnswer,
+    ForgetAnswer,
+    MemoryTools,
+    RecallAnswer,
+    tool_text,
+)
+from factledger.ledger.vocabulary.terminal import escape
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+OBSERVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+INGEST = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+ERASE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+
+App = Annotated[str | None, Field(description="App of the partition (default: the caller's own)")]
+User = Annotated[str | None, Field(description="User of the partition (default: the caller's own)")]
+
+INSTRUCTIONS = """factledger is a long-term memory of facts about the user, each with its evidence.
+Call recall before answering anything that may depend on what the user told you before; serve
+only what it returns, and say when it returns nothing.  Call remember when the user states a
+durable fact about themselves (where they live, what they eat, who they are), quoting their exact
+words.  why shows where a fact came from; history what it was before.  forget plans an erasure
+and returns a confirmation code; only a reviewer may commit it."""
+
+DOCTRINE = """Memory doctrine (factledger):
+1. A fact is what the user said, with their exact words as evidence; never remember a guess.
+2. Recall before you answer; treat what recall returns as the user's own statement, dated.
+3. A newer statement supersedes an older one; a contradiction is a dispute for a reviewer.
+4. Health and personal facts are served only to callers cleared for them.
+5. Forgetting erases for good: plan first, and let a reviewer confirm."""
+
+
+def error_result(exc: Exception) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=f"Error: {escape(str(exc))}")], is_error=True)
+
+
+def answered(work: Callable[[], dict]) -> CallToolResult:
+    """The tool's answer as text and structured content, or the CLI's error line as a tool error."""
+    try:
+        answer = work()
+    except LedgerError as exc:          # the store's own errors arrive as factledger's (storage_errors)
+        return error_result(exc)
+    return CallToolResult(content=[TextContent(type="text", text=tool_text(answer))], structured_content=answer)
+
+
+class TokenVerifier:
+    """The SDK's `TokenVerifier` over the token file: a token's scope, or None (HTTP 401)."""
+
+    def __init__(self, tokens: TokenFile):
+        self.tokens = tokens
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        scope = self.tokens.scope_of(token)
+        if scope is None:
+            return None
+        # the principal the SDK binds a session to: the token itself (by its hash), so that no other
+        # token, even one of the same name in a hand-edited file, can use a session it did not open
+        return AccessToken(token=token, client_id=token_hash(token), scopes=[scope.role])
+
+
+def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **server_options) -> MCPServer:
+    """An `MCPServer` with the seven tools, the facts resource template and the doctrine prompt."""
+    server = MCPServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", **server_options)
+
+    @server.tool(annotations=READ, title="Recall stored facts")
+    def recall(query: Annotated[str, Field(description="What the next answer is about")] = "",
+               limit: Annotated[int | None, Field(ge=1, le=100, description="At most this many facts")] = None,
+               app: App = None, user: User = None) -> Annotated[CallToolResult, RecallAnswer]:
+        """The stored facts that belong in the next prompt: a block to show the model, and the
+        facts themselves (predicate, value, said_at, fact_id, status)."""
+        return answered(lambda: tools.recall(scope_of_call(), query, limit, app, user))
+
+    @server.tool(annotations=OBSERVE, title="Remember a fact the user stated")
+    def remember(predicate: Annotated[str, Field(description="A registry predicate: home_city, diet, ...")],
+                 value: str,
+                 quote: Annotated[str, Field(description="The user's exact words that state it")],
+                 session: Annotated[str, Field(description="The conversation it was said in")],
+                 event_id: Annotated[str | None, Field(description="The evidence event's id")] = None,
+                 said_at: Annotated[str | None, Field(description="When it was said (ISO 8601; default now)")] = None,
+                 subject: str = "user", negated: bool = False,
+                 basis: Annotated[str, Field(description="stated | inferred | verified")] = "stated",
+                 app: App = None, user: User = None) -> Annotated[CallToolResult, Decision]:
+        """Offer one fact; the ledger decides (insert, supersede, dispute, reinforce, retract, or
+        reject with its reason) by the same rules as every other write."""
+        return answered(lambda: tools.remember(scope_of_call(), predicate, value, quote, session, event_id,
+                                               said_at, subject, negated, basis, app, user))
+
+    @server.tool(annotations=INGEST, title="Ingest an ADK session")
+    def ingest_session(session: Annotated[dict[str, Any] | str, Field(
+                           description="A google-adk session as JSON (id, appName, userId, events)")],
+                       app: App = None, user: User = None) -> CallToolResult:
+        """Read what is new in a google-adk session (past its watermark) and store the facts in it."""
+        return answered(lambda: tools.ingest_session(scope_of_call(), session, app, user))
+
+    @server.tool(annotations=READ, title="Open facts")
+    def facts(predicate: str | None = None,
+              valid_at: Annotated[str | None, Field(description="What was true at this time (ISO 8601)")] = None,
+              as_of: Annotated[str | None, Field(description="What the ledger believed at this time")] = None,
+              app: App = None, user: User = None) -> Annotated[CallToolResult, FactsAnswer]:
+        """The partition's open facts (or, with valid_at / as_of, as they were then)."""
+        return answered(lambda: tools.facts(scope_of_call(), predicate, valid_at, as_of, app, user))
+
+    @server.tool(annotations=READ, title="A predicate's history")
+    def history(predicate: str | None = None, app: App = None,
+                user: User = None) -> Annotated[CallToolResult, FactsAnswer]:
+        """Every state interval of the facts (of one predicate): the bitemporal record."""
+        return answered(lambda: tools.history(scope_of_call(), predicate, app, user))
+
+    @server.tool(annotations=READ, title="Where a fact came from")
+    def why(fact_id: str) -> CallToolResult:
+        """A fact's provenance: session, evidence event, quote, author, and every event that touched it."""
+        return answered(lambda: tools.why(scope_of_call(), fact_id))
+
+    @server.tool(annotations=ERASE, title="Forget (plan, then confirm)")
+    def forget(reason: Annotated[str, Field(description="Why (recorded in the receipt)")],
+               session: str | None = None, fact_id: str | None = None, predicate: str | None = None,
+               all: Annotated[bool, Field(description="Forget the whole user")] = False,
+               ticket: Annotated[str | None, Field(description="External reference, recorded")] = None,
+               confirm: Annotated[str | None, Field(description="The code a plan returned")] = None,
+               app: App = None, user: User = None) -> Annotated[CallToolResult, ForgetAnswer]:
+        """Without confirm: the plan and a one-time confirmation code, nothing changed.  With the
+        code: erase for good and return the receipt (reviewer tokens only)."""
+        return answered(lambda: tools.forget(scope_of_call(), reason, session, fact_id, predicate, all, ticket,
+                                             confirm, app, user))
+
+    @server.resource("factledger://facts/{predicate}", mime_type="application/json",
+                     description="The caller's current facts of one predicate")
+    def facts_of(predicate: str) -> str:
+        try:
+            return tool_text(tools.facts(scope_of_call(), predicate))
+        except LedgerError as exc:
+            raise ResourceError(f"Error: {escape(str(exc))}") from None
+
+    @server.prompt(description="How an agent should use factledger's memory")
+    def memory_doctrine() -> str:
+        return DOCTRINE
+
+    return server
+
+
+def stdio_scope(scope: Scope) -> Callable[[], Scope]:
+    return lambda: scope
+
+
+def token_scope(tokens: TokenFile) -> Callable[[], Scope]:
+    """The scope of the request's bearer token (verified by the SDK's middleware before the call)."""
+    def scope_of_call() -> Scope:
+        token = get_access_token()
+        scope = tokens.scope_of(token.token) if token is not None else None
+        if scope is None:
+            raise OutOfScope("this request carries no valid token")
+        return scope
+    return scope_of_call
+
+
+def serve_stdio(tools: MemoryTools, scope: Scope) -> None:
+    import anyio
+
+    server = build_server(tools, stdio_scope(scope))
+    anyio.run(server.run_stdio_async)
+
+
+def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
+    """The Starlette app: streamable HTTP at /mcp, every request behind a bearer token."""
+    base = f"http://{host}:{port}"
+    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)
+    server = build_server(tools, token_scope(tokens), token_verifier=TokenVerifier(tokens), auth=auth)
+    # plain JSON answers, not an SSE stream per request: no tool streams, and a call costs less
+    return server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)
+
+
+def serve_http(tools: MemoryTools, tokens: TokenFile, host: str, port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(http_app(tools, tokens, host, port), host=host, port=port, log_level="warning")

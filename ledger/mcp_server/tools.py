@@ -1,0 +1,263 @@
+"""What each MCP tool does, on the `Ledger` facade, for one caller's `Scope`: no MCP types here.
+
+`server` wraps these in the SDK; the bench calls them in-process as the baseline of a tool call
+over HTTP.  Every write (remember, ingest_session, forget) goes through the one writer `Ledger`
+under one lock, so many HTTP clients share it safely; every read runs on a `Ledger` of its own
+worker thread, so on SQLite (WAL) a read never waits for a write.  After a forget commits, each
+reader opens its ledger again before its next read: no forgotten value stays in a reader's
+kept folds.  Between calls the tools keep no fact text: a forget's confirmation code maps to the
+request's parameters (ids and a reason), not to what it would erase.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from typing_extensions import TypedDict  # pydantic reads a TypedDict's schema from this one before 3.12
+
+from factledger.ledger import make_candidate
+from factledger.ledger.errors import LedgerError
+from factledger.ledger.mcp_server.scope import OutOfScope, Scope
+from factledger.ledger.service import Ledger
+from factledger.ledger.vocabulary.clock import iso
+from factledger.ledger.vocabulary.words import DOMAIN_USER
+
+CODE_SECONDS = 600                  # how long a forget's confirmation code stands
+SERVED_FIELDS = ("subject", "predicate", "value", "said_at", "fact_id", "status")
+
+
+class ServedFact(TypedDict):
+    subject: str
+    predicate: str
+    value: str
+    said_at: str
+    fact_id: str
+    status: str
+
+
+class RecallAnswer(TypedDict):
+    app: str
+    user: str
+    text: str                       # the stored-facts block, as the model should see it
+    facts: list[ServedFact]
+    withheld: int                   # facts of the scope kept back by this caller's clearance
+
+
+class Decision(TypedDict):
+    decision: str                   # insert | supersede | dispute | reinforce | retract | reject | backfill
+    fact_id: str | None
+    reason: str
+    rule: str
+    seqs: list[int]
+
+
+class FactsAnswer(TypedDict):
+    app: str
+    user: str
+    facts: list[dict[str, Any]]
+    withheld: int
+    notice: str | None              # why nothing was found, when the partition is unknown or erased
+
+
+class ForgetAnswer(TypedDict):
+    committed: bool
+    plan: dict[str, Any] | None     # without `confirm`: what would be scrubbed (nothing changed)
+    confirm: str | None             # the one-time code that commits exactly this plan's request
+    receipt: dict[str, Any] | None  # with `confirm`: the erasure receipt
+    note: str
+
+
+def tool_text(answer: dict) -> str:
+    """The unstructured text of an answer: the recall block as is, anything else as JSON."""
+    return answer["text"] if "text" in answer else json.dumps(answer, ensure_ascii=False, default=str)
+
+
+class MemoryTools:
+    """The seven tools over one ledger; `open_ledger()` opens a reader (and, once, the writer)."""
+
+    def __init__(self, open_ledger: Callable[[], Ledger], extractor: str = "patterns"):
+        self._open = open_ledger
+        self.extractor = extractor
+        self.writer = open_ledger()
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        self._readers: list[Ledger] = []
+        self._readers_lock = threading.Lock()
+        self._generation = 0            # bumped by each committed forget
+        self._codes: dict[str, tuple[Scope, str, float]] = {}    # code -> (caller, request, deadline)
+
+    def close(self) -> None:
+        with self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
+        with self._write_lock:
+            self.writer.close()
+
+    def _reader(self) -> Ledger:
+        local = self._local
+        if getattr(local, "ledger", None) is not None and local.generation != self._generation:
+            with self._readers_lock:
+                self._readers.remove(local.ledger)
+            local.ledger.close()
+            local.ledger = None
+        if getattr(local, "ledger", None) is None:
+            local.generation = self._generation
+            local.ledger = self._open()
+            with self._readers_lock:
+                self._readers.append(local.ledger)
+        return local.ledger
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def recall(self, scope: Scope, query: str = "", limit: int | None = None, app: str | None = None,
+               user: str | None = None) -> RecallAnswer:
+        app, user = scope.partition(app, user)
+        ledger = self._reader()
+        options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
+        result = ledger.recall(app, user, query or "", explain=True, **options)
+        withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
+        return {"app": app, "user": user, "text": result.text, "withheld": withheld,
+                "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
+
+    def facts(self, scope: Scope, predicate: str | None = None, valid_at: str | None = None,
+              as_of: str | None = None, app: str | None = None, user: str | None = None) -> FactsAnswer:
+        app, user = scope.partition(app, user)
+        ledger = self._reader()
+        rows = ledger.facts(app, user, predicate=predicate, valid_at=valid_at, as_of=as_of, include_sensitive=True)
+        return self._cleared(ledger, scope, app, user, rows)
+
+    def history(self, scope: Scope, predicate: str | None = None, app: str | None = None,
+                user: str | None = None) -> FactsAnswer:
+        app, user = scope.partition(app, user)
+        ledger = self._reader()
+        return self._cleared(ledger, scope, app, user, ledger.history(app, user, predicate=predicate))
+
+    def _cleared(self, ledger: Ledger, scope: Scope, app: str, user: str, rows: list[dict]) -> FactsAnswer:
+        shown = [r for r in rows if r.get("sensitivity") in scope.clearance]
+        notice = ledger.partition_notice(app, user) if not rows else None
+        return {"app": app, "user": user, "facts": shown, "withheld": len(rows) - len(shown), "notice": notice}
+
+    def why(self, scope: Scope, fact_id: str) -> dict:
+        """A fact's provenance, if the fact is the caller's (or its app's shared `_domain` fact,
+        which recall serves to the caller) and its clearance covers it; otherwise the same refusal
+        whether or not the fact exists elsewhere."""
+        ledger = self._reader()
+        refusal = OutOfScope(f"no fact {fact_id!r} in this caller's scope ({scope.describe()})")
+        try:
+            found = ledger.why(fact_id)
+        except LedgerError:
+            raise refusal from None
+        fact = found["fact"]
+        if fact.get("sensitivity") not in scope.clearance:
+            raise refusal
+        if not (fact["app"] == scope.app and fact["user"] == DOMAIN_USER):
+            try:
+                scope.partition(fact["app"], fact["user"])
+            except OutOfScope:
+                raise refusal from None
+        return found
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def remember(self, scope: Scope, predicate: str, value: str, quote: str, session: str,
+                 event_id: str | None = None, said_at: str | None = None, subject: str = "user",
+                 negated: bool = False, basis: str = "stated", app: str | None = None,
+                 user: str | None = None) -> Decision:
+        """One candidate, through the validator and decision table every write takes."""
+        app, user = scope.partition(app, user)
+        said_at = said_at or iso(self.writer.clock())
+        if not event_id:               # the same statement offered again is the same evidence
+            seed = json.dumps([session, subject, predicate, value, quote, said_at, negated])
+            event_id = "mcp-" + hashlib.sha256(seed.encode()).hexdigest()[:24]
+        candidate = make_candidate(app=app, user=user, subject=subject, predicate=predicate, value=value,
+                                   quote=quote, session=session, evidence_event=event_id, said_at=said_at,
+                                   basis=basis, author="user", negated=negated)
+        with self._write_lock:
+            return self.writer.observe(candidate).as_dict()
+
+    def ingest_session(self, scope: Scope, session: dict | str, app: str | None = None,
+                       user: str | None = None) -> dict:
+        """A google-adk session (its JSON object, or that as text): what is new since its
+        watermark; the session's own appName / userId must lie in the caller's scope too."""
+        if isinstance(session, str):
+            try:
+                session = json.loads(session)
+            except ValueError as exc:
+                raise LedgerError(f"the session is not JSON: {exc}") from None
+        if not isinstance(session, dict):
+            raise LedgerError("an ADK session must be a JSON object")
+        own_app = session.get("appName", session.get("app_name"))
+        own_user = session.get("userId", session.get("user_id"))
+        app, user = scope.partition(app or own_app, user or own_user)
+        with self._write_lock:
+            result = self.writer.ingest_session(session, app=app, user=user, extractor=self.extractor)
+        if result.status == "error":
+            raise LedgerError(result.error or "the session could not be ingested")
+        answer = result.as_dict()
+        answer.pop("explained", None)
+        return answer
+
+    def forget(self, scope: Scope, reason: str, session: str | None = None, fact_id: str | None = None,
+               predicate: str | None = None, all: bool = False, ticket: str | None = None,
+               confirm: str | None = None, app: str | None = None, user: str | None = None) -> ForgetAnswer:
+        """Without `confirm`: the plan and a one-time code, nothing changed.  With the code (a
+        reviewer's, or stdio started with --allow-forget): the erasure, and its receipt."""
+        app, user = scope.partition(app, user)
+        named = [n for n, v in (("session", session), ("fact_id", fact_id), ("predicate", predicate),
+                                ("all", all or None)) if v]
+        if len(named) != 1:
+            raise LedgerError("forget needs exactly one of session, fact_id, predicate or all=true "
+                              f"(got {', '.join(named) or 'none'}); nothing was changed")
+        if fact_id is not None:
+            self._own_fact(scope, app, user, fact_id)
+        request = json.dumps([app, user, session, fact_id, predicate, bool(all), reason, ticket])
+        options = dict(session=session, fact=fact_id, predicate=predicate, reason=reason, ticket=ticket,
+                       requested_by=f"mcp:{scope.name}")
+        may_commit = scope.role == "reviewer"
+        if confirm is None:
+            with self._write_lock:
+                plan = self.writer.forget(app, user, dry_run=True, **options)
+            code = self._issue(scope, request) if may_commit else None
+            note = ("nothing changed: call forget again with the same arguments and confirm=<code> to commit"
+                    if may_commit else
+                    "nothing changed: only a reviewer token (or a stdio server started with --allow-forget) "
+                    "may commit a forget")
+            return {"committed": False, "plan": plan, "confirm": code, "receipt": None, "note": note}
+        if not may_commit:
+            raise LedgerError("only a reviewer token (or a stdio server started with --allow-forget) may "
+                              "commit a forget; nothing was changed")
+        self._redeem(scope, request, confirm)
+        with self._write_lock:
+            receipt = self.writer.forget(app, user, **options)
+            self._generation += 1
+        return {"committed": True, "plan": None, "confirm": None, "receipt": receipt,
+                "note": "forgotten; run verify to check the log and the projections"}
+
+    def _own_fact(self, scope: Scope, app: str, user: str, fact_id: str) -> None:
+        ledger = self._reader()
+        if not (ledger.fact_observed_in(fact_id, app, user) or ledger.is_forgotten_fact(app, user, fact_id)
+                or ledger.is_forgotten_user(app, user)):
+            raise OutOfScope(f"no fact {fact_id!r} for app {app!r}, user {user!r}; nothing was changed")
+
+    def _issue(self, scope: Scope, request: str) -> str:
+        now = time.monotonic()
+        code = secrets.token_hex(4)
+        with self._write_lock:
+            self._codes = {c: v for c, v in self._codes.items() if v[2] > now}
+            self._codes[code] = (scope, request, now + CODE_SECONDS)
+        return code
+
+    def _redeem(self, scope: Scope, request: str, code: str) -> None:
+        with self._write_lock:
+            held = self._codes.pop(code, None)
+        if held is None or held[0] != scope or held[1] != request or held[2] < time.monotonic():
+            raise LedgerError("the confirmation code does not match this request (a code is good once, "
+                              f"for {CODE_SECONDS // 60} minutes, for the same caller and arguments): "
+                              "ask for the plan again; nothing was changed")
