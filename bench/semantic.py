@@ -43,7 +43,7 @@ def _clock(start: datetime):
 
 def _ledger(path: Path, clock):
     from factledger.ledger import Ledger
-    return Ledger(path, clock=clock)
+    return Ledger(path, clock=clock, create=True)
 
 
 def _candidate(fact: dict, i: int, day: datetime):

@@ -48,7 +48,7 @@ def clock() -> MovableClock:
 
 @pytest.fixture
 def ledger(tmp_path, clock):
-    with Ledger(tmp_path / "ledger.db", clock=clock) as opened:
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as opened:
         yield opened
 
 

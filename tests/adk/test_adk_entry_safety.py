@@ -36,7 +36,7 @@ LINE_BREAKERS = ("\n", "\r", "\u2028", "\u2029", "\u0085", "\u202e", "<", ">", "
 
 @pytest.fixture
 def ledger(tmp_path):
-    with Ledger(tmp_path / "safe.db", clock=fixed_clock(NOW)) as opened:
+    with Ledger(tmp_path / "safe.db", clock=fixed_clock(NOW), create=True) as opened:
         yield opened
 
 

@@ -27,7 +27,7 @@ PREDICATES = [("home_city", ["Pune", "Bengaluru", "Mumbai", "Chennai"]),
 
 def build(path: Path, events: int, users: int = 1000) -> Ledger:
     clock = MovableClock("2027-01-01T00:00:00Z")     # after every said_at below (no future dates)
-    ledger = Ledger(path, clock=clock, synchronous="NORMAL")
+    ledger = Ledger(path, clock=clock, synchronous="NORMAL", create=True)
     i = 0
     while ledger.head()[0] < events:
         batch = []

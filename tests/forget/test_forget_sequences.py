@@ -349,7 +349,7 @@ def test_the_issue_reproduction(tmp_path):
     """s0 Pune (user, 09-24), s1 Bengaluru (agent, 09-12), s2 Bengaluru (verified document,
     09-16); forget s1, then s0: Bengaluru, verified, from s2, as a ledger that heard only s2."""
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         for value, session, day, author, basis in (("Pune", "s0", 24, "user", "stated"),
                                                    ("Bengaluru", "s1", 12, "agent", "inferred"),
                                                    ("Bengaluru", "s2", 16, "document", "verified")):

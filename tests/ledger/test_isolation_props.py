@@ -147,7 +147,7 @@ def check_partition(ledger: Ledger, partition, as_of: str) -> None:
 def test_no_query_returns_another_partitions_data(ops):
     with tempfile.TemporaryDirectory() as folder:
         clock = MovableClock("2026-09-01T00:00:00Z")
-        with Ledger(Path(folder) / "iso.db", clock=clock, synchronous="OFF") as ledger:
+        with Ledger(Path(folder) / "iso.db", clock=clock, synchronous="OFF", create=True) as ledger:
             middle = max(1, len(ops) // 2)
             run(ledger, clock, ops[:middle])
             as_of = clock.now.isoformat()
@@ -164,7 +164,7 @@ def tenants(tmp_path_factory):
     """A fixed multi-tenant ledger for the command-line checks."""
     db = tmp_path_factory.mktemp("tenants") / "t.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         ops = [("observe", p, pred, n, n % 3, False) for n in range(3) for p in PARTITIONS
                for pred in ("pet", "home_city")]
         run(ledger, clock, ops)

@@ -297,7 +297,7 @@ def test_any_query_is_answered(meal, query):
 def test_a_ledger_opened_twice_serves_the_same(meal, tmp_path):
     path = meal.path
     first = meal.recall(**MEAL, query=QUESTION, clearance="personal").text
-    with Ledger(path, clock=meal.clock) as again:
+    with Ledger(path, clock=meal.clock, create=True) as again:
         assert again.recall(**MEAL, query=QUESTION, clearance="personal").text == first
 
 

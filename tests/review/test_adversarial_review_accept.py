@@ -36,7 +36,7 @@ def invoke(db: str, *args: str):
 @pytest.fixture
 def db(tmp_path) -> str:
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=MovableClock("2026-10-01T00:00:00Z")) as ledger:
+    with Ledger(path, clock=MovableClock("2026-10-01T00:00:00Z"), create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", said_at="2026-08-01T00:00:00Z"))
     return str(path)
 

@@ -58,7 +58,7 @@ def test_cli_lists_contradictions_and_suggestions(tmp_path, meaning):
     db = str(tmp_path / "l.db")
     from factledger.ledger import Ledger
 
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         fill_regions(ledger)
         ledger.observe(cand(app="ops", user="team", predicate="residence_town", value="Pune",
                             quote="we live in Pune", session="s9", event="e9"))
@@ -94,7 +94,7 @@ def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_mea
     assert list(pairs) == [("avoided_snack", "snack")]                    # drink is not paired
     assert (pairs[("avoided_snack", "snack")] >= opposites.HINT_THRESHOLD) if with_meaning else (
         pairs[("avoided_snack", "snack")] is None)
-    with Ledger(tmp_path / "l.db", registry=registry) as ledger:
+    with Ledger(tmp_path / "l.db", registry=registry, create=True) as ledger:
         ledger.observe(cand(predicate="snack", value="peanuts", quote="I snack on peanuts"))
         ledger.observe(cand(predicate="avoided_snack", value="Peanuts", quote="no peanuts for me",
                             session="s2", event="e2"))

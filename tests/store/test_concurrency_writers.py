@@ -200,7 +200,7 @@ OBSERVE = ["observe", "--app", "concapp", "--user", "user0", "--predicate", "die
 def locked(tmp_path):
     """A ledger whose write lock another connection holds (as a long transaction would)."""
     db = tmp_path / "busy.db"
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         ledger.observe_many([])
     sessions = write_sessions(tmp_path / "s", n=1, users=1, app="concapp")
     holder = sqlite3.connect(db, isolation_level=None)

@@ -30,7 +30,7 @@ OBSERVE = ["observe", "--app", "app", "--user", "u1", "--predicate", "allergy", 
 
 
 def build(path: Path, n: int = 60) -> None:
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe_many([cand(predicate="allergy", value=f"allergen-{i:04d}", session=f"s{i}")
                              for i in range(n)])
         ledger.observe(cand(predicate="home_city", value="Pune"))
@@ -305,7 +305,7 @@ def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
 
     paths = [str(p) for p in write_sessions(tmp_path / "s", n=30)]
     db = tmp_path / "full.db"
-    with Ledger(db, clock=MovableClock()) as ledger:
+    with Ledger(db, clock=MovableClock(), create=True) as ledger:
         ingest_paths(ledger._work, paths[:10], None, None, "patterns", None, None)
         pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
         ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")

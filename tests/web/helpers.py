@@ -37,7 +37,7 @@ def actors_toml(iterations: int = 1000) -> str:
 
 
 def fill(path: Path, clock=None) -> None:
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for folder in ("meal-kit", "clinical"):
             for file in sorted((EXAMPLES / folder).glob("*.json")):
                 ledger.ingest_session(json.loads(file.read_text()), extractor="patterns")
