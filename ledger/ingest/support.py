@@ -12,7 +12,8 @@ value to them: "I" as the quote for retracting a diet, "we're in Pune" as the qu
   2. the registry's value vocabulary: the predicate's `values` table lists words that state a
      value (`pescatarian = ["pescetarian", "eat fish"]`), and one of them occurs in the quote;
   3. a declared rule: one of the predicate's registry patterns matches the quote and yields this
-     value with this negation (`I love spicy food` -> likes_spicy = true);
+     value with this negation (`I love spicy food` -> likes_spicy = true), or, for a negation,
+     a rule reads the value in a retracting clause of the quote ("i don't have cats any more");
 - a negation also needs the quote to negate: a declared negated pattern matches it, or it holds
   one of `NEGATION_CUES` ("no longer", "not", "stopped", "used to" ...).  English only: in other
   languages a retraction is rejected (never applied) unless the registry declares a pattern.
@@ -28,13 +29,15 @@ import unicodedata
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.registry.predicates import PredicateSpec
+from factledger.ledger.registry.rules import TextView
 
 MIN_QUOTE_CHARS = 3
 NEGATION_CUES = re.compile(
     r"(?<!\w)(?:no|not|never|no longer|any ?more|n't|nor|neither|none|nothing|without|stopp?ed|"
     r"quit|gave up|give up|giving up|used to|formerly|former|ex|anymore|away from|left|moved "
     r"(?:away|out)|instead|no more|cancell?ed|dropped|ended|isn't|aren't|wasn't|weren't|don't|"
-    r"doesn't|didn't|can't|cannot|won't)(?!\w)|n't(?!\w)", re.IGNORECASE)
+    r"doesn't|didn't|can't|cannot|won't|got rid of|gotten rid of|gave away|after all)(?!\w)|n't(?!\w)",
+    re.IGNORECASE)
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                               "\u00a0": " "})
 
@@ -68,9 +71,12 @@ def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: boo
             if produced and _fold(produced.strip()) == wanted:
                 return True
     for rule in spec.rules:
-        if rule.negated != negated or rule.subject != subject:
+        if rule.subject != subject:
             continue
-        if any(_fold(spec.normalise_value(hit.value)) == wanted for hit in rule.finditer(text)):
+        hits = list(rule.finditer(text)) if rule.negated == negated else []
+        if negated:                       # a retracting clause said positively ("cats any more")
+            hits += rule.retracted(TextView(text))
+        if any(_fold(spec.normalise_value(hit.value)) == wanted for hit in hits):
             return True
     return False
 
