@@ -14,7 +14,7 @@ from tests.conftest import MovableClock, cand  # noqa: E402
 
 def fill(ledger: Ledger) -> None:
     facts = [("home_city", "Bengaluru", "we moved to Bengaluru"), ("diet", "vegetarian", "I'm vegetarian"),
-             ("pet", "a beagle called Max", "our beagle Max")]
+             ("pet", "a beagle called Max", "we have a beagle called Max")]
     for i, (predicate, value, quote) in enumerate(facts):
         ledger.observe(cand(app="mealkit", user="priya", predicate=predicate, value=value, quote=quote,
                             session=f"s{i}", event=f"e{i}"))

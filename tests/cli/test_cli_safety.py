@@ -287,7 +287,7 @@ def test_a_read_never_alters_a_database_that_is_not_a_ledger(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "v", "--quote", "v",
+    ["observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "vegan", "--quote", "I am vegan",
      "--session", "s", "--event-id", "e", "--said-at", "2026-01-01"],
     ["ingest", str(ROOT / "examples" / "sessions" / "meal-kit")],
 ])

@@ -64,7 +64,8 @@ def run(ledger: Ledger, clock: MovableClock, ops) -> None:
                 _, _, predicate, n, session, negated = op
                 value = value_for(partition, n)
                 ledger.observe(make_candidate(
-                    app=app, user=user, predicate=predicate, value=value, quote=f"I said {value}",
+                    app=app, user=user, predicate=predicate, value=value,
+                    quote=f"I no longer say {value}" if negated and n % 2 == 0 else f"I said {value}",
                     session=f"{token(*partition)}-s{session}", evidence_event="e1",
                     said_at=clock.now.isoformat(), negated=negated and n % 2 == 0))
             else:

@@ -20,7 +20,7 @@ CLI = str(Path(sys.executable).parent / "factledger")
 def test_a_held_candidate_gets_the_closest_predicates(ledger, meaning):
     held = ledger.observe(cand(predicate="residence_town", value="Pune", quote="we live in Pune"))
     assert held.decision == "hold"
-    ledger.observe(cand(predicate="food_intolerance", value="lactose", quote="milk makes me ill",
+    ledger.observe(cand(predicate="food_intolerance", value="lactose", quote="lactose: milk makes me ill",
                         session="s2", event="e2"))
     rows = {r["predicate"]: r["suggestions"] for r in ledger.held("app", "u1")}
     assert rows["residence_town"][0] == "home_city"
@@ -99,7 +99,7 @@ def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_mea
         ledger.observe(cand(predicate="avoided_snack", value="Peanuts", quote="no peanuts for me",
                             session="s2", event="e2"))
         ledger.observe(cand(predicate="avoided_snack", value="crisps", quote="no crisps", session="s3", event="e3"))
-        ledger.observe(cand(predicate="drink", value="peanuts", quote="odd, but yes", session="s4", event="e4"))
+        ledger.observe(cand(predicate="drink", value="peanuts", quote="odd, but yes, peanuts", session="s4", event="e4"))
         found = ledger.contradictions("app", "u1")
     assert [(f["predicate"], f["value"], f["other_predicate"], f["declared"]) for f in found] == [
         ("avoided_snack", "Peanuts", "snack", False)]

@@ -21,9 +21,9 @@ def fill(ledger: Ledger, clock: MovableClock, user: str = "priya") -> None:
     facts = [("home_city", "Bengaluru", "We moved to Bengaluru last month"),
              ("diet", "vegetarian", "I'm vegetarian"),
              ("allergy", "peanuts", "I am allergic to peanuts"),
-             ("pet", "a beagle called Max", "our beagle Max"),
+             ("pet", "a beagle called Max", "we have a beagle called Max"),
              ("occupation", "nurse", "I work night shifts as a nurse"),
-             ("spice_tolerance", "mild", "nothing too hot please")]
+             ("spice_tolerance", "mild", "mild, nothing too hot please")]
     for i, (predicate, value, quote) in enumerate(facts):
         ledger.observe(cand(app="mealkit", user=user, predicate=predicate, value=value, quote=quote,
                             session=f"s{i}", event=f"e{i}"))

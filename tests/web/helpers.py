@@ -45,7 +45,7 @@ def fill(path: Path, clock=None) -> None:
             app="mealkit", user="priya", predicate="snack", value=HELD_VALUE, quote="I love masala dosa",
             session="meal-9", evidence_event="m9-e1", said_at="2026-10-30T09:00:00Z"))
         ledger.observe(make_candidate(
-            app="mealkit", user="priya", predicate="household_size", value="2", quote="it is just the two of us",
+            app="mealkit", user="priya", predicate="household_size", value="2", quote="there are two of us",
             session="meal-10", evidence_event="m10-e1", said_at="2026-10-30T10:00:00Z"))
         ledger.observe(make_candidate(
             app="mealkit", user="priya", predicate="household_size", value="4", quote="orders look like a family of four",
