@@ -8,7 +8,8 @@ value to them: "I" as the quote for retracting a diet, "we're in Pune" as the qu
 - the quote has substance: at least `MIN_QUOTE_CHARS` letters or digits;
 - the value (for a negation, the value retracted) is supported by one of
   1. normalised containment: the value, compared as `value_key` compares values (case, spacing,
-     typographic quotes, "25 mg" = "25mg"), occurs in the quote as whole words;
+     typographic quotes, "25 mg" = "25mg"), or with case and spacing folded only, occurs in the
+     quote as whole words;
   2. the registry's value vocabulary: the predicate's `values` table lists words that state a
      value (`pescatarian = ["pescetarian", "eat fish"]`), and one of them occurs in the quote;
   3. a declared rule: one of the predicate's registry patterns matches the quote and yields this
@@ -81,13 +82,20 @@ def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: boo
     return False
 
 
+def _plain(text: str) -> str:
+    """Case and spacing folded, numbers left apart from the word after them: `value_key` reads
+    "0 was" in "recipe number 0 was good" as a number and its unit ("0was"), which would hide
+    the value "recipe number 0" (or "INC-4411" in "INC-4411 is still open") from its quote."""
+    return " ".join(unicodedata.normalize("NFC", text).translate(_TYPOGRAPHIC).casefold().split())
+
+
 def value_supported(value: str, quote: str, spec: PredicateSpec | None, subject: str = "user",
                     negated: bool = False) -> bool:
-    folded = _fold(quote)
-    if _contains(folded, _fold(value)):
+    folded, plain = _fold(quote), _plain(quote)
+    if _contains(folded, _fold(value)) or _contains(plain, _plain(value)):
         return True
     words = spec.values.get(_fold(value), ()) if spec is not None else ()
-    if any(_contains(folded, _fold(word)) for word in words):
+    if any(_contains(folded, _fold(word)) or _contains(plain, _plain(word)) for word in words):
         return True
     return _declared(spec, subject, value, negated, quote)
 

@@ -35,7 +35,7 @@ def build(path: Path, events: int, users: int = 1000) -> Ledger:
             predicate, options = PREDICATES[(i + u) % len(PREDICATES)]
             batch.append(make_candidate(
                 app="scale", user=f"user-{u}", predicate=predicate, value=options[(i * 7 + u) % len(options)],
-                quote="I said so", session=f"s-{u}-{i // 5}", evidence_event=f"e{i}",
+                quote=f"I said {options[(i * 7 + u) % len(options)]}", session=f"s-{u}-{i // 5}", evidence_event=f"e{i}",
                 said_at=f"2026-{1 + (i // 28) % 12:02d}-{1 + i % 28:02d}T10:00:00Z"))
         ledger.observe_many(batch)
         clock.tick(60)

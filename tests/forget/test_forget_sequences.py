@@ -88,7 +88,8 @@ def _candidate(i, item):
     basis = BASIS[author]
     if predicate == "diet" and author == "agent":
         basis = "stated"                                  # preference_not_user_authored
-    quote = f"I said {value}" if mention is None else f"{value}, not {mention}"
+    said = "no longer" if negated else "I said"           # a negation's quote negates (observe checks)
+    quote = f"{said} {value}" if mention is None else f"{value}, not {mention}"
     return cand(predicate=predicate, value=value, session=f"s{session}", event=f"e{i}", quote=quote,
                 said_at=f"2026-09-{day:02d}T10:00:00Z", author=author, basis=basis,
                 negated=negated and predicate != "blood_pressure")

@@ -28,7 +28,7 @@ def fill(ledger, clock, n=40, user="u1"):
     for i in range(n):
         clock.tick(3600 * (i % 5))            # a few distinct confirmation times, many ties
         ledger.observe(cand(user=user, predicate="owned_product", value=f"{WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i % 4}",
-                            quote=f"I own the {WORDS[i % 8]}", session=f"s{i}", event=f"e{i}"))
+                            quote=f"I own the {WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i % 4}", session=f"s{i}", event=f"e{i}"))
 
 
 def kept_values(ledger) -> set[str]:

@@ -42,7 +42,8 @@ def db(tmp_path) -> str:
 
 
 def hold(db: str, held_as: str, value: str, negated: bool) -> str:
-    args = ["observe", *P, "--predicate", held_as, "--value", value, "--quote", f"well, {value}",
+    quote = f"well, not {value} any more" if negated else f"well, {value}"   # what observe checks
+    args = ["observe", *P, "--predicate", held_as, "--value", value, "--quote", quote,
             "--session", "s2", "--event-id", "e9", "--said-at", "2026-09-01T00:00:00Z"]
     decided = json.loads(invoke(db, *args, *(["--negated"] if negated else []), "--json").stdout)
     assert decided["decision"] == "hold", decided

@@ -27,7 +27,7 @@ def runs(meaning, monkeypatch):
 
 def test_each_fact_is_encoded_once_when_the_guards_decide(tmp_path, runs):
     with Ledger(tmp_path / "l.db", create=True) as ledger:
-        ledger.observe_many(cand(predicate="owned_product", value=f"gadget {i} model {i * 7}", quote=f"gadget {i}",
+        ledger.observe_many(cand(predicate="owned_product", value=f"gadget {i} model {i * 7}", quote=f"gadget {i} model {i * 7}",
                                  session=f"s{i}", event=f"e{i}") for i in range(30))
         assert len(runs) == 30 and len(set(runs)) == 30         # one run per fact, its own sentence
         assert ledger.replay_differences() == []                # the live vectors are the rebuilt ones

@@ -65,7 +65,8 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(tmp_path):
     with Ledger(path, clock=MovableClock("2026-11-02T00:00:00Z")) as ledger:
         pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
         ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")
-        big = [cand(predicate="allergy", value=f"{i:05d}-" + "x" * 400, quote="y" * 1500,
+        big = [cand(predicate="allergy", value=f"{i:05d}-" + "x" * 400,
+                    quote=f"{i:05d}-" + "x" * 400 + " " + "y" * 1100,
                     session=f"big{i}") for i in range(200)]
         with pytest.raises(LedgerError, match="full; nothing was written"):
             ledger.observe_many(big)
