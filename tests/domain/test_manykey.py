@@ -91,7 +91,7 @@ def test_the_index_decides_like_the_plain_list(tmp_path_factory, history):
             if not use_index:
                 view = ledger.projector.key_view
                 ledger.projector.key_view = lambda *a, view=view: list(view(*a))   # no `same`: a scan
-            outcomes = ledger.observe_many([cand(**h, quote=f"I said {h['value']}") for h in history])
+            outcomes = ledger.observe_many([cand(**h, quote=f"{'no longer' if h['negated'] else 'I said'} {h['value']}") for h in history])
             results.append(([(o.decision, o.reason, o.rule) for o in outcomes],
                             sorted((f["predicate"], f["value"], f["status"], f["basis"], f["confidence"],
                                     f["said_at"]) for f in ledger.facts("app", "u1", include_sensitive=True))))

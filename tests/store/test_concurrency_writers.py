@@ -42,7 +42,7 @@ from factledger.ledger import Ledger, LedgerError, make_candidate
 rng = random.Random(params["seed"])
 ops = 0
 # said_at dates are drawn across 2026 whatever the system clock says: no future check here
-with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y") as ledger:
+with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y", create=True) as ledger:
     def record(kind, seqs, **extra):
         log.write(json.dumps({"kind": kind, "seqs": seqs, **extra}) + "\n")
     if role == "observe":

@@ -40,7 +40,7 @@ import sys
 from factledger.ledger import Ledger, make_candidate
 db, trial, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 PREDICATES = ["home_city", "diet", "plan", "favorite_cuisine", "job_title"]
-with Ledger(db, future_tolerance="100y") as ledger:
+with Ledger(db, future_tolerance="100y", create=True) as ledger:
     if mode == "hold":                       # die holding the lock, events appended, uncommitted
         with ledger.transaction():
             for n, predicate in enumerate(PREDICATES):

@@ -25,7 +25,7 @@ from tests.conftest import MovableClock, cand
 
 PYTHON = sys.executable
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
-OBSERVE = ["observe", "--app", "app", "--user", "u1", "--predicate", "allergy", "--quote", "q",
+OBSERVE = ["observe", "--app", "app", "--user", "u1", "--predicate", "allergy", "--quote", "allergic to sesame",
            "--session", "late", "--event-id", "e9", "--said-at", "2026-10-01"]
 
 
@@ -106,7 +106,7 @@ def test_full_disk_through_the_real_cli(tmp_path):
     before = count(path)
     env = {**os.environ, "FACTLEDGER_NOW": "2026-11-02T00:00:00Z"}
     result = subprocess.run([PYTHON, "-c", FULL_DISK_CLI, "--db", str(path), *OBSERVE,
-                             "--value", "z" * 480, "--quote", "q" * 1990], capture_output=True,
+                             "--value", "z" * 480, "--quote", "z" * 480 + " " + "q" * 1500], capture_output=True,
                             text=True, env=env, cwd=Path(__file__).parents[2])
     # one candidate may fit in one spare page; drive it until the limit bites
     results = [result]
@@ -115,7 +115,7 @@ def test_full_disk_through_the_real_cli(tmp_path):
             break
         results.append(subprocess.run(
             [PYTHON, "-c", FULL_DISK_CLI, "--db", str(path), *OBSERVE[:-6], "--session", f"x{i}",
-             "--event-id", "e", "--said-at", "2026-10-01", "--quote", "q" * 1990,
+             "--event-id", "e", "--said-at", "2026-10-01", "--quote", f"{i}" + "z" * 480 + " " + "q" * 1500,
              "--value", f"{i}" + "z" * 480], capture_output=True, text=True, env=env,
             cwd=Path(__file__).parents[2]))
     last = results[-1]

@@ -207,7 +207,7 @@ def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, cloc
     path = tmp_path / "old.db"
     with Ledger(path, clock=clock, create=True) as ledger:
         for i in range(40):
-            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="x" * 1500))
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="vegetarian " + "x" * 1500))
         conn = ledger._conn
         conn.execute("DROP INDEX fact_history_intervals")
         conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")
