@@ -50,7 +50,7 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
     results: dict = {"n_events_requested": events, "seed": seed}
     reasons: dict = {}
     db = workdir / "ledger.db"
-    ledger = Ledger(db)
+    ledger = Ledger(db, create=True)
     gen = Generator(seed, registry=ledger.registry)
     raw = RawStore(str(workdir / "raw.db"))
     peer, why = eventsourcing_peer(str(workdir / "eventsourcing.db"))

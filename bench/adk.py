@@ -104,7 +104,7 @@ def measure(workdir: Path, registry=None, count: int = 200) -> dict:
     if not hasattr(Ledger, "ingest_session") or not hasattr(Ledger, "recall"):
         out["adk_reason"] = "factledger side not measured: Ledger.ingest_session / Ledger.recall do not exist yet"
         return out
-    with Ledger(workdir / "adk-ledger.db", registry=registry) as ledger:
+    with Ledger(workdir / "adk-ledger.db", registry=registry, create=True) as ledger:
         ingest = ledger.ingest_session
         params = inspect.signature(ingest).parameters
         kwargs = {"extractor": "patterns"} if "extractor" in params else {}

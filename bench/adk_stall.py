@@ -84,7 +84,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, Ledger(Path(tmp) / "stall.db") as ledger:
+    with tempfile.TemporaryDirectory() as tmp, Ledger(Path(tmp) / "stall.db", create=True) as ledger:
         memory = LedgerMemoryService(ledger, extractor=SlowExtractor(args.delay))
         print(json.dumps(asyncio.run(_measure(memory, args.delay))))
 

@@ -76,7 +76,7 @@ def timed(ledger: Ledger, candidates: list, expected: str) -> float:
 
 def run(rows: int, late: int, work: Path) -> dict:
     keys = max(rows // 4, 3 * late)
-    with Ledger(work / f"late-{rows}.db", clock=ticking()) as ledger:
+    with Ledger(work / f"late-{rows}.db", clock=ticking(), create=True) as ledger:
         history = build(ledger, keys)
         chosen = range(0, 3 * late, 3)
         split = timed(ledger, [statement(k, "Goa", 10) for k in chosen], "split")

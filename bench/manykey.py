@@ -68,7 +68,7 @@ def again_session(n: int, user: str = "hostile") -> dict:
 def forget_timed(path: Path, n: int) -> tuple[float, int]:
     """Seconds to forget the first of two sessions stating the same N values, and the events
     re-decision recorded again."""
-    with Ledger(path, clock=fixed_clock(CLOCK)) as ledger:
+    with Ledger(path, clock=fixed_clock(CLOCK), create=True) as ledger:
         for session in (many_session(n), again_session(n)):
             assert ledger.ingest_session(session, extractor="patterns").status == "ingested"
         started = time.perf_counter()
@@ -80,7 +80,7 @@ def forget_timed(path: Path, n: int) -> tuple[float, int]:
 
 
 def timed(path: Path, sessions: list[dict]) -> tuple[float, int]:
-    with Ledger(path, clock=fixed_clock(CLOCK)) as ledger:
+    with Ledger(path, clock=fixed_clock(CLOCK), create=True) as ledger:
         started = time.perf_counter()
         for session in sessions:
             result = ledger.ingest_session(session, extractor="patterns")

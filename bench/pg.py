@@ -76,7 +76,7 @@ import sys, time
 from pathlib import Path
 from factledger.ledger import Ledger, make_candidate
 location, name, go, seconds = sys.argv[1], sys.argv[2], Path(sys.argv[3]), float(sys.argv[4])
-with Ledger(location, busy_timeout=120, future_tolerance="100y") as ledger:
+with Ledger(location, busy_timeout=120, future_tolerance="100y", create=True) as ledger:
     ledger.observe_many([])
     print("ready", flush=True)
     while not go.exists():
@@ -141,7 +141,7 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
     results: dict = {"backend": "postgresql" if is_postgres(location) else "sqlite",
                      "n_events_requested": events, "seed": seed}
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as folder:
-        with Ledger(location, future_tolerance="100y") as ledger:
+        with Ledger(location, future_tolerance="100y", create=True) as ledger:
             gen = Generator(seed, registry=ledger.registry)
             _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
             results.update(observe_batches(ledger, gen, events))

@@ -15,6 +15,7 @@ import click
 
 from factledger.cli.partition import partition_options, require_partition  # noqa: F401  (the partition rule)
 from factledger.ledger import LedgerError
+from factledger.ledger.errors import LedgerNotFound
 from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.terminal import escape
 
@@ -73,7 +74,7 @@ class State:
             from factledger.ledger.service import is_server_location
 
             if not create and self.db != ":memory:" and not is_server_location(self.db) and not os.path.exists(self.db):
-                raise LedgerError(f"no ledger at {self.db}: run `factledger init` first (write "
+                raise LedgerNotFound(f"no ledger at {self.db}: run `factledger init` first (write "
                                   "commands also take --create); nothing was created")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words

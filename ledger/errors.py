@@ -22,6 +22,22 @@ class InvalidId(LedgerError, ValueError):
     characters).  Also a `ValueError`, since that is what google-adk's own services raise."""
 
 
+class LedgerNotFound(LedgerError, FileNotFoundError):
+    """No ledger at the location, and the caller did not ask for one to be made (`create=True`,
+    `factledger init`, `--create`): a mistyped path must not silently become a new, empty ledger.
+    Also a `FileNotFoundError`, which is what it is."""
+
+
+class CandidateRefused(LedgerError, ValueError):
+    """A candidate offered directly (`observe`) fails a check ingestion makes before it records
+    anything: its quote does not support its value or its negation.  Nothing was written;
+    `reason` is the rejection reason ingestion would record (`value_not_in_quote` ...)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class StorageError(LedgerError):
     """The database refused or failed a statement.  Each engine maps its driver's errors onto this
     class and the ones below once, in its own folder (`ledger/store/sqlite/errors.py`,

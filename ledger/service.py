@@ -24,7 +24,7 @@ from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import CandidateRefused, LedgerError
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
 from factledger.ledger.reads import Reads
@@ -59,7 +59,7 @@ __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "dis
 class Ledger(Reads):
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
                  future_tolerance: timedelta | float | str | None = None):
         # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
         self._work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
@@ -99,7 +99,15 @@ class Ledger(Reads):
 
     def observe_many(self, candidates: Iterable[Candidate]) -> list[Outcome]:
         """Decide and append a batch in one transaction; each candidate sees the ones before it
-        (through the projections' unwritten state), and the projections write once at the end."""
+        (through the projections' unwritten state), and the projections write once at the end.
+
+        A candidate offered directly meets the checks ingestion makes of an extractor's proposal
+        before anything is written: its quote must support its value (and a negation must
+        negate), or the whole batch is refused with `CandidateRefused` and nothing is appended.
+        The said-at bounds and the registry's author and basis rules run as for ingestion."""
+        candidates = list(candidates)
+        for candidate in candidates:
+            refuse_unsupported(candidate, self.registry)
         with self._work.transaction(), self._work.projector.batched():
             return [self._work.append_candidate(c) for c in candidates]
 
@@ -400,3 +408,19 @@ def busy_error(exc) -> LedgerError:
     """A SQLite `OperationalError` in the words a user acts on (busy past the timeout, read-only,
     disk full), so that a shell reports it as a `LedgerError`."""
     return eventlog.busy_error(exc)
+
+
+def refuse_unsupported(candidate: Candidate, registry: Registry) -> None:
+    """`CandidateRefused` when the candidate's quote does not say what it claims, with the
+    reason ingestion would record (docs/ingestion.md, the validator's rule 3)."""
+    from factledger.ledger.ingest.support import unsupported
+
+    reason = unsupported(candidate, registry.resolve(candidate.predicate))
+    if reason is None:
+        return
+    what = f"{candidate.predicate} = {candidate.value!r}" + (" (negated)" if candidate.negated else "")
+    why = {"quote_too_short": "the quote is too short to say anything",
+           "value_not_in_quote": "the quote does not state the value",
+           "negation_not_in_quote": "the quote does not negate the value"}.get(reason, reason)
+    raise CandidateRefused(f"refused {what}: {why} ({reason}; quote {candidate.quote!r}); "
+                           "nothing was written", reason)

@@ -42,7 +42,7 @@ from factledger.projections.runner import Projector
 class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
-                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = True,
+                 busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
                  backend: Backend | None = None, future_tolerance: timedelta | float | str | None = None):
         self.path = Path(path)
         self.location = str(path)             # as given: a file path, or a postgresql:// URL

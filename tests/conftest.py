@@ -48,15 +48,17 @@ def clock() -> MovableClock:
 
 @pytest.fixture
 def ledger(tmp_path, clock):
-    with Ledger(tmp_path / "ledger.db", clock=clock) as opened:
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as opened:
         yield opened
 
 
 def cand(app="app", user="u1", predicate="diet", value="vegetarian", *, session="s1",
          event="e1", said_at="2026-08-30T10:00:00Z", quote=None, **extra):
-    """A candidate with sensible defaults; the quote defaults to the value."""
+    """A candidate with sensible defaults; the quote defaults to the value (and a negation's to
+    words that negate it), so it passes the quote checks `observe` makes."""
+    default = f"I no longer say {value}" if extra.get("negated") else f"I said {value}"
     return make_candidate(app=app, user=user, predicate=predicate, value=value,
-                          quote=quote or f"I said {value}", session=session, evidence_event=event,
+                          quote=quote or default, session=session, evidence_event=event,
                           said_at=said_at, **extra)
 
 

@@ -30,7 +30,7 @@ from google.adk.memory.memory_entry import MemoryEntry
 from factledger.ledger.adk import entries, partition
 from factledger.ledger.adk.delta import new_events
 from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMemory
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, LedgerNotFound
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.recall.serve import DEFAULT_CLEARANCE as RECALL_DEFAULT_CLEARANCE
@@ -88,13 +88,15 @@ class LedgerMemoryService(BaseMemoryService):
                  limit: int | None = None, budget: int | None = None,
                  min_confidence: float | None = None, domain: bool = True, mode: str | None = None,
                  forget_reason: str = "deleted through the ADK memory service",
-                 requested_by: str = "adk-memory-service"):
+                 requested_by: str = "adk-memory-service", create: bool = False):
         self._opened = not isinstance(ledger, Ledger)     # a ledger the service opened, it closes
         if isinstance(ledger, Ledger):
             self.ledger = ledger
         else:
             try:
-                self.ledger = Ledger(ledger)
+                self.ledger = Ledger(ledger, create=create)     # a mistyped path is no new ledger
+            except LedgerNotFound:
+                raise
             except LedgerError as exc:
                 raise CorruptLedger(str(exc)) from None
         self.extractor = extractor

@@ -109,7 +109,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                 raise LedgerError("eval: " + "; ".join(e.error for e in errors))
             latest = _latest_event(sessions)
             ledger = UnitOfWork(Path(tmp) / f"eval-{number}.db", registry=registry,
-                                clock=fixed_clock(latest + timedelta(days=1)))
+                                clock=fixed_clock(latest + timedelta(days=1)), create=True)
             try:
                 summary = ingest_loaded(ledger, sessions, [], app, user, extractor, model, candidates)
                 if summary.failed:

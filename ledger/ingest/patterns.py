@@ -79,30 +79,39 @@ class PatternsExtractor:
                 continue                           # a tool result placeholder says nothing
             sentences, view = Sentences(text), TextView(text)
             for spec in context.registry.predicates.values():
-                for pattern, start, end, value in _found(spec, event.author, text, view):
+                for pattern, start, end, value, negated in _found(spec, event.author, text, view):
                     if not value or not value.strip():
                         continue
                     value = spec.normalise_value(value.strip()) if isinstance(pattern, Rule) else value.strip()
-                    key = (pattern.subject, spec.name, value.casefold(), pattern.negated, event.id)
+                    key = (pattern.subject, spec.name, value.casefold(), negated, event.id)
                     if key in seen:
                         continue
                     seen.add(key)
                     proposals.append(Proposal(
                         subject=pattern.subject, predicate=spec.name, value=value,
                         quote=sentences.around(start, end), evidence_event=event.id,
-                        basis=pattern.basis, negated=pattern.negated, pattern=pattern.id or None))
+                        basis=pattern.basis, negated=negated, pattern=pattern.id or None))
         return Extraction(proposals=proposals)
 
 
 def _found(spec, author: str, text: str, view: TextView):
-    """(pattern or rule, start, end, value) for every statement of the predicate in the text:
-    the declarative rules first, then the regular expressions."""
+    """(pattern or rule, start, end, value, negated) for every statement of the predicate in the
+    text: the declarative rules first, then the values their rules read in a retracting clause
+    said positively ("i don't have a dog anymore": pet = dog, negated), then the regular
+    expressions."""
     for rule in spec.rules:
         if author in rule.authors:
+            retracting = view.positives(rule.lang) if rule.retracts else ()
             for hit in rule.finditer(text, view):
-                yield rule, hit.start, hit.end, hit.value
+                if any(start <= hit.start < end for start, end, _ in retracting):
+                    continue                 # "i quit my job at globex": no longer, not now
+                yield rule, hit.start, hit.end, hit.value, rule.negated
+    for rule in spec.rules if spec.cardinality != "series" else ():
+        if author in rule.authors:
+            for hit in rule.retracted(view):
+                yield rule, hit.start, hit.end, hit.value, True
     for pattern in spec.patterns:
         if author in pattern.authors:
             for match in pattern.regex.finditer(text):
                 value = pattern.value if pattern.value is not None else match.group("value")
-                yield pattern, match.start(), match.end(), value
+                yield pattern, match.start(), match.end(), value, pattern.negated

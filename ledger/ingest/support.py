@@ -8,11 +8,13 @@ value to them: "I" as the quote for retracting a diet, "we're in Pune" as the qu
 - the quote has substance: at least `MIN_QUOTE_CHARS` letters or digits;
 - the value (for a negation, the value retracted) is supported by one of
   1. normalised containment: the value, compared as `value_key` compares values (case, spacing,
-     typographic quotes, "25 mg" = "25mg"), occurs in the quote as whole words;
+     typographic quotes, "25 mg" = "25mg"), or with case and spacing folded only, occurs in the
+     quote as whole words;
   2. the registry's value vocabulary: the predicate's `values` table lists words that state a
      value (`pescatarian = ["pescetarian", "eat fish"]`), and one of them occurs in the quote;
   3. a declared rule: one of the predicate's registry patterns matches the quote and yields this
-     value with this negation (`I love spicy food` -> likes_spicy = true);
+     value with this negation (`I love spicy food` -> likes_spicy = true), or, for a negation,
+     a rule reads the value in a retracting clause of the quote ("i don't have cats any more");
 - a negation also needs the quote to negate: a declared negated pattern matches it, or it holds
   one of `NEGATION_CUES` ("no longer", "not", "stopped", "used to" ...).  English only: in other
   languages a retraction is rejected (never applied) unless the registry declares a pattern.
@@ -28,13 +30,15 @@ import unicodedata
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.registry.predicates import PredicateSpec
+from factledger.ledger.registry.rules import TextView
 
 MIN_QUOTE_CHARS = 3
 NEGATION_CUES = re.compile(
     r"(?<!\w)(?:no|not|never|no longer|any ?more|n't|nor|neither|none|nothing|without|stopp?ed|"
     r"quit|gave up|give up|giving up|used to|formerly|former|ex|anymore|away from|left|moved "
     r"(?:away|out)|instead|no more|cancell?ed|dropped|ended|isn't|aren't|wasn't|weren't|don't|"
-    r"doesn't|didn't|can't|cannot|won't)(?!\w)|n't(?!\w)", re.IGNORECASE)
+    r"doesn't|didn't|can't|cannot|won't|got rid of|gotten rid of|gave away|after all)(?!\w)|n't(?!\w)",
+    re.IGNORECASE)
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                               "\u00a0": " "})
 
@@ -68,20 +72,30 @@ def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: boo
             if produced and _fold(produced.strip()) == wanted:
                 return True
     for rule in spec.rules:
-        if rule.negated != negated or rule.subject != subject:
+        if rule.subject != subject:
             continue
-        if any(_fold(spec.normalise_value(hit.value)) == wanted for hit in rule.finditer(text)):
+        hits = list(rule.finditer(text)) if rule.negated == negated else []
+        if negated:                       # a retracting clause said positively ("cats any more")
+            hits += rule.retracted(TextView(text))
+        if any(_fold(spec.normalise_value(hit.value)) == wanted for hit in hits):
             return True
     return False
 
 
+def _plain(text: str) -> str:
+    """Case and spacing folded, numbers left apart from the word after them: `value_key` reads
+    "0 was" in "recipe number 0 was good" as a number and its unit ("0was"), which would hide
+    the value "recipe number 0" (or "INC-4411" in "INC-4411 is still open") from its quote."""
+    return " ".join(unicodedata.normalize("NFC", text).translate(_TYPOGRAPHIC).casefold().split())
+
+
 def value_supported(value: str, quote: str, spec: PredicateSpec | None, subject: str = "user",
                     negated: bool = False) -> bool:
-    folded = _fold(quote)
-    if _contains(folded, _fold(value)):
+    folded, plain = _fold(quote), _plain(quote)
+    if _contains(folded, _fold(value)) or _contains(plain, _plain(value)):
         return True
     words = spec.values.get(_fold(value), ()) if spec is not None else ()
-    if any(_contains(folded, _fold(word)) for word in words):
+    if any(_contains(folded, _fold(word)) or _contains(plain, _plain(word)) for word in words):
         return True
     return _declared(spec, subject, value, negated, quote)
 

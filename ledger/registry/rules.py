@@ -70,12 +70,31 @@ DEFAULT_GAP_WORDS = (
     "country of in north south east west northern southern eastern western central downtown "
     "upstate coastal capital province county"
 ).split()
+# Words that say a statement has stopped being true: a clause holding one is read as the
+# retraction of what the clause, said positively, would state ("i don't have a dog anymore").
+DEFAULT_RETRACTION = r"no longer|anymore|any more|after all|quit|quitting|gave up|given up|give up|" \
+    r"moved away from|moved out of|got rid of|gotten rid of|gave away|stopped being"
 _DEFAULT_CUES = {"negation": DEFAULT_NEGATION, "hypothetical": DEFAULT_HYPOTHETICAL, "after": DEFAULT_AFTER,
-                 "question": DEFAULT_QUESTION}
+                 "question": DEFAULT_QUESTION, "retraction": DEFAULT_RETRACTION}
+# How a retracting clause is said positively, in order (each a regex and its replacement): the
+# negating auxiliaries and the cue words go, the verbs of giving up become the state given up.
+_POSITIVE = [(re.compile(rf"(?<![\w'’]){a}(?![\w'’])", re.IGNORECASE), b) for a, b in (
+    (r"(?:quit|gave up|given up|give up|stopped) being", "am"),
+    (r"(?:quit|left|gave up) (?:my|the) job (?:at|with|for)", "work at"),
+    (r"(?:quit|left|gave up) (?:my|the) job as", "work as"),
+    (r"quit (?:working|work) (?:at|for)", "work at"),
+    (r"moved (?:away from|out of)", "live in"),
+    (r"(?:got rid of|gotten rid of|gave away|gave up|given up|give up)(?: (?:my|our|the|a|an))?", "have a"),
+    (r"(?:do|does|did) not|(?:do|does|did)n['’]?t|dont|doesnt|didnt", ""),
+    (r"(?:have|has)n['’]?t|havent|hasnt|(?:have|has) not", "have"),
+    (r"(?:is|are|was|were)n['’]?t|isnt|arent", "is"),
+    (r"not|no longer|anymore|any more|after all", ""),
+)]
 _CLAUSE_END = re.compile(r"[.!?;,:]|(?<=\s)(?:but|and|so|because)(?=\s)")
 _LIST_SEP = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|plus|as well as)\s+)"
 _LIST_LEAD = r"(?:(?:a|an|the|my|some|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+)?"
 _WORD_AT = re.compile(r"[\w'’]+")
+_WORD_BEFORE = re.compile(r"([\w'’]+)\s*$")
 _TOKEN = re.compile(r"\(|\)|\[|\]|\||\{[a-z_]+\}|[^\s()\[\]|{}]+")
 
 
@@ -102,7 +121,18 @@ class Language:
     hypothetical: re.Pattern = field(default_factory=lambda: _cues(DEFAULT_HYPOTHETICAL))
     after: re.Pattern = field(default_factory=lambda: _cues(DEFAULT_AFTER))
     question: re.Pattern = field(default_factory=lambda: _cues(DEFAULT_QUESTION))
+    retraction: re.Pattern = field(default_factory=lambda: _cues(DEFAULT_RETRACTION))
     not_places: frozenset[str] = frozenset()
+
+    def positive(self, clause: str) -> str | None:
+        """The clause said positively when it retracts something ("i'm not allergic to shellfish
+        after all" -> "i'm allergic to shellfish"), else None: the rules then read what it
+        stopped being true."""
+        if not self.retraction.search(clause):
+            return None
+        for regex, replacement in _POSITIVE:
+            clause = regex.sub(replacement, clause)
+        return " ".join(clause.split())
 
 
 def parse_language(table, fail: Callable[[str, str], LedgerError]) -> Language:
@@ -113,7 +143,7 @@ def parse_language(table, fail: Callable[[str, str], LedgerError]) -> Language:
     if not isinstance(table, dict):
         raise fail("extract", "must be a table")
     known = {"phrases", "stop_words", "gap_words", "negation", "hypothetical", "after", "question",
-             "not_places"}
+             "retraction", "not_places"}
     for key in table:
         if key not in known:
             raise fail(f"extract.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -130,7 +160,7 @@ def parse_language(table, fail: Callable[[str, str], LedgerError]) -> Language:
         folded = frozenset(" ".join(w.casefold().split()) for w in words)
         attr = {"stop_words": "stop"}.get(key, key)
         setattr(lang, attr, getattr(lang, attr) | folded)
-    for key in ("negation", "hypothetical", "after", "question"):
+    for key in ("negation", "hypothetical", "after", "question", "retraction"):
         words = table.get(key)
         if words is None:
             continue
@@ -250,11 +280,13 @@ class Rule:
                  lang: Language, as_list: bool = False, gap: int = 4, guards: tuple[str, ...] = GUARDS,
                  subject: str = "user", negated: bool = False, basis: str = "stated",
                  authors: tuple[str, ...] = ("user",), not_followed_by: frozenset[str] = frozenset(),
-                 not_values: frozenset[str] = frozenset(), skip: int = 0, value: str | None = None):
+                 not_values: frozenset[str] = frozenset(), skip: int = 0, value: str | None = None,
+                 not_preceded_by: frozenset[str] = frozenset()):
         self.id, self.slot, self.heads, self.lang = id, slot, heads, lang    # heads: (head, gap, tail)
         self.as_list, self.gap, self.guards = as_list, gap, guards
         self.subject, self.negated, self.basis, self.authors = subject, negated, basis, authors
         self.not_followed_by, self.not_values, self.skip, self.value = not_followed_by, not_values, skip, value
+        self.not_preceded_by = not_preceded_by
 
     def __repr__(self) -> str:
         return f"Rule({self.id!r})"
@@ -265,7 +297,40 @@ class Rule:
             for match in head.finditer(text):
                 yield from self._from(text, view, match, gapped, tail)
 
+    @property
+    def retracts(self) -> bool:
+        """Whether a retracting clause said positively is read by this rule (as a retraction of
+        its value): a rule that states a plain fact, guarded against negation."""
+        return not self.negated and self.value is None and "negation" in self.guards
+
+    def retracted(self, view: TextView) -> Iterator[Hit]:
+        """The values the text's retracting clauses stop being true, each hit spanning the whole
+        clause in the text (so its sentence is the quote)."""
+        if not self.retracts:
+            return
+        for start, end, positive in view.positives(self.lang):
+            positive_view = TextView(positive)
+            for hit in self.finditer(positive, positive_view):
+                yield Hit(start, end, hit.value, self.id)
+
+    def _preceded(self, text: str, pos: int, cue: bool = False) -> bool:
+        """The word right before `pos` (the value, or with `cue` the cue words) is one the rule
+        may not follow: listed, or before the cue words (with "'s" listed) a possessive: "my dog's
+        | name is", "my pets | name is" name someone else."""
+        if not self.not_preceded_by:
+            return False
+        word = _WORD_BEFORE.search(text, max(0, pos - 40), pos)
+        if word is None:
+            return False
+        said = fold_value(word.group(1))
+        if said in self.not_preceded_by:
+            return True
+        return cue and "'s" in self.not_preceded_by and (said.endswith(("'s", "s'")) or (
+            len(said) > 3 and said.endswith("s") and said not in self.lang.stop))
+
     def _from(self, text, view, match, gapped, tail) -> Iterator[Hit]:
+        if self._preceded(text, match.start(), cue=True):
+            return
         if self.slot is None:                        # a fixed value: the cue says it all
             if not self._guarded(text, view, match.start(), match.end()):
                 yield Hit(match.start(), match.end(), self.value, self.id)
@@ -275,12 +340,16 @@ class Rule:
             starts += self._gap_starts(text, match.end())
         starts += self._skip_starts(text, match.end())
         for pos in starts:
-            if gapped and self._word_at(text, pos) in self.lang.gap_words:
-                continue                             # "the middle of": a filler, not the value
+            filler = gapped and self._word_at(text, pos) in self.lang.gap_words
+            if self._preceded(text, pos):
+                continue                             # "an avid | runner": a trait, not a job
             hit = self._slot_then_tail(text, pos, tail)
             if hit is None:
                 continue
             end, value = hit
+            if filler and end <= pos + len(self._word_at(text, pos)):
+                continue                             # "the middle of": a filler, not the value
+            # (a filler that starts a longer value is kept whole: "south carolina", not "carolina")
             if self._guarded(text, view, match.start(), end):
                 return
             yield Hit(match.start(), end, value, self.id)
@@ -362,6 +431,20 @@ class TextView:
         self.text = text
         self.ends = [(m.start() + len(m.group()) - 1, m.group()[-1]) for m in _CLAUSE_END.finditer(text)]
         self.positions = [p for p, _ in self.ends]
+        self._positives: list[tuple[int, int, str]] | None = None
+
+    def positives(self, lang: Language) -> list[tuple[int, int, str]]:
+        """(start, end, said positively) of each clause that retracts something, found once."""
+        if self._positives is None:
+            found, left = [], 0
+            for position in [*self.positions, len(self.text)]:
+                clause = self.text[left:position]
+                positive = lang.positive(clause)
+                if positive:
+                    found.append((left, position, positive))
+                left = position + 1
+            self._positives = found
+        return self._positives
 
     def clause(self, start: int, end: int) -> tuple[int, int, str]:
         i = bisect.bisect_left(self.positions, start) - 1
@@ -378,7 +461,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
     if not isinstance(entry, dict):
         raise fail(where, "must be a table")
     known = {"id", "say", "slot", "list", "gap", "max_words", "guards", "subject", "negated", "basis",
-             "authors", "not_followed_by", "not_values", "skip", "value", "indefinite"}
+             "authors", "not_followed_by", "not_values", "skip", "value", "indefinite", "not_preceded_by"}
     for key in entry:
         if key not in known:
             raise fail(f"{where}.{key}", f"unknown field (known: {', '.join(sorted(known))})")
@@ -400,7 +483,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
             raise fail(f"{where}.{key}", f"must be a whole number from {low} to {high}")
         numbers[key] = value
     lists = {}
-    for key in ("not_followed_by", "not_values"):
+    for key in ("not_followed_by", "not_values", "not_preceded_by"):
         words = entry.get(key, [])
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
             raise fail(f"{where}.{key}", "must be a list of words")
@@ -425,7 +508,7 @@ def compile_rule(entry, where: str, values: dict[str, tuple[str, ...]], lang: La
                 subject=str(entry.get("subject", "user")), negated=entry.get("negated") is True,
                 basis=str(entry.get("basis", "stated")), authors=tuple(entry.get("authors", ["user"])),
                 not_followed_by=lists["not_followed_by"], not_values=lists["not_values"], skip=numbers["skip"],
-                value=fixed)
+                value=fixed, not_preceded_by=lists["not_preceded_by"])
 
 
 def _compile_template(template: str, lang: Language, fixed: bool = False

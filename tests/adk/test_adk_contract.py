@@ -26,7 +26,7 @@ from tests.adk.helpers import AFTER, BEFORE, NOW, event, event_count, run, searc
 
 @pytest.fixture
 def ledger(tmp_path):
-    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW)) as opened:
+    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW), create=True) as opened:
         yield opened
 
 
@@ -246,7 +246,7 @@ def test_a_corrupt_file_is_refused_with_a_value_error(tmp_path):
 
 
 def test_a_service_opened_from_a_path_closes_its_ledger(tmp_path):
-    memory = LedgerMemoryService(tmp_path / "owned.db")
+    memory = LedgerMemoryService(tmp_path / "owned.db", create=True)
     run(memory.add_session_to_memory(session("s1", [event("e1", "I live in Pune", BEFORE)])))
     run(memory.close())
     with Ledger(tmp_path / "owned.db") as reopened:

@@ -79,7 +79,7 @@ def ask(memory, question: str = QUESTION, user: str = "priya", app: str = "mealk
 
 @pytest.fixture
 def ledger(tmp_path):
-    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW)) as opened:
+    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW), create=True) as opened:
         yield opened
 
 

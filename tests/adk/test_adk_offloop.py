@@ -64,7 +64,7 @@ class SlowExtractor:
 
 @pytest.fixture
 def ledger(tmp_path):
-    with Ledger(tmp_path / "loop.db", clock=fixed_clock(NOW)) as opened:
+    with Ledger(tmp_path / "loop.db", clock=fixed_clock(NOW), create=True) as opened:
         yield opened
 
 

@@ -35,7 +35,7 @@ def served(memory) -> list[str]:
 
 def side_by_side(tmp_path) -> tuple[list[str], list[str]]:
     adk = InMemoryMemoryService()
-    with Ledger(tmp_path / "side.db", clock=fixed_clock(NOW)) as ledger:
+    with Ledger(tmp_path / "side.db", clock=fixed_clock(NOW), create=True) as ledger:
         ours = LedgerMemoryService(ledger, extractor="patterns")
         for session in meal_kit_sessions():
             asyncio.run(adk.add_session_to_memory(session))
@@ -85,7 +85,7 @@ def service(request, tmp_path):
     if request.param == "google-adk":
         yield InMemoryMemoryService()
         return
-    with Ledger(tmp_path / "conform.db", clock=fixed_clock(NOW)) as ledger:
+    with Ledger(tmp_path / "conform.db", clock=fixed_clock(NOW), create=True) as ledger:
         yield LedgerMemoryService(ledger, extractor="patterns")
 
 

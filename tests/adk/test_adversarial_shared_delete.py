@@ -22,7 +22,7 @@ from tests.adk.helpers import NOW, run, search  # noqa: E402
 
 @pytest.mark.parametrize("app", ["mealkit", "_ops"])
 def test_deleting_a_shared_fact_raises_and_it_stays_served(tmp_path, app):
-    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW)) as ledger:
+    with Ledger(tmp_path / "adk.db", clock=fixed_clock(NOW), create=True) as ledger:
         memory = LedgerMemoryService(ledger)
         stored_app = "~" + app if app.startswith("_") else app
         shared = ledger.observe(make_candidate(

@@ -14,7 +14,7 @@ from tests.conftest import MovableClock, cand  # noqa: E402
 
 def fill(ledger: Ledger) -> None:
     facts = [("home_city", "Bengaluru", "we moved to Bengaluru"), ("diet", "vegetarian", "I'm vegetarian"),
-             ("pet", "a beagle called Max", "our beagle Max")]
+             ("pet", "a beagle called Max", "we have a beagle called Max")]
     for i, (predicate, value, quote) in enumerate(facts):
         ledger.observe(cand(app="mealkit", user="priya", predicate=predicate, value=value, quote=quote,
                             session=f"s{i}", event=f"e{i}"))
@@ -25,7 +25,7 @@ def fill(ledger: Ledger) -> None:
 
 @pytest.mark.parametrize("mode, found", [(None, True), ("hybrid", True), ("lexical", False)])
 def test_search_memory_by_meaning(tmp_path, meaning, mode, found):
-    with Ledger(tmp_path / "l.db", clock=MovableClock()) as ledger:
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         fill(ledger)
         memory = LedgerMemoryService(ledger, clearance="all", preload=False, limit=3, mode=mode)
         served = [m.custom_metadata["value"] for m in search(memory, "Do they keep any animals at home?")]

@@ -42,7 +42,7 @@ def source_export(tmp_path) -> list[dict]:
     """An export with an observation, a supersession (valid_to), an effective date, a hold and an
     ingested session (watermark_at), as rows."""
     clock = MovableClock()
-    with Ledger(tmp_path / "source.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "source.db", clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
         clock.tick()
         ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-09-01",
@@ -110,14 +110,14 @@ def test_import_refuses_a_body_whose_time_is_not_the_ledgers_form(tmp_path, case
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("Error: line ") and "not a valid event body" in result.stderr
     assert not (tmp_path / "b.db").exists()                        # nothing imported, no file left
-    with Ledger(tmp_path / "lib.db") as copy:
+    with Ledger(tmp_path / "lib.db", create=True) as copy:
         with pytest.raises(LedgerError, match="not a valid event body"):
             copy.import_log(path)
         assert copy.head()[0] == 0
 
 
 def test_append_refuses_a_body_whose_time_is_not_the_ledgers_form(tmp_path):
-    with Ledger(tmp_path / "l.db", clock=MovableClock()) as ledger:
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune"))
         body = orjson.loads(ledger._conn.execute("SELECT body FROM events WHERE seq = 1").fetchone()[0])
         with pytest.raises(ValidationError, match="said_at"):

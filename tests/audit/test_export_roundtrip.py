@@ -27,7 +27,7 @@ def tables(ledger):
 @pytest.fixture
 def source(tmp_path):
     clock = MovableClock()
-    ledger = Ledger(tmp_path / "source.db", clock=clock)
+    ledger = Ledger(tmp_path / "source.db", clock=clock, create=True)
     ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
     clock.tick()
     ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-09-01"))
@@ -51,7 +51,7 @@ def test_export_import_reproduces_projections_and_verifies(source, tmp_path):
     assert redacted and all(r["salt"] is None and r["commitment"] for r in redacted)
     path = tmp_path / "log.jsonl"
     path.write_text(buffer.getvalue())
-    with Ledger(tmp_path / "copy.db") as copy:
+    with Ledger(tmp_path / "copy.db", create=True) as copy:
         result = copy.import_log(path)
         assert result["imported"] == count and copy.verify()["ok"]
         assert copy.head() == source.head()
@@ -69,7 +69,7 @@ def test_import_refuses_a_non_empty_ledger_and_tampered_lines(source, tmp_path):
     row = orjson.loads(lines[body])
     row["body"] = row["body"].replace("Pune", "Puna")
     lines[body] = orjson.dumps(row).decode()
-    with Ledger(tmp_path / "copy.db") as copy:
+    with Ledger(tmp_path / "copy.db", create=True) as copy:
         with pytest.raises(LedgerError, match="does not verify"):
             copy.import_log(io.StringIO("\n".join(lines)))
         assert copy._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
@@ -79,7 +79,7 @@ def test_partition_export_is_not_importable(source, tmp_path):
     buffer = io.StringIO()
     source.export_log(buffer, "app", "u2")
     assert len(buffer.getvalue().splitlines()) == 2
-    with Ledger(tmp_path / "copy.db") as copy:
+    with Ledger(tmp_path / "copy.db", create=True) as copy:
         with pytest.raises(LedgerError, match="one partition"):
             copy.import_log(io.StringIO(buffer.getvalue()))
 
@@ -143,13 +143,13 @@ def _reseal(lines, change):
 @pytest.mark.parametrize("change", [lambda b: b.pop("subject"), lambda b: b.update(type="Nope"),
                                     lambda b: b.update(confidence="high")])
 def test_import_of_a_sealed_but_invalid_body_is_an_error(tmp_path, change):
-    with Ledger(tmp_path / "a.db", clock=MovableClock()) as ledger:
+    with Ledger(tmp_path / "a.db", clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune"))
         buffer = io.StringIO()
         ledger.export_log(buffer)
     path = tmp_path / "x.jsonl"
     path.write_text(_reseal(buffer.getvalue().splitlines(), change))
-    with Ledger(tmp_path / "lib.db") as copy:
+    with Ledger(tmp_path / "lib.db", create=True) as copy:
         with pytest.raises(LedgerError, match="line 2"):
             copy.import_log(path)
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), "import", str(path)])

@@ -36,7 +36,7 @@ REDACTED_TARGET = 3          # the FactObserved scrubbed by an authorised redact
 def build(path: Path, salt: str = "") -> None:
     """Two partitions, a supersession, a dispute, and one authorised redaction."""
     clock = MovableClock()
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i in range(4):
             clock.tick()
             ledger.observe(cand(predicate="home_city", value=f"City{i}{salt}", session=f"s{i}",
@@ -241,7 +241,7 @@ def swap_for_other_ledger(path: Path) -> None:
 
 def swap_for_shorter_ledger(path: Path) -> None:
     other = path.with_name("short.db")
-    with Ledger(other, clock=MovableClock()) as ledger:
+    with Ledger(other, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand())
     for suffix in ("-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)

@@ -148,7 +148,7 @@ def _rechain(conn, start: int) -> None:
 def published(tmp_path):
     """A ledger with a signed checkpoint over its first events, closed; (path, checkpoint note)."""
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         fill(ledger, range(12))
         note = ledger.checkpoint(KEY)["note"]
         fill(ledger, range(12, 15))
@@ -213,7 +213,7 @@ def test_truncated_and_re_extended_log_is_caught(published):
 def test_forked_log_is_caught(published, tmp_path):
     path, note = published
     fork = tmp_path / "fork.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     shutil.copyfile(path, fork)
     with Ledger(path, clock=MovableClock()) as a, Ledger(fork, clock=MovableClock()) as b:
@@ -242,7 +242,7 @@ def test_wrong_key_is_caught(published):
 
 def test_checkpoint_of_another_ledger_is_caught(published, tmp_path):
     path, _note = published
-    with Ledger(tmp_path / "other.db", clock=MovableClock()) as other:
+    with Ledger(tmp_path / "other.db", clock=MovableClock(), create=True) as other:
         fill(other, range(12))
         foreign = other.checkpoint(KEY)["note"]
     result = _verify(path, foreign)
@@ -272,7 +272,7 @@ def test_an_exported_and_imported_log_keeps_its_checkpoints(ledger, tmp_path):
     note = ledger.checkpoint(KEY)["note"]
     with open(tmp_path / "log.jsonl", "w", encoding="utf-8") as out:
         ledger.export_log(out)
-    with Ledger(tmp_path / "copy.db", clock=MovableClock()) as copy:
+    with Ledger(tmp_path / "copy.db", clock=MovableClock(), create=True) as copy:
         copy.import_log(tmp_path / "log.jsonl")
         assert copy.verify_checkpoint(note, VKEY)["ok"]
         verify_inclusion_proof(copy.prove_inclusion(3), open_checkpoint(note, VKEY))
@@ -288,7 +288,7 @@ def test_a_tree_behind_the_log_catches_up_before_a_checkpoint(ledger):
 
 def test_a_file_made_before_the_tree_gets_it_on_open(tmp_path):
     path = tmp_path / "old.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         fill(ledger, range(9))
         ledger._conn.execute("DROP TABLE merkle_hashes")
     with Ledger(path, clock=MovableClock()) as ledger:
@@ -303,7 +303,7 @@ def test_a_file_made_before_the_tree_gets_it_on_open(tmp_path):
 def test_every_checkpoint_is_consistent_with_every_later_one(tmp_path_factory, steps):
     path = tmp_path_factory.mktemp("props") / "ledger.db"
     notes: list[str] = []
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         for i, step in enumerate(steps):
             if step == "observe":
                 fill(ledger, range(i, i + 3))

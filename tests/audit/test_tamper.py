@@ -18,7 +18,7 @@ FACTLEDGER = [str(Path(sys.executable).with_name("factledger"))]
 @pytest.fixture
 def db(tmp_path, clock):
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i in range(6):
             clock.tick()
             ledger.observe(cand(predicate="home_city", value=f"City{i}", session=f"s{i}",
@@ -92,7 +92,7 @@ def test_a_commitment_that_is_not_hex_is_reported_not_raised(tmp_path):
     from tests.conftest import MovableClock, cand
 
     path = tmp_path / "l.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand())
         ledger.observe(cand(value="vegan", session="s2", event="e2"))
     result = _rewrite_and_verify(path, "UPDATE events SET commitment = 'not hex at all' WHERE seq = 2")
@@ -141,7 +141,7 @@ def test_a_body_that_is_json_but_not_an_object_is_reported(tmp_path):
     from tests.conftest import MovableClock, cand
 
     path = tmp_path / "l.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand())
     _forge_body(path, 1, "[]")
     with Ledger(path, clock=MovableClock()) as ledger:
@@ -156,7 +156,7 @@ def test_a_commitment_in_another_spelling_is_reported(tmp_path):
     from tests.conftest import MovableClock, cand
 
     path = tmp_path / "l.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand())
         ledger.forget("app", "u1", reason="test")
         assert ledger._conn.execute("SELECT body FROM events WHERE seq = 1").fetchone()[0] is None

@@ -27,7 +27,7 @@ def pristine(tmp_path_factory) -> Path:
     """A ledger with a history (home_city moved twice), a plain fact, a health fact."""
     path = tmp_path_factory.mktemp("verified") / "pristine.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i, city in enumerate(("Pune", "Bengaluru", "Mysuru")):
             clock.tick(60)
             ledger.observe(cand(predicate="home_city", value=city, session=f"c{i}", event=f"c{i}",
@@ -321,7 +321,7 @@ def test_the_web_view_refuses_a_forged_row(tmp_path, clock):
 
 def test_verify_checks_the_vectors_rows_and_with_vectors_their_bytes(meaning, tmp_path):
     db = tmp_path / "meaning.db"
-    with Ledger(db, clock=MovableClock("2026-09-01T00:00:00Z")) as ledger:
+    with Ledger(db, clock=MovableClock("2026-09-01T00:00:00Z"), create=True) as ledger:
         ledger.observe(cand(predicate="diet", value="pescatarian", said_at="2026-08-10T10:00:00Z"))
         ledger.observe(cand(predicate="home_city", value="Pune", session="s2", event="e2",
                             said_at="2026-08-11T10:00:00Z"))

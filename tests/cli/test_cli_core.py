@@ -55,7 +55,7 @@ def test_observe_json_prints_the_decision(run):
     assert out["decision"] == "insert" and out["seqs"] == [1]
     moved = json.loads(run(*observe_args(predicate="city", value="Pune", quote="we're in Pune"),
                            "--json").stdout)
-    later = json.loads(run(*observe_args(predicate="city", value="Bengaluru", quote="We moved",
+    later = json.loads(run(*observe_args(predicate="city", value="Bengaluru", quote="We moved to Bengaluru",
                                          session="s2", **{"said-at": "2026-09-30"}), "--json").stdout)
     assert moved["decision"] == "insert" and later["decision"] == "supersede"
     assert later["seqs"] == [3, 4]
@@ -88,7 +88,7 @@ def test_output_formats(run):
 
 def test_filters_and_time_travel(run):
     run(*observe_args(predicate="city", value="Pune", quote="we're in Pune"))
-    run(*observe_args(predicate="city", value="Bengaluru", quote="We moved", session="s2",
+    run(*observe_args(predicate="city", value="Bengaluru", quote="We moved to Bengaluru", session="s2",
                       **{"said-at": "2026-09-30"}))
     now = json.loads(run("facts", *PART, "--predicate", "location", "--json").stdout)
     assert [f["value"] for f in now] == ["Bengaluru"]

@@ -22,7 +22,7 @@ P = ["--app", "app", "--user", "u1"]
 def db(tmp_path) -> str:
     path = tmp_path / "ledger.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
         clock.tick()
         ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2", said_at="2026-08-20"))

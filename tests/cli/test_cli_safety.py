@@ -32,7 +32,7 @@ def db(tmp_path) -> str:
     """Two tenants: (app, u1) and (other, u9), each with a health fact and a held candidate."""
     path = tmp_path / "ledger.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for app, user in (("app", "u1"), ("other", "u9")):
             ledger.observe(cand(app, user, predicate="home_city", value=f"Pune-{user}", session="s1",
                                 said_at="2026-08-01"))
@@ -244,7 +244,7 @@ def test_ledger_wal_shm_and_exports_are_private(tmp_path):
 def test_a_ledger_made_readable_by_others_is_made_private_on_open_and_said(tmp_path):
     """Files an older version made 0644 (or a restore, or a copy) are tightened, with a warning."""
     path = tmp_path / "old.db"
-    with Ledger(path) as ledger:
+    with Ledger(path, create=True) as ledger:
         ledger.observe(cand())
     for name in ("old.db", "old.db-wal", "old.db-shm"):
         if (tmp_path / name).exists():
@@ -260,7 +260,7 @@ def test_a_ledger_made_readable_by_others_is_made_private_on_open_and_said(tmp_p
 
 def test_the_library_tightens_too_and_warns(tmp_path):
     path = tmp_path / "old.db"
-    with Ledger(path) as ledger:
+    with Ledger(path, create=True) as ledger:
         ledger.observe(cand())
     os.chmod(path, 0o640)
     with pytest.warns(RuntimeWarning, match="readable by others"), Ledger(path) as ledger:
@@ -287,7 +287,7 @@ def test_a_read_never_alters_a_database_that_is_not_a_ledger(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "v", "--quote", "v",
+    ["observe", "--app", "a", "--user", "u", "--predicate", "diet", "--value", "vegan", "--quote", "I am vegan",
      "--session", "s", "--event-id", "e", "--said-at", "2026-01-01"],
     ["ingest", str(ROOT / "examples" / "sessions" / "meal-kit")],
 ])

@@ -24,7 +24,7 @@ P = ["--app", "app", "--user", "u1"]
 def db(tmp_path):
     path = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
         clock.tick()
         ledger.observe(cand(predicate="home_city", value="Bengaluru", session="s2",
@@ -118,7 +118,7 @@ def test_missing_partition_is_exit_1(db):
 def test_retain_is_a_dry_run_unless_apply(tmp_path):
     db = tmp_path / "r.db"
     clock = MovableClock("2026-11-01T00:00:00Z")
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="support_ticket", value="T-1", said_at="2026-01-01"))
     env = {"FACTLEDGER_NOW": "2026-11-01T00:00:00Z"}
     dry = CliRunner(env=env).invoke(cli, ["--db", str(db), "retain", "--all", "--json"])

@@ -338,14 +338,14 @@ def test_invalid_utf8_and_odd_bytes_in_argv(tmp_path):
     env = {**os.environ, "FACTLEDGER_NOW": "2026-11-01T00:00:00Z"}
     base = [FACTLEDGER.encode(), b"--db", str(db).encode()]
     ok = subprocess.run(base + [b"observe", b"--create", b"--app", b"a", b"--user", b"u", b"--predicate", b"diet",
-                                b"--value", b"vegan", b"--quote", b"q", b"--session", b"s",
+                                b"--value", b"vegan", b"--quote", b"I am vegan", b"--session", b"s",
                                 b"--event-id", b"e", b"--said-at", b"2026-01-01"],
                         capture_output=True, env=env)
     assert ok.returncode == 0, ok.stderr
     before = snapshot(db)
     for field in (b"--value", b"--app", b"--session"):
         args = {b"--app": b"a", b"--user": b"u", b"--predicate": b"diet", b"--value": b"vegan",
-                b"--quote": b"q", b"--session": b"s2"}
+                b"--quote": b"I am vegan", b"--session": b"s2"}
         args[field] = b"caf\xff\xfe" + b"\xc3\x28"
         argv = base + [b"observe", b"--event-id", b"e", b"--said-at", b"2026-01-01"]
         for k, v in args.items():
@@ -372,7 +372,7 @@ def test_hostile_exports_are_refused_whole(tmp_path):
     baseline(source)
     for value, said in (("Pune", "2026-01-01"), ("Mumbai", "2026-02-01")):
         invoke(source, "observe", "--app", "a", "--user", "u", "--predicate", "home_city",
-               "--value", value, "--quote", "q", "--session", f"s{value}", "--event-id", "e",
+               "--value", value, "--quote", f"we live in {value}", "--session", f"s{value}", "--event-id", "e",
                "--said-at", said)
     export = tmp_path / "log.jsonl"
     assert invoke(source, "export", "--all", "-o", str(export)).exit_code == 0
@@ -428,7 +428,7 @@ def test_unicode_that_normalises_to_an_existing_value_is_that_value(tmp_path):
     db = tmp_path / "nfc.db"
     composed, decomposed = "Z\u00fcrich Caf\u00e9", "Zu\u0308rich Cafe\u0301"
     assert composed != decomposed and unicodedata.normalize("NFC", decomposed) == composed
-    common = ["--predicate", "favorite_cuisine", "--quote", "q", "--event-id", "e",
+    common = ["--predicate", "favorite_cuisine", "--quote", f"I love {composed}", "--event-id", "e",
               "--said-at", "2026-01-01", "--json"]
     first = invoke(db, "observe", "--app", "a", "--user", "zo\u00eb", "--value", composed,
                    "--session", "s1", *common)

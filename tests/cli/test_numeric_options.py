@@ -108,7 +108,7 @@ def test_the_real_console_script_says_error(db):
 
 
 def test_the_library_checks_the_same_ranges(tmp_path):
-    with Ledger(tmp_path / "l.db") as ledger:
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
         for call in (lambda: ledger.log(after=2**70), lambda: ledger.log(limit=2**70),
                      lambda: ledger.log(after=-1), lambda: ledger.log(limit=True),
                      lambda: ledger.verify(f"{2**70}:{HASH}"),
@@ -122,7 +122,7 @@ def test_the_library_checks_the_same_ranges(tmp_path):
 def test_a_cutoff_before_year_one_is_refused_even_within_the_day_range(tmp_path):
     from factledger.ledger.vocabulary.clock import fixed_clock
 
-    with Ledger(tmp_path / "l.db", clock=fixed_clock("0100-01-01")) as ledger:
+    with Ledger(tmp_path / "l.db", clock=fixed_clock("0100-01-01"), create=True) as ledger:
         with pytest.raises(LedgerError, match="before year 1"):
             ledger.retain(older_than=99_999, predicate="diet")
 

@@ -19,7 +19,7 @@ FACTLEDGER = str(Path(sys.executable).parent / "factledger")
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("query") / "ledger.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(value="vegan", session="s1"))
         ledger.observe(cand(predicate="home_city", value="Lisbon", session="s2"))
     return path

@@ -23,7 +23,7 @@ STEPS = [
      "--event-id", "m1-e1", "--said-at", "2026-08-30T09:00:00Z"],
     ["--predicate", "home_city", "--value", "Bengaluru", "--quote", "We moved to Bengaluru",
      "--session", "meal-2", "--event-id", "m2-e1", "--said-at", "2026-09-30T18:00:00Z"],
-    ["--predicate", "likes_spicy", "--value", "true", "--quote", "extra chilli on everything",
+    ["--predicate", "likes_spicy", "--value", "true", "--quote", "I love spicy food, extra chilli on everything",
      "--session", "meal-2", "--event-id", "m2-e4", "--said-at", "2026-09-30T18:05:00Z",
      "--author", "agent", "--basis", "inferred"],
     ["--predicate", "diet", "--value", "pescatarian", "--quote",

@@ -77,7 +77,7 @@ def test_why_names_both_sides_of_a_backfill(ledger):
 
 def test_the_cli_shows_a_backfill_in_why_and_valid_at(tmp_path, clock):
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(city("Pune", 1))
         ledger.observe(city("Lyon", 20))
         clock.set("2026-11-20T00:00:00Z")
@@ -246,7 +246,7 @@ def test_a_weaker_late_value_still_disputes_the_current_one(ledger):
 def test_redecision_backfills_the_same_way(tmp_path, clock):
     """A forget re-decides what follows it through the same table: a late statement recorded after
     a now-forgotten session is decided again with the key's past (Pune, closed before the cut)."""
-    with Ledger(tmp_path / "a.db", clock=clock) as a:
+    with Ledger(tmp_path / "a.db", clock=clock, create=True) as a:
         a.observe(city("Pune", 1))
         a.observe(city("Lyon", 20))
         a.observe(city("Oslo", 30, session="gone"))
@@ -254,7 +254,7 @@ def test_redecision_backfills_the_same_way(tmp_path, clock):
         a.forget("app", "u1", session="gone", reason="test")
         forgot = line(tmp_path / "a.db")
         current = [(f["value"], f["said_at"]) for f in a.facts("app", "u1")]
-    with Ledger(tmp_path / "b.db", clock=MovableClock()) as b:
+    with Ledger(tmp_path / "b.db", clock=MovableClock(), create=True) as b:
         for said in (city("Pune", 1), city("Lyon", 20), city("Goa", 10)):
             b.observe(said)
         assert current == [(f["value"], f["said_at"]) for f in b.facts("app", "u1")] == [("Lyon", day(20))]
@@ -292,7 +292,7 @@ def sessions(draw):
 
 def ingest(path, order) -> tuple[list, list]:
     clock = MovableClock()
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for session in order:
             clock.tick(60)
             ledger.observe_many(session)

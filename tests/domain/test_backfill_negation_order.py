@@ -124,7 +124,7 @@ def test_any_ingestion_order_with_negations_long(tmp_path_factory, said, rnd):
 def _facts_and_valid_time(location: str, order) -> tuple[list, list]:
     """What `ingest` compares, read through the library only (any backend)."""
     clock = MovableClock()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         for session in order:
             clock.tick(60)
             ledger.observe_many(session)
@@ -145,7 +145,7 @@ def test_negation_orders_end_as_said_order_on_postgresql(postgres, case):
 
 def test_a_value_learnt_after_its_negation_is_retracted_there_and_why_names_the_negation(tmp_path):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         negation = ledger.observe(NOT_P3)
         assert (negation.decision, negation.reason) == ("reject", "nothing_to_retract")
         late = ledger.observe(P1)
@@ -164,7 +164,7 @@ def test_a_value_learnt_after_its_negation_is_retracted_there_and_why_names_the_
 
 def test_forgetting_the_negation_opens_the_value_again_and_takes_its_row(tmp_path):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         ledger.observe(NOT_P3)
         ledger.observe(P1)
         ledger.forget("app", "u1", session="s3", reason="erasure request")
@@ -179,7 +179,7 @@ def test_forgetting_a_value_takes_its_negations_rows_and_leaves_no_byte(tmp_path
     clock = MovableClock()
     path = tmp_path / "l.db"
     marker = "Zqxvilleborough"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(city(marker, 3, negated=True, quote=f"we no longer live in {marker}"))
         late = ledger.observe(city(marker, 1, quote=f"we live in {marker}"))
         ledger.observe(city("Pune", 5))

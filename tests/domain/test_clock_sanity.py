@@ -48,7 +48,7 @@ def test_the_default_tolerance_is_one_day(ledger):
     ("100y", "2099-01-01", "2126-12-01"),
 ])
 def test_the_tolerance_is_configurable(tmp_path, clock, tolerance, accepted, refused):
-    with Ledger(tmp_path / "t.db", clock=clock, future_tolerance=tolerance) as ledger:
+    with Ledger(tmp_path / "t.db", clock=clock, future_tolerance=tolerance, create=True) as ledger:
         assert ledger.observe(cand(said_at=accepted)).decision == "insert"
         with pytest.raises(LedgerError, match="in the future"):
             ledger.observe(cand(value="later", session="s9", said_at=refused))
@@ -57,7 +57,7 @@ def test_the_tolerance_is_configurable(tmp_path, clock, tolerance, accepted, ref
 @pytest.mark.parametrize("bad", ["-1d", "soon", "1e400", timedelta(days=-1), float("nan")])
 def test_a_bad_tolerance_is_bad_input(tmp_path, bad):
     with pytest.raises(LedgerError):
-        Ledger(tmp_path / "t.db", future_tolerance=bad)
+        Ledger(tmp_path / "t.db", future_tolerance=bad, create=True)
 
 
 def test_a_batch_with_one_future_candidate_writes_nothing(ledger):

@@ -39,7 +39,7 @@ def observe(ledger, value="vegan", session=SESSION, event="e1", app=APP, user=US
 
 @pytest.fixture
 def ledger(tmp_path, clock):
-    with Ledger(tmp_path / "ids.db", clock=clock) as opened:
+    with Ledger(tmp_path / "ids.db", clock=clock, create=True) as opened:
         observe(opened)
         observe(opened, "Pune", session="s2", event="e2", predicate="home_city")
         yield opened
@@ -173,7 +173,7 @@ def test_log_filters_take_any_spelling_of_an_id(tmp_path):
     """`log --user/--session` read the log directly: the same one spelling applies there."""
     from factledger.ledger.audit.logquery import iter_log
 
-    with Ledger(tmp_path / "log.db") as ledger:
+    with Ledger(tmp_path / "log.db", create=True) as ledger:
         ledger.observe(make_candidate(app="app", user="jos\u00e9", predicate="diet", value="vegan",
                                       quote="I am vegan", session="s\u00e9", evidence_event="e1",
                                       said_at="2026-09-01"))

@@ -28,7 +28,7 @@ def test_a_large_many_session_ingests_every_value_once(tmp_path):
     session = many_session(N)
     repeats = [dict(e, id=f"r{i}") for i, e in enumerate(session["events"][:200])]
     session["events"] += repeats                             # the same values again, same session
-    with Ledger(tmp_path / "m.db", clock=fixed_clock("2026-11-01")) as ledger:
+    with Ledger(tmp_path / "m.db", clock=fixed_clock("2026-11-01"), create=True) as ledger:
         result = ledger.ingest_session(session, extractor="patterns")
         assert result.status == "ingested"
         assert result.counts["applied:insert"] == N
@@ -87,11 +87,11 @@ def test_the_index_decides_like_the_plain_list(tmp_path_factory, history):
     results = []
     for use_index in (True, False):
         path = tmp_path_factory.mktemp("idx") / "l.db"
-        with Ledger(path, clock=fixed_clock("2026-11-01")) as ledger:
+        with Ledger(path, clock=fixed_clock("2026-11-01"), create=True) as ledger:
             if not use_index:
                 view = ledger.projector.key_view
                 ledger.projector.key_view = lambda *a, view=view: list(view(*a))   # no `same`: a scan
-            outcomes = ledger.observe_many([cand(**h, quote=f"I said {h['value']}") for h in history])
+            outcomes = ledger.observe_many([cand(**h, quote=f"{'no longer' if h['negated'] else 'I said'} {h['value']}") for h in history])
             results.append(([(o.decision, o.reason, o.rule) for o in outcomes],
                             sorted((f["predicate"], f["value"], f["status"], f["basis"], f["confidence"],
                                     f["said_at"]) for f in ledger.facts("app", "u1", include_sensitive=True))))

@@ -90,7 +90,7 @@ def forget_the_city(value: str, variant: str) -> None:
         db = Path(tmp) / "l.db"
         clock = MovableClock()
         quote = f"I'm vegan and we live in {variant}, yes"
-        with Ledger(db, clock=clock) as ledger:
+        with Ledger(db, clock=clock, create=True) as ledger:
             ledger.observe(cand(predicate="diet", value="vegan", quote=quote, event="e1"))
             ledger.observe(cand(predicate="home_city", value=value, quote=quote, event="e1"))
             # an open hold (unknown predicate) whose quote names the city
@@ -124,7 +124,7 @@ def test_a_forgotten_value_leaves_no_surviving_quote_whatever_its_case(pair):
 def test_history_and_why_on_the_command_line_hold_no_forgotten_spelling(tmp_path, value):
     db = tmp_path / "l.db"
     quote = f"I'm vegan and we live in {value}, yes"
-    with Ledger(db, clock=MovableClock()) as ledger:
+    with Ledger(db, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(predicate="diet", value="vegan", quote=quote, event="e1"))
         ledger.observe(cand(predicate="home_city", value=value, quote=quote, event="e1"))
         facts = {f["predicate"]: f["fact_id"] for f in ledger.facts("app", "u1", include_sensitive=True)}

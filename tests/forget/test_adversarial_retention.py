@@ -58,7 +58,7 @@ def live_bodies(ledger, user):
 def test_a_partition_without_an_expired_fact_has_its_expired_candidates_erased(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock(NOW)
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         # u1: an expired fact and an expired rejection (a negation with nothing to retract)
         ledger.observe(cand(predicate="support_ticket", value="T-1", session="s1", said_at=OLD))
         ledger.observe(cand(predicate="support_ticket", value="ZQ-71", quote="not ticket ZQ-71", negated=True,
@@ -94,7 +94,7 @@ ITEMS = st.lists(st.tuples(st.sampled_from(["fact", "negation"]), st.booleans())
 def test_after_retention_nothing_past_it_stays_in_any_partition(partitions):
     with tempfile.TemporaryDirectory() as tmp:
         clock = MovableClock(NOW)
-        with Ledger(Path(tmp) / "l.db", clock=clock) as ledger:
+        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
             for u, items in enumerate(partitions):
                 for i, (kind, old) in enumerate(items):
                     value = f"ZQ-{u}{i}"

@@ -38,7 +38,7 @@ def split(memory, ledger) -> None:
 
 @pytest.fixture
 def ledger(tmp_path):
-    with Ledger(tmp_path / "split.db", clock=fixed_clock(NOW)) as opened:
+    with Ledger(tmp_path / "split.db", clock=fixed_clock(NOW), create=True) as opened:
         yield opened
 
 

@@ -20,7 +20,7 @@ SAID = [("Lyon", 5, "s5"), ("Lyon", 20, "s20"), ("Oslo", 30, "gone"), ("Goa", 10
 
 
 def fed(path, said, clock=None):
-    ledger = Ledger(path, clock=clock or MovableClock())
+    ledger = Ledger(path, clock=clock or MovableClock(), create=True)
     for value, n, session in said:
         ledger.observe(city(value, n, session=session))
     return ledger
@@ -64,7 +64,7 @@ NEGATED = [("Lyon", 5, "s5"), ("Lyon", 20, "s20"), ("Lyon", 10, "s10")]
 
 
 def negated_order(path, order):
-    ledger = Ledger(path, clock=MovableClock())
+    ledger = Ledger(path, clock=MovableClock(), create=True)
     for value, n, session in order:
         ledger.observe(city(value, n, session=session, negated=n == 10))
     return ledger

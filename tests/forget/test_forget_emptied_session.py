@@ -26,7 +26,7 @@ P = ["--app", "app", "--user", "u1"]
 def db(tmp_path) -> str:
     path = tmp_path / "ledger.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="diet", value="vegan", session="s1", said_at="2026-08-01"))
         ledger.observe(cand(predicate="home_city", value="Pune", session="s2", said_at="2026-08-02"))
         ledger.observe(cand(predicate="allergy", value="peanuts", session="s2", event="e2",

@@ -58,7 +58,7 @@ def test_a_forget_committed_during_extraction_wins(tmp_path):
     from factledger.ledger.ingest.patterns import PatternsExtractor
 
     path = tmp_path / "l.db"
-    with Ledger(path) as ours, Ledger(path) as theirs:
+    with Ledger(path, create=True) as ours, Ledger(path, create=True) as theirs:
         ours.ingest_session(session())
         grown = session()
         grown["events"].append({"id": "meal-9-e2", "author": "user", "timestamp": 1788080500.0,

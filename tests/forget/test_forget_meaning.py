@@ -31,7 +31,7 @@ def fed(ledger, clock, said):
 @pytest.mark.parametrize("said, rule", [(PEANUTS, "same_meaning"), (SAO_PAULO, "same_form")])
 def test_forgetting_the_first_wording_leaves_what_the_survivors_say(tmp_path, meaning, said, rule):
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         fed(full, clock, said)
         rules = [r for (r,) in full._conn.execute("SELECT json_extract(body, '$.rule') FROM events"
                                                  " WHERE type = 'FactReinforced'")]
@@ -39,7 +39,7 @@ def test_forgetting_the_first_wording_leaves_what_the_survivors_say(tmp_path, me
         full.forget("app", "u1", session="s0", reason="r")
         survivors = [s for s in said if s[2] != "s0"]
         clock_fresh = MovableClock()
-        with Ledger(tmp_path / "fresh.db", clock=clock_fresh) as fresh:
+        with Ledger(tmp_path / "fresh.db", clock=clock_fresh, create=True) as fresh:
             for i, (predicate, value, session, day) in enumerate(said):
                 if session != "s0":
                     fresh.observe(cand(predicate=predicate, value=value, session=session, event=f"e{i}",
@@ -57,7 +57,7 @@ def test_with_meaning_off_a_rewording_stays_its_own_fact_after_a_forget(tmp_path
     with meaning off), and nothing of it is lost."""
     monkeypatch.delenv("FACTLEDGER_EMBEDDER", raising=False)
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         fed(full, clock, PEANUTS)
         monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
         full.forget("app", "u1", session="s0", reason="r")

@@ -66,7 +66,7 @@ def test_user_erasure_leaves_no_byte(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
     markers = [USER, SESSION, CITY, QUOTE_WORD, KEEP]
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         ledger.observe(cand(app="mealkit", user="bystander", value="vegan", session="b1"))
         ledger._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -82,7 +82,7 @@ def test_user_erasure_leaves_no_byte(tmp_path):
 def test_session_erasure_leaves_no_byte_of_the_session(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         assert set(scan(db, [SESSION, CITY, QUOTE_WORD]))
         ledger.forget("mealkit", USER, session=SESSION, reason="session request", vacuum=True)
@@ -96,7 +96,7 @@ def test_redacted_event_and_receipt_hold_no_personal_content(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
     markers = [USER, SESSION, CITY, QUOTE_WORD]
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         receipts = [ledger.forget("mealkit", USER, session=SESSION, reason="r", dry_run=True),
                     ledger.forget("mealkit", USER, session=SESSION, reason="r")]
@@ -116,7 +116,7 @@ def test_redacted_event_and_receipt_hold_no_personal_content(tmp_path):
 def test_vacuum_leaves_no_free_pages(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         for i in range(200):
             ledger.observe(cand(user="big", predicate="pet", value=f"pet number {i} " + "x" * 200,
                                 session=f"s{i}"))
@@ -132,7 +132,7 @@ def test_forget_drops_the_memoised_term_texts(tmp_path):
     """The text index memoises the texts it cuts (values, quotes) for the ledger; a forget empties
     that memo, so the forgotten words do not stay in this process's memory either."""
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         texts = ledger._work.recall_kept.texts
         assert texts.texts and texts.words

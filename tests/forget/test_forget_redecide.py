@@ -174,8 +174,8 @@ def test_forget_sessions_equals_never_having_them(items, forgotten):
     with tempfile.TemporaryDirectory() as tmp:
         clock = MovableClock()
         candidates = [_candidate(i, item) for i, item in enumerate(items)]
-        with Ledger(Path(tmp) / "a.db", clock=clock) as full, \
-                Ledger(Path(tmp) / "b.db", clock=clock) as fresh:
+        with Ledger(Path(tmp) / "a.db", clock=clock, create=True) as full, \
+                Ledger(Path(tmp) / "b.db", clock=clock, create=True) as fresh:
             for c in candidates:
                 _observe(full, c)
                 if int(c.session[1:]) not in forgotten:

@@ -87,7 +87,7 @@ def test_the_forgotten_city_leaves_no_residue(tmp_path, kind):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
     stem = document_terms("", "", CITY, "").split()[-1]           # the recall index's term for it
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         assert ledger.sessions("app", "u1")[0]["digest"].endswith("50 mg")
         assert {r["reason"] for r in ledger.held("app", "u1")} == {"unknown_predicate"}
@@ -126,7 +126,7 @@ def test_the_forgotten_city_leaves_no_residue(tmp_path, kind):
 def test_forget_by_sensitivity_removes_the_digest_that_names_a_health_value(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         ledger.forget("app", "u1", sensitivity="health", reason="consent withdrawn")
         assert scan(db, [DRUG]) == {}
@@ -142,7 +142,7 @@ def test_a_validator_rejected_repeat_goes_with_the_fact(tmp_path):
     db = tmp_path / "ledger.db"
     clock = MovableClock()
     value = "Zqpaleo"
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fact = ledger.observe(cand(predicate="diet", value=value, session="s1", said_at="2026-09-01")).fact_id
         clock.tick()
         out = ledger.observe(cand(predicate="diet", value=value, session="s2", author="agent",
@@ -169,7 +169,7 @@ def test_a_rejection_that_only_quotes_a_forgotten_value_is_kept_masked_for_the_n
     left "vegan" in the home_city quote after a forget of every `normal` fact."""
     db = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         allergy = ledger.observe(cand(predicate="allergy", value="peanuts", session="s0", said_at="2026-09-01")).fact_id
         clock.tick()
         ledger.observe(cand(predicate="home_city", value=CITY, quote=f"{CITY}, not vegan", session="s0",
@@ -197,7 +197,7 @@ def test_a_split_keeps_no_copy_of_a_forgotten_quote(tmp_path, scope):
     of that statement's session, or of a value its quote names, leaves no byte of it there."""
     db = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         for predicate, value, quote, session, day in (
                 ("allergy", CITY, None, "s0", "01"), ("home_city", "Lyon", f"Lyon, not {CITY}", "s1", "05"),
                 ("home_city", "Lyon", f"still Lyon, {CITY} aside", "s2", "20"),
@@ -219,7 +219,7 @@ def test_a_session_forget_keeps_other_sessions_words(tmp_path):
     another session's quote naming the same city is that session's data (and a ledger that never
     heard the forgotten session would hold it)."""
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value=CITY, session="s1", said_at="2026-09-01"))
         clock.tick()
         ledger.observe(cand(predicate="diet", value="vegan", quote=f"vegan since {CITY}", session="s2",

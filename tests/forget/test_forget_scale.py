@@ -27,7 +27,7 @@ PREDICATES = [("home_city", ["Pune", "Bengaluru", "Mumbai", "Chennai"]),
 
 def build(path: Path, events: int, users: int = 1000) -> Ledger:
     clock = MovableClock("2027-01-01T00:00:00Z")     # after every said_at below (no future dates)
-    ledger = Ledger(path, clock=clock, synchronous="NORMAL")
+    ledger = Ledger(path, clock=clock, synchronous="NORMAL", create=True)
     i = 0
     while ledger.head()[0] < events:
         batch = []
@@ -35,7 +35,7 @@ def build(path: Path, events: int, users: int = 1000) -> Ledger:
             predicate, options = PREDICATES[(i + u) % len(PREDICATES)]
             batch.append(make_candidate(
                 app="scale", user=f"user-{u}", predicate=predicate, value=options[(i * 7 + u) % len(options)],
-                quote="I said so", session=f"s-{u}-{i // 5}", evidence_event=f"e{i}",
+                quote=f"I said {options[(i * 7 + u) % len(options)]}", session=f"s-{u}-{i // 5}", evidence_event=f"e{i}",
                 said_at=f"2026-{1 + (i // 28) % 12:02d}-{1 + i % 28:02d}T10:00:00Z"))
         ledger.observe_many(batch)
         clock.tick(60)

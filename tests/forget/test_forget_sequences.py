@@ -145,7 +145,8 @@ def _candidate(i, item):
     basis = BASIS[author]
     if predicate == "diet" and author == "agent":
         basis = "stated"                                  # preference_not_user_authored
-    quote = f"I said {value}" if mention is None else f"{value}, not {mention}"
+    said = "no longer" if negated else "I said"           # a negation's quote negates (observe checks)
+    quote = f"{said} {value}" if mention is None else f"{value}, not {mention}"
     return cand(predicate=predicate, value=value, session=f"s{session}", event=f"e{i}", quote=quote,
                 said_at=f"2026-09-{day:02d}T10:00:00Z", author=author, basis=basis,
                 negated=negated and predicate != "blood_pressure")
@@ -498,7 +499,7 @@ def test_the_issue_reproduction(tmp_path):
     """s0 Pune (user, 09-24), s1 Bengaluru (agent, 09-12), s2 Bengaluru (verified document,
     09-16); forget s1, then s0: Bengaluru, verified, from s2, as a ledger that heard only s2."""
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         for value, session, day, author, basis in (("Pune", "s0", 24, "user", "stated"),
                                                    ("Bengaluru", "s1", 12, "agent", "inferred"),
                                                    ("Bengaluru", "s2", 16, "document", "verified")):

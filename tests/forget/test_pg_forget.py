@@ -39,7 +39,7 @@ def _fill(ledger):
 
 
 def test_forget_with_vacuum_leaves_no_byte_in_the_data_files(postgres, clock):
-    with Ledger(postgres.location(), clock=clock) as ledger:
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         assert _data_files_holding(ledger, MARKER)          # the scan finds it before
         receipt = ledger.forget("app", "gone", reason="erasure request", vacuum=True)
@@ -52,7 +52,7 @@ def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, cloc
     """Plain VACUUM (the default): the dead row versions are gone from every table and index, so
     no query, snapshot or replica reads them; their bytes may stay in a page's free space until
     it is reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
-    with Ledger(postgres.location(), clock=clock) as ledger:
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         receipt = ledger.forget("app", "gone", reason="erasure request")
         assert receipt["purge"]["vacuumed"] and not receipt["purge"]["full"]
@@ -83,7 +83,7 @@ def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock)
     """Nothing said in silence: a plain VACUUM's limit is told on stderr, in every format; after
     `--vacuum` (VACUUM FULL) there is nothing to tell."""
     location = postgres.location()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger)
         ledger.observe(cand(user="also", predicate="diet", value="vegan"))
     forget = [FACTLEDGER, "--db", location, "forget", "--app", "app", "--reason", "erasure request", "--yes"]
@@ -103,7 +103,7 @@ def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgre
 
     from factledger.ledger.store.postgres.vacuum import vacuum_tables
 
-    with Ledger(postgres.location(), clock=clock) as ledger:
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         with psycopg.connect(postgres.conninfo) as reader:
             reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")

@@ -98,7 +98,7 @@ def _open(ledger):
 
 def test_unsupported_model_proposals_are_rejected_with_their_own_reason(tmp_path):
     db = tmp_path / "l.db"
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         summary = _model_says(
             ledger,
             {"predicate": "diet", "value": "vegetarian", "quote": "I", "negated": True},

@@ -108,7 +108,7 @@ def test_partition_must_agree_with_the_session(ledger):
 
 
 def test_sessions_projection_rebuilds_equal_to_live_and_clears_per_partition(tmp_path, clock):
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         ledger.ingest_session(adk_session(FIRST), extractor="patterns")
         ledger.ingest_session(adk_session(FIRST, user="u2"), extractor="patterns")
         assert ledger.replay_differences() == []
@@ -123,7 +123,7 @@ def test_sessions_projection_rebuilds_equal_to_live_and_clears_per_partition(tmp
 def test_concurrent_writer_moving_the_watermark_is_noticed(tmp_path, clock):
     """Another process ingests the same session between our extraction and our transaction."""
     path = tmp_path / "l.db"
-    with Ledger(path, clock=clock) as ours, Ledger(path, clock=clock) as theirs:
+    with Ledger(path, clock=clock, create=True) as ours, Ledger(path, clock=clock, create=True) as theirs:
         class Racing(PatternsExtractor):
             raced = False
 

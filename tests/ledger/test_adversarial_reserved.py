@@ -48,7 +48,7 @@ def events_of(db: Path) -> list[tuple]:
 @pytest.mark.parametrize("user", RESERVED)
 def test_ingest_of_a_session_naming_a_reserved_user_is_refused(tmp_path, user):
     db = tmp_path / "ledger.db"
-    Ledger(db).close()
+    Ledger(db, create=True).close()
     runner = CliRunner()
     for args in (["ingest", str(session_file(tmp_path, user)), "--extractor", "patterns"],
                  ["ingest", str(session_file(tmp_path, None)), "--user", user, "--extractor", "patterns"]):
@@ -70,7 +70,7 @@ def test_ingest_of_a_session_naming_a_reserved_user_is_refused(tmp_path, user):
 @pytest.mark.parametrize("user", RESERVED)
 def test_observe_on_the_command_line_is_refused(tmp_path, user):
     db = tmp_path / "ledger.db"
-    Ledger(db).close()
+    Ledger(db, create=True).close()
     result = CliRunner().invoke(cli, ["--db", str(db), "observe", "--app", "app", "--user", user,
                                       "--predicate", "diet", "--value", "vegan", "--quote", "I am vegan",
                                       "--session", "s1", "--event-id", "e1", "--said-at", "2026-10-01"])
@@ -80,7 +80,7 @@ def test_observe_on_the_command_line_is_refused(tmp_path, user):
 
 def test_the_shared_domain_user_stays_writable(tmp_path):
     db = tmp_path / "ledger.db"
-    Ledger(db).close()
+    Ledger(db, create=True).close()
     result = CliRunner().invoke(cli, ["--db", str(db), "ingest", str(session_file(tmp_path, "_domain")),
                                       "--extractor", "patterns"])
     assert result.exit_code == 0, result.output
@@ -93,7 +93,7 @@ def legitimate_export(tmp_path) -> list[dict]:
     """A log holding what the ledger itself files under reserved ids: receipts, a forgotten
     user's pseudonymised events, a checkpoint."""
     clock = MovableClock()
-    with Ledger(tmp_path / "source.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "source.db", clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", session="s1", said_at="2026-08-01"))
         ledger.observe(cand(user="u2", value="vegan", session="s2"))
         ledger.observe(cand(user="u3", value="vegan", session="s3"))
@@ -146,7 +146,7 @@ def test_the_adk_service_files_reserved_names_under_escaped_ones(tmp_path):
     from factledger.ledger.adk import LedgerMemoryService
 
     said = 1788080400.0
-    with Ledger(tmp_path / "adk.db", clock=MovableClock()) as ledger:
+    with Ledger(tmp_path / "adk.db", clock=MovableClock(), create=True) as ledger:
         memory = LedgerMemoryService(ledger, extractor="patterns")
         for user in RESERVED:
             event = Event(id="e1", author="user", timestamp=said,

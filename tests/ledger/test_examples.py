@@ -26,7 +26,7 @@ def meal(ledger, clock):
     out["s2"] = ledger.observe_many([
         cand(**MEAL, predicate="home_city", value="Bengaluru", quote="We moved to Bengaluru",
              session="meal-2", event="m2-e1", said_at="2026-09-30T18:00:00Z"),
-        cand(**MEAL, predicate="likes_spicy", value="true", quote="extra chilli on everything",
+        cand(**MEAL, predicate="likes_spicy", value="true", quote="I love spicy food, extra chilli on everything",
              session="meal-2", event="m2-e4", said_at="2026-09-30T18:05:00Z", author="agent",
              basis="inferred"),
     ])
@@ -118,14 +118,14 @@ def medication(ledger, clock):
     clock.set("2026-07-10T09:00:00Z")
     report = ledger.observe(cand(**CLINIC, predicate="medication_dose",
                                  value="metoprolol tartrate 50 mg",
-                                 quote="I take 50 mg of metoprolol tartrate now",
+                                 quote="I take metoprolol tartrate 50 mg now",
                                  session="checkin-1", event="c1-e2", said_at="2026-07-10T08:30:00Z"))
     clock.set("2026-07-10T09:30:00Z")
     between = ledger.facts(**CLINIC, include_sensitive=True)
     clock.set("2026-07-12T17:00:00Z")
     change = ledger.observe(cand(**CLINIC, predicate="medication_dose",
                                  value="metoprolol tartrate 50 mg",
-                                 quote="Increase metoprolol tartrate to 50 mg twice daily",
+                                 quote="Increase to metoprolol tartrate 50 mg twice daily",
                                  session="order-2", event="o2-e1", said_at="2026-07-12T16:00:00Z",
                                  author="document", basis="verified"))
     return order, report, change, between

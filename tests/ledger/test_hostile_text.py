@@ -166,7 +166,7 @@ def test_why_escapes_a_quote_that_would_fake_a_provenance_line(tmp_path):
 def test_review_escapes_carriage_returns(tmp_path):
     db = tmp_path / "l.db"
     run(db, "observe", "--app", "a", "--user", "u", "--predicate", "not_in_registry", "--value",
-        "x", "--quote", "held\rfake row", "--session", "s1", "--event-id", "e1",
+        "fake row", "--quote", "held\rfake row", "--session", "s1", "--event-id", "e1",
         "--said-at", "2026-09-30T10:00:00Z")
     out = run(db, "review", "-t").stdout
     assert "\r" not in out and "held\\rfake row" in out and len(out.splitlines()) == 3

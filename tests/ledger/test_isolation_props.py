@@ -64,7 +64,8 @@ def run(ledger: Ledger, clock: MovableClock, ops) -> None:
                 _, _, predicate, n, session, negated = op
                 value = value_for(partition, n)
                 ledger.observe(make_candidate(
-                    app=app, user=user, predicate=predicate, value=value, quote=f"I said {value}",
+                    app=app, user=user, predicate=predicate, value=value,
+                    quote=f"I no longer say {value}" if negated and n % 2 == 0 else f"I said {value}",
                     session=f"{token(*partition)}-s{session}", evidence_event="e1",
                     said_at=clock.now.isoformat(), negated=negated and n % 2 == 0))
             else:
@@ -147,7 +148,7 @@ def check_partition(ledger: Ledger, partition, as_of: str) -> None:
 def test_no_query_returns_another_partitions_data(ops):
     with tempfile.TemporaryDirectory() as folder:
         clock = MovableClock("2026-09-01T00:00:00Z")
-        with Ledger(Path(folder) / "iso.db", clock=clock, synchronous="OFF") as ledger:
+        with Ledger(Path(folder) / "iso.db", clock=clock, synchronous="OFF", create=True) as ledger:
             middle = max(1, len(ops) // 2)
             run(ledger, clock, ops[:middle])
             as_of = clock.now.isoformat()
@@ -164,7 +165,7 @@ def tenants(tmp_path_factory):
     """A fixed multi-tenant ledger for the command-line checks."""
     db = tmp_path_factory.mktemp("tenants") / "t.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         ops = [("observe", p, pred, n, n % 3, False) for n in range(3) for p in PARTITIONS
                for pred in ("pet", "home_city")]
         run(ledger, clock, ops)

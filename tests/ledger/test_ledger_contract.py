@@ -30,7 +30,7 @@ def _opener(backend, request, tmp_path, clock):
                 location = str(tmp_path / f"ledger{next(numbers)}.db")
             else:
                 location = request.getfixturevalue("postgres").location()
-        ledger = Ledger(location, clock=clock)
+        ledger = Ledger(location, clock=clock, create=True)
         opened.append(ledger)
         return ledger
     return make, opened

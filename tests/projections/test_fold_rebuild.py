@@ -83,7 +83,7 @@ def check_invariants(ledger: Ledger) -> None:
 def test_rebuild_equals_live(ops):
     with tempfile.TemporaryDirectory() as tmp:
         clock = MovableClock()
-        with Ledger(Path(tmp) / "l.db", clock=clock) as ledger:
+        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
             run(ledger, clock, ops)
             check_invariants(ledger)
             assert ledger.replay_differences() == []
@@ -129,8 +129,8 @@ def test_batched_transactions_decide_and_fold_like_single_ones(ops, sizes, ticks
     in place and their reasons added to the interval closed at that time."""
     with tempfile.TemporaryDirectory() as tmp:
         one_clock, many_clock = MovableClock(), MovableClock()
-        with Ledger(Path(tmp) / "one.db", clock=one_clock) as one, \
-                Ledger(Path(tmp) / "many.db", clock=many_clock) as many:
+        with Ledger(Path(tmp) / "one.db", clock=one_clock, create=True) as one, \
+                Ledger(Path(tmp) / "many.db", clock=many_clock, create=True) as many:
             singles = []
             for j, op in enumerate(ops):
                 one_clock.tick(ticks[j % len(ticks)])

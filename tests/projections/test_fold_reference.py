@@ -31,7 +31,7 @@ step = st.one_of(
 def test_live_tables_equal_the_event_at_a_time_fold(steps, ticks):
     with tempfile.TemporaryDirectory() as tmp:
         clock = MovableClock()
-        with Ledger(Path(tmp) / "l.db", clock=clock) as ledger:
+        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
             for i, s in enumerate(steps):
                 clock.tick(ticks[i % len(ticks)])
                 if s["op"] == "one":

@@ -16,7 +16,7 @@ from tests.conftest import MovableClock, cand
 def test_why_reads_the_fact_and_its_events_in_one_snapshot(tmp_path, monkeypatch):
     path = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(path, clock=clock) as reader, Ledger(path, clock=clock) as writer:
+    with Ledger(path, clock=clock, create=True) as reader, Ledger(path, clock=clock, create=True) as writer:
         fact_id = reader.observe(cand(value="vegan", session="s1")).fact_id
         real_fact = queries._fact
 
@@ -36,7 +36,7 @@ def test_why_reads_the_fact_and_its_events_in_one_snapshot(tmp_path, monkeypatch
 def test_the_data_subject_export_is_one_snapshot(tmp_path, monkeypatch):
     path = tmp_path / "ledger.db"
     clock = MovableClock()
-    with Ledger(path, clock=clock) as reader, Ledger(path, clock=clock) as writer:
+    with Ledger(path, clock=clock, create=True) as reader, Ledger(path, clock=clock, create=True) as writer:
         reader.observe(cand(value="vegan", session="s1"))
         real_facts = queries.facts
 

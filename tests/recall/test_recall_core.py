@@ -27,7 +27,7 @@ def meal_kit(ledger, clock):
     ledger.observe_many([
         cand(**MEAL, predicate="home_city", value="Bengaluru", quote="We moved to Bengaluru",
              session="meal-2", event="m2-e1", said_at="2026-09-30T18:00:00Z"),
-        cand(**MEAL, predicate="likes_spicy", value="true", quote="extra chilli on everything",
+        cand(**MEAL, predicate="likes_spicy", value="true", quote="I love spicy food, extra chilli on everything",
              session="meal-2", event="m2-e4", said_at="2026-09-30T18:05:00Z", author="agent",
              basis="inferred")])
     clock.set("2026-10-28T12:05:00Z")
@@ -162,11 +162,11 @@ def test_limit_and_budget_pack_greedily(ledger, clock):
     clock.set("2026-10-01T00:00:00Z")
     long_value = "a very long description of a cuisine with many many words in it"
     ledger.observe_many([
-        cand(predicate="favorite_cuisine", value=long_value, quote="cuisine one", session="a",
+        cand(predicate="favorite_cuisine", value=long_value, quote=f"cuisine one: {long_value}", session="a",
              said_at="2026-09-30T00:00:00Z"),
-        cand(predicate="favorite_cuisine", value="thai", quote="cuisine two", session="b",
+        cand(predicate="favorite_cuisine", value="thai", quote="cuisine two: thai", session="b",
              said_at="2026-09-01T00:00:00Z"),
-        cand(predicate="favorite_cuisine", value="korean", quote="cuisine three", session="c",
+        cand(predicate="favorite_cuisine", value="korean", quote="cuisine three: korean", session="c",
              said_at="2026-08-01T00:00:00Z")])
     limited = ledger.recall("app", "u1", "cuisine", limit=1, explain=True)
     assert [o for o in (c["outcome"] for c in limited.candidates)] == ["selected", "limit", "limit"]
@@ -317,7 +317,7 @@ def test_any_query_is_answered(meal, query):
 def test_a_ledger_opened_twice_serves_the_same(meal, tmp_path):
     path = meal.path
     first = meal.recall(**MEAL, query=QUESTION, clearance="personal").text
-    with Ledger(path, clock=meal.clock) as again:
+    with Ledger(path, clock=meal.clock, create=True) as again:
         assert again.recall(**MEAL, query=QUESTION, clearance="personal").text == first
 
 

@@ -28,7 +28,7 @@ def fill(ledger, clock, n=40, user="u1"):
     for i in range(n):
         clock.tick(3600 * (i % 5))            # a few distinct confirmation times, many ties
         ledger.observe(cand(user=user, predicate="owned_product", value=f"{WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i % 4}",
-                            quote=f"I own the {WORDS[i % 8]}", session=f"s{i}", event=f"e{i}"))
+                            quote=f"I own the {WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i % 4}", session=f"s{i}", event=f"e{i}"))
 
 
 def kept_values(ledger) -> set[str]:
@@ -69,7 +69,7 @@ def test_best_first_is_the_full_sort(ledger, clock, query, preload, min_confiden
 
 
 def test_another_connections_write_is_seen(tmp_path, clock):
-    with Ledger(tmp_path / "l.db", clock=clock) as reader, Ledger(tmp_path / "l.db", clock=clock) as writer:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as reader, Ledger(tmp_path / "l.db", clock=clock, create=True) as writer:
         writer.observe(cand(predicate="home_city", value="Pune", quote="we live in Pune"))
         assert [f["value"] for f in reader.recall("app", "u1", "Pune city", clearance="all").selected] == ["Pune"]
         clock.tick()
@@ -92,7 +92,7 @@ def test_a_forget_leaves_nothing_kept(ledger, clock):
 def test_two_ledgers_keep_apart_and_a_forget_in_one_keeps_the_others(tmp_path, clock):
     """What recall keeps is the ledger's, not the process's: a forget in one ledger drops its own
     kept scopes only, and both keep answering right."""
-    with Ledger(tmp_path / "a.db", clock=clock) as a, Ledger(tmp_path / "b.db", clock=clock) as b:
+    with Ledger(tmp_path / "a.db", clock=clock, create=True) as a, Ledger(tmp_path / "b.db", clock=clock, create=True) as b:
         a.observe(cand(user="u2", predicate="home_city", value="Zanzibar", quote="we live in Zanzibar"))
         b.observe(cand(user="u2", predicate="home_city", value="Lisbon", quote="we live in Lisbon"))
         a.recall("app", "u2", "where do we live", clearance="all")

@@ -63,7 +63,7 @@ query = st.lists(st.sampled_from(WORDS + ["where", "do", "I", "live", "nothing"]
 def test_without_explain_is_the_selected_part_of_the_explanation(facts, asks):
     clock = MovableClock(NOW)
     with tempfile.TemporaryDirectory() as folder, \
-            Ledger(Path(folder) / "paths.db", clock=clock, synchronous="OFF") as ledger:
+            Ledger(Path(folder) / "paths.db", clock=clock, synchronous="OFF", create=True) as ledger:
         for n, (user, predicate, value, days, author, confidence, subject, challenged) in \
                 enumerate(facts):
             said = clock.now - timedelta(days=days)

@@ -99,7 +99,7 @@ def test_literal_is_always_one_safe_line(value):
 def test_hostile_values_through_a_real_ledger(ledger, clock):
     clock.set("2026-10-01T00:00:00Z")
     for i, value in enumerate(v for v in HOSTILE if "\n" not in v):
-        ledger.observe(cand(predicate="favorite_cuisine", value=value, quote=f"said {i}",
+        ledger.observe(cand(predicate="favorite_cuisine", value=value, quote=f"said {i}: {value}",
                             session=f"s{i}", event=f"e{i}", said_at="2026-09-30T00:00:00Z"))
     text = ledger.recall("app", "u1", "", preload=True, limit=50).text
     lines = text.splitlines()

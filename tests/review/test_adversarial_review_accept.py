@@ -39,13 +39,14 @@ def invoke(db: str, *args: str):
 @pytest.fixture
 def db(tmp_path) -> str:
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=MovableClock("2026-10-01T00:00:00Z")) as ledger:
+    with Ledger(path, clock=MovableClock("2026-10-01T00:00:00Z"), create=True) as ledger:
         ledger.observe(cand(predicate="home_city", value="Pune", said_at="2026-08-01T00:00:00Z"))
     return str(path)
 
 
 def hold(db: str, held_as: str, value: str, negated: bool) -> str:
-    args = ["observe", *P, "--predicate", held_as, "--value", value, "--quote", f"well, {value}",
+    quote = f"well, not {value} any more" if negated else f"well, {value}"   # what observe checks
+    args = ["observe", *P, "--predicate", held_as, "--value", value, "--quote", quote,
             "--session", "s2", "--event-id", "e9", "--said-at", "2026-09-01T00:00:00Z"]
     decided = json.loads(invoke(db, *args, *(["--negated"] if negated else []), "--json").stdout)
     assert decided["decision"] == "hold", decided

@@ -20,7 +20,7 @@ CLI = str(Path(sys.executable).parent / "factledger")
 def test_a_held_candidate_gets_the_closest_predicates(ledger, meaning):
     held = ledger.observe(cand(predicate="residence_town", value="Pune", quote="we live in Pune"))
     assert held.decision == "hold"
-    ledger.observe(cand(predicate="food_intolerance", value="lactose", quote="milk makes me ill",
+    ledger.observe(cand(predicate="food_intolerance", value="lactose", quote="lactose: milk makes me ill",
                         session="s2", event="e2"))
     rows = {r["predicate"]: r["suggestions"] for r in ledger.held("app", "u1")}
     assert rows["residence_town"][0] == "home_city"
@@ -58,7 +58,7 @@ def test_cli_lists_contradictions_and_suggestions(tmp_path, meaning):
     db = str(tmp_path / "l.db")
     from factledger.ledger import Ledger
 
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         fill_regions(ledger)
         ledger.observe(cand(app="ops", user="team", predicate="residence_town", value="Pune",
                             quote="we live in Pune", session="s9", event="e9"))
@@ -94,12 +94,12 @@ def test_an_undeclared_contradiction_is_inferred(tmp_path, monkeypatch, with_mea
     assert list(pairs) == [("avoided_snack", "snack")]                    # drink is not paired
     assert (pairs[("avoided_snack", "snack")] >= opposites.HINT_THRESHOLD) if with_meaning else (
         pairs[("avoided_snack", "snack")] is None)
-    with Ledger(tmp_path / "l.db", registry=registry) as ledger:
+    with Ledger(tmp_path / "l.db", registry=registry, create=True) as ledger:
         ledger.observe(cand(predicate="snack", value="peanuts", quote="I snack on peanuts"))
         ledger.observe(cand(predicate="avoided_snack", value="Peanuts", quote="no peanuts for me",
                             session="s2", event="e2"))
         ledger.observe(cand(predicate="avoided_snack", value="crisps", quote="no crisps", session="s3", event="e3"))
-        ledger.observe(cand(predicate="drink", value="peanuts", quote="odd, but yes", session="s4", event="e4"))
+        ledger.observe(cand(predicate="drink", value="peanuts", quote="odd, but yes, peanuts", session="s4", event="e4"))
         found = ledger.contradictions("app", "u1")
     assert [(f["predicate"], f["value"], f["other_predicate"], f["declared"]) for f in found] == [
         ("avoided_snack", "Peanuts", "snack", False)]

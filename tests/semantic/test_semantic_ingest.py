@@ -26,8 +26,8 @@ def runs(meaning, monkeypatch):
 
 
 def test_each_fact_is_encoded_once_when_the_guards_decide(tmp_path, runs):
-    with Ledger(tmp_path / "l.db") as ledger:
-        ledger.observe_many(cand(predicate="owned_product", value=f"gadget {i} model {i * 7}", quote=f"gadget {i}",
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
+        ledger.observe_many(cand(predicate="owned_product", value=f"gadget {i} model {i * 7}", quote=f"gadget {i} model {i * 7}",
                                  session=f"s{i}", event=f"e{i}") for i in range(30))
         assert len(runs) == 30 and len(set(runs)) == 30         # one run per fact, its own sentence
         assert ledger.replay_differences() == []                # the live vectors are the rebuilt ones
@@ -36,7 +36,7 @@ def test_each_fact_is_encoded_once_when_the_guards_decide(tmp_path, runs):
 
 def test_a_text_is_encoded_once_per_transaction(tmp_path, runs):
     foods = ["mango chutney", "apple pie", "peach tart", "plum jam", "lemon cake", "guava juice"]
-    with Ledger(tmp_path / "l.db") as ledger:
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
         ledger.observe_many(cand(predicate="favorite_cuisine", value=v, quote=f"we love {v}", session=f"s{i}",
                                  event=f"e{i}") for i, v in enumerate(foods))
         assert len(runs) == len(set(runs))                      # no text ran twice in the batch

@@ -197,7 +197,7 @@ def test_a_users_encoder_without_the_pattern_runs_as_it_is(tmp_path, monkeypatch
 def test_vectors_of_the_float_graph_are_rebuilt_with_the_integer_one(tmp_path, meaning):
     clock = MovableClock()
     old = bundled(integer=False)
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         ids = {r[0] for r in ledger._conn.execute("SELECT fact_id FROM fact_vectors")}
         ledger._conn.execute("UPDATE fact_vectors SET model = ?", (old.identity,))   # as written before the rewrite

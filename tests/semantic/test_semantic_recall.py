@@ -21,9 +21,9 @@ def fill(ledger: Ledger, clock: MovableClock, user: str = "priya") -> None:
     facts = [("home_city", "Bengaluru", "We moved to Bengaluru last month"),
              ("diet", "vegetarian", "I'm vegetarian"),
              ("allergy", "peanuts", "I am allergic to peanuts"),
-             ("pet", "a beagle called Max", "our beagle Max"),
+             ("pet", "a beagle called Max", "we have a beagle called Max"),
              ("occupation", "nurse", "I work night shifts as a nurse"),
-             ("spice_tolerance", "mild", "nothing too hot please")]
+             ("spice_tolerance", "mild", "mild, nothing too hot please")]
     for i, (predicate, value, quote) in enumerate(facts):
         ledger.observe(cand(app="mealkit", user=user, predicate=predicate, value=value, quote=quote,
                             session=f"s{i}", event=f"e{i}"))
@@ -59,7 +59,7 @@ def test_a_swapped_file_is_refused(tmp_path, meaning):
 
 def test_one_vector_per_open_fact_follows_the_facts(tmp_path, meaning):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         open_ids = {f["fact_id"] for f in ledger.facts("mealkit", "priya", include_sensitive=True)}
         rows = ledger._conn.execute("SELECT fact_id, model, length(vector) FROM fact_vectors").fetchall()
@@ -79,7 +79,7 @@ def test_one_vector_per_open_fact_follows_the_facts(tmp_path, meaning):
 
 def test_hybrid_finds_a_fact_that_shares_no_word_with_the_question(tmp_path, meaning):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         opts = dict(clearance="all", limit=3)
         lexical = ledger.recall("mealkit", "priya", "Where are we based these days?", mode="lexical", **opts)
@@ -101,7 +101,7 @@ def test_hybrid_finds_a_fact_that_shares_no_word_with_the_question(tmp_path, mea
 
 def test_scope_and_clearance_hold_in_every_mode(tmp_path, meaning):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         fill(ledger, clock, user="other")
         for mode in ("semantic", "hybrid"):
@@ -116,7 +116,7 @@ def test_scope_and_clearance_hold_in_every_mode(tmp_path, meaning):
 def test_forget_leaves_no_byte_of_the_vector(tmp_path, meaning):
     db = tmp_path / "l.db"
     clock = MovableClock()
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
         ledger.observe(cand(app="mealkit", user="bystander", predicate="diet", value="vegan"))
         vectors = [v for (v,) in ledger._conn.execute(
@@ -140,7 +140,7 @@ def _wal(db) -> bytes:
 
 def test_a_different_encoder_setting_rebuilds_the_vectors(tmp_path, monkeypatch, meaning):
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
     monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
     with Ledger(tmp_path / "l.db", clock=clock) as ledger:
@@ -160,7 +160,7 @@ def test_a_different_encoder_setting_rebuilds_the_vectors(tmp_path, monkeypatch,
 def test_without_meaning_recall_is_lexical_as_before(tmp_path, monkeypatch):
     monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         fill(ledger, clock)
         assert ledger._conn.execute("SELECT COUNT(*) FROM fact_vectors").fetchone()[0] == 0
         result = ledger.recall("mealkit", "priya", "allergies", clearance="all", explain=True)
@@ -184,7 +184,7 @@ def test_recall_without_the_extra_installed(tmp_path, missing):
         "spec = importlib.util.find_spec\n"
         f"importlib.util.find_spec = lambda n, *a: None if n.split('.')[0] in {missing!r} else spec(n, *a)\n"
         "from factledger.ledger import Ledger, make_candidate\n"
-        f"with Ledger({str(tmp_path / 'x.db')!r}) as l:\n"
+        f"with Ledger({str(tmp_path / 'x.db')!r}, create=True) as l:\n"
         "    l.observe(make_candidate(app='a', user='u', predicate='diet', value='vegan', quote='I am vegan',"
         " session='s', evidence_event='e', said_at='2026-01-01'))\n"
         "    r = l.recall('a', 'u', 'diet', min_confidence=0)\n"
@@ -197,7 +197,7 @@ def test_recall_without_the_extra_installed(tmp_path, missing):
 def test_cli_mode_and_explain_columns(tmp_path, meaning):
     clock = MovableClock()
     db = tmp_path / "l.db"
-    with Ledger(db, clock=clock) as ledger:
+    with Ledger(db, clock=clock, create=True) as ledger:
         fill(ledger, clock)
     run = [str(Path(sys.executable).parent / "factledger"), "--db", str(db), "recall", "--app", "mealkit",
            "--user", "priya", "Where do I live?", "--clearance", "all"]

@@ -21,7 +21,7 @@ def _wait(predicate, seconds: float = 10.0) -> bool:
 
 def test_commits_leave_checkpointing_to_the_thread(tmp_path, clock):
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         assert ledger._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
         before = path.stat().st_size
         for i in range(60):
@@ -38,7 +38,7 @@ def test_commits_leave_checkpointing_to_the_thread(tmp_path, clock):
 
 
 def _wal_pages_after_steady_writes(path) -> float:
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         for i in range(300):
             ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}",
                                 quote=f"I said vegetarian {'x' * 1500}"))
@@ -60,7 +60,7 @@ def test_the_wal_starts_over_under_a_steady_writer(tmp_path, monkeypatch):
 
 def test_the_thread_ends_when_the_ledger_goes_quiet(tmp_path, clock, monkeypatch):
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.IDLE_SECONDS", 0.1)
-    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as ledger:
         ledger.observe(cand())
         thread = ledger.checkpointer._thread
         assert _wait(lambda: not thread.is_alive())
@@ -80,7 +80,7 @@ def test_a_failing_after_commit_hook_does_not_fail_a_durable_commit(tmp_path, cl
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.WalCheckpointer.after_commit", broken)
-    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger, \
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as ledger, \
             pytest.warns(RuntimeWarning, match="after-commit step failed"):
         outcome = ledger.observe(cand())
         assert outcome.decision == "insert"
@@ -91,7 +91,7 @@ def test_the_thread_opens_the_writers_file_by_absolute_path(tmp_path, clock, mon
     """A relative path names another file after a chdir; the thread must never create one."""
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path)
-    with Ledger("rel.db", clock=clock) as ledger:
+    with Ledger("rel.db", clock=clock, create=True) as ledger:
         monkeypatch.chdir(tmp_path / "elsewhere")
         for i in range(20):
             ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}"))
@@ -106,7 +106,7 @@ def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock, monkeypat
     """Starting the WAL over reuses the file; journal_size_limit cuts it back to RESTART_FRAMES."""
     monkeypatch.setattr("factledger.ledger.store.sqlite.wal.RESTART_FRAMES", 40)
     wal = tmp_path / "ledger.db-wal"
-    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as ledger:
         page = ledger._conn.execute("PRAGMA page_size").fetchone()[0]
         assert ledger._conn.execute("PRAGMA journal_size_limit").fetchone()[0] == 40 * page
         with ledger.transaction():                 # one large transaction: a long WAL
@@ -121,7 +121,7 @@ def test_the_wal_file_is_cut_back_when_it_starts_over(tmp_path, clock, monkeypat
 
 
 def test_a_thread_that_cannot_open_the_file_gives_autocheckpoint_back(tmp_path, clock):
-    with Ledger(tmp_path / "ledger.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "ledger.db", clock=clock, create=True) as ledger:
         ledger.checkpointer._uri = "file:/nonexistent/dir/x.db?mode=rw"
         ledger.observe(cand())
         assert _wait(lambda: ledger.checkpointer._thread is None)

@@ -42,7 +42,7 @@ from factledger.ledger import Ledger, LedgerError, make_candidate
 rng = random.Random(params["seed"])
 ops = 0
 # said_at dates are drawn across 2026 whatever the system clock says: no future check here
-with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y") as ledger:
+with open(out, "w") as log, Ledger(db, busy_timeout=60, future_tolerance="100y", create=True) as ledger:
     def record(kind, seqs, **extra):
         log.write(json.dumps({"kind": kind, "seqs": seqs, **extra}) + "\n")
     if role == "observe":
@@ -200,7 +200,7 @@ OBSERVE = ["observe", "--app", "concapp", "--user", "user0", "--predicate", "die
 def locked(tmp_path):
     """A ledger whose write lock another connection holds (as a long transaction would)."""
     db = tmp_path / "busy.db"
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         ledger.observe_many([])
     sessions = write_sessions(tmp_path / "s", n=1, users=1, app="concapp")
     holder = sqlite3.connect(db, isolation_level=None)

@@ -56,7 +56,7 @@ def test_an_open_ledger_knows_its_engine(ledger):
 
 def test_a_postgresql_ledger_knows_its_engine(postgres):
     location = postgres.location()
-    with Ledger(location) as ledger:
+    with Ledger(location, create=True) as ledger:
         assert ledger._work.engine is POSTGRES and engine_of(ledger._conn) is POSTGRES
         assert ledger._work.postgres
         assert ledger._work.where.endswith(f"(schema {ledger._conn.schema})")
@@ -72,7 +72,7 @@ def test_the_engines_describe_a_url_without_its_password():
 
 def test_a_locked_sqlite_file_is_ledger_busy(tmp_path):
     path = tmp_path / "ledger.db"
-    Ledger(path).close()
+    Ledger(path, create=True).close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
@@ -89,7 +89,7 @@ def test_a_file_that_is_not_a_database_is_not_a_ledger(tmp_path):
     path = tmp_path / "notes.db"
     path.write_bytes(b"these are my notes, not a database\n" * 200)
     with pytest.raises(NotALedger, match="cannot open ledger .*: file is not a database"):
-        Ledger(path)
+        Ledger(path, create=True)
 
 
 def test_someone_elses_sqlite_database_is_not_a_ledger(tmp_path):
@@ -119,7 +119,7 @@ def test_a_refused_sqlite_write_maps_to_constraint_violation(ledger):
 
 def test_a_damaged_sqlite_file_maps_to_ledger_damaged(tmp_path):
     path = tmp_path / "ledger.db"
-    with Ledger(path) as ledger:
+    with Ledger(path, create=True) as ledger:
         for n in range(200):
             ledger.observe(cand(value=f"v{n}", session=f"s{n}", event=f"e{n}"))
     data = bytearray(path.read_bytes())
@@ -153,7 +153,7 @@ def test_the_storage_classes_are_ledger_errors():
 # --- PostgreSQL's errors, provoked --------------------------------------------------------------
 
 def test_a_postgresql_read_only_transaction_is_ledger_read_only(postgres):
-    with Ledger(postgres.location()) as ledger:
+    with Ledger(postgres.location(), create=True) as ledger:
         ledger._conn.raw.execute("SET default_transaction_read_only = on")
         with pytest.raises(LedgerReadOnly) as caught:
             ledger.observe(cand())
@@ -168,7 +168,7 @@ def test_a_postgresql_lock_timeout_is_ledger_busy(postgres):
     from factledger.ledger.store.postgres.backend import split_location  # noqa: PLC0415
 
     location = postgres.location()
-    with Ledger(location) as ledger:
+    with Ledger(location, create=True) as ledger:
         ledger.observe(cand())
     conninfo, schema = split_location(location)
     holder = psycopg.connect(conninfo)
@@ -184,7 +184,7 @@ def test_a_postgresql_lock_timeout_is_ledger_busy(postgres):
 
 
 def test_a_refused_postgresql_write_is_a_constraint_violation(postgres):
-    with Ledger(postgres.location()) as ledger:
+    with Ledger(postgres.location(), create=True) as ledger:
         ledger.observe(cand())
         with pytest.raises(ConstraintViolation, match="append-only"):
             ledger._conn.execute("DELETE FROM events")
@@ -193,12 +193,12 @@ def test_a_refused_postgresql_write_is_a_constraint_violation(postgres):
 def test_two_postgresql_writers_queue_rather_than_fail(postgres):
     """The busy mapping does not turn a short wait into an error: writers take turns."""
     location = postgres.location()
-    Ledger(location).close()
+    Ledger(location, create=True).close()
     failures: list[BaseException] = []
 
     def write(n: int) -> None:
         try:
-            with Ledger(location) as ledger:
+            with Ledger(location, create=True) as ledger:
                 ledger.observe(cand(value=f"v{n}", session=f"s{n}", event=f"e{n}"))
         except BaseException as exc:      # noqa: BLE001 - reported below
             failures.append(exc)

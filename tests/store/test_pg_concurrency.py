@@ -40,7 +40,7 @@ import sys
 from factledger.ledger import Ledger, make_candidate
 db, trial, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 PREDICATES = ["home_city", "diet", "plan", "favorite_cuisine", "job_title"]
-with Ledger(db, future_tolerance="100y") as ledger:
+with Ledger(db, future_tolerance="100y", create=True) as ledger:
     if mode == "hold":                       # die holding the lock, events appended, uncommitted
         with ledger.transaction():
             for n, predicate in enumerate(PREDICATES):
@@ -107,7 +107,7 @@ class _NoCapsys:
 
 def test_a_writer_killed_holding_the_lock_frees_it_and_leaves_nothing(postgres):
     location = postgres.location()
-    with Ledger(location) as ledger:
+    with Ledger(location, create=True) as ledger:
         ledger.observe_many([])
         before = ledger.head()
     proc = _start(location, 0, "hold")
@@ -127,7 +127,7 @@ def test_a_writer_killed_holding_the_lock_frees_it_and_leaves_nothing(postgres):
 
 def test_a_writer_past_the_busy_timeout_gets_a_clear_error_and_writes_nothing(postgres):
     location = postgres.location()
-    with Ledger(location) as ledger:
+    with Ledger(location, create=True) as ledger:
         ledger.observe_many([])
     conninfo, schema = split_location(location)
     with psycopg.connect(conninfo, autocommit=True) as holder:
@@ -146,7 +146,7 @@ def test_separate_ledgers_do_not_share_a_lock(postgres):
     """A writer holding one ledger's lock does not block a writer of another ledger (schema)."""
     one, other = postgres.location(), postgres.location()
     for location in (one, other):
-        with Ledger(location) as ledger:
+        with Ledger(location, create=True) as ledger:
             ledger.observe_many([])
     conninfo, schema = split_location(one)
     with psycopg.connect(conninfo, autocommit=True) as holder:

@@ -26,7 +26,7 @@ REDACTED = 7          # the fixture's Redacted event (six observations; seqs 3 a
 @pytest.fixture
 def db(tmp_path, clock):
     path = tmp_path / "shape.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i in range(6):
             clock.tick()
             ledger.observe(cand(predicate="allergy", value=f"nut{i}", session=f"s{i // 2}",

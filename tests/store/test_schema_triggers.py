@@ -21,7 +21,7 @@ FACTLEDGER = [str(Path(sys.executable).parent / "factledger")]
 @pytest.fixture
 def db(tmp_path) -> Path:
     path = tmp_path / "ledger.db"
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(value="vegan", session="s1"))
     return path
 

@@ -25,12 +25,12 @@ from tests.conftest import MovableClock, cand
 
 PYTHON = sys.executable
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
-OBSERVE = ["observe", "--app", "app", "--user", "u1", "--predicate", "allergy", "--quote", "q",
+OBSERVE = ["observe", "--app", "app", "--user", "u1", "--predicate", "allergy", "--quote", "allergic to sesame",
            "--session", "late", "--event-id", "e9", "--said-at", "2026-10-01"]
 
 
 def build(path: Path, n: int = 60) -> None:
-    with Ledger(path, clock=MovableClock()) as ledger:
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
         ledger.observe_many([cand(predicate="allergy", value=f"allergen-{i:04d}", session=f"s{i}")
                              for i in range(n)])
         ledger.observe(cand(predicate="home_city", value="Pune"))
@@ -65,7 +65,8 @@ def test_full_disk_is_a_clear_error_and_writes_nothing(tmp_path):
     with Ledger(path, clock=MovableClock("2026-11-02T00:00:00Z")) as ledger:
         pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
         ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")
-        big = [cand(predicate="allergy", value=f"{i:05d}-" + "x" * 400, quote="y" * 1500,
+        big = [cand(predicate="allergy", value=f"{i:05d}-" + "x" * 400,
+                    quote=f"{i:05d}-" + "x" * 400 + " " + "y" * 1100,
                     session=f"big{i}") for i in range(200)]
         with pytest.raises(LedgerError, match="full; nothing was written"):
             ledger.observe_many(big)
@@ -105,7 +106,7 @@ def test_full_disk_through_the_real_cli(tmp_path):
     before = count(path)
     env = {**os.environ, "FACTLEDGER_NOW": "2026-11-02T00:00:00Z"}
     result = subprocess.run([PYTHON, "-c", FULL_DISK_CLI, "--db", str(path), *OBSERVE,
-                             "--value", "z" * 480, "--quote", "q" * 1990], capture_output=True,
+                             "--value", "z" * 480, "--quote", "z" * 480 + " " + "q" * 1500], capture_output=True,
                             text=True, env=env, cwd=Path(__file__).parents[2])
     # one candidate may fit in one spare page; drive it until the limit bites
     results = [result]
@@ -114,7 +115,7 @@ def test_full_disk_through_the_real_cli(tmp_path):
             break
         results.append(subprocess.run(
             [PYTHON, "-c", FULL_DISK_CLI, "--db", str(path), *OBSERVE[:-6], "--session", f"x{i}",
-             "--event-id", "e", "--said-at", "2026-10-01", "--quote", "q" * 1990,
+             "--event-id", "e", "--said-at", "2026-10-01", "--quote", f"{i}" + "z" * 480 + " " + "q" * 1500,
              "--value", f"{i}" + "z" * 480], capture_output=True, text=True, env=env,
             cwd=Path(__file__).parents[2]))
     last = results[-1]
@@ -305,7 +306,7 @@ def test_full_disk_during_ingest_and_forget_leaves_whole_sessions(tmp_path):
 
     paths = [str(p) for p in write_sessions(tmp_path / "s", n=30)]
     db = tmp_path / "full.db"
-    with Ledger(db, clock=MovableClock()) as ledger:
+    with Ledger(db, clock=MovableClock(), create=True) as ledger:
         ingest_paths(ledger._work, paths[:10], None, None, "patterns", None, None)
         pages = ledger._conn.execute("PRAGMA page_count").fetchone()[0]
         ledger._conn.execute(f"PRAGMA max_page_count = {pages + 1}")

@@ -120,7 +120,7 @@ def test_second_writer_waits_then_gets_a_clear_error(tmp_path, clock):
     from factledger.ledger import Ledger, LedgerError
 
     path = tmp_path / "busy.db"
-    first = Ledger(path, clock=clock)
+    first = Ledger(path, clock=clock, create=True)
     second = Ledger(path, clock=clock, busy_timeout=0.2)
     first._conn.execute("BEGIN IMMEDIATE")
     try:
@@ -136,7 +136,7 @@ def test_a_projection_added_later_is_built_from_the_log(tmp_path, clock):
     from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(cand(value="vegan"))
         ledger._conn.execute("DROP TABLE fact_events")      # as if made before that projection
     with Ledger(path, clock=clock) as reopened:
@@ -150,7 +150,7 @@ def test_a_candidate_outside_a_transaction_leaves_nothing_held(tmp_path, clock):
     from factledger.ledger import Ledger, LedgerError
 
     path = tmp_path / "l.db"
-    with Ledger(path, clock=clock) as a, Ledger(path, clock=clock) as b:
+    with Ledger(path, clock=clock, create=True) as a, Ledger(path, clock=clock, create=True) as b:
         a.observe(cand())
         with pytest.raises(LedgerError, match="facts projection is read or applied outside"):
             a.append_candidate(cand(value="vegan", session="s2", event="e2"))
@@ -167,7 +167,7 @@ def test_an_older_file_gets_this_versions_indexes(tmp_path, clock):
     from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         ledger.observe(cand())
         conn = ledger._conn
         conn.execute("DROP INDEX fact_history_intervals")
@@ -205,9 +205,9 @@ def test_an_older_file_with_a_damaged_projection_page_still_opens(tmp_path, cloc
     from factledger.ledger import Ledger
 
     path = tmp_path / "old.db"
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i in range(40):
-            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="x" * 1500))
+            ledger.observe(cand(user=f"u{i}", session=f"s{i}", event=f"e{i}", quote="vegetarian " + "x" * 1500))
         conn = ledger._conn
         conn.execute("DROP INDEX fact_history_intervals")
         conn.execute("CREATE INDEX fact_history_key ON fact_history (app, user, subject, predicate)")

@@ -37,7 +37,7 @@ def actors_toml(iterations: int = 1000) -> str:
 
 
 def fill(path: Path, clock=None) -> None:
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for folder in ("meal-kit", "clinical"):
             for file in sorted((EXAMPLES / folder).glob("*.json")):
                 ledger.ingest_session(json.loads(file.read_text()), extractor="patterns")
@@ -45,7 +45,7 @@ def fill(path: Path, clock=None) -> None:
             app="mealkit", user="priya", predicate="snack", value=HELD_VALUE, quote="I love ethiopian food",
             session="meal-9", evidence_event="m9-e1", said_at="2026-10-30T09:00:00Z"))
         ledger.observe(make_candidate(
-            app="mealkit", user="priya", predicate="household_size", value="2", quote="it is just the two of us",
+            app="mealkit", user="priya", predicate="household_size", value="2", quote="there are two of us",
             session="meal-10", evidence_event="m10-e1", said_at="2026-10-30T10:00:00Z"))
         ledger.observe(make_candidate(
             app="mealkit", user="priya", predicate="household_size", value="4", quote="orders look like a family of four",

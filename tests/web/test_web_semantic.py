@@ -28,7 +28,7 @@ def site(tmp_path, clock, meaning):
     registry = parse_registry(default_registry_path().read_bytes() + SNACKS)
     path = tmp_path / "ledger.db"
     ops = dict(app="ops", user="team")
-    with Ledger(path, registry=registry, clock=clock) as ledger:
+    with Ledger(path, registry=registry, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="residence_town", value="Pune", quote="we live in Pune", session="h1"))
         ledger.observe(cand(predicate="deploy.region", value="us-east", quote="we moved everything to us-east",
                             session="d1", **ops))

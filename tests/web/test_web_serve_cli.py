@@ -30,7 +30,7 @@ def test_serve_refuses_without_a_ledger_or_anyone_to_sign_in(tmp_path):
     missing = run("--db", str(tmp_path / "none.db"), "serve", "--public")
     assert missing.exit_code == 1 and "no ledger" in missing.output
     assert not (tmp_path / "none.db").exists()
-    Ledger(tmp_path / "l.db").close()
+    Ledger(tmp_path / "l.db", create=True).close()
     nobody = run("--db", str(tmp_path / "l.db"), "serve", env={"FACTLEDGER_UI_ACTORS": ""})
     assert nobody.exit_code == 1 and "nobody could sign in" in nobody.output
     bad = tmp_path / "actors.toml"
@@ -72,7 +72,7 @@ def test_actors_from_the_environment_and_malformed_hashes():
 
 def test_a_real_server_process_listens_on_localhost_and_asks_for_sign_in(tmp_path):
     db = tmp_path / "ledger.db"
-    Ledger(db).close()
+    Ledger(db, create=True).close()
     port = free_port()
     env = dict(os.environ, FACTLEDGER_UI_ACTORS=actors_toml())
     process = subprocess.Popen([str(Path(sys.executable).parent / "factledger"), "--db", str(db), "serve",

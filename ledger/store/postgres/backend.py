@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from factledger.ledger.errors import LedgerError, StorageError
+from factledger.ledger.errors import LedgerError, LedgerNotFound, StorageError
 from factledger.ledger.store.eventlog import EventStore
 from factledger.ledger.store.postgres import errors as pg_errors_map
 from factledger.ledger.store.postgres.dialect import translate
@@ -324,8 +324,9 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> Pg
                              " AND table_name = 'events'", (schema,)).fetchone() is not None
         if not exists:
             if not create:
-                raise LedgerError(f"no ledger at {display(location)} (schema {schema}; run "
-                                  "`factledger init` first)")
+                raise LedgerNotFound(f"no ledger at {display(location)} (schema {schema}): nothing "
+                                     "was created (open it with create=True, or run `factledger "
+                                     "init`, to make a new one)")
             try:
                 raw.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             except pg_errors.UniqueViolation:   # another process created it at the same moment

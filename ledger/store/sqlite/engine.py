@@ -14,7 +14,7 @@ import time
 from contextlib import nullcontext
 from pathlib import Path
 
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerNotFound
 from factledger.ledger.store.backend import EventLog, ProjectionTables
 from factledger.ledger.store.eventlog import SCHEMA, open_sqlite
 from factledger.ledger.store.sqlite import file, schema, triggers
@@ -38,7 +38,8 @@ class SqliteEngine:
         (or a loose one private now) and never alter a foreign database; the notes say what was
         tightened."""
         if not create and str(location) != ":memory:" and not Path(location).exists():
-            raise LedgerError(f"no ledger at {location} (run `factledger init` first)")
+            raise LedgerNotFound(f"no ledger at {location}: nothing was created (open it with "
+                                 "create=True, or run `factledger init`, to make a new one)")
         return file.prepare(location, create)
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
