@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 from factledger.ledger.errors import LedgerError
 
@@ -72,21 +73,34 @@ def normalise_time(text: str) -> str:
     return iso(parse_time(text))
 
 
-_STORED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_STORED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z", re.ASCII)
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+@lru_cache(maxsize=8192)
+def _in_stored_form(text: str, day: bool) -> bool:
+    """Whether `text` is a real moment written exactly as `iso` writes it (or with `day` a real
+    date alone): the form by an ASCII pattern, the calendar by `fromisoformat`.  Every event that
+    enters the ledger has its times checked here, and a session's events share their times, so
+    the answers are kept (the check is pure)."""
+    try:
+        if _STORED.fullmatch(text):
+            datetime.fromisoformat(text[:-1])
+            return True
+        if day and _DAY.fullmatch(text):
+            date.fromisoformat(text)
+            return True
+    except ValueError:
+        pass
+    return False
 
 
 def stored_time(text: str, day: bool = False) -> str:
     """`text` if it is a timestamp exactly as the ledger writes it (`iso`: UTC, microseconds, `Z`),
     or with `day` a date alone (YYYY-MM-DD); refused otherwise, never rewritten (an event body's
     times are checked, not normalised: its bytes are what the chain covers)."""
-    if isinstance(text, str) and (_STORED.fullmatch(text) or (day and _DAY.fullmatch(text))):
-        try:
-            moment = parse_time(text)
-        except LedgerError:
-            moment = None
-        if moment is not None and iso(moment)[:len(text)] == text:
-            return text
+    if isinstance(text, str) and _in_stored_form(text, day):
+        return text
     form = "YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS.ffffffZ" if day else "YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC)"
     raise LedgerError(f"timestamp {text!r} is not in the ledger's form {form}")
 
