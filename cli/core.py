@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import chain
 
 import click
 
@@ -158,17 +159,21 @@ def history(state, app, user, subject, predicate, fmt) -> None:
 def log(state, app, user, type_, predicate, session, fact, since, until, after, limit, fmt) -> None:
     """The event log itself, envelopes and bodies, streamed in seq order."""
     check_log_window(after, limit)              # before the first byte of output
+    check_type(type_)                           # no event of an unknown type can match
     ledger = state.ledger()
     spec = ledger.registry.resolve(predicate) if predicate else None
-    rows = ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
-                             predicate=spec.name if spec else predicate, session=session, fact=fact,
-                             since=since, until=until)
-    if emit_stream(rows, fmt, LOG_COLUMNS) == 0:
-        check_type(type_)
+    rows = iter(ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
+                                  predicate=spec.name if spec else predicate, session=session, fact=fact,
+                                  since=since, until=until))
+    first = next(rows, None)
+    if first is None:                           # why nothing matched, before the empty answer
         if app is not None and user is not None:
             check_partition(ledger, app, user)
         check_predicate(ledger, predicate)
         check_session(ledger, app, user, session)
+        emit_stream(iter(()), fmt, LOG_COLUMNS)
+        return
+    emit_stream(chain((first,), rows), fmt, LOG_COLUMNS)
 
 
 @click.command()

@@ -13,7 +13,7 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.forget.erase import check_words
+from factledger.ledger.forget.erase import check_ticket, check_words
 from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.terminal import escape
 
@@ -141,13 +141,15 @@ def confirm(preview: dict, command: str) -> None:
                    help_user="With --app: only receipts of this user, found by hashing the id as the "
                    "receipt does (env FACTLEDGER_USER)")
 @click.option("--session", help="With --app/--user: only receipts that forgot this session")
+@click.option("--ticket", help="Only receipts recorded with this external reference (`forget --ticket`)")
 @output_options
 @pass_state
-def erasures(state, app, user, session, fmt) -> None:
+def erasures(state, app, user, session, ticket, fmt) -> None:
     """List erasure receipts (one per redaction), newest last.
 
     With --app and --user (and --session) only the receipts of that data subject: found by hashing
-    the ids the way the receipts do, so the receipts still name no one.
+    the ids the way the receipts do, so the receipts still name no one.  With --ticket only the
+    receipts of that case (matched exactly, as `forget --ticket` recorded it).
     """
     if user is not None and app is None:
         raise LedgerError("--user needs --app")
@@ -164,6 +166,13 @@ def erasures(state, app, user, session, fmt) -> None:
         if not rows:
             note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
                  " (ids are matched exactly, as hashed)")
+    wanted = check_ticket(ticket)
+    if wanted is not None:
+        rows = [r for r in rows if r["ticket"] == wanted]
+        if not rows:
+            known = sorted({t for t in tickets.values() if t})
+            note(f"no erasure receipt with ticket {wanted!r}" + (
+                f" (tickets recorded: {', '.join(known)})" if known else " (no receipt records a ticket)"))
     emit(rows, fmt, ERASURE_COLUMNS)
 
 

@@ -51,11 +51,8 @@ def test_facts_say_how_many_were_withheld_and_clearance_shows_them(db):
 @pytest.mark.parametrize("args, notice", [
     (["facts", "--app", "app", "--user", "u3"], "no user 'u3' in app 'app'"),
     (["facts", "--app", "ap", "--user", "u1"], "no app 'ap' in this ledger (did you mean 'app'?)"),
-    (["facts", *P, "--predicate", "home_cty"], "did you mean home_city"),
     (["history", "--app", "app", "--user", "u9"], "no user 'u9'"),
     (["sessions", "--app", "app", "--user", "u9"], "no user 'u9'"),
-    (["log", "--type", "Nope"], "no event type 'Nope'"),
-    (["log", "--type", "FactObserve"], "did you mean 'FactObserved'"),
     (["log", *P, "--session", "s7"], "no session 's7'"),
     (["export", "--app", "app", "--user", "nobody", "--data-subject"], "no user 'nobody'"),
     (["recall", "city", "--app", "app", "--user", "nobody"], "no user 'nobody'"),
@@ -64,6 +61,22 @@ def test_a_typo_is_told_on_stderr_and_exits_0(db, args, notice):
     result = invoke(db, *args)
     assert result.exit_code == 0, result.output
     assert notice in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, error", [
+    (["facts", *P, "--predicate", "home_cty"], "did you mean home_city"),
+    (["facts", *P, "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["history", *P, "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["log", "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["log", "--type", "Bogus"], "no event type 'Bogus'"),
+    (["log", "--type", "FactObserve"], "did you mean 'FactObserved'"),
+])
+def test_an_unknown_name_of_the_vocabulary_in_a_filter_is_an_error(db, args, error):
+    """A predicate or event type nobody defined is a typo, not an empty answer: exit 1, the hint."""
+    result = invoke(db, *args)
+    assert result.exit_code == 1, result.output
+    assert "Error:" in result.stderr and error in result.stderr, result.stderr
+    assert result.stdout.strip() in ("", "(no rows)")
 
 
 def test_forget_of_an_unknown_user_and_a_repeat_say_so(db):
@@ -182,6 +195,31 @@ def test_report_erasure_markdown_json_html(db, tmp_path):
     assert (page.stat().st_mode & 0o777) == 0o600
     missing = invoke(db, "report", "erasure", "1")
     assert missing.exit_code == 1 and "no erasure receipt at seq 1" in missing.stderr
+
+
+def test_report_takes_its_format_from_the_file_name_and_refuses_a_contradiction(db, tmp_path):
+    seq = str(json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes",
+                                "--json").stdout)["redaction_seq"])
+    page, notes, data = tmp_path / "x.html", tmp_path / "x.md", tmp_path / "x.json"
+    for path in (page, notes, data):
+        assert invoke(db, "report", "erasure", seq, "-o", str(path)).exit_code == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert notes.read_text().startswith(f"# Erasure report: seq {seq}")
+    assert json.loads(data.read_text())["receipt"]["redaction_seq"] == int(seq)
+    clash = invoke(db, "report", "erasure", seq, "--format", "markdown", "-o", str(tmp_path / "y.html"))
+    assert clash.exit_code == 1 and "Error:" in clash.stderr and "html" in clash.stderr
+    assert not (tmp_path / "y.html").exists()
+
+
+def test_erasures_by_ticket_find_the_receipt_of_that_forget(db):
+    receipt = json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "GDPR 17",
+                                "--ticket", "DPO-2026-114", "--yes", "--json").stdout)
+    invoke(db, "forget", "--app", "app", "--user", "u2", "--reason", "r", "--ticket", "DPO-2026-200", "--yes")
+    found = json.loads(invoke(db, "erasures", "--ticket", "DPO-2026-114", "--json").stdout)
+    assert [(r["redaction_seq"], r["ticket"]) for r in found] == [(receipt["redaction_seq"], "DPO-2026-114")]
+    none = invoke(db, "erasures", "--ticket", "DPO-2026-999", "--json")
+    assert none.exit_code == 0 and json.loads(none.stdout) == []
+    assert "no erasure receipt with ticket 'DPO-2026-999'" in none.stderr and "DPO-2026-114" in none.stderr
 
 
 # --- output details ----------------------------------------------------------------------------
