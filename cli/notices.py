@@ -17,9 +17,9 @@ from collections import Counter
 
 import click
 
-from factledger.ledger.errors import LedgerError
 from factledger.ledger.audit.presence import type_notice
 from factledger.ledger.domain.recall_options import parse_clearance
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.terminal import escape
 
