@@ -26,7 +26,7 @@ from factledger.ledger.vocabulary.clock import normalise_time
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
                 "effective_confidence", "said_at", "session", "fact_id")
-HISTORY_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to",
+HISTORY_COLUMNS = ("subject", "predicate", "value", "belief", "valid_from", "valid_to",
                    "recorded_from", "recorded_to", "reason", "session", "author", "quote", "fact_id")
 LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at", "redacted_by",
                "event_id")
@@ -75,6 +75,8 @@ TIME_FORMATS = "ISO 8601: 2026-09-01 (midnight UTC), 2026-09-01T18:00:00Z or wit
 # recorded_from: when the ledger learnt the row (a value learnt late shows it after valid_to)
 TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "recorded_from", "basis",
                 "effective_confidence", "said_at", "session", "fact_id")
+VALID_AT_COLUMNS = tuple(c for name in TIME_COLUMNS
+                         for c in (("state_then", "state_now") if name == "state" else (name,)))
 STATUSES = ("current", "disputed", "superseded", "retracted")
 
 
@@ -103,7 +105,7 @@ def check_as_of(ledger, as_of: str | None) -> None:
 @click.option("--predicate")
 @_time_options
 @click.option("--status", type=click.Choice(STATUSES), multiple=True,
-              help="Only facts in this state (repeatable); --valid-at can show superseded and retracted")
+              help="Only facts in this state today (repeatable); --valid-at can show superseded and retracted")
 @clearance_option("personal")
 @output_options
 @pass_state
@@ -124,7 +126,18 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
     if status:
         rows = [r for r in rows if r["status"] in status]
     rows = withhold(rows, allowed)
-    emit(rows, fmt, TIME_COLUMNS if (as_of or valid_at) else FACT_COLUMNS)
+    if valid_at:
+        emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
+        return
+    emit(rows, fmt, TIME_COLUMNS if as_of else FACT_COLUMNS)
+
+
+def label_then(row: dict) -> dict:
+    """A row true at --valid-at T, labelled by its state then beside today's: a value superseded
+    (or retracted) since was the current one inside its valid interval, so it reads "current" then,
+    not "superseded" as if it had been wrong at T.  `state` (and --status) stay today's."""
+    then = "current" if row["state"] in ("superseded", "retracted") else row["state"]
+    return {**row, "state_then": then, "state_now": row["state"]}
 
 
 @click.command()
@@ -140,7 +153,16 @@ def history(state, app, user, subject, predicate, fmt) -> None:
     if not rows:
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate)
-    emit(rows, fmt, HISTORY_COLUMNS)
+    emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS)
+
+
+def belief(row: dict) -> str:
+    """The state an interval was believed in, worded so that only today's belief reads "current":
+    an interval closed in transaction time (recorded_to set: a later event replaced the belief)
+    reads "was current until T", so two intervals of one key never read as two current values."""
+    if row["recorded_to"] is None:
+        return row["state"]
+    return f"was {row['state']} until {row['recorded_to'][:19]}Z"
 
 
 @click.command()

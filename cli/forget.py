@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -14,7 +13,7 @@ from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.forget.erase import check_ticket, check_words
-from factledger.ledger.service import is_server_location
+from factledger.ledger.service import holds_location, remove_location
 from factledger.ledger.vocabulary.terminal import escape
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
@@ -257,15 +256,13 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    created = not is_server_location(state.db) and not os.path.exists(state.db)
+    created = not holds_location(state.db)
     try:
         result = state.ledger(create=True).import_log(file)
     except LedgerError:
-        if created:                            # a failed import leaves no (empty) ledger behind
+        if created:               # a failed import leaves no (empty) ledger file or schema behind
             state.close()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                if os.path.exists(state.db + suffix):
-                    os.remove(state.db + suffix)
+            remove_location(state.db)
         raise
     emit_one(result, fmt, render=lambda r: (
         f"imported {r['imported']} events ({r['redacted']} redacted); verified, head {r['head']}"))

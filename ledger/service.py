@@ -52,7 +52,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 # (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
-           "is_fresh_server_location", "is_server_location"]
+           "holds_location", "is_fresh_server_location", "is_server_location", "remove_location"]
 
 
 class Ledger(Reads):
@@ -152,6 +152,7 @@ class Ledger(Reads):
             served.check(self._conn, [found["fact"]], table="fact_history")
             served.check_touching(self._conn, found["fact"]["fact_id"], found["events"])
             served.check_current(self._conn, found["fact"]["fact_id"])
+        found["events"] = _once_each(found["events"])
         return found
 
     def log(self, **filters) -> list[dict]:
@@ -377,9 +378,24 @@ class Ledger(Reads):
 
 # What a shell asks of a location before (or without) opening a ledger there: the store's
 # engines answer (`ledger/store/engines.py`), so no shell names the store.
+def _once_each(events: list[dict]) -> list[dict]:
+    """A fact's events with each event once: one event can touch a fact in two roles (a resolved
+    dispute's `DisputeResolved` names the fact as its subject and as the loser); its roles are joined."""
+    merged: dict[int, dict] = {}
+    for event in events:
+        seen = merged.get(event["seq"])
+        if seen is None:
+            merged[event["seq"]] = dict(event)
+        elif event["role"] not in seen["role"].split(", "):
+            seen["role"] = f"{seen['role']}, {event['role']}"
+    return list(merged.values())
+
+
 is_server_location = engines.is_server_location
 display_location = engines.display_location
 is_fresh_server_location = engines.is_fresh_server_location
+holds_location = engines.holds_location
+remove_location = engines.remove_location
 
 
 def busy_error(exc) -> LedgerError:

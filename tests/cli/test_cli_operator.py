@@ -146,11 +146,15 @@ def test_log_filters_and_shows_predicate_and_value(db):
 def test_history_table_carries_session_author_quote_and_valid_at_rows_their_interval(db):
     header = invoke(db, "history", *P, "-t").stdout.splitlines()[0]
     assert {"session", "author", "quote"} <= set(header.split())
+    shown = json.loads(invoke(db, "history", *P, "--predicate", "home_city", "--json").stdout)
+    assert [r["belief"] for r in shown if r["belief"] == "current"] == ["current"]   # one current value
+    assert all(r["belief"].startswith("was ") for r in shown if r["recorded_to"] is not None)
     rows = json.loads(invoke(db, "facts", *P, "--valid-at", "2026-08-10", "--json").stdout)
     pune = [r for r in rows if r["value"] == "Pune"][0]
     assert pune["state"] == "superseded" and pune["valid_to"].startswith("2026-08-20")
+    assert (pune["state_then"], pune["state_now"]) == ("current", "superseded")   # true then, replaced since
     table = invoke(db, "facts", *P, "--valid-at", "2026-08-10", "-t").stdout.splitlines()[0]
-    assert {"state", "valid_from", "valid_to"} <= set(table.split())
+    assert {"state_then", "state_now", "valid_from", "valid_to"} <= set(table.split())
     current = json.loads(invoke(db, "facts", *P, "--status", "current", "--json").stdout)
     assert current and {r["status"] for r in current} == {"current"}
 
@@ -378,3 +382,15 @@ def test_recall_as_of_serves_what_would_have_been_served_then(tmp_path):
     before = invoke(path, "recall", "diet", *P, "--as-of", "2020-01-01")
     assert "nothing had been recorded yet" in before.stderr
     assert "ISO 8601" in " ".join(invoke(path, "recall", "--help").stdout.split())   # wrapped help
+
+
+def test_why_lists_each_event_once_even_when_it_touched_the_fact_twice(disputed):
+    """`DisputeResolved` names the loser as subject and as loser: one event, one line, both roles."""
+    path, _, challenger = disputed
+    invoke(path, "resolve", challenger, "--reject", "--by", "dr.rao", "--reason", "asked")
+    report = json.loads(invoke(path, "why", challenger, "--json").stdout)
+    seqs = [e["seq"] for e in report["events"]]
+    assert len(seqs) == len(set(seqs))
+    resolved = [e for e in report["events"] if e["type"] == "DisputeResolved"]
+    assert len(resolved) == 1 and set(resolved[0]["role"].split(", ")) == {"loser", "subject"}
+    assert invoke(path, "why", challenger, "-t").stdout.count("dispute resolved") == 1
