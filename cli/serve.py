@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -13,6 +14,19 @@ from factledger.ledger.registry.predicates import load_registry
 from factledger.ledger.vocabulary.clock import clock_from_env
 
 INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]'"
+
+
+def read_password() -> str:
+    """At a terminal: asked twice, hidden.  Piped (`echo "$PW" | factledger serve --hash-password`):
+    the first line of stdin, once; there is nobody to confirm it, so a second prompt would only
+    abort on the end of input.  An empty password is refused."""
+    if sys.stdin.isatty():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise LedgerError("an empty password: give one (prompted at a terminal, or the first line of stdin)")
+    return password
 
 
 @click.command()
@@ -39,8 +53,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, ha
     except ImportError:
         raise LedgerError(INSTALL_HINT) from None
     if hash_only:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-        click.echo(hash_password(password))
+        click.echo(hash_password(read_password()))
         return
     require_file(state, "serve")
     path = Path(state.db)

@@ -13,8 +13,8 @@ reads, so the marks do not show):
 - ```` ```sh demo ```` : run as written with `FACTLEDGER_DB` naming a fresh copy of the demo ledger
   (`factledger demo --out`), for blocks that act on the demo's users (priya's sessions, arun).
 - ```` ```sh postgres ```` : run against the test server (tests/pg_server.py) on both backends'
-  behalf: every `postgresql://...` URL in the block (a host the reader replaces with theirs) is
-  replaced by one fresh schema of the test server, and the block otherwise runs as written.
+  behalf: each distinct `postgresql://...` URL in the block (a host the reader replaces with theirs)
+  is replaced by a fresh schema of the test server, and the block otherwise runs as written.
 - ```` ```sh illustrative ```` : a synopsis with placeholders (SEQ, FILE, [--option], A | B), not
   runnable by design; only checked: each `factledger NAME` names a command.
 - ```` ```sh server ```` : starts a long-running server or needs one (`serve`); checked like an
@@ -87,7 +87,7 @@ def without_installs(text: str) -> str:
         if match.group(1):
             unknown = set(match.group(1).split(",")) - extras()
             assert not unknown, f"the docs install extras pyproject.toml does not define: {unknown}"
-        return ": pip install (the test environment has it)"
+        return ": 'pip install: the test environment has it'"
     return PIP.sub(checked, text)
 
 
@@ -145,7 +145,8 @@ def test_a_shell_block_runs_as_written(page, line, mark, text, tmp_path, request
 @pytest.mark.parametrize("page, line, mark, text", SERVER_BLOCKS,
                          ids=[f"{p}:{n}" for p, n, _, _ in SERVER_BLOCKS])
 def test_a_postgres_block_runs_against_the_test_server(page, line, mark, text, tmp_path, postgres):
-    assert URL.search(text), f"{page}:{line} is marked postgres but names no postgresql:// URL"
-    location = postgres.location()
-    done = run_block(URL.sub(location.replace("\\", "\\\\"), text), tmp_path)
+    urls = sorted(set(URL.findall(text)))
+    assert urls, f"{page}:{line} is marked postgres but names no postgresql:// URL"
+    fresh = {url: postgres.location() for url in urls}      # one fresh schema for each URL named
+    done = run_block(URL.sub(lambda m: fresh[m.group(0)], text), tmp_path)
     assert done.returncode == 0, f"{page}:{line} fails as written:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
