@@ -266,12 +266,28 @@ def disputed(tmp_path) -> tuple[str, str, str]:
 
 
 def test_review_lists_open_disputes_beside_held_candidates(disputed):
-    path, _, challenger = disputed
+    path, original, challenger = disputed
     invoke(path, "observe", *P, "--predicate", "shoe_colour", "--value", "red", "--quote", "red shoes",
            "--session", "s4", "--event-id", "e4", "--said-at", "2026-10-03")
     rows = json.loads(invoke(path, "review", "--json").stdout)
     assert {r["kind"] for r in rows} == {"held", "dispute"}
     assert [r["item"] for r in rows if r["kind"] == "dispute"] == [challenger]
+    assert [r["disputes"] for r in rows if r["kind"] == "dispute"] == [[original]]   # a list, not JSON text
+
+
+def test_csv_cells_hold_scalars_flattened_or_the_csv_is_refused(disputed):
+    import csv
+    import io
+    path, original, _ = disputed
+    stats = list(csv.DictReader(io.StringIO(invoke(path, "stats", "--csv").stdout)))
+    assert stats[0]["events_by_type.FactObserved"] == "2" and "events_by_type" not in stats[0]
+    assert not any(v.startswith(("{", "[")) for v in stats[0].values())
+    refused = invoke(path, "why", original, "--csv")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "Error: CSV holds one value a cell" in refused.stderr and "--json" in refused.stderr
+    logged = list(csv.DictReader(io.StringIO(invoke(path, "log", "--csv").stdout)))
+    assert logged and all(not (v or "").startswith(("{", "[")) for row in logged for v in row.values())
+    assert "body.value" in logged[0]
 
 
 def test_resolve_by_and_reason_are_shown_by_why_with_what_disputed_it(disputed):
