@@ -213,10 +213,13 @@ def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, rea
 @all_option
 @click.option("--data-subject", "data_subject", is_flag=True,
               help="Export one user's facts, history and events as one JSON object (needs --app/--user)")
+@click.option("--include-third-parties", "third_parties", is_flag=True,
+              help="With --data-subject: also the facts the user stated about other people (withheld by "
+                   "default: docs/forgetting.md)")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write here (created 0600) instead of stdout")
 @click.pass_context
-def export(ctx, app, user, all_, data_subject, out) -> None:
+def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
     """The log as JSONL (hashes, commitments, salts; redacted events as envelopes).
 
     With --all: the whole log (what `import` loads).  With --app/--user: only that partition's
@@ -225,6 +228,8 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
     """
     if data_subject and (not app or not user):
         raise LedgerError("--data-subject needs --app and --user")
+    if third_parties and not data_subject:
+        raise LedgerError("--include-third-parties is for a --data-subject export")
     check_whole_ledger(ctx, all_, app, user, "export")
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
@@ -234,7 +239,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
         check_partition(ledger, app, user)          # an empty export says why on stderr
     if not out:
         if data_subject:
-            sys.stdout.write(dumps(ledger.export_subject(app, user)) + "\n")
+            sys.stdout.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
         else:
             ledger.export_log(sys.stdout, app, user)
         return
@@ -242,7 +247,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
     # never truncates an earlier one.
     with private_file(out, prefix=".factledger-export-") as handle:
         if data_subject:
-            handle.write(dumps(ledger.export_subject(app, user)) + "\n")
+            handle.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
             count = None
         else:
             count = ledger.export_log(handle, app, user)

@@ -306,9 +306,9 @@ class Ledger(Reads):
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return export.export_log(self._conn, out, app, user)
 
-    def export_subject(self, app: str, user: str) -> dict:
+    def export_subject(self, app: str, user: str, third_parties: bool = False) -> dict:
         app, user = normalise_partition(app, user)
-        return export.export_subject(self._work, app, user)
+        return export.export_subject(self._work, app, user, third_parties)
 
     def residue(self) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/forget/residue.py`)."""
