@@ -380,14 +380,15 @@ class Ledger(Reads):
 # engines answer (`ledger/store/engines.py`), so no shell names the store.
 def _once_each(events: list[dict]) -> list[dict]:
     """A fact's events with each event once: one event can touch a fact in two roles (a resolved
-    dispute's `DisputeResolved` names the fact as its subject and as the loser); its roles are joined."""
+    dispute's `DisputeResolved` names the fact as its subject and as the loser).  `role` stays the
+    first, `roles` lists them all (`Ledger.fact_relations` reads each)."""
     merged: dict[int, dict] = {}
     for event in events:
         seen = merged.get(event["seq"])
         if seen is None:
-            merged[event["seq"]] = dict(event)
-        elif event["role"] not in seen["role"].split(", "):
-            seen["role"] = f"{seen['role']}, {event['role']}"
+            merged[event["seq"]] = {**event, "roles": [event["role"]]}
+        elif event["role"] not in seen["roles"]:
+            seen["roles"].append(event["role"])
     return list(merged.values())
 
 

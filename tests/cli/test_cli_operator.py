@@ -408,5 +408,5 @@ def test_why_lists_each_event_once_even_when_it_touched_the_fact_twice(disputed)
     seqs = [e["seq"] for e in report["events"]]
     assert len(seqs) == len(set(seqs))
     resolved = [e for e in report["events"] if e["type"] == "DisputeResolved"]
-    assert len(resolved) == 1 and set(resolved[0]["role"].split(", ")) == {"loser", "subject"}
+    assert len(resolved) == 1 and set(resolved[0]["roles"]) == {"loser", "subject"}
     assert invoke(path, "why", challenger, "-t").stdout.count("dispute resolved") == 1
