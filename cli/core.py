@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import chain
 
 import click
 
@@ -25,7 +26,7 @@ from factledger.ledger.vocabulary.clock import normalise_time
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
                 "effective_confidence", "said_at", "session", "fact_id")
-HISTORY_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to",
+HISTORY_COLUMNS = ("subject", "predicate", "value", "belief", "valid_from", "valid_to",
                    "recorded_from", "recorded_to", "reason", "session", "author", "quote", "fact_id")
 LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at", "redacted_by",
                "event_id")
@@ -74,6 +75,8 @@ TIME_FORMATS = "ISO 8601: 2026-09-01 (midnight UTC), 2026-09-01T18:00:00Z or wit
 # recorded_from: when the ledger learnt the row (a value learnt late shows it after valid_to)
 TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "recorded_from", "basis",
                 "effective_confidence", "said_at", "session", "fact_id")
+VALID_AT_COLUMNS = tuple(c for name in TIME_COLUMNS
+                         for c in (("state_then", "state_now") if name == "state" else (name,)))
 STATUSES = ("current", "disputed", "superseded", "retracted")
 
 
@@ -102,7 +105,7 @@ def check_as_of(ledger, as_of: str | None) -> None:
 @click.option("--predicate")
 @_time_options
 @click.option("--status", type=click.Choice(STATUSES), multiple=True,
-              help="Only facts in this state (repeatable); --valid-at can show superseded and retracted")
+              help="Only facts in this state today (repeatable); --valid-at can show superseded and retracted")
 @clearance_option("personal")
 @output_options
 @pass_state
@@ -124,7 +127,18 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
     if status:
         rows = [r for r in rows if r["status"] in status]
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
-    emit(rows, fmt, TIME_COLUMNS if (as_of or valid_at) else FACT_COLUMNS)
+    if valid_at:
+        emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
+        return
+    emit(rows, fmt, TIME_COLUMNS if as_of else FACT_COLUMNS)
+
+
+def label_then(row: dict) -> dict:
+    """A row true at --valid-at T, labelled by its state then beside today's: a value superseded
+    (or retracted) since was the current one inside its valid interval, so it reads "current" then,
+    not "superseded" as if it had been wrong at T.  `state` (and --status) stay today's."""
+    then = "current" if row["state"] in ("superseded", "retracted") else row["state"]
+    return {**row, "state_then": then, "state_now": row["state"]}
 
 
 @click.command()
@@ -146,7 +160,16 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate)
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
-    emit(rows, fmt, HISTORY_COLUMNS)
+    emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS)
+
+
+def belief(row: dict) -> str:
+    """The state an interval was believed in, worded so that only today's belief reads "current":
+    an interval closed in transaction time (recorded_to set: a later event replaced the belief)
+    reads "was current until T", so two intervals of one key never read as two current values."""
+    if row["recorded_to"] is None:
+        return row["state"]
+    return f"was {row['state']} until {row['recorded_to'][:19]}Z"
 
 
 @click.command()
@@ -165,17 +188,21 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
 def log(state, app, user, type_, predicate, session, fact, since, until, after, limit, fmt) -> None:
     """The event log itself, envelopes and bodies, streamed in seq order."""
     check_log_window(after, limit)              # before the first byte of output
+    check_type(type_)                           # no event of an unknown type can match
     ledger = state.ledger()
     spec = ledger.registry.resolve(predicate) if predicate else None
-    rows = ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
-                             predicate=spec.name if spec else predicate, session=session, fact=fact,
-                             since=since, until=until)
-    if emit_stream(rows, fmt, LOG_COLUMNS) == 0:
-        check_type(type_)
+    rows = iter(ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
+                                  predicate=spec.name if spec else predicate, session=session, fact=fact,
+                                  since=since, until=until))
+    first = next(rows, None)
+    if first is None:                           # why nothing matched, before the empty answer
         if app is not None and user is not None:
             check_partition(ledger, app, user)
         check_predicate(ledger, predicate)
         check_session(ledger, app, user, session)
+        emit_stream(iter(()), fmt, LOG_COLUMNS)
+        return
+    emit_stream(chain((first,), rows), fmt, LOG_COLUMNS)
 
 
 @click.command()

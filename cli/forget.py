@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -13,8 +12,8 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.forget.erase import check_words
-from factledger.ledger.service import is_server_location
+from factledger.ledger.forget.erase import check_ticket, check_words
+from factledger.ledger.service import holds_location, remove_location
 from factledger.ledger.vocabulary.terminal import escape
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
@@ -141,13 +140,15 @@ def confirm(preview: dict, command: str) -> None:
                    help_user="With --app: only receipts of this user, found by hashing the id as the "
                    "receipt does (env FACTLEDGER_USER)")
 @click.option("--session", help="With --app/--user: only receipts that forgot this session")
+@click.option("--ticket", help="Only receipts recorded with this external reference (`forget --ticket`)")
 @output_options
 @pass_state
-def erasures(state, app, user, session, fmt) -> None:
+def erasures(state, app, user, session, ticket, fmt) -> None:
     """List erasure receipts (one per redaction), newest last.
 
     With --app and --user (and --session) only the receipts of that data subject: found by hashing
-    the ids the way the receipts do, so the receipts still name no one.
+    the ids the way the receipts do, so the receipts still name no one.  With --ticket only the
+    receipts of that case (matched exactly, as `forget --ticket` recorded it).
     """
     if user is not None and app is None:
         raise LedgerError("--user needs --app")
@@ -164,6 +165,13 @@ def erasures(state, app, user, session, fmt) -> None:
         if not rows:
             note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
                  " (ids are matched exactly, as hashed)")
+    wanted = check_ticket(ticket)
+    if wanted is not None:
+        rows = [r for r in rows if r["ticket"] == wanted]
+        if not rows:
+            known = sorted({t for t in tickets.values() if t})
+            note(f"no erasure receipt with ticket {wanted!r}" + (
+                f" (tickets recorded: {', '.join(known)})" if known else " (no receipt records a ticket)"))
     emit(rows, fmt, ERASURE_COLUMNS)
 
 
@@ -205,10 +213,13 @@ def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, rea
 @all_option
 @click.option("--data-subject", "data_subject", is_flag=True,
               help="Export one user's facts, history and events as one JSON object (needs --app/--user)")
+@click.option("--include-third-parties", "third_parties", is_flag=True,
+              help="With --data-subject: also the facts the user stated about other people (withheld by "
+                   "default: docs/forgetting.md)")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write here (created 0600) instead of stdout")
 @click.pass_context
-def export(ctx, app, user, all_, data_subject, out) -> None:
+def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
     """The log as JSONL (hashes, commitments, salts; redacted events as envelopes).
 
     With --all: the whole log (what `import` loads).  With --app/--user: only that partition's
@@ -217,6 +228,8 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
     """
     if data_subject and (not app or not user):
         raise LedgerError("--data-subject needs --app and --user")
+    if third_parties and not data_subject:
+        raise LedgerError("--include-third-parties is for a --data-subject export")
     check_whole_ledger(ctx, all_, app, user, "export")
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
@@ -226,7 +239,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
         check_partition(ledger, app, user)          # an empty export says why on stderr
     if not out:
         if data_subject:
-            sys.stdout.write(dumps(ledger.export_subject(app, user)) + "\n")
+            sys.stdout.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
         else:
             ledger.export_log(sys.stdout, app, user)
         return
@@ -234,7 +247,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
     # never truncates an earlier one.
     with private_file(out, prefix=".factledger-export-") as handle:
         if data_subject:
-            handle.write(dumps(ledger.export_subject(app, user)) + "\n")
+            handle.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
             count = None
         else:
             count = ledger.export_log(handle, app, user)
@@ -248,15 +261,13 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    created = not is_server_location(state.db) and not os.path.exists(state.db)
+    created = not holds_location(state.db)
     try:
         result = state.ledger(create=True).import_log(file)
     except LedgerError:
-        if created:                            # a failed import leaves no (empty) ledger behind
+        if created:               # a failed import leaves no (empty) ledger file or schema behind
             state.close()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                if os.path.exists(state.db + suffix):
-                    os.remove(state.db + suffix)
+            remove_location(state.db)
         raise
     emit_one(result, fmt, render=lambda r: (
         f"imported {r['imported']} events ({r['redacted']} redacted); verified, head {r['head']}"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import click
+import orjson
 
 from factledger.cli.context import create_option, pass_state
 from factledger.cli.notices import check_partition
@@ -57,7 +58,9 @@ def render_summary(s: dict) -> str:
         return ", ".join(f"{escape(k)} {v}" for k, v in counts.items()) or "none"
 
     lines = [
-        f"sessions: {s['sessions']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
+        # the same total as the "N of M sessions or files failed" error: a file that could not be
+        # read as a session is one of them, and the parts add up to it
+        f"sessions or files: {s['sources']} ({s['ingested']} ingested, {s['unchanged']} unchanged, "
         + (f"{s['skipped_erased']} skipped (erased), " if s.get("skipped_erased") else "")
         + f"{s['failed']} failed)",
         f"events read: {s['events_read']}",
@@ -172,6 +175,12 @@ def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
     return rows
 
 
+def fact_ids(stored) -> list[str]:
+    """A dispute's `disputes` as the list it is: the projection keeps it as JSON text, and JSON
+    output never nests encoded JSON (a string a reader must decode twice)."""
+    return orjson.loads(stored) if isinstance(stored, (str, bytes)) else list(stored or ())
+
+
 @click.group(invoke_without_command=True)
 @partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
                    help_user="Only this user (env FACTLEDGER_USER)")
@@ -207,7 +216,7 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
               "subject": d["subject"], "predicate": d["predicate"], "value": d["value"],
               "quote": d["quote"], "session": d["session"], "author": d["author"],
               "held_at": d["said_at"], "app": d["app"], "user": d["user"],
-              "status": "open", "disputes": d["disputes"]}
+              "status": "open", "disputes": fact_ids(d["disputes"])}
              for d in ledger.open_disputes(app, user)]
     emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
     if resolve_format(fmt) == "table":

@@ -4,6 +4,11 @@ A read exits 0 with what it found (possibly nothing) and, on stderr, says why wh
 not "there is nothing": facts withheld by clearance, an app, user, predicate, session or event type
 the ledger does not know (a typo answers "nothing" otherwise).  Notices start with `factledger:`
 so scripts can tell them from `Error:` lines.
+
+A name from the vocabulary (a predicate, an event type) that matches nothing and that neither the
+registry nor the event types know is a typo, not an empty answer: `Error: ...` with the
+did-you-mean hint, exit 1 (`log --type Bogus`, `facts --predicate favourite_colour`).  An app, user or
+session is data, not vocabulary (a user may simply not have spoken yet): those stay notices, exit 0.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import click
 
 from factledger.ledger.audit.presence import type_notice
 from factledger.ledger.domain.recall_options import parse_clearance
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.terminal import escape
 
@@ -31,8 +37,9 @@ def check_partition(ledger, app: str, user: str) -> bool:
 
 
 def check_predicate(ledger, predicate: str | None) -> None:
+    """Called when a read found nothing: a predicate the registry does not know is an error."""
     if predicate and ledger.registry.resolve(predicate) is None:
-        note(str(ledger.registry.unknown(predicate)).replace("unknown predicate", "no predicate", 1))
+        raise ledger.registry.unknown(predicate)
 
 
 def check_session(ledger, app, user, session: str | None) -> None:
@@ -43,10 +50,11 @@ def check_session(ledger, app, user, session: str | None) -> None:
 
 
 def check_type(type_: str | None) -> None:
+    """Called when a read found nothing: an event type that does not exist is an error."""
     if type_:
         text = type_notice(type_)
         if text:
-            note(text)
+            raise LedgerError(text)
 
 
 def clearance_option(default: str):

@@ -1,6 +1,11 @@
 """Output in the sqlite-utils manner: --json (array), --nl, --csv, -t/--table; a table on a terminal.
 
 Commands hand rows (dicts) to `emit`; nothing else in the CLI decides how output looks.
+
+A CSV cell holds a scalar, never encoded JSON: a nested object is flattened into one column per
+leaf (`events_by_type.FactObserved`, `fact.value`), a list of scalars (ids, seqs) is one cell of
+its items separated by spaces, and a list of records (`why`'s events) cannot be a cell at all, so
+the CSV is refused (`Error: ...`, exit 1, nothing written) with the formats that can carry it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import unicodedata
 import click
 import orjson
 
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.vocabulary.terminal import escape, json_safe
 
 FORMATS = ("json", "nl", "csv", "table")
@@ -137,43 +143,53 @@ def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: in
     return "\n".join(lines)
 
 
+def flat(row: dict, prefix: str = "") -> dict:
+    """A row with scalar values only: nested objects become dotted columns, lists of scalars one
+    space-separated cell; a list of records is refused (it has no cell)."""
+    out: dict = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flat(value, f"{name}.") if value else {name: None})
+        elif isinstance(value, (list, tuple)):
+            if any(isinstance(item, (dict, list, tuple)) for item in value):
+                raise LedgerError(f"CSV holds one value a cell, and {name!r} is a list of records: "
+                                  "use --json or --nl for this output")
+            out[name] = " ".join("" if item is None else str(item) for item in value)
+        else:
+            out[name] = value
+    return out
+
+
 def to_csv(rows: list[dict]) -> str:
     buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0].keys()), lineterminator="\n")
+    flattened = [flat(row) for row in rows]            # every refusal before the first byte
+    if flattened:
+        columns = list(dict.fromkeys(name for row in flattened for name in row))
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        for row in rows:
-            writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
+        writer.writerows(flattened)
     return buffer.getvalue()
 
 
 def emit_stream(rows, fmt: str | None, columns: tuple[str, ...] | None = None) -> int:
-    """`emit` for an iterator, without holding it in memory (a table, which needs every width, is
-    the exception: people read tables, so they are short).  Returns the number of rows."""
+    """`emit` for an iterator, without holding it in memory (a table, which needs every width, and
+    a CSV, which needs every column before the first row, are the exceptions: `--nl` streams any
+    size).  Returns the number of rows."""
     fmt = resolve_format(fmt)
-    if fmt == "table":
+    if fmt in ("table", "csv"):      # a table needs every width, a CSV every column (bodies differ)
         rows = list(rows)
         emit(rows, fmt, columns)
         return len(rows)
     count = 0
-    writer = None
     if fmt == "json":
         click.echo("[", nl=False)
     for row in rows:
         if fmt == "json":
             click.echo(("," if count else "") + "\n" + "\n".join(
                 "  " + line for line in dumps(row).splitlines()), nl=False)
-        elif fmt == "nl":
-            click.echo(dumps(row, pretty=False))
         else:
-            if writer is None:
-                buffer = io.StringIO()
-                writer = csv.DictWriter(buffer, fieldnames=list(row.keys()), lineterminator="\n")
-                writer.writeheader()
-            writer.writerow({k: cell(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
-            click.echo(buffer.getvalue(), nl=False)
-            buffer.seek(0)
-            buffer.truncate()
+            click.echo(dumps(row, pretty=False))
         count += 1
     if fmt == "json":
         click.echo("\n]" if count else "]")

@@ -63,20 +63,38 @@ def report() -> None:
 
 @report.command("erasure")
 @click.argument("seq", type=click.IntRange(min=1))
-@click.option("--format", "form", type=click.Choice(sorted(RENDERERS)), default="markdown",
-              show_default=True, help="markdown, json, or html (one self-contained page)")
+@click.option("--format", "form", type=click.Choice(sorted(RENDERERS)), default=None,
+              help="markdown, json, or html (one self-contained page)  [default: from -o's extension "
+                   "(.html, .md, .json), else markdown]")
 @click.option("--json", "form", flag_value="json", help="Same as --format json")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write here (created 0600) instead of stdout")
 @pass_state
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
+    form = report_format(form, out)
     text = RENDERERS[form](state.ledger().erasure_report(seq))
     if out:
         write_private(out, text if text.endswith("\n") else text + "\n")
         click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))
+
+
+# what a file's extension says it holds, for `report -o FILE` without a --format
+FORMAT_OF_EXTENSION = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
+                       ".json": "json"}
+
+
+def report_format(form: str | None, out: str | None) -> str:
+    """The format asked for, else the one -o's extension names, else markdown.  A format that
+    contradicts the extension (markdown into x.html) is refused: the file would lie about itself."""
+    suffix = out[out.rfind("."):].lower() if out and "." in out.rsplit("/", 1)[-1] else ""
+    implied = FORMAT_OF_EXTENSION.get(suffix)
+    if form is not None and implied is not None and form != implied:
+        raise LedgerError(f"--format {form} does not match {out!r}, whose extension says {implied}: "
+                          f"drop --format (the extension decides) or name the file for {form}")
+    return form or implied or "markdown"
 
 
 COMMANDS = (partitions, predicates, report)

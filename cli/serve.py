@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -14,6 +15,19 @@ from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.words import SENSITIVITIES
 
 INSTALL_HINT = "factledger serve needs the ui extra: pip install 'factledger[ui]'"
+
+
+def read_password() -> str:
+    """At a terminal: asked twice, hidden.  Piped (`echo "$PW" | factledger serve --hash-password`):
+    the first line of stdin, once; there is nobody to confirm it, so a second prompt would only
+    abort on the end of input.  An empty password is refused."""
+    if sys.stdin.isatty():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise LedgerError("an empty password: give one (prompted at a terminal, or the first line of stdin)")
+    return password
 
 
 @click.command()
@@ -46,8 +60,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
     if public_clearance != "normal" and not public:
         raise LedgerError("--public-clearance is what anonymous visitors of --public may read: give --public too")
     if hash_only:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-        click.echo(hash_password(password))
+        click.echo(hash_password(read_password()))
         return
     require_file(state, "serve")
     path = Path(state.db)

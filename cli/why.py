@@ -83,7 +83,8 @@ def render_why(report: dict) -> str:
         body = e["body"] or {}
         detail = escape(body.get("rule") or body.get("reason") or "")
         session = f" session {escape(body['session'])}" if body.get("session") else ""
-        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(e['role']):<11} {detail}{session}"
+        role = ", ".join(e.get("roles") or [e["role"]])
+        lines.append(f"  seq {e['seq']:>6}  {escape(e['type']):<16} {escape(role):<11} {detail}{session}"
                      + ("  (redacted)" if e["body"] is None else ""))
     return "\n".join(lines)
 

@@ -198,22 +198,74 @@ def _check_body(text: str, type_, number: int) -> dict:
     return data
 
 
-def export_subject(work: UnitOfWork, app: str, user: str) -> dict:
+# The subject a user's facts about themself carry (a candidate's default); any other subject
+# ("user.partner", "user.child") names another person the user spoke about.
+SELF_SUBJECT = "user"
+
+
+def export_subject(work: UnitOfWork, app: str, user: str, third_parties: bool = False) -> dict:
     """Everything the ledger holds about one user (a data-subject access export), as one JSON
-    object, read in one snapshot (its facts, history, sessions and events agree)."""
+    object, read in one snapshot (its facts, history, sessions and events agree).
+
+    What it holds about other people (docs/forgetting.md, "What an access export contains"): facts
+    whose subject is not the user themself (`user.partner allergy = peanuts`) are the user's words
+    but another person's data, so by default their values, quotes and the bodies of the events
+    that carry them are withheld, and `withheld_about_others` counts them by subject and predicate
+    (the controller sees that something was held back, and what kind); `third_parties=True`, a
+    controller's decision case by case (GDPR art. 15(4)), puts them in `about_others`."""
     conn = work.conn
     with snapshot(conn):
+        now = work.clock()
+        facts = queries.facts(conn, app, user, now=now, registry=work.registry, include_sensitive=True)
+        history = queries.history(conn, app, user, registry=work.registry, now=now)
+        others = {row["fact_id"]: row["subject"] for row in history if row["subject"] != SELF_SUBJECT}
         events = []
         for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
                 "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
                 " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
-            events.append({"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
-                           "body": body_of(body),
-                           "redacted_by": redacted_by})
-        return {"format": SUBJECT_FORMAT, "app": app, "user": user,
-                "exported_at": iso(work.clock()),
-                "facts": queries.facts(conn, app, user, now=work.clock(), registry=work.registry,
-                                       include_sensitive=True),
-                "history": queries.history(conn, app, user, registry=work.registry, now=work.clock()),
-                "sessions": list_sessions(conn, app, user),
-                "events": events}
+            event = {"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
+                     "body": body_of(body), "redacted_by": redacted_by}
+            about = _about_others(event["body"], others)
+            if about and not third_parties:
+                event.update(body=None, withheld=f"about another person ({', '.join(sorted(about))})")
+            events.append(event)
+        export = {"format": SUBJECT_FORMAT, "app": app, "user": user, "exported_at": iso(now),
+                  "third_parties": "included" if third_parties else "withheld",
+                  "facts": [f for f in facts if f["subject"] == SELF_SUBJECT],
+                  "history": [h for h in history if h["subject"] == SELF_SUBJECT],
+                  "sessions": list_sessions(conn, app, user),
+                  "events": events}
+        about_others = {"facts": [f for f in facts if f["subject"] != SELF_SUBJECT],
+                        "history": [h for h in history if h["subject"] != SELF_SUBJECT]}
+        if third_parties:
+            export["about_others"] = about_others
+        else:
+            counted: dict[tuple[str, str], int] = {}
+            for row in about_others["history"]:
+                key = (row["subject"], row["predicate"])
+                counted[key] = counted.get(key, 0) + 1
+            export["withheld_about_others"] = [{"subject": s, "predicate": p, "history_rows": n}
+                                               for (s, p), n in sorted(counted.items())]
+        return export
+
+
+def _about_others(body, others: dict[str, str]) -> set[str]:
+    """The other people (subjects) an event body is about: its own or its candidate's subject, or
+    a fact id of theirs it names anywhere (a supersession, a dispute, a resolution)."""
+    found: set[str] = set()
+
+    def walk(value, key: str | None = None) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str):
+            if key == "subject" and value != SELF_SUBJECT:
+                found.add(value)
+            elif value in others:
+                found.add(others[value])
+
+    walk(body)
+    return found

@@ -126,8 +126,14 @@ class Reads:
         """What happened to a fact: one entry per event of `Ledger.why(fact_id)["events"]` that
         links it to another fact, a statement or a reviewer (what replaced, disputed or retracted
         it, and who settled it), for `factledger why`."""
+        # an event listed once with several roles (`Ledger.why`) is read in each of them; an entry
+        # two roles give alike (a resolution seen as subject and as loser) is one entry
+        each = [{**e, "role": role} for e in events for role in e.get("roles", [e["role"]])]
         with snapshot(self._conn), served.keeping(self._served_kept):
-            found = related(self._conn, fact_id, events)
+            found = []
+            for entry in related(self._conn, fact_id, each):
+                if entry not in found:
+                    found.append(entry)
             served.check(self._conn, [{k: e[k] for k in _STATEMENT} for e in found if e.get("value") is not None],
                          table="fact_history")
         return found

@@ -53,7 +53,8 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 # (docs/performance.md, "Imports that cost nothing").
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
-           "is_fresh_server_location", "is_server_location", "parse_clearance"]
+           "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
+           "remove_location"]
 
 
 class Ledger(Reads):
@@ -157,6 +158,7 @@ class Ledger(Reads):
             served.check(self._conn, [found["fact"]], table="fact_history")
             served.check_touching(self._conn, found["fact"]["fact_id"], found["events"])
             served.check_current(self._conn, found["fact"]["fact_id"])
+        found["events"] = _once_each(found["events"])
         return found
 
     def log(self, **filters) -> list[dict]:
@@ -322,9 +324,9 @@ class Ledger(Reads):
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return export.export_log(self._conn, out, app, user)
 
-    def export_subject(self, app: str, user: str) -> dict:
+    def export_subject(self, app: str, user: str, third_parties: bool = False) -> dict:
         app, user = normalise_partition(app, user)
-        return export.export_subject(self._work, app, user)
+        return export.export_subject(self._work, app, user, third_parties)
 
     def residue(self) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables (`ledger/forget/residue.py`)."""
@@ -394,9 +396,25 @@ class Ledger(Reads):
 
 # What a shell asks of a location before (or without) opening a ledger there: the store's
 # engines answer (`ledger/store/engines.py`), so no shell names the store.
+def _once_each(events: list[dict]) -> list[dict]:
+    """A fact's events with each event once: one event can touch a fact in two roles (a resolved
+    dispute's `DisputeResolved` names the fact as its subject and as the loser).  `role` stays the
+    first, `roles` lists them all (`Ledger.fact_relations` reads each)."""
+    merged: dict[int, dict] = {}
+    for event in events:
+        seen = merged.get(event["seq"])
+        if seen is None:
+            merged[event["seq"]] = {**event, "roles": [event["role"]]}
+        elif event["role"] not in seen["roles"]:
+            seen["roles"].append(event["role"])
+    return list(merged.values())
+
+
 is_server_location = engines.is_server_location
 display_location = engines.display_location
 is_fresh_server_location = engines.is_fresh_server_location
+holds_location = engines.holds_location
+remove_location = engines.remove_location
 
 
 # The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they

@@ -34,7 +34,7 @@ from factledger.ledger.forget.scope import (
     event_hash,
     fact_hash,
     pseudonym,
-    scope_hash,
+    retention_hash,
     session_hash,
     user_hash,
 )
@@ -95,15 +95,17 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
            vacuum: bool = False) -> dict:
     """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
     for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
-    cutoffs = _policy(ledger, older_than, predicate, sensitivity)
+    days = _policy(ledger, older_than, predicate, sensitivity)
     reason, requester = check_words(reason or "retention policy", requester or "retention")
+    now = ledger.clock()
+    cutoffs = {name: iso(now - timedelta(days=n)) for name, n in days.items()}
     policy = tuple(sorted(cutoffs.items()))
-    kind_hash = scope_hash("retention", *(f"{p}<{c}" for p, c in policy))
+    kind_hash = retention_hash(days, app, user)
 
     def plans() -> list[Plan]:
         found = []
         for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, ledger.registry, app, user):
-            scope = Scope("retention", part_app, part_user, cutoffs=policy)
+            scope = Scope("retention", part_app, part_user, cutoffs=policy, run_hash=kind_hash)
             one = plan(ledger.conn, scope, ledger.registry)
             if not one.empty:
                 found.append(one)
@@ -112,6 +114,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
     receipt = _run(ledger, "retention", kind_hash, app or ALL_APPS, plans, reason, requester,
                    dry_run=not apply, vacuum=vacuum)
     receipt["policy"] = {p: c for p, c in policy}
+    receipt["retention_days"] = dict(sorted(days.items()))
     return receipt
 
 
@@ -245,9 +248,8 @@ def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
 
 
 def _policy(ledger, older_than: int | None, predicate: str | None,
-            sensitivity: str | None) -> dict[str, str]:
-    """predicate -> cutoff time: facts last confirmed before it are past retention."""
-    now = ledger.clock()
+            sensitivity: str | None) -> dict[str, int]:
+    """predicate -> days kept: facts last confirmed longer ago are past retention."""
     if predicate is not None and sensitivity is not None:
         raise LedgerError("give --predicate or --sensitivity, not both")
     if older_than is not None and (isinstance(older_than, bool) or older_than <= 0):
@@ -262,15 +264,14 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
         days = older_than or spec.retention_days
         if days is None:
             raise LedgerError(f"predicate {spec.name} has no retention_days; give --older-than DAYS")
-        return {spec.name: iso(now - timedelta(days=days))}
+        return {spec.name: days}
     if sensitivity is not None:
         if sensitivity not in SENSITIVITIES:
             raise LedgerError(f"unknown sensitivity {sensitivity!r} (one of {', '.join(SENSITIVITIES)})")
         names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
         names |= predicates_of_sensitivity(ledger.conn, sensitivity)
-        return {name: iso(now - timedelta(days=older_than)) for name in sorted(names)}
-    return {s.name: iso(now - timedelta(days=s.retention_days))
-            for s in registry.predicates.values() if s.retention_days}
+        return {name: older_than for name in sorted(names)}
+    return {s.name: s.retention_days for s in registry.predicates.values() if s.retention_days}
 
 
 def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], registry, app: str | None,

@@ -55,6 +55,14 @@ def fact_hash(app: str, user: str, fact_id: str) -> str:
     return scope_hash("fact", app, user, fact_id)
 
 
+def retention_hash(days: dict[str, int], app: str | None, user: str | None) -> str:
+    """A retention run named by its rule (predicate -> days kept) and the partitions it may touch,
+    not by the cutoff instants the rule gives at this second: the dry run, the plan shown at the
+    prompt and the receipt of one run carry the same hash, so the plan approved matches the
+    receipt (a later run of the same policy shares it too; its receipt's seq tells them apart)."""
+    return scope_hash("retention", app or "", user or "", *(f"{p}>{d}d" for p, d in sorted(days.items())))
+
+
 def pseudonym(app: str, user: str) -> str:
     """What the `user` column becomes when a whole user is erased."""
     return ERASED_PREFIX + user_hash(app, user)[:PSEUDONYM_CHARS]
@@ -72,6 +80,7 @@ class Scope:
     predicate: str | None = None
     sensitivity: str | None = None
     cutoffs: tuple[tuple[str, str], ...] = ()   # retention: (predicate, forget if confirmed before)
+    run_hash: str | None = None                 # retention: the run's `retention_hash`
 
     @property
     def hash(self) -> str:
@@ -85,7 +94,7 @@ class Scope:
             return scope_hash("predicate", self.app, self.user, self.predicate or "")
         if self.kind == "sensitivity":
             return scope_hash("sensitivity", self.app, self.user, self.sensitivity or "")
-        return scope_hash("retention", *(f"{p}<{c}" for p, c in self.cutoffs))
+        return self.run_hash or scope_hash("retention", *(f"{p}<{c}" for p, c in self.cutoffs))
 
     @property
     def fact_wide(self) -> bool:

@@ -42,6 +42,8 @@ class Summary:
                              if k.startswith(prefix + ":")}
         return {
             "sessions": sum(1 for r in self.results if r.session is not None),
+            # every session or file tried, each counted once below (ingested, unchanged, skipped, failed)
+            "sources": len(self.results),
             "ingested": sum(1 for r in self.results if r.status == "ingested"),
             "unchanged": sum(1 for r in self.results if r.status == "unchanged"),
             "skipped_erased": sum(1 for r in self.results if r.status == "skipped"),

@@ -111,6 +111,14 @@ class Engine(Protocol):
     def residue(self, conn: Any, location: str) -> dict:
         """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""
 
+    def holds(self, location: str | os.PathLike) -> bool:
+        """Whether the location exists yet (SQLite: the file; PostgreSQL: the schema), before a
+        command that may create it; `remove` undoes only what such a command created."""
+
+    def remove(self, location: str | os.PathLike) -> None:
+        """Remove a location a failed command just created (SQLite: the file and its -wal, -shm,
+        -journal; PostgreSQL: the schema, with what was put in it), leaving nothing behind."""
+
 
 class Backend(Protocol):
     """Opens an `EventLog` on a location (a file path for SQLite, a DSN for a server)."""

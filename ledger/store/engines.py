@@ -34,6 +34,16 @@ def is_server_location(location: str | os.PathLike) -> bool:
     return engine_for(location) is not SQLITE
 
 
+def holds_location(location: str | os.PathLike) -> bool:
+    """Whether the location exists yet: the file, or the server's schema."""
+    return engine_for(location).holds(location)
+
+
+def remove_location(location: str | os.PathLike) -> None:
+    """Remove what a failed command created at a location that did not exist before it."""
+    engine_for(location).remove(location)
+
+
 def display_location(location: str | os.PathLike) -> str:
     """A location as messages may show it (a server URL's password hidden)."""
     return engine_for(location).describe(location)

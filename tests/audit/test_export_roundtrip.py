@@ -179,3 +179,31 @@ def test_cli_export_checks_arguments_before_touching_the_file(source, tmp_path):
     good = runner.invoke(cli, ["--db", db, "export", "--all", "-o", str(out)])
     assert good.exit_code == 0 and out.read_text().startswith('{"format":"factledger-log/1"')
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".factledger")) == []
+
+
+def test_an_access_export_withholds_what_the_user_said_about_others_unless_asked(tmp_path):
+    """Bob's export: his own facts and words; his partner's allergy (another person's health data)
+    counted by subject and predicate, its value, quote and event body withheld; included only when
+    the controller asks (docs/forgetting.md, "What an access export contains")."""
+    with Ledger(tmp_path / "l.db", clock=MovableClock()) as ledger:
+        partner = ledger.observe(cand(user="bob", subject="user.partner", predicate="allergy", value="peanuts",
+                                      quote="my partner is allergic to peanuts")).fact_id
+        ledger.observe(cand(user="bob", predicate="diet", value="vegan", quote="I'm vegan"))
+        withheld = ledger.export_subject("app", "bob")
+        text = orjson.dumps(withheld).decode()
+        assert "peanuts" not in text and "allergic" not in text and partner not in text
+        assert [f["value"] for f in withheld["facts"]] == ["vegan"] and withheld["third_parties"] == "withheld"
+        assert withheld["withheld_about_others"] == [{"subject": "user.partner", "predicate": "allergy",
+                                                      "history_rows": 1}]
+        assert [e["withheld"] for e in withheld["events"] if e.get("withheld")] == \
+            ["about another person (user.partner)"]
+        included = ledger.export_subject("app", "bob", third_parties=True)
+        assert [f["value"] for f in included["about_others"]["facts"]] == ["peanuts"]
+        assert all(e["body"] is not None for e in included["events"])
+    runner = CliRunner()
+    db = str(tmp_path / "l.db")
+    shown = runner.invoke(cli, ["--db", db, "export", "--app", "app", "--user", "bob", "--data-subject",
+                                "--include-third-parties"])
+    assert shown.exit_code == 0 and "peanuts" in shown.stdout
+    misused = runner.invoke(cli, ["--db", db, "export", "--all", "--include-third-parties"])
+    assert misused.exit_code == 1 and "for a --data-subject export" in misused.stderr

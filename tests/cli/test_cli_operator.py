@@ -52,11 +52,8 @@ def test_facts_say_how_many_were_withheld_and_clearance_shows_them(db):
 @pytest.mark.parametrize("args, notice", [
     (["facts", "--app", "app", "--user", "u3"], "no user 'u3' in app 'app'"),
     (["facts", "--app", "ap", "--user", "u1"], "no app 'ap' in this ledger (did you mean 'app'?)"),
-    (["facts", *P, "--predicate", "home_cty"], "did you mean home_city"),
     (["history", "--app", "app", "--user", "u9"], "no user 'u9'"),
     (["sessions", "--app", "app", "--user", "u9"], "no user 'u9'"),
-    (["log", "--type", "Nope"], "no event type 'Nope'"),
-    (["log", "--type", "FactObserve"], "did you mean 'FactObserved'"),
     (["log", *P, "--session", "s7"], "no session 's7'"),
     (["export", "--app", "app", "--user", "nobody", "--data-subject"], "no user 'nobody'"),
     (["recall", "city", "--app", "app", "--user", "nobody"], "no user 'nobody'"),
@@ -65,6 +62,22 @@ def test_a_typo_is_told_on_stderr_and_exits_0(db, args, notice):
     result = invoke(db, *args)
     assert result.exit_code == 0, result.output
     assert notice in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, error", [
+    (["facts", *P, "--predicate", "home_cty"], "did you mean home_city"),
+    (["facts", *P, "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["history", *P, "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["log", "--predicate", "favourite_colour"], "unknown predicate 'favourite_colour'"),
+    (["log", "--type", "Bogus"], "no event type 'Bogus'"),
+    (["log", "--type", "FactObserve"], "did you mean 'FactObserved'"),
+])
+def test_an_unknown_name_of_the_vocabulary_in_a_filter_is_an_error(db, args, error):
+    """A predicate or event type nobody defined is a typo, not an empty answer: exit 1, the hint."""
+    result = invoke(db, *args)
+    assert result.exit_code == 1, result.output
+    assert "Error:" in result.stderr and error in result.stderr, result.stderr
+    assert result.stdout.strip() in ("", "(no rows)")
 
 
 def test_forget_of_an_unknown_user_and_a_repeat_say_so(db):
@@ -134,11 +147,15 @@ def test_log_filters_and_shows_predicate_and_value(db):
 def test_history_table_carries_session_author_quote_and_valid_at_rows_their_interval(db):
     header = invoke(db, "history", *P, "-t").stdout.splitlines()[0]
     assert {"session", "author", "quote"} <= set(header.split())
+    shown = json.loads(invoke(db, "history", *P, "--predicate", "home_city", "--json").stdout)
+    assert [r["belief"] for r in shown if r["belief"] == "current"] == ["current"]   # one current value
+    assert all(r["belief"].startswith("was ") for r in shown if r["recorded_to"] is not None)
     rows = json.loads(invoke(db, "facts", *P, "--valid-at", "2026-08-10", "--json").stdout)
     pune = [r for r in rows if r["value"] == "Pune"][0]
     assert pune["state"] == "superseded" and pune["valid_to"].startswith("2026-08-20")
+    assert (pune["state_then"], pune["state_now"]) == ("current", "superseded")   # true then, replaced since
     table = invoke(db, "facts", *P, "--valid-at", "2026-08-10", "-t").stdout.splitlines()[0]
-    assert {"state", "valid_from", "valid_to"} <= set(table.split())
+    assert {"state_then", "state_now", "valid_from", "valid_to"} <= set(table.split())
     current = json.loads(invoke(db, "facts", *P, "--status", "current", "--json").stdout)
     assert current and {r["status"] for r in current} == {"current"}
 
@@ -185,6 +202,31 @@ def test_report_erasure_markdown_json_html(db, tmp_path):
     assert missing.exit_code == 1 and "no erasure receipt at seq 1" in missing.stderr
 
 
+def test_report_takes_its_format_from_the_file_name_and_refuses_a_contradiction(db, tmp_path):
+    seq = str(json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes",
+                                "--json").stdout)["redaction_seq"])
+    page, notes, data = tmp_path / "x.html", tmp_path / "x.md", tmp_path / "x.json"
+    for path in (page, notes, data):
+        assert invoke(db, "report", "erasure", seq, "-o", str(path)).exit_code == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert notes.read_text().startswith(f"# Erasure report: seq {seq}")
+    assert json.loads(data.read_text())["receipt"]["redaction_seq"] == int(seq)
+    clash = invoke(db, "report", "erasure", seq, "--format", "markdown", "-o", str(tmp_path / "y.html"))
+    assert clash.exit_code == 1 and "Error:" in clash.stderr and "html" in clash.stderr
+    assert not (tmp_path / "y.html").exists()
+
+
+def test_erasures_by_ticket_find_the_receipt_of_that_forget(db):
+    receipt = json.loads(invoke(db, "forget", *P, "--session", "s2", "--reason", "GDPR 17",
+                                "--ticket", "DPO-2026-114", "--yes", "--json").stdout)
+    invoke(db, "forget", "--app", "app", "--user", "u2", "--reason", "r", "--ticket", "DPO-2026-200", "--yes")
+    found = json.loads(invoke(db, "erasures", "--ticket", "DPO-2026-114", "--json").stdout)
+    assert [(r["redaction_seq"], r["ticket"]) for r in found] == [(receipt["redaction_seq"], "DPO-2026-114")]
+    none = invoke(db, "erasures", "--ticket", "DPO-2026-999", "--json")
+    assert none.exit_code == 0 and json.loads(none.stdout) == []
+    assert "no erasure receipt with ticket 'DPO-2026-999'" in none.stderr and "DPO-2026-114" in none.stderr
+
+
 # --- output details ----------------------------------------------------------------------------
 
 def test_two_output_formats_is_a_usage_error(db):
@@ -225,12 +267,28 @@ def disputed(tmp_path) -> tuple[str, str, str]:
 
 
 def test_review_lists_open_disputes_beside_held_candidates(disputed):
-    path, _, challenger = disputed
+    path, original, challenger = disputed
     invoke(path, "observe", *P, "--predicate", "shoe_colour", "--value", "red", "--quote", "red shoes",
            "--session", "s4", "--event-id", "e4", "--said-at", "2026-10-03")
     rows = json.loads(invoke(path, "review", "--json").stdout)
     assert {r["kind"] for r in rows} == {"held", "dispute"}
     assert [r["item"] for r in rows if r["kind"] == "dispute"] == [challenger]
+    assert [r["disputes"] for r in rows if r["kind"] == "dispute"] == [[original]]   # a list, not JSON text
+
+
+def test_csv_cells_hold_scalars_flattened_or_the_csv_is_refused(disputed):
+    import csv
+    import io
+    path, original, _ = disputed
+    stats = list(csv.DictReader(io.StringIO(invoke(path, "stats", "--csv").stdout)))
+    assert stats[0]["events_by_type.FactObserved"] == "2" and "events_by_type" not in stats[0]
+    assert not any(v.startswith(("{", "[")) for v in stats[0].values())
+    refused = invoke(path, "why", original, "--csv")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "Error: CSV holds one value a cell" in refused.stderr and "--json" in refused.stderr
+    logged = list(csv.DictReader(io.StringIO(invoke(path, "log", "--csv").stdout)))
+    assert logged and all(not (v or "").startswith(("{", "[")) for row in logged for v in row.values())
+    assert "body.value" in logged[0]
 
 
 def test_resolve_by_and_reason_are_shown_by_why_with_what_disputed_it(disputed):
@@ -341,3 +399,15 @@ def test_recall_as_of_serves_what_would_have_been_served_then(tmp_path):
     before = invoke(path, "recall", "diet", *P, "--as-of", "2020-01-01")
     assert "nothing had been recorded yet" in before.stderr
     assert "ISO 8601" in " ".join(invoke(path, "recall", "--help").stdout.split())   # wrapped help
+
+
+def test_why_lists_each_event_once_even_when_it_touched_the_fact_twice(disputed):
+    """`DisputeResolved` names the loser as subject and as loser: one event, one line, both roles."""
+    path, _, challenger = disputed
+    invoke(path, "resolve", challenger, "--reject", "--by", "dr.rao", "--reason", "asked")
+    report = json.loads(invoke(path, "why", challenger, "--json").stdout)
+    seqs = [e["seq"] for e in report["events"]]
+    assert len(seqs) == len(set(seqs))
+    resolved = [e for e in report["events"] if e["type"] == "DisputeResolved"]
+    assert len(resolved) == 1 and set(resolved[0]["roles"]) == {"loser", "subject"}
+    assert invoke(path, "why", challenger, "-t").stdout.count("dispute resolved") == 1

@@ -216,6 +216,22 @@ def test_retain_apply_on_a_terminal_shows_the_plan_and_asks(db, answer, changed)
         assert "not confirmed; nothing was changed" in seen
 
 
+def test_a_retention_run_carries_one_scope_hash_from_dry_run_through_the_plan_to_its_receipt(db):
+    """The plan approved at the prompt can be matched to the receipt: the hash names the policy
+    (days kept, partitions touched), not the cutoff instants, which move with the clock."""
+    args = ["retain", "--all", "--older-than", "1", "--sensitivity", "health"]
+    dry = json.loads(invoke(db, *args, "--json", env={"FACTLEDGER_NOW": "2026-11-01T00:00:00Z"}).stdout)
+    prompt = invoke(db, *args, "--apply", input="y\n", env={"FACTLEDGER_NOW": "2026-11-01T00:05:00Z"})
+    done = invoke(db, *args, "--apply", "--yes", "--json", env={"FACTLEDGER_NOW": "2026-11-01T00:10:00Z"})
+    receipt = json.loads(done.stdout)
+    assert not receipt["noop"] and set(receipt["retention_days"].values()) == {1}
+    assert dry["scope_hash"] == receipt["scope_hash"]
+    assert f"(retention {receipt['scope_hash']})" in prompt.stderr
+    assert {p["scope_hash"] for p in dry["plan"]} == {receipt["scope_hash"]}
+    erased = json.loads(invoke(db, "erasures", "--json").stdout)
+    assert [r["scope_hash"] for r in erased] == [receipt["scope_hash"]]
+
+
 # --- files ----------------------------------------------------------------------------------
 
 def mode(path) -> int:

@@ -81,6 +81,10 @@ def test_one_bad_file_does_not_lose_the_good_ones(tmp_path):
     summary = json.loads(result.stdout)
     assert summary["ingested"] == 3 and summary["failures"][0]["source"] == str(bad)
     assert "Error: 1 of 4 sessions or files failed: " + str(bad) in result.stderr
+    assert summary["ingested"] + summary["unchanged"] + summary["skipped_erased"] + summary["failed"] \
+        == summary["sources"] == 4
+    table = run(tmp_path / "again.db", "ingest", str(SESSIONS / "meal-kit"), str(bad), "--create", "-t")
+    assert "sessions or files: 4 (3 ingested, 0 unchanged, 1 failed)" in table.stdout
     assert "the event has no timestamp" in result.stderr
     with Ledger(db) as ledger:
         assert len(ledger.sessions("mealkit", "priya")) == 3

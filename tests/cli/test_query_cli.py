@@ -91,6 +91,14 @@ def test_a_bad_statement_and_a_missing_file_are_errors(db, tmp_path):
     assert not (tmp_path / "none.db").exists()
 
 
+@pytest.mark.parametrize("sql", ["ATTACH DATABASE 'x.db' AS x", "vacuum", "begin", "detach x"])
+def test_a_statement_that_returns_no_rows_is_refused_in_our_words(db, sql):
+    """Not sqlite-utils' "use execute() for other statements": the reader never called execute()."""
+    result = sh(db, sql)
+    assert result.returncode == 1 and result.stderr.startswith("Error: query runs one statement that returns rows")
+    assert "execute()" not in result.stderr
+
+
 def test_the_ledger_still_verifies_after_the_refusals(db):
     with Ledger(db, clock=MovableClock()) as ledger:
         assert ledger.verify()["ok"]

@@ -220,7 +220,7 @@ def test_a_directory_walk_reports_skipped_files_and_reads_upper_case_suffixes(tm
     db = tmp_path / "l.db"
     result = run(db, "ingest", str(folder), "-t")
     assert result.exit_code == 0, result.output
-    assert "sessions: 1 (1 ingested" in result.stdout
+    assert "sessions or files: 1 (1 ingested" in result.stdout
     assert f"skipped {folder / 's1.jsonl.gz'}: compressed; decompress it first" in result.stdout
     assert f"skipped {folder / 'notes.txt'}: not a session file" in result.stdout
 

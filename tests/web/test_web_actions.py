@@ -146,6 +146,9 @@ def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(
     assert erased.status_code == 400 and "erased" in erased.text and "Bengaluru" not in erased.text
     timeline = rao.get("/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city")
     assert f"reinstated after erasure (seq {seq})" in timeline.text
+    # the legend's dashed erasure line is drawn, labelled with the receipt's seq
+    assert 'class="erasure"' in timeline.text and f'class="mark mark-erasure">erasure {seq}<' in timeline.text
+    assert "dashed line: an erasure that brought a value of this key back" in timeline.text
     receipts = rao.get("/-/factledger/erasures")
     assert "user request" in receipts.text and ">rao<" in receipts.text
     assert "<th>ticket</th>" in receipts.text and "<td>DPO-114</td>" in receipts.text

@@ -49,6 +49,18 @@ def test_hash_password_prints_a_hash_the_actors_file_accepts(tmp_path):
     assert actors["dr rao"].full_clearance and actors["dr rao"].may_act
 
 
+def test_hash_password_from_one_piped_line_prints_its_hash_and_an_empty_one_is_refused():
+    """`echo "$PW" | factledger serve --hash-password`: one line, nobody to confirm it, no abort."""
+    factledger = str(Path(sys.executable).with_name("factledger"))
+    piped = subprocess.run([factledger, "serve", "--hash-password"], input="correct horse\n",
+                           capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert check_password("correct horse", piped.stdout.strip().splitlines()[-1])
+    empty = subprocess.run([factledger, "serve", "--hash-password"], input="", capture_output=True,
+                           text=True, timeout=120)
+    assert empty.returncode == 1 and "Error: an empty password" in empty.stderr
+
+
 @pytest.mark.parametrize("text, problem", [
     ("not toml [", "not valid TOML"),
     ("[other]\n", "no [actors.NAME]"),

@@ -316,7 +316,9 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> Pg
     try:
         raw = psycopg.connect(conninfo, autocommit=True)
     except psycopg.Error as exc:
-        raise LedgerError(f"cannot open ledger {display(location)}: {str(exc).strip()}") from None
+        # psycopg's message spans lines ("...\n\tIs the server running ..."): one line here, so the
+        # terminal escaping of `Error:` lines never shows a literal \n\t
+        raise LedgerError(f"cannot open ledger {display(location)}: {' '.join(str(exc).split())}") from None
     _adapt(raw)
     try:
         raw.execute(f"SET lock_timeout = {max(1, int(busy_timeout * 1000))}")
@@ -338,16 +340,46 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> Pg
     return PgConnection(raw, schema, str(location))
 
 
+def _server(location: str):
+    """A plain connection to the location's server (no schema set) and the ledger's schema name."""
+    psycopg = _psycopg()
+    if psycopg is None:
+        raise LedgerError("a postgresql:// ledger needs psycopg 3: pip install 'factledger[postgres]'")
+    conninfo, schema = split_location(location)
+    try:
+        return psycopg.connect(conninfo, autocommit=True), schema
+    except psycopg.Error as exc:
+        raise LedgerError(f"cannot open ledger {display(location)}: {' '.join(str(exc).split())}") from None
+
+
+def schema_exists(location: str) -> bool:
+    """Whether the ledger's schema is there yet (a command creating it may drop it on failure)."""
+    raw, schema = _server(location)
+    with raw:
+        return raw.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+                           (schema,)).fetchone() is not None
+
+
+def drop_schema(location: str) -> None:
+    """Drop the ledger's schema and all in it: only for a schema the failed command created."""
+    raw, schema = _server(location)
+    with raw:
+        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 def fresh_postgres(location: str) -> bool:
-    """True when the location's schema holds no ledger yet (the demo wants a fresh one)."""
+    """True when the location's schema holds no ledger yet, or one `init` made that holds no event
+    (the demo wants a fresh one; `factledger init && factledger demo` is the quick start)."""
     try:
         conn = connect(location, create=False)
     except LedgerError as exc:
         if "no ledger at" in str(exc):
             return True
         raise
-    conn.close()
-    return False
+    try:
+        return conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    finally:
+        conn.close()
 
 
 def _adapt(raw) -> None:

@@ -52,6 +52,12 @@ class PostgresEngine:
              create: bool = True) -> EventLog:
         return backend.open_postgres(str(location), clock, busy_timeout, synchronous, create)
 
+    def holds(self, location) -> bool:
+        return backend.schema_exists(str(location))
+
+    def remove(self, location) -> None:
+        backend.drop_schema(str(location))
+
     def attach(self, store: EventLog, location, synchronous: str) -> None:
         return None                   # the server checkpoints its own WAL
 

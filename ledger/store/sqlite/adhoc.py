@@ -59,6 +59,10 @@ def query(path: str | Path, sql: str, params: dict | None = None) -> list[dict]:
                                   f"({text}); nothing was changed") from None
             raise LedgerError(f"query failed: {text}") from None
         except (sqlite3.ProgrammingError, ValueError) as exc:
+            if "returns rows" in str(exc):        # sqlite-utils' words for ATTACH, VACUUM, BEGIN ...
+                raise LedgerError("query runs one statement that returns rows (SELECT, WITH, a PRAGMA "
+                                  "that reads); this one returns none (ATTACH, DETACH, VACUUM, BEGIN, ...) "
+                                  "and is refused; nothing was changed") from None
             raise LedgerError(f"query failed: {exc}") from None
     finally:
         conn.close()

@@ -46,6 +46,13 @@ class SqliteEngine:
              synchronous: str = "FULL", create: bool = True) -> EventLog:
         return open_sqlite(location, clock, busy_timeout, synchronous)
 
+    def holds(self, location: str | os.PathLike) -> bool:
+        return str(location) == ":memory:" or Path(location).exists()
+
+    def remove(self, location: str | os.PathLike) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{location}{suffix}").unlink(missing_ok=True)
+
     def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> WalCheckpointer | None:
         """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`)."""
         if not WalCheckpointer.applies_to(str(location)):
