@@ -33,7 +33,7 @@ FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
 def seed(db: Path, facts_per_user: int = 40) -> None:
     """Each user's partition with a home city and some allergies said over time (recall has facts
     to score and serve)."""
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         candidates = []
         for u in range(USERS):
             for k in range(facts_per_user):
@@ -46,7 +46,7 @@ def seed(db: Path, facts_per_user: int = 40) -> None:
 
 
 def remember_args(user: int, n: int) -> dict:
-    return {"predicate": "home_city", "value": f"{CITIES[n % len(CITIES)]}", "quote": "I live there now",
+    return {"predicate": "home_city", "value": f"{CITIES[n % len(CITIES)]}", "quote": f"I live in {CITIES[n % len(CITIES)]} now",
             "session": f"bench-{user}-{n}", "user": f"u{user}"}
 
 

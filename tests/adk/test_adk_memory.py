@@ -195,7 +195,7 @@ def test_health_needs_explicit_clearance(ledger):
 
 def test_an_old_allergy_is_still_served_and_asks_to_be_confirmed(tmp_path):
     """Issue 28 item 1 in ADK entries: age is shown, not used to hide."""
-    with Ledger(tmp_path / "old.db", clock=fixed_clock("2027-06-01T00:00:00Z")) as ledger:
+    with Ledger(tmp_path / "old.db", clock=fixed_clock("2027-06-01T00:00:00Z"), create=True) as ledger:
         memory = LedgerMemoryService(ledger, clearance="health")
         entry = MemoryEntry(content=types.Content(parts=[types.Part(text="my daughter is allergic to peanuts")]),
                             author="user", timestamp="2026-11-01T00:00:00Z", id="n1",

@@ -185,7 +185,7 @@ def test_an_access_export_withholds_what_the_user_said_about_others_unless_asked
     """Bob's export: his own facts and words; his partner's allergy (another person's health data)
     counted by subject and predicate, its value, quote and event body withheld; included only when
     the controller asks (docs/forgetting.md, "What an access export contains")."""
-    with Ledger(tmp_path / "l.db", clock=MovableClock()) as ledger:
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         partner = ledger.observe(cand(user="bob", subject="user.partner", predicate="allergy", value="peanuts",
                                       quote="my partner is allergic to peanuts")).fact_id
         ledger.observe(cand(user="bob", predicate="diet", value="vegan", quote="I'm vegan"))

@@ -32,7 +32,7 @@ def _feed(ledger, clock, said) -> None:
 
 def _fresh(tmp_path, said) -> dict:
     clock = MovableClock()
-    with Ledger(tmp_path / "fresh.db", clock=clock) as fresh:
+    with Ledger(tmp_path / "fresh.db", clock=clock, create=True) as fresh:
         _feed(fresh, clock, said)
         return state(fresh)
 
@@ -62,7 +62,7 @@ REWORDINGS = [
 @pytest.mark.parametrize("said, rule", REWORDINGS)
 def test_forgetting_a_fact_decides_its_rewording_again(tmp_path, meaning, said, rule):
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         _feed(full, clock, said)
         rules = [r for (r,) in full._conn.execute("SELECT json_extract(body, '$.rule') FROM events")]
         assert rule in rules                                  # the live ledger counted the rewording
@@ -85,7 +85,7 @@ def test_a_rewording_counted_with_meaning_on_is_a_fact_of_its_own_decided_with_i
     monkeypatch.delenv("FACTLEDGER_EMBEDDER", raising=False)
     said = REWORDINGS[0].values[0]
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         _feed(full, clock, said)
         monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
         full.forget("app", "u1", fact=_fact_of(full, "peanuts"), reason="erasure request")
@@ -104,7 +104,7 @@ LATER = ("home_city", "Pune", "s3", 3, False)         # said before the negation
 @pytest.mark.parametrize("scope", [{"predicate": "home_city"}, {"sensitivity": "personal"}, {"fact": None}])
 def test_a_negation_that_split_a_fact_goes_with_it(tmp_path, scope):
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         _feed(full, clock, SPLIT)
         assert "FactSplit" in {t for (t,) in full._conn.execute("SELECT type FROM events")}
         if "fact" in scope:
@@ -121,7 +121,7 @@ def test_a_negation_that_split_a_fact_goes_with_it(tmp_path, scope):
 
 def test_retention_takes_the_negation_that_split_an_expired_fact(tmp_path):
     clock = MovableClock()
-    with Ledger(tmp_path / "full.db", clock=clock) as full:
+    with Ledger(tmp_path / "full.db", clock=clock, create=True) as full:
         _feed(full, clock, SPLIT)
         receipt = full.retain(apply=True, older_than=30, predicate="home_city")
         assert receipt["counts"]["facts"] == 2

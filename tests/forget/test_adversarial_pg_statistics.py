@@ -30,7 +30,7 @@ def _fill(ledger, value: str = OTHER) -> None:
         ledger.observe(cand(user=f"keep{i}", predicate="diet", value="vegan", session=f"k{i}"))
     for i in range(30):
         ledger.observe(cand(user=USER, predicate="allergy", value=f"{value} pollen {i}", session=f"g{i}",
-                            event=f"e{i}", quote=f"near {value} the pollen {i}"))
+                            event=f"e{i}", quote=f"I react to {value} pollen {i}"))
         ledger.observe(cand(user=USER, predicate="home_city", value=value, session=f"g{i}",
                             event=f"h{i}", quote=f"we live in {value}"))
 
@@ -60,7 +60,7 @@ def _residue(location: str) -> dict:
 
 def test_after_analyze_and_forget_vacuum_pg_stats_holds_no_forgotten_value(postgres, clock):
     location = postgres.location()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger, VALUE)
         ledger._conn.raw.execute("ANALYZE")           # as autovacuum would, before the forget
         assert _stats_holding(ledger, VALUE, USER) == []
@@ -70,7 +70,7 @@ def test_after_analyze_and_forget_vacuum_pg_stats_holds_no_forgotten_value(postg
         assert "seq" in numbers                      # numbers keep their statistics (the planner's)
     receipt = _forget(location, "--vacuum")
     assert receipt["purge"]["full"] is True
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         ledger._conn.raw.execute("ANALYZE")
         assert _stats_holding(ledger, VALUE, USER) == []
         assert _data_files_holding(ledger, VALUE) == []
@@ -91,12 +91,12 @@ SAMPLED = [("events", "user"), ("events", "body"), ("facts_current", "value"), (
 
 def test_an_older_ledger_loses_its_sampled_text_when_opened(postgres, clock):
     location = postgres.location()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger)
         _sample_text_again(ledger, SAMPLED)
         assert {"events.user", "events.body", "facts_current.value"} <= set(_stats_holding(ledger, OTHER, USER))
         assert "catalog statistics (pg_statistic)" in _places(ledger)
-    with Ledger(location, clock=clock) as ledger:     # an open by the owner drops the samples
+    with Ledger(location, clock=clock, create=True) as ledger:     # an open by the owner drops the samples
         assert _stats_holding(ledger, OTHER, USER) == []
         targets = dict(((t, c), n) for t, c, _type, _coll, n, _s in _text_columns(ledger))
         assert all(targets[col] == 0 for col in SAMPLED)
@@ -113,7 +113,7 @@ def _text_columns(ledger):
 def test_a_forget_analyses_again_a_table_whose_text_is_sampled(postgres, clock):
     """An operator let text back into statistics while the ledger is open: the forget's clean-up
     samples the touched tables again, so the forgotten values leave pg_stats."""
-    with Ledger(postgres.location(), clock=clock) as ledger:
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger, VALUE)
         _sample_text_again(ledger, SAMPLED)
         assert _stats_holding(ledger, VALUE, USER)
@@ -131,7 +131,7 @@ def test_residue_names_sampled_text_and_extended_statistics(postgres, clock):
     """What the ledger cannot keep out (a column sampled since it was opened, a CREATE STATISTICS
     object of someone else's), `residue` names; the CLI opens the ledger, which drops the first."""
     location = postgres.location()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger)
         ledger._conn.raw.execute("CREATE STATISTICS values_by_key (mcv) ON subject, value FROM facts_current")
         _sample_text_again(ledger, [("facts_current", "value")])
@@ -147,7 +147,7 @@ def test_a_role_that_does_not_own_the_tables_opens_and_is_told_what_is_sampled(p
     """Only the tables' owner may exclude a column: another role's open changes nothing, fails in
     nothing, and its `residue` names the sampled text."""
     location = postgres.location()
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger)
         _sample_text_again(ledger, [("facts_current", "value")])
         schema, raw = ledger._conn.schema, ledger._conn.raw

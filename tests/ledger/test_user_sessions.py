@@ -16,14 +16,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "meal
 
 
 def test_observed_held_rejected_and_ingested_sessions_are_all_listed(tmp_path):
-    with Ledger(tmp_path / "l.db") as ledger:
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
         ledger.ingest_session(json.loads((EXAMPLES / "1-vegetarian-in-pune.json").read_text()), extractor="patterns")
         ledger.observe(cand(app="mealkit", user="priya", predicate="pet", value="cat", quote="we have a cat",
                             session="chat-1", event="c1"))
         ledger.observe(cand(app="mealkit", user="priya", predicate="shoe_size", value="39", quote="size 39",
                             session="chat-2", event="c2"))                       # held
-        ledger.observe(cand(app="mealkit", user="priya", predicate="diet", value="vegan", quote="hello there",
-                            session="chat-3", event="c3", author="agent"))    # rejected or inferred
+        ledger.observe(cand(app="mealkit", user="priya", predicate="diet", value="vegan", quote="I'm vegan",
+                            session="chat-3", event="c3", author="agent"))    # inferred
         ledger.observe(cand(app="other", user="priya", predicate="pet", value="dog", session="elsewhere"))
         rows = {row["session"]: row for row in ledger.user_sessions("mealkit", "priya")}
     assert set(rows) == {"meal-1", "chat-1", "chat-2", "chat-3"}

@@ -35,7 +35,7 @@ STORY = [
              quote="my daughter is allergic to peanuts", session="n1", event="n1-e3",
              said_at="2025-01-10T08:57:00Z")]),
     ("2025-03-02T12:00:00Z", [
-        cand(**FAMILY, predicate="likes_spicy", value="true", quote="more chilli please",
+        cand(**FAMILY, predicate="likes_spicy", value="true", quote="I love spicy food, more chilli please",
              session="n2", event="n2-e1", said_at="2025-03-02T11:58:00Z", author="agent",
              basis="inferred")]),
     ("2025-09-20T18:00:00Z", [
@@ -56,7 +56,7 @@ STORY = [
 def story_db(tmp_path) -> str:
     path = tmp_path / "story.db"
     clock = MovableClock(STORY[0][0])
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for when, candidates in STORY:
             clock.set(when)
             ledger.observe_many(candidates)

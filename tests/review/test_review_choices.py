@@ -47,7 +47,7 @@ def test_an_unknown_predicate_is_unclassified_until_placed():
 
 
 def test_accepting_teal_as_a_cuisine_is_refused_and_writes_nothing(tmp_path):
-    with Ledger(tmp_path / "l.db") as ledger:
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
         item = hold(ledger, "fav_food", "teal")
         head = ledger.head()
         with pytest.raises(LedgerError) as refused:
@@ -63,7 +63,7 @@ def test_accepting_teal_as_a_cuisine_is_refused_and_writes_nothing(tmp_path):
 
 
 def test_a_target_of_another_sensitivity_needs_its_class_confirmed(tmp_path):
-    with Ledger(tmp_path / "l.db") as ledger:
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
         item = hold(ledger, "shoe_size", "39")
         head = ledger.head()
         with pytest.raises(SensitivityUnconfirmed) as refused:
@@ -88,11 +88,11 @@ def invoke(db, *args: str):
 
 def test_the_cli_names_the_class_to_confirm_and_every_confirmation_names_the_value(tmp_path):
     db = tmp_path / "l.db"
-    with Ledger(db) as ledger:
+    with Ledger(db, create=True) as ledger:
         shoe, teal = hold(ledger, "shoe_size", "39"), hold(ledger, "fav_food", "teal", event="e10")
-        ledger.observe(cand(predicate="household_size", value="2", quote="two of us", session="s3",
+        ledger.observe(cand(predicate="household_size", value="2", quote="there are 2 of us", session="s3",
                             event="e11", said_at="2026-09-02T00:00:00Z"))
-        ledger.observe(cand(predicate="household_size", value="4", quote="orders for four", session="s4",
+        ledger.observe(cand(predicate="household_size", value="4", quote="orders for 4", session="s4",
                             event="e12", said_at="2026-09-03T00:00:00Z", author="agent"))
         challenger = next(f for f in ledger.facts("app", "u1") if f["status"] == "disputed")
     refused = invoke(db, "review", "accept", shoe, "--as", "blood_pressure", "--by", "ana")

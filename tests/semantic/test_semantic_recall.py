@@ -214,11 +214,11 @@ def test_the_relevance_floor_keeps_unrelated_facts_out_of_a_search(tmp_path, mea
     from factledger.ledger.recall import meaning as relevance
 
     clock = MovableClock()
-    with Ledger(tmp_path / "l.db", clock=clock) as ledger:
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
         for i, (predicate, value, quote) in enumerate([
                 ("home_city", "Bengaluru", "We moved to Bengaluru last month"),
                 ("employer", "Globex", "I work at Globex"),
-                ("diet", "vegan", "I'm vegan"), ("pet", "a beagle", "our beagle")]):
+                ("diet", "vegan", "I'm vegan"), ("pet", "a beagle", "we have a beagle")]):
             ledger.observe(cand(app="mealkit", user="ana", predicate=predicate, value=value,
                                 quote=quote, session=f"s{i}", event=f"e{i}"))
             clock.tick()

@@ -51,7 +51,7 @@ def readers() -> dict[str, Actor]:
 def write(path: Path, utterances: list[list[tuple[str, str]]]) -> None:
     """Each utterance one quote stating every (predicate, value) it holds."""
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for n, facts in enumerate(utterances):
             quote = "I said " + " and ".join(value for _, value in facts)
             ledger.observe_many([make_candidate(

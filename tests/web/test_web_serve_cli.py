@@ -139,6 +139,6 @@ def test_the_demo_public_view_shows_the_moving_city_and_withholds_health(tmp_pat
 
 def test_a_public_clearance_needs_public(tmp_path):
     db = tmp_path / "l.db"
-    Ledger(db).close()
+    Ledger(db, create=True).close()
     refused = run("--db", str(db), "serve", "--public-clearance", "personal")
     assert refused.exit_code == 1 and "give --public too" in refused.stderr
