@@ -79,7 +79,6 @@ def test_a_command_loads_only_its_own_module():
     assert not {"factledger.cli.serve", "factledger.cli.demo", "factledger.cli.ingest"} & set(loaded)
 
 
-
 def test_a_read_of_a_sqlite_ledger_loads_no_postgres_driver(tmp_path):
     # the one engine factory names both engines; PostgreSQL's driver (about 0.1 s of imports)
     # loads only when a postgresql:// ledger is opened or one of its errors is translated
@@ -90,6 +89,7 @@ def test_a_read_of_a_sqlite_ledger_loads_no_postgres_driver(tmp_path):
     loaded = _modules_after_cli("--db", str(db), "facts", "--app", "a", "--user", "u")
     assert "factledger.ledger.store.sqlite.engine" in loaded
     assert not [m for m in loaded if m == "psycopg" or m.startswith("psycopg.")]
+
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_in_the_table_resolves_to_a_click_command_of_its_name(name):
