@@ -153,7 +153,7 @@ def erasures(state, app, user, session, fmt) -> None:
         raise LedgerError("--user needs --app")
     if session is not None and user is None:
         raise LedgerError("--session needs --app and --user")
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.erasures(app)
     tickets = ledger.receipt_tickets()
     for row in rows:
@@ -221,7 +221,7 @@ def export(ctx, app, user, all_, data_subject, out) -> None:
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
     state = ctx.obj
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     if app is not None and user is not None:
         check_partition(ledger, app, user)          # an empty export says why on stderr
     if not out:

@@ -85,18 +85,24 @@ class Engine(Protocol):
     def describe(self, location: str | os.PathLike, conn: Any = None) -> str:
         """The location for messages (no password), with what the open connection adds."""
 
-    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
+    def prepare(self, location: str | os.PathLike, create: bool, read_only: bool = False) -> list[str]:
         """Before opening: refuse what must not be opened; notes on what was tightened."""
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
-             synchronous: str = "FULL", create: bool = True) -> EventLog:
-        """Connect and return the log on the connection."""
+             synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
+        """Connect and return the log on the connection (`read_only`: one that cannot write)."""
 
-    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> Any:
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
+               read_only: bool = False) -> Any:
         """What the open log needs beside it (SQLite: its WAL checkpointer), or None."""
 
-    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-        """Make the schema whole: (refold, report of what was restored)."""
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock,
+                      mode: str = "write") -> tuple[bool, list[str]]:
+        """Make the schema whole: (refold, report of what was restored).  `mode` "read": change
+        nothing and report what differs; "repair": also put back what is altered."""
+
+    def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index and guard missing or altered now."""
 
     def integrity_check(self, conn: Any) -> Any:
         """The engine's check of the log's storage, started now; `.result()` is a problem or None."""

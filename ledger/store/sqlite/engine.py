@@ -33,21 +33,25 @@ class SqliteEngine:
         ledger holds it (`UnitOfWork.path`: what `factledger init` has always printed)."""
         return str(location) if conn is None else str(Path(location))
 
-    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
+    def prepare(self, location: str | os.PathLike, create: bool, read_only: bool = False) -> list[str]:
         """Before opening: refuse a missing file unless `create`, make a new file 0600 from birth
         (or a loose one private now) and never alter a foreign database; the notes say what was
         tightened."""
         if not create and str(location) != ":memory:" and not Path(location).exists():
             raise LedgerError(f"no ledger at {location} (run `factledger init` first)")
-        return file.prepare(location, create)
+        return file.prepare(location, create, read_only)
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
-             synchronous: str = "FULL", create: bool = True) -> EventLog:
-        return open_sqlite(location, clock, busy_timeout, synchronous)
+             synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
+        """`read_only`: the file opened with `mode=ro` and `query_only` (docs/decisions.md,
+        "Read-only opens"): SQLite refuses every write, and never checkpoints the WAL."""
+        return open_sqlite(location, clock, busy_timeout, synchronous, read_only)
 
-    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> WalCheckpointer | None:
-        """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`)."""
-        if not WalCheckpointer.applies_to(str(location)):
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
+               read_only: bool = False) -> WalCheckpointer | None:
+        """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`); none for a
+        read-only open (a checkpoint writes the main file)."""
+        if read_only or not WalCheckpointer.applies_to(str(location)):
             return None
         checkpointer = WalCheckpointer(store.conn, synchronous)
         checkpointer.take_over()
@@ -55,8 +59,13 @@ class SqliteEngine:
         store.on_commit(checkpointer.after_commit)
         return checkpointer
 
-    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-        return schema.ensure_schema(store.conn, store.schema, projector, clock)
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock,
+                      mode: str = "write") -> tuple[bool, list[str]]:
+        return schema.ensure_schema(store.conn, store.schema, projector, clock, mode)
+
+    def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index and guard trigger missing or altered now (what `verify` fails on)."""
+        return schema.gaps(store.conn, store.schema, projector).problems()
 
     def integrity_check(self, conn) -> IntegrityCheck:
         """SQLite's check of the log's pages, started now; `.result()` is its problem or None."""
