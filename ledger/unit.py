@@ -53,7 +53,8 @@ class UnitOfWork:
         self.path = Path(path)
         self.location = str(path)             # as given: a file path, or a postgresql:// URL
         self.engine: Engine = engine_for(path)
-        tightened = self.engine.prepare(path, create, read_only)   # a file: 0600 from birth; never a foreign database
+        # a file: 0600 from birth (a read-only open tightens too: a mode, not a byte); never a foreign database
+        tightened = self.engine.prepare(path, create)
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/domain/clocksanity.py); default one day

@@ -85,7 +85,7 @@ class Engine(Protocol):
     def describe(self, location: str | os.PathLike, conn: Any = None) -> str:
         """The location for messages (no password), with what the open connection adds."""
 
-    def prepare(self, location: str | os.PathLike, create: bool, read_only: bool = False) -> list[str]:
+    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
         """Before opening: refuse what must not be opened; notes on what was tightened."""
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
@@ -103,6 +103,9 @@ class Engine(Protocol):
 
     def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
         """Each table, index and guard missing or altered now."""
+
+    def file_uri(self, conn: Any) -> str | None:
+        """The open ledger as a read-only SQLite URI another connection may attach, or None."""
 
     def integrity_check(self, conn: Any) -> Any:
         """The engine's check of the log's storage, started now; `.result()` is a problem or None."""

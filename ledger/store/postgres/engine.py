@@ -44,7 +44,7 @@ class PostgresEngine:
         shown = backend.display(str(location))
         return f"{shown} (schema {conn.schema})" if conn is not None else shown
 
-    def prepare(self, location, create: bool, read_only: bool = False) -> list[str]:
+    def prepare(self, location, create: bool) -> list[str]:
         return []                     # the connection creates the schema, or refuses (`connect`)
 
     def open(self, location, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
@@ -62,6 +62,9 @@ class PostgresEngine:
     def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
         """Each table, index and guard missing or altered now (what `verify` fails on)."""
         return pg_schema.gaps(store.conn, projector).problems()
+
+    def file_uri(self, conn) -> None:
+        return None                   # a server's tables: verify compares them row by row
 
     def integrity_check(self, conn) -> _NoCheck:
         return _NoCheck()

@@ -13,6 +13,7 @@ import os
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from urllib.parse import quote
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.backend import EventLog, ProjectionTables
@@ -33,13 +34,13 @@ class SqliteEngine:
         ledger holds it (`UnitOfWork.path`: what `factledger init` has always printed)."""
         return str(location) if conn is None else str(Path(location))
 
-    def prepare(self, location: str | os.PathLike, create: bool, read_only: bool = False) -> list[str]:
+    def prepare(self, location: str | os.PathLike, create: bool) -> list[str]:
         """Before opening: refuse a missing file unless `create`, make a new file 0600 from birth
         (or a loose one private now) and never alter a foreign database; the notes say what was
         tightened."""
         if not create and str(location) != ":memory:" and not Path(location).exists():
             raise LedgerError(f"no ledger at {location} (run `factledger init` first)")
-        return file.prepare(location, create, read_only)
+        return file.prepare(location, create)
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
              synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
@@ -66,6 +67,12 @@ class SqliteEngine:
     def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
         """Each table, index and guard trigger missing or altered now (what `verify` fails on)."""
         return schema.gaps(store.conn, store.schema, projector).problems()
+
+    def file_uri(self, conn) -> str | None:
+        """The open ledger's file as a read-only URI another connection may attach (verify's
+        comparison of the projections inside SQLite); None for a database in memory."""
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        return f"file:{quote(path)}?mode=ro" if path else None
 
     def integrity_check(self, conn) -> IntegrityCheck:
         """SQLite's check of the log's pages, started now; `.result()` is its problem or None."""

@@ -27,10 +27,9 @@ PRIVATE = 0o600
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def prepare(path: str | os.PathLike, create: bool, read_only: bool = False) -> list[str]:
+def prepare(path: str | os.PathLike, create: bool) -> list[str]:
     """Create the file 0600 if it is missing (and `create`), or check an existing one is a ledger
-    and make it private; the notes say what was tightened (or could not be).  `read_only`: a
-    loose file is reported, not changed (a read-only command changes nothing)."""
+    and make it private; the notes say what was tightened (or could not be)."""
     text = str(path)
     if text == ":memory:" or text.startswith("file:"):
         return []
@@ -45,15 +44,14 @@ def prepare(path: str | os.PathLike, create: bool, read_only: bool = False) -> l
                 raise LedgerError(f"cannot create ledger {text}: {exc.strerror or exc}") from None
         return []
     refuse_foreign(target)
-    notes = [note for name in (text, text + "-wal", text + "-shm") if (note := tighten(Path(name), read_only))]
+    notes = [note for name in (text, text + "-wal", text + "-shm") if (note := tighten(Path(name)))]
     for note in notes:
         warnings.warn(f"factledger: {note}", RuntimeWarning, stacklevel=5)
     return notes
 
 
-def tighten(target: Path, read_only: bool = False) -> str | None:
-    """Make an existing file owner-only; a note when it was not (None when it was, or is absent).
-    `read_only`: only the note."""
+def tighten(target: Path) -> str | None:
+    """Make an existing file owner-only; a note when it was not (None when it was, or is absent)."""
     try:
         info = target.stat()
     except OSError:
@@ -65,9 +63,6 @@ def tighten(target: Path, read_only: bool = False) -> str | None:
         return (f"{target} is readable by others ({loose:04o}) and owned by another user: "
                 "not changed; make it 0600")
     private = loose & 0o700                   # the owner keeps what it had (a read-only file stays so)
-    if read_only:
-        return (f"{target} is readable by others ({loose:04o}): not changed by a read-only command; "
-                f"make it {private:04o} (any write command does)")
     try:
         os.chmod(target, private)
     except OSError as exc:
