@@ -60,6 +60,10 @@ def _attach_live(conn, fresh: sqlite3.Connection) -> bool:
         return False
     try:
         fresh.execute("ATTACH DATABASE ? AS live", (uri,))
+        # as the ledger's own connection reads it (ledger/store/eventlog.py: connect), and the
+        # EXCEPT's sort in memory, not in a temporary file
+        fresh.execute("PRAGMA live.cache_size = -65536")
+        fresh.execute("PRAGMA temp_store = MEMORY")
     except sqlite3.Error:
         return False
     return True
