@@ -37,9 +37,15 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
         projector.rebuild(fresh, source=conn)
         fresh.execute("COMMIT")
         tables = list(projector.all_tables)
-        attached = _attach_live(conn, fresh)
+        # The live file attached, read-only, to the rebuilt database when the engine can lend it
+        # (a SQLite file; PostgreSQL's rows are compared row by row): a table that agrees is then
+        # found so inside SQLite, no row becoming a Python object; only one that does not is
+        # read row by row, on the caller's own connection and snapshot, to name its first
+        # disagreement (or to find none: a writer may have committed between the two reads).
+        engine = engine_of(conn)
+        attached = engine.attach_live(conn, fresh)
         for table in tables:
-            if attached and _agrees(fresh, table):
+            if attached and engine.same_rows(fresh, table):
                 continue
             found = _first_difference(conn, fresh, table)
             if found is not None:
@@ -49,46 +55,6 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
         fresh.close()
         if stand_in is not None and "rebuild_partition" in vars(stand_in):
             del stand_in.rebuild_partition
-
-
-def _attach_live(conn, fresh: sqlite3.Connection) -> bool:
-    """The live file attached, read-only, to the rebuilt database, so that a table is compared
-    inside SQLite (no row becomes a Python object) when the engine can lend its file
-    (`file_uri`: a SQLite ledger file; None for PostgreSQL, which is compared row by row)."""
-    uri = engine_of(conn).file_uri(conn)
-    if uri is None:
-        return False
-    try:
-        fresh.execute("ATTACH DATABASE ? AS live", (uri,))
-        # as the ledger's own connection reads it (ledger/store/eventlog.py: connect), and the
-        # EXCEPT's sort in memory, not in a temporary file
-        fresh.execute("PRAGMA live.cache_size = -65536")
-        fresh.execute("PRAGMA temp_store = MEMORY")
-    except sqlite3.Error:
-        return False
-    return True
-
-
-def _agrees(fresh: sqlite3.Connection, table: str) -> bool:
-    """Whether the live table (attached as `live`) holds exactly the rebuilt rows: the same count
-    and no rebuilt row missing from it (with its multiplicity, for a table without a primary key,
-    whose rows need not be distinct).  Only ever trusted to say "the same": False sends the table
-    to the row-by-row comparison on the caller's own connection and snapshot, which names the
-    first disagreement (or finds none: a writer may have committed between the two reads)."""
-    info = fresh.execute(f"PRAGMA main.table_info({table})").fetchall()
-    listed = ", ".join(f'"{row[1]}"' for row in info)
-    if any(row[5] for row in info):
-        rows = {side: f"SELECT {listed} FROM {side}.{table}" for side in ("main", "live")}
-    else:
-        rows = {side: f"SELECT {listed}, count(*) FROM {side}.{table} GROUP BY {listed}"
-                for side in ("main", "live")}
-    count = f"SELECT (SELECT count(*) FROM main.{table}) = (SELECT count(*) FROM live.{table})"
-    try:
-        if not fresh.execute(count).fetchone()[0]:
-            return False
-        return bool(fresh.execute(f"SELECT NOT EXISTS ({rows['main']} EXCEPT {rows['live']})").fetchone()[0])
-    except sqlite3.Error:
-        return False
 
 
 def _stored_vectors(live, identity: str | None, conn, events, state: dict) -> None:

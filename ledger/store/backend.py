@@ -104,8 +104,11 @@ class Engine(Protocol):
     def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
         """Each table, index and guard missing or altered now."""
 
-    def file_uri(self, conn: Any) -> str | None:
-        """The open ledger as a read-only SQLite URI another connection may attach, or None."""
+    def attach_live(self, conn: Any, fresh: Any) -> bool:
+        """Attach the open ledger read-only to an in-memory SQLite database as `live`, if it can."""
+
+    def same_rows(self, fresh: Any, table: str) -> bool:
+        """Whether `live.table` holds exactly `main.table`'s rows (after `attach_live`)."""
 
     def integrity_check(self, conn: Any) -> Any:
         """The engine's check of the log's storage, started now; `.result()` is a problem or None."""

@@ -10,6 +10,7 @@ after a forget, and where copies of forgotten bytes may still be.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -68,11 +69,41 @@ class SqliteEngine:
         """Each table, index and guard trigger missing or altered now (what `verify` fails on)."""
         return schema.gaps(store.conn, store.schema, projector).problems()
 
-    def file_uri(self, conn) -> str | None:
-        """The open ledger's file as a read-only URI another connection may attach (verify's
-        comparison of the projections inside SQLite); None for a database in memory."""
+    def attach_live(self, conn, fresh: sqlite3.Connection) -> bool:
+        """Attach the open ledger's file, read-only, to `fresh` (a database in memory) as `live`,
+        for verify's comparison of the projections inside SQLite (`same_rows`); False when it
+        cannot be (a database in memory, a file that will not open)."""
         path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
-        return f"file:{quote(path)}?mode=ro" if path else None
+        if not path:
+            return False
+        try:
+            fresh.execute("ATTACH DATABASE ? AS live", (f"file:{quote(path)}?mode=ro",))
+            # as the ledger's own connection reads it (`eventlog.connect`), and the EXCEPT's
+            # sort in memory, not in a temporary file
+            fresh.execute("PRAGMA live.cache_size = -65536")
+            fresh.execute("PRAGMA temp_store = MEMORY")
+        except sqlite3.Error:
+            return False
+        return True
+
+    def same_rows(self, fresh: sqlite3.Connection, table: str) -> bool:
+        """Whether `live.table` holds exactly the rows of `main.table`: the same count and no main
+        row missing from live (with its multiplicity, for a table without a primary key, whose
+        rows need not be distinct).  Trusted only to say "the same"."""
+        info = fresh.execute(f"PRAGMA main.table_info({table})").fetchall()
+        listed = ", ".join(f'"{row[1]}"' for row in info)
+        if any(row[5] for row in info):
+            rows = {side: f"SELECT {listed} FROM {side}.{table}" for side in ("main", "live")}
+        else:
+            rows = {side: f"SELECT {listed}, count(*) FROM {side}.{table} GROUP BY {listed}"
+                    for side in ("main", "live")}
+        count = f"SELECT (SELECT count(*) FROM main.{table}) = (SELECT count(*) FROM live.{table})"
+        try:
+            if not fresh.execute(count).fetchone()[0]:
+                return False
+            return bool(fresh.execute(f"SELECT NOT EXISTS ({rows['main']} EXCEPT {rows['live']})").fetchone()[0])
+        except sqlite3.Error:
+            return False
 
     def integrity_check(self, conn) -> IntegrityCheck:
         """SQLite's check of the log's pages, started now; `.result()` is its problem or None."""
