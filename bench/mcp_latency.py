@@ -46,7 +46,8 @@ def seed(db: Path, facts_per_user: int = 40) -> None:
 
 
 def remember_args(user: int, n: int) -> dict:
-    return {"predicate": "home_city", "value": f"{CITIES[n % len(CITIES)]}", "quote": f"I live in {CITIES[n % len(CITIES)]} now",
+    city = CITIES[n % len(CITIES)]
+    return {"predicate": "home_city", "value": city, "quote": f"I live in {city} now",
             "session": f"bench-{user}-{n}", "user": f"u{user}"}
 
 

@@ -68,7 +68,11 @@ class State:
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
 
-    def ledger(self, create: bool = False) -> Ledger:
+    def ledger(self, create: bool = False, read_only: bool = False, repair: bool = False) -> Ledger:
+        """The ledger, opened once per command.  A read command asks for `read_only`: the file (or
+        the PostgreSQL session) is opened so that it cannot write, and a schema that differs is
+        said on stderr, not repaired; a write command repairs what is missing, `repair` also what
+        is altered (docs/decisions.md, "Read-only opens")."""
         if self._ledger is None:
             from factledger.ledger import Ledger
             from factledger.ledger.service import is_server_location
@@ -80,7 +84,10 @@ class State:
                 warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
                 self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
                                       busy_timeout=self.busy_timeout, create=create,
-                                      future_tolerance=self.future_tolerance)
+                                      future_tolerance=self.future_tolerance, read_only=read_only,
+                                      repair=repair)
+            if repair:
+                return self._ledger                        # `factledger repair` says it in its own words
             for line in self._ledger.schema_report:
                 click.echo(f"Warning: {line}", err=True)
         return self._ledger

@@ -117,7 +117,7 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
     facts too); the count withheld goes to stderr.
     """
     allowed = cleared(clearance, include_sensitive, "personal")
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.facts(app, user, subject=subject, predicate=predicate, as_of=as_of,
                         valid_at=valid_at, include_sensitive=True)
     if not rows:
@@ -154,7 +154,7 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
     An auditor's view: every level unless --clearance says less; text carrying a value above the
     clearance is masked."""
     allowed = cleared(clearance, include_sensitive, "health")
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.history(app, user, subject=subject, predicate=predicate)
     if not rows:
         check_partition(ledger, app, user)
@@ -189,7 +189,7 @@ def log(state, app, user, type_, predicate, session, fact, since, until, after, 
     """The event log itself, envelopes and bodies, streamed in seq order."""
     check_log_window(after, limit)              # before the first byte of output
     check_type(type_)                           # no event of an unknown type can match
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     spec = ledger.registry.resolve(predicate) if predicate else None
     rows = iter(ledger.stream_log(app=app, user=user, type=type_, after=after, limit=limit,
                                   predicate=spec.name if spec else predicate, session=session, fact=fact,
@@ -210,7 +210,7 @@ def log(state, app, user, type_, predicate, session, fact, since, until, after, 
 @pass_state
 def head(state, fmt) -> None:
     """Print the latest SEQ:HASH, for pinning outside the ledger (plain unless a format is asked)."""
-    seq, digest = state.ledger().head()
+    seq, digest = state.ledger(read_only=True).head()
     if fmt is None:
         click.echo(f"{seq}:{digest}")
         return
@@ -224,7 +224,7 @@ def head(state, fmt) -> None:
 @pass_state
 def replay(state, check, fmt) -> None:
     """Rebuild every projection from the log (or, with --check, prove a rebuild matches)."""
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=check)
     if check:
         problems = ledger.replay_differences()
         emit_one({"ok": not problems, "differences": problems}, fmt,
@@ -268,10 +268,10 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
     if vectors and log_only:
         raise click.UsageError("--vectors checks a projection; --log-only checks none")
-    result = state.ledger().verify(expect_head, log_only=log_only, vectors=vectors)
+    result = state.ledger(read_only=True).verify(expect_head, log_only=log_only, vectors=vectors)
     if result["ok"]:
         if checkpoint_file:
-            result["checkpoint"] = checkpoint_report(state.ledger(), checkpoint_file, pubkey, witnesses,
+            result["checkpoint"] = checkpoint_report(state.ledger(read_only=True), checkpoint_file, pubkey, witnesses,
                                                      quorum, older)
         emit_one(result, fmt, render=lambda r: (
             f"ok: {r['events']} events verified ({r['redacted']} redacted), head {r['head']}"
@@ -289,6 +289,9 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
                           f" serve does not: {result['problem']}")
     if result.get("triggers"):
         raise LedgerError(f"the chain holds, but the log is not protected as written: {result['problem']}")
+    if result.get("schema"):
+        raise LedgerError(f"the chain holds, but the ledger's schema is not as written: {result['problem']} "
+                          "(`factledger repair` restores it)")
     raise LedgerError(f"chain broken at seq {result['first_bad_seq']}: {result['problem']}")
 
 
@@ -313,12 +316,12 @@ def resolve(state, fact_id, accept, reject, by, reason, fmt) -> None:
 @pass_state
 def stats(state, fmt) -> None:
     """Counts: events, facts, open facts, held candidates, events per fact."""
-    emit_one(state.ledger().stats(), fmt)
+    emit_one(state.ledger(read_only=True).stats(), fmt)
 
 
 def _checked(result: dict) -> str:
     """Which parts a verify checked, in words."""
-    parts = ["the chain and commitments", "the append-only triggers"]
+    parts = ["the chain and commitments", "the append-only triggers and the indexes"]
     if "projections" in result["checked"]:
         parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log"
                      + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)"))

@@ -154,7 +154,7 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
         raise LedgerError("--user needs --app")
     if session is not None and user is None:
         raise LedgerError("--session needs --app and --user")
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.erasures(app)
     tickets = ledger.receipt_tickets()
     for row in rows:
@@ -234,7 +234,7 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
     state = ctx.obj
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     if app is not None and user is not None:
         check_partition(ledger, app, user)          # an empty export says why on stderr
     if not out:

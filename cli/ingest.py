@@ -155,7 +155,7 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, explain
 @pass_state
 def sessions(state, app, user, fmt) -> None:
     """A user's ingested sessions: watermark, counts and digest."""
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.sessions(app, user)
     if not rows:
         check_partition(ledger, app, user)
@@ -200,7 +200,7 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    ledger = ctx.obj.ledger()
+    ledger = ctx.obj.ledger(read_only=True)
     if contradicting:
         emit(ledger.contradictions(app, user), fmt, CONTRADICTION_COLUMNS)
         return

@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "Inclusion proof of event SEQ, or (--from OLD --to NEW) a consistency proof, as JSON."),
     "query": ("query:query", "Run one read-only SQL statement; anything that would write is refused (exit 1)."),
     "recall": ("recall:recall", "Serve the current facts that belong in the next prompt, rendered for a model."),
+    "repair": ("repair:repair",
+               "Restore missing or altered guard triggers and indexes (and missing tables); print what was restored."),
     "replay": ("core:replay",
                "Rebuild every projection from the log (or, with --check, prove a rebuild matches)."),
     "report": ("reports:report", "Printable records for the compliance file."),

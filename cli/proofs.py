@@ -70,7 +70,7 @@ def keygen(state, out, name, witness) -> None:
             raise LedgerError("a witness key needs --name (the witness's own name)")
         if not is_server_location(state.db) and not Path(state.db).exists():
             raise LedgerError(f"no ledger at {state.db} to name the key after: give --name")
-        name = state.ledger().checkpoint_origin()
+        name = state.ledger(read_only=True).checkpoint_origin()
         if name is None:
             raise LedgerError("the ledger is empty and has no name yet: give --name")
     signer = new_signer(name, witness=witness)
@@ -92,11 +92,11 @@ def prove(state, seq, checkpoint_file, older, newer) -> None:
     if seq is None:
         if not (older and newer):
             raise click.UsageError("give SEQ, or both --from OLD.ckpt and --to NEW.ckpt")
-        proof = state.ledger().prove_consistency(read_text(older, "the checkpoint"),
+        proof = state.ledger(read_only=True).prove_consistency(read_text(older, "the checkpoint"),
                                                  read_text(newer, "the checkpoint"))
     else:
         note = read_text(checkpoint_file, "the checkpoint") if checkpoint_file else None
-        proof = state.ledger().prove_inclusion(seq, note)
+        proof = state.ledger(read_only=True).prove_inclusion(seq, note)
     click.echo(dumps(proof))
 
 

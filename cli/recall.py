@@ -56,7 +56,7 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
            recency_weight, half_life, limit, budget, mode, no_domain, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
                    preload=preload, domain=not no_domain, mode=mode, as_of=as_of)

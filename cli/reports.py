@@ -28,7 +28,7 @@ CHECK_COLUMNS = ("name", "status", "rules", "patterns", "values")
 @pass_state
 def partitions(state, app, user, fmt) -> None:
     """Apps and users in the ledger, with counts of events, open facts and held candidates."""
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     rows = ledger.partitions(app)
     if user is not None:
         rows = [r for r in rows if r["user"] == user]
@@ -46,7 +46,7 @@ def partitions(state, app, user, fmt) -> None:
 def predicates(state, check, fmt) -> None:
     """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
     if not check:
-        emit(list_predicates(state.ledger(create=False).registry), fmt, PREDICATE_COLUMNS)
+        emit(list_predicates(state.ledger(read_only=True).registry), fmt, PREDICATE_COLUMNS)
         return
     rows = pattern_coverage(load_registry(state.registry))
     emit(rows, fmt, CHECK_COLUMNS)
@@ -73,7 +73,7 @@ def report() -> None:
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
     form = report_format(form, out)
-    text = RENDERERS[form](state.ledger().erasure_report(seq))
+    text = RENDERERS[form](state.ledger(read_only=True).erasure_report(seq))
     if out:
         write_private(out, text if text.endswith("\n") else text + "\n")
         click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)

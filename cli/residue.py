@@ -13,7 +13,7 @@ from factledger.cli.output import emit_one, output_options
 @pass_state
 def residue(state, fmt) -> None:
     """List the places a forget cannot reach (WAL archive, replicas, slots, backups, dumps, copies)."""
-    report = state.ledger().residue()
+    report = state.ledger(read_only=True).residue()
     emit_one(report, fmt, render=_render)
 
 

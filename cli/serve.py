@@ -66,7 +66,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
     path = Path(state.db)
     if not path.exists():
         raise LedgerError(f"no ledger at {state.db} (run `factledger init` first)")
-    state.ledger().close()                               # opens (and migrates) once, as every command does
+    state.ledger(read_only=True).close()        # opens once, read-only: a schema that differs is said, not repaired
     actors = load_actors(actors_file, os.environ.get("FACTLEDGER_UI_ACTORS"))
     if not actors and not public:
         raise LedgerError("nobody could sign in: give --actors FILE (or FACTLEDGER_UI_ACTORS), "

@@ -19,7 +19,7 @@ from factledger.ledger.vocabulary.terminal import escape
 def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
     """A fact's provenance: session, evidence event, quote, author; every event that touched it; and
     what replaced, disputed or retracted it, with who resolved it and why."""
-    ledger = state.ledger()
+    ledger = state.ledger(read_only=True)
     try:
         report = ledger.why(fact_id)
     except LedgerError:

@@ -61,10 +61,16 @@ class Ledger(Reads):
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
-                 future_tolerance: timedelta | float | str | None = None):
+                 future_tolerance: timedelta | float | str | None = None, read_only: bool = False,
+                 repair: bool = False):
+        """`read_only`: opened so that it cannot write (SQLite `mode=ro` and `query_only`; a
+        PostgreSQL session of read-only transactions): a schema that differs is reported in
+        `schema_report`, never repaired, and any write raises `LedgerReadOnly`
+        (docs/decisions.md, "Read-only opens").  `repair`: a write open that also puts back an
+        altered guard trigger or index (`factledger repair`; `schema_report` says what it did)."""
         # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
         self._work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
-                                future_tolerance=future_tolerance)
+                                future_tolerance=future_tolerance, read_only=read_only, repair=repair)
         self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
@@ -344,7 +350,14 @@ class Ledger(Reads):
         the first disagreeing row named (`vectors`: the meaning vectors recomputed too, not only
         which facts have one).  `checked` says which parts were checked."""
         result = verify(self._conn, expect_head)
-        result["checked"] = ["chain", "commitments", "triggers"]
+        result["checked"] = ["chain", "commitments", "triggers", "indexes"]
+        if result["ok"]:
+            # The guards verify checks (ledger/audit/verify.py) and the rest of the schema: an
+            # index or table missing or altered is named too (a read-only open only reports it).
+            seen = set(result.get("triggers") or ())
+            schema = [line for line in self._work.schema_problems() if line not in seen]
+            if schema:
+                result.update(ok=False, first_bad_seq=0, problem="; ".join(schema), schema=schema)
         if log_only or not result["ok"]:
             return result
         with snapshot(self._conn), served.keeping(self._served_kept):

@@ -43,11 +43,18 @@ class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
-                 backend: Backend | None = None, future_tolerance: timedelta | float | str | None = None):
+                 backend: Backend | None = None, future_tolerance: timedelta | float | str | None = None,
+                 read_only: bool = False, repair: bool = False):
+        # read_only: opened so that it cannot write (docs/decisions.md, "Read-only opens"): the
+        # schema is reported, not repaired, and nothing is refolded or re-embedded.  repair: the
+        # schema also gets back what is altered (`factledger repair`).
+        self.read_only = read_only
+        create = create and not read_only
         self.path = Path(path)
         self.location = str(path)             # as given: a file path, or a postgresql:// URL
         self.engine: Engine = engine_for(path)
-        tightened = self.engine.prepare(path, create)   # a file: 0600 from birth; never a foreign database
+        # a file: 0600 from birth (a read-only open tightens too: a mode, not a byte); never a foreign database
+        tightened = self.engine.prepare(path, create)
         self.registry = registry if isinstance(registry, Registry) else load_registry(registry)
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/domain/clocksanity.py); default one day
@@ -55,7 +62,8 @@ class UnitOfWork:
         if backend is not None:               # an opener of the engine's log, given by the caller
             self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
         else:
-            self.store = self.engine.open(path, self.clock, busy_timeout, synchronous, create)
+            self.store = self.engine.open(path, self.clock, busy_timeout, synchronous, create,
+                                          read_only=read_only)
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
@@ -64,12 +72,14 @@ class UnitOfWork:
         self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
         self.schema_report: list[str] = []
         try:
-            self.checkpointer = self.engine.attach(self.store, path, synchronous)
-            refold, self.schema_report = self.engine.ensure_schema(self.store, self.projector, self.clock)
+            self.checkpointer = self.engine.attach(self.store, path, synchronous, read_only=read_only)
+            mode = "read" if read_only else "repair" if repair else "write"
+            refold, self.schema_report = self.engine.ensure_schema(self.store, self.projector, self.clock, mode)
             self.schema_report = tightened + self.schema_report     # what opening changed, said once
             if refold:
                 self.replay()
-            vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
+            if not read_only:                 # a reader skips rows of another encoder instead
+                vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
@@ -83,6 +93,10 @@ class UnitOfWork:
     def postgres(self) -> bool:
         """Whether the ledger is on a server (tests pick their raw SQL by it)."""
         return self.engine.server
+
+    def schema_problems(self) -> list[str]:
+        """Each table, index and guard trigger missing or altered now (`verify` fails on them)."""
+        return self.engine.schema_problems(self.store, self.projector)
 
     def purge(self, vacuum: bool = False) -> dict:
         """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`)."""

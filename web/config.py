@@ -82,11 +82,12 @@ class WebConfig:
         return self.ledger_path.stem
 
     @contextmanager
-    def ledger(self):
+    def ledger(self, write: bool = False):
         """A ledger opened for one request and closed after it: nothing read from the file
-        outlives the request, so a page rendered after an erasure cannot show what it scrubbed."""
+        outlives the request, so a page rendered after an erasure cannot show what it scrubbed.
+        Read-only unless `write` (a reviewer's action): a page view cannot change the file."""
         ledger = Ledger(self.ledger_path, registry=self.registry, clock=self.clock,
-                        busy_timeout=self.busy_timeout, create=False)
+                        busy_timeout=self.busy_timeout, create=False, read_only=not write)
         try:
             yield ledger
         finally:

@@ -29,7 +29,7 @@ def _scope(form) -> dict:
 def _forget(ctx: Context, scope: dict, reason: str, ticket: str, dry_run: bool) -> dict:
     """The ticket is an external reference (a case number), recorded in the receipt."""
     options = {scope["kind"]: scope["target"]} if scope["kind"] != "user" else {}
-    with ctx.config.ledger() as ledger:
+    with ctx.config.ledger(write=True) as ledger:       # a dry run too: it plans inside a write transaction
         return ledger.forget(scope["app"], scope["user"], reason=reason, requested_by=ctx.actor.name,
                              dry_run=dry_run, ticket=ticket, **options)
 

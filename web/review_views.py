@@ -48,7 +48,7 @@ async def accept(ctx: Context):
     predicate = ctx.form_value(form, "predicate", "a predicate (choose one)")
     reason = ctx.form_value(form, "reason", "a reason")
     confirm = ctx.form_value(form, "confirm_sensitivity", required=False) or None
-    with ctx.config.ledger() as ledger:
+    with ctx.config.ledger(write=True) as ledger:
         item = reading.held_item(ledger, hold_id)
         target = reading.sensitivity_of(ledger, predicate)
         if not (ctx.actor.cleared_for(item["sensitivity"]) and ctx.actor.cleared_for(target)):
@@ -67,7 +67,7 @@ async def reject(ctx: Context):
     form = await ctx.request.post_vars()
     hold_id = normalise_id(form.get("hold_id", ""), "hold id")
     reason = ctx.form_value(form, "reason", "a reason")
-    with ctx.config.ledger() as ledger:
+    with ctx.config.ledger(write=True) as ledger:
         item = reading.held_item(ledger, hold_id)
         if not ctx.actor.cleared_for(item["sensitivity"]):
             raise Withheld("this candidate is above your clearance")
@@ -83,7 +83,7 @@ async def resolve(ctx: Context):
     reason = ctx.form_value(form, "reason", "a reason")
     if verdict not in VERDICTS:
         raise LedgerError("the verdict is accept or reject")
-    with ctx.config.ledger() as ledger:
+    with ctx.config.ledger(write=True) as ledger:
         reading.fact_page(ledger, ctx.actor, fact_id)           # exists, and within clearance
         outcome = ledger.resolve(fact_id, VERDICTS[verdict], ctx.actor.name, reason)
     return _done(outcome.summary)

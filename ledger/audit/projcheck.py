@@ -15,6 +15,7 @@ import sqlite3
 from functools import partial
 
 from factledger.ledger.semantic import embedder as encoders
+from factledger.ledger.store.engines import engine_of
 from factledger.projections.base import OPEN_FACTS
 
 
@@ -26,7 +27,7 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
     encoder; the vectors themselves are recomputed only with `vectors` (an embedding per open
     fact: most of a full check's time at 100k events, docs/performance.md), and otherwise taken
     as stored.  A vector only ranks facts; what a fact says is checked either way."""
-    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    fresh = sqlite3.connect(":memory:", isolation_level=None, uri=True)
     stand_in = next((p for p in projector.projections if getattr(p, "name", None) == "vectors"), None)
     if stand_in is not None and not vectors:
         stand_in.rebuild_partition = partial(_stored_vectors, conn, encoders.identity())
@@ -36,7 +37,16 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
         projector.rebuild(fresh, source=conn)
         fresh.execute("COMMIT")
         tables = list(projector.all_tables)
+        # The live file attached, read-only, to the rebuilt database when the engine can lend it
+        # (a SQLite file; PostgreSQL's rows are compared row by row): a table that agrees is then
+        # found so inside SQLite, no row becoming a Python object; only one that does not is
+        # read row by row, on the caller's own connection and snapshot, to name its first
+        # disagreement (or to find none: a writer may have committed between the two reads).
+        engine = engine_of(conn)
+        attached = engine.attach_live(conn, fresh)
         for table in tables:
+            if attached and engine.same_rows(fresh, table):
+                continue
             found = _first_difference(conn, fresh, table)
             if found is not None:
                 return tables, found
@@ -69,6 +79,12 @@ def _first_difference(conn, fresh: sqlite3.Connection, table: str) -> dict | Non
     columns = [row[1] for row in info]
     key = [row[1] for row in sorted(info, key=lambda r: r[5]) if row[5]] or columns
     listed = ", ".join(columns)
+    # The common case, a table that agrees, compared as two lists in key order (one C-level
+    # comparison, no per-row Python work); only a table that does not is keyed row by row to
+    # name its first disagreement (an engine whose order differs lands there too, and agrees).
+    ordered = f"SELECT {listed} FROM {table} ORDER BY {', '.join(key)}"
+    if _plain(conn.execute(ordered).fetchall()) == fresh.execute(ordered).fetchall():
+        return None
     live, rebuilt = _keyed(conn, table, listed, columns, key), _keyed(fresh, table, listed, columns, key)
     if live == rebuilt:
         return None
@@ -99,12 +115,18 @@ _SHOWN_KEYS = ("fact_id", "seq", "from_seq", "role", "hold_id", "session", "app"
                "idx", "index", "position", "name", "kind", "hash", "event_seq", "redaction_seq")
 
 
+def _plain(rows: list) -> list[tuple]:
+    """Rows as tuples with BLOBs as bytes (PostgreSQL's driver gives memoryviews and its own row
+    type), so that they compare equal to SQLite's."""
+    if rows and any(isinstance(v, memoryview) for v in rows[0]):
+        return [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+    return rows
+
+
 def _keyed(conn, table: str, listed: str, columns: list[str], key: list[str]) -> dict:
     """key -> the sorted rows with that key (one, for a table with a primary key); rows as
     tuples, BLOBs as bytes (PostgreSQL's driver gives memoryviews)."""
-    rows = conn.execute(f"SELECT {listed} FROM {table}").fetchall()
-    if rows and any(isinstance(v, memoryview) for v in rows[0]):
-        rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in rows]
+    rows = _plain(conn.execute(f"SELECT {listed} FROM {table}").fetchall())
     positions = [columns.index(k) for k in key]
     if len(positions) == 1:
         p = positions[0]

@@ -89,14 +89,26 @@ class Engine(Protocol):
         """Before opening: refuse what must not be opened; notes on what was tightened."""
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
-             synchronous: str = "FULL", create: bool = True) -> EventLog:
-        """Connect and return the log on the connection."""
+             synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
+        """Connect and return the log on the connection (`read_only`: one that cannot write)."""
 
-    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> Any:
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
+               read_only: bool = False) -> Any:
         """What the open log needs beside it (SQLite: its WAL checkpointer), or None."""
 
-    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-        """Make the schema whole: (refold, report of what was restored)."""
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock,
+                      mode: str = "write") -> tuple[bool, list[str]]:
+        """Make the schema whole: (refold, report of what was restored).  `mode` "read": change
+        nothing and report what differs; "repair": also put back what is altered."""
+
+    def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index and guard missing or altered now."""
+
+    def attach_live(self, conn: Any, fresh: Any) -> bool:
+        """Attach the open ledger read-only to an in-memory SQLite database as `live`, if it can."""
+
+    def same_rows(self, fresh: Any, table: str) -> bool:
+        """Whether `live.table` holds exactly `main.table`'s rows (after `attach_live`)."""
 
     def integrity_check(self, conn: Any) -> Any:
         """The engine's check of the log's storage, started now; `.result()` is a problem or None."""

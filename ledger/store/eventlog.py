@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from factledger.ledger.domain.eventrow import EVENT_COLUMNS, Event, decode
 from factledger.ledger.domain.events import Body
@@ -61,13 +62,24 @@ CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NUL
 """
 
 
-def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FULL") -> sqlite3.Connection:
-    """Open the ledger with the pragmas every writer must share."""
+def connect(path: str | Path, busy_timeout: float = 5.0, synchronous: str = "FULL",
+            read_only: bool = False) -> sqlite3.Connection:
+    """Open the ledger with the pragmas every writer must share.
+
+    `read_only`: by a `mode=ro` URI with `query_only` on, so SQLite itself refuses any write and
+    never checkpoints: the main file's bytes and the WAL's stay as they were (docs/decisions.md,
+    "Read-only opens"); the journal mode is left as the file has it."""
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout,
-                               check_same_thread=False)
+        if read_only:
+            conn = sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None,
+                                   timeout=busy_timeout, check_same_thread=False)
+            conn.execute("PRAGMA query_only = ON")
+        else:
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout,
+                                   check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        if not read_only:
+            conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {synchronous}")
         conn.execute("PRAGMA secure_delete = ON")
         # Performance only (docs/performance.md): the log, the projections and their indexes share
@@ -173,11 +185,19 @@ class EventStore:
         return snapshot(self.conn)
 
 
+def read_only_uri(path: str | Path) -> str:
+    """The file by absolute path, opened read-only (a relative path would follow a chdir)."""
+    text = str(path)
+    if text == ":memory:":
+        return "file::memory:?mode=ro"
+    return f"file:{quote(str(Path(text).resolve()))}?mode=ro"
+
+
 def open_sqlite(path: str | Path, clock: Clock, busy_timeout: float = 5.0,
-                synchronous: str = "FULL") -> EventStore:
+                synchronous: str = "FULL", read_only: bool = False) -> EventStore:
     """The SQLite backend (`ledger/store/backend.py: Backend`): a connection with the shared pragmas and
     the store on it."""
-    return EventStore(connect(path, busy_timeout, synchronous), clock)
+    return EventStore(connect(path, busy_timeout, synchronous, read_only), clock)
 
 
 @contextmanager

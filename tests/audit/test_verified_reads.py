@@ -179,11 +179,11 @@ def test_the_untouched_ledger_serves_and_verifies(db):
     result = invoke(db, "verify", "--json")
     assert result.exit_code == 0, result.output
     checked = json.loads(result.stdout)
-    assert checked["checked"] == ["chain", "commitments", "triggers", "projections"]
+    assert checked["checked"] == ["chain", "commitments", "triggers", "indexes", "projections"]
     assert {"facts_current", "fact_history", "fact_events", "recall_index", "review_queue", "sessions",
             "erasures", "fact_vectors", "merkle_hashes"} <= set(checked["projections"])
     log_only = json.loads(invoke(db, "verify", "--json", "--log-only").stdout)
-    assert log_only["ok"] and log_only["checked"] == ["chain", "commitments", "triggers"]
+    assert log_only["ok"] and log_only["checked"] == ["chain", "commitments", "triggers", "indexes"]
     assert "projections" not in log_only
     for name, answer in library_reads(db).items():
         assert not isinstance(answer, Exception), (name, answer)

@@ -305,8 +305,11 @@ def split_statements(script: str) -> list[str]:
     return out
 
 
-def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> PgConnection:
-    """Open the ledger's schema (created when `create`), with the store's settings."""
+def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
+            read_only: bool = False) -> PgConnection:
+    """Open the ledger's schema (created when `create`), with the store's settings.  `read_only`:
+    every transaction of the session is a read-only one (`default_transaction_read_only`), so the
+    server refuses any write a read command might attempt, whatever its code does."""
     psycopg = _psycopg()
     if psycopg is None:
         raise LedgerError("a postgresql:// ledger needs psycopg 3: pip install 'factledger[postgres]'")
@@ -334,6 +337,8 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True) -> Pg
             except pg_errors.UniqueViolation:   # another process created it at the same moment
                 pass
         raw.execute(f'SET search_path TO "{schema}"')
+        if read_only:
+            raw.execute("SET default_transaction_read_only = on")
     except BaseException:
         raw.close()
         raise
@@ -404,10 +409,10 @@ def _adapt(raw) -> None:
 
 
 def open_postgres(location: str, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
-                  create: bool = True) -> EventStore:
+                  create: bool = True, read_only: bool = False) -> EventStore:
     """The PostgreSQL backend (`ledger/store/backend.py: Backend`): the store on a `PgConnection`.
     (`synchronous` is SQLite's; a server's durability is its own `synchronous_commit`.)"""
-    store = EventStore(connect(location, busy_timeout, create), clock)
+    store = EventStore(connect(location, busy_timeout, create and not read_only, read_only), clock)
     store.schema = SCHEMA
     return store
 
@@ -442,11 +447,6 @@ def guards_present(conn: PgConnection) -> dict[str, str]:
 def guards_expected() -> dict[str, str]:
     return {trigger: _normal(f"{function} {_GUARD_SQL[function]}")
             for trigger, (function, _timing) in _GUARDS.items()}
-
-
-def missing_guards(conn: PgConnection) -> list[str]:
-    found = guards_present(conn)
-    return sorted(name for name in guards_expected() if name not in found)
 
 
 def guard_problems(conn: PgConnection) -> list[str]:

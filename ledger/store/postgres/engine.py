@@ -49,8 +49,9 @@ class PostgresEngine:
         return []                     # the connection creates the schema, or refuses (`connect`)
 
     def open(self, location, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
-             create: bool = True) -> EventLog:
-        return backend.open_postgres(str(location), clock, busy_timeout, synchronous, create)
+             create: bool = True, read_only: bool = False) -> EventLog:
+        """`read_only`: a session whose every transaction is read-only (the server refuses writes)."""
+        return backend.open_postgres(str(location), clock, busy_timeout, synchronous, create, read_only)
 
     def holds(self, location) -> bool:
         return backend.schema_exists(str(location))
@@ -58,11 +59,22 @@ class PostgresEngine:
     def remove(self, location) -> None:
         backend.drop_schema(str(location))
 
-    def attach(self, store: EventLog, location, synchronous: str) -> None:
+    def attach(self, store: EventLog, location, synchronous: str, read_only: bool = False) -> None:
         return None                   # the server checkpoints its own WAL
 
-    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-        return pg_schema.ensure_schema(store.conn, projector, clock)
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock,
+                      mode: str = "write") -> tuple[bool, list[str]]:
+        return pg_schema.ensure_schema(store.conn, projector, clock, mode)
+
+    def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index and guard missing or altered now (what `verify` fails on)."""
+        return pg_schema.gaps(store.conn, projector).problems()
+
+    def attach_live(self, conn, fresh) -> bool:
+        return False                  # a server's tables: verify compares them row by row
+
+    def same_rows(self, fresh, table: str) -> bool:
+        return False
 
     def integrity_check(self, conn) -> _NoCheck:
         return _NoCheck()

@@ -13,28 +13,47 @@ from __future__ import annotations
 import re
 
 from factledger.ledger.store.backend import ProjectionTables
-from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, locked, missing_guards
+from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, guards_expected, guards_present, locked
 from factledger.ledger.store.postgres.statistics import exclude_text
-from factledger.ledger.store.repairs import record_repairs_sql, repaired
+from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
 from factledger.ledger.vocabulary.clock import Clock
 
 
-def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-    """(refold, report), as `ledger.store.sqlite.schema.ensure_schema`."""
+def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
+    """How the schema differs from this version's (`ledger/store/repairs.py: SchemaGaps`)."""
     present_tables = {row[0] for row in conn.raw.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (conn.schema,))}
     present_indexes = {row[0] for row in conn.raw.execute(
         "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (conn.schema,))}
     tables = {"events", "ledger_meta", "projection_positions", *projector.all_tables}
     indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA + projector.schema))
-    lost_guards = missing_guards(conn) if "events" in present_tables else []
+    lost, altered = [], []
+    if "events" in present_tables:
+        found = guards_present(conn)
+        for name, text in guards_expected().items():
+            if name not in found:
+                lost.append(name)
+            elif found[name] != text:
+                altered.append(name)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
-    if tables <= present_tables and indexes <= present_indexes and not obsolete and not lost_guards:
-        exclude_text(conn)
+    return SchemaGaps(tables, present_tables, indexes, present_indexes, obsolete, sorted(lost), altered)
+
+
+def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
+                  mode: str = "write") -> tuple[bool, list[str]]:
+    """(refold, report), as `ledger.store.sqlite.schema.ensure_schema` (the same `mode`s; the
+    schema's CREATE OR REPLACE puts an altered guard function and trigger back)."""
+    found = gaps(conn, projector)
+    if mode == "read":
+        return False, found.read_only_report()
+    fixing_altered = mode == "repair" and found.altered
+    if found.whole and not fixing_altered:
+        exclude_text(conn)            # a read-only open leaves the catalog as it is (mode "read")
         return False, []
-    record = record_repairs_sql(conn, lost_guards, clock) if lost_guards else ""
+    restored = found.lost_triggers + (found.altered_triggers if fixing_altered else [])
+    record = record_repairs_sql(conn, restored, clock) if restored else ""
     with locked(conn):
-        for name in obsolete:
+        for name in found.obsolete:
             conn.execute(f"DROP INDEX IF EXISTS {name}")
         conn.native(SCHEMA)
         conn.executescript(projector.schema)
@@ -42,4 +61,5 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock)
             conn.executescript(record)
     conn.forget_columns()
     exclude_text(conn)
-    return repaired(tables, present_tables, indexes - present_indexes, lost_guards, projector)
+    return repaired(found.tables, found.present_tables, set(found.missing_indexes), restored, projector,
+                    altered=found.altered_triggers if fixing_altered else ())

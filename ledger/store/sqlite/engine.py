@@ -10,9 +10,11 @@ after a forget, and where copies of forgotten bytes may still be.
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from contextlib import nullcontext
 from pathlib import Path
+from urllib.parse import quote
 
 from factledger.ledger.errors import LedgerNotFound
 from factledger.ledger.store.backend import EventLog, ProjectionTables
@@ -43,8 +45,10 @@ class SqliteEngine:
         return file.prepare(location, create)
 
     def open(self, location: str | os.PathLike, clock: Clock, busy_timeout: float = 5.0,
-             synchronous: str = "FULL", create: bool = True) -> EventLog:
-        return open_sqlite(location, clock, busy_timeout, synchronous)
+             synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
+        """`read_only`: the file opened with `mode=ro` and `query_only` (docs/decisions.md,
+        "Read-only opens"): SQLite refuses every write, and never checkpoints the WAL."""
+        return open_sqlite(location, clock, busy_timeout, synchronous, read_only)
 
     def holds(self, location: str | os.PathLike) -> bool:
         return str(location) == ":memory:" or Path(location).exists()
@@ -53,9 +57,11 @@ class SqliteEngine:
         for suffix in ("", "-wal", "-shm", "-journal"):
             Path(f"{location}{suffix}").unlink(missing_ok=True)
 
-    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str) -> WalCheckpointer | None:
-        """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`)."""
-        if not WalCheckpointer.applies_to(str(location)):
+    def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
+               read_only: bool = False) -> WalCheckpointer | None:
+        """The WAL checkpoints of a file ledger, on a thread of their own (`wal.py`); none for a
+        read-only open (a checkpoint writes the main file)."""
+        if read_only or not WalCheckpointer.applies_to(str(location)):
             return None
         checkpointer = WalCheckpointer(store.conn, synchronous)
         checkpointer.take_over()
@@ -63,8 +69,49 @@ class SqliteEngine:
         store.on_commit(checkpointer.after_commit)
         return checkpointer
 
-    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock) -> tuple[bool, list[str]]:
-        return schema.ensure_schema(store.conn, store.schema, projector, clock)
+    def ensure_schema(self, store: EventLog, projector: ProjectionTables, clock: Clock,
+                      mode: str = "write") -> tuple[bool, list[str]]:
+        return schema.ensure_schema(store.conn, store.schema, projector, clock, mode)
+
+    def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index and guard trigger missing or altered now (what `verify` fails on)."""
+        return schema.gaps(store.conn, store.schema, projector).problems()
+
+    def attach_live(self, conn, fresh: sqlite3.Connection) -> bool:
+        """Attach the open ledger's file, read-only, to `fresh` (a database in memory) as `live`,
+        for verify's comparison of the projections inside SQLite (`same_rows`); False when it
+        cannot be (a database in memory, a file that will not open)."""
+        path = next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+        if not path:
+            return False
+        try:
+            fresh.execute("ATTACH DATABASE ? AS live", (f"file:{quote(path)}?mode=ro",))
+            # as the ledger's own connection reads it (`eventlog.connect`), and the EXCEPT's
+            # sort in memory, not in a temporary file
+            fresh.execute("PRAGMA live.cache_size = -65536")
+            fresh.execute("PRAGMA temp_store = MEMORY")
+        except sqlite3.Error:
+            return False
+        return True
+
+    def same_rows(self, fresh: sqlite3.Connection, table: str) -> bool:
+        """Whether `live.table` holds exactly the rows of `main.table`: the same count and no main
+        row missing from live (with its multiplicity, for a table without a primary key, whose
+        rows need not be distinct).  Trusted only to say "the same"."""
+        info = fresh.execute(f"PRAGMA main.table_info({table})").fetchall()
+        listed = ", ".join(f'"{row[1]}"' for row in info)
+        if any(row[5] for row in info):
+            rows = {side: f"SELECT {listed} FROM {side}.{table}" for side in ("main", "live")}
+        else:
+            rows = {side: f"SELECT {listed}, count(*) FROM {side}.{table} GROUP BY {listed}"
+                    for side in ("main", "live")}
+        count = f"SELECT (SELECT count(*) FROM main.{table}) = (SELECT count(*) FROM live.{table})"
+        try:
+            if not fresh.execute(count).fetchone()[0]:
+                return False
+            return bool(fresh.execute(f"SELECT NOT EXISTS ({rows['main']} EXCEPT {rows['live']})").fetchone()[0])
+        except sqlite3.Error:
+            return False
 
     def integrity_check(self, conn) -> IntegrityCheck:
         """SQLite's check of the log's pages, started now; `.result()` is its problem or None."""

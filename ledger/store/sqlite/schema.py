@@ -15,16 +15,15 @@ import re
 import sqlite3
 
 from factledger.ledger.store.backend import ProjectionTables
-from factledger.ledger.store.repairs import record_repairs_sql, repaired
+from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
 from factledger.ledger.store.sqlite import triggers
 from factledger.ledger.vocabulary.clock import Clock
 
+_INDEX = re.compile(r"CREATE (UNIQUE )?INDEX IF NOT EXISTS (\w+)\b[^;]*;")
 
-def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTables,
-                  clock: Clock) -> tuple[bool, list[str]]:
-    """Make the schema whole.  Returns (refold, report): refold is True when projection tables
-    were created beside an existing log (the caller then refolds them); report names each index
-    or trigger restored on a file that had its tables."""
+
+def gaps(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTables) -> SchemaGaps:
+    """How the file's schema differs from this version's (`ledger/store/repairs.py: SchemaGaps`)."""
     # the catalogue read as sqlite-utils' `table_names()` and `Table.indexes` read it, without
     # importing sqlite-utils (and numpy, which it imports when installed) on every open
     # (docs/performance.md)
@@ -33,27 +32,58 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
                        for row in conn.execute(f"PRAGMA index_list({_quoted(table)})").fetchall()}
     schema = store_schema + projector.schema
     tables = {"events", "projection_positions", *projector.all_tables}
-    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema))
-    lost_triggers = triggers.missing(conn, store_schema) if "events" in present_tables else []
+    written = {m.group(2): triggers.normal(m.group(0)) for m in _INDEX.finditer(schema)}
+    stored = {row[0]: triggers.normal(row[1]) for row in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+    altered_indexes = sorted(name for name, sql in written.items() if name in stored and stored[name] != sql)
+    lost, altered = [], []
+    if "events" in present_tables:
+        found = triggers.present(conn)
+        for name, sql in triggers.expected(store_schema).items():
+            if name not in found:
+                lost.append(name)
+            elif found[name] != sql:
+                altered.append(name)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
-    if tables <= present_tables and indexes <= present_indexes and not obsolete and not lost_triggers:
+    return SchemaGaps(tables, present_tables, set(written), present_indexes, obsolete, sorted(lost),
+                      altered, altered_indexes)
+
+
+def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTables,
+                  clock: Clock, mode: str = "write") -> tuple[bool, list[str]]:
+    """Make the schema whole.  Returns (refold, report): refold is True when projection tables
+    were created beside an existing log (the caller then refolds them); report names each index
+    or trigger restored on a file that had its tables.  `mode` "read": nothing is changed, the
+    report says what differs (a read-only open); "repair": an altered trigger or index is also
+    put back as this version writes it."""
+    found = gaps(conn, store_schema, projector)
+    if mode == "read":
+        return False, found.read_only_report()
+    fixing_altered = mode == "repair" and found.altered
+    if found.whole and not fixing_altered:
         return False, []
-    drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in obsolete)
-    record = ""
-    if lost_triggers:
-        record = record_repairs_sql(conn, lost_triggers, clock)
+    schema = store_schema + projector.schema
+    drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in found.obsolete)
+    restored = list(found.lost_triggers)
+    if fixing_altered:
+        drops += "".join(f"DROP INDEX IF EXISTS {name};" for name in found.altered_indexes)
+        drops += "".join(f"DROP TRIGGER IF EXISTS {name};" for name in found.altered_triggers)
+        restored += found.altered_triggers
+    record = record_repairs_sql(conn, restored, clock) if restored else ""
     try:
         conn.executescript("BEGIN IMMEDIATE;" + drops + schema + record + "COMMIT;")
     except sqlite3.DatabaseError:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        if tables <= present_tables:
+        if found.tables <= found.present_tables and mode != "repair":
             # Only indexes or triggers differ: a read-only or busy file, or a damaged page that
             # `verify` and `replay --check` must still be able to report, opens as it is (and
             # `verify` names a missing trigger from the file itself).
             return False, []
         raise
-    return repaired(tables, present_tables, indexes - present_indexes, lost_triggers, projector)
+    rebuilt = set(found.missing_indexes) | (set(found.altered_indexes) if fixing_altered else set())
+    return repaired(found.tables, found.present_tables, rebuilt, restored, projector,
+                    altered=found.altered_triggers + found.altered_indexes if fixing_altered else ())
 
 
 def _quoted(name: str) -> str:

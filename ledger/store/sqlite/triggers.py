@@ -19,21 +19,21 @@ __all__ = ["REPAIRS_KEY", "expected", "missing", "present", "problems", "record_
 _TRIGGER = re.compile(r"CREATE TRIGGER IF NOT EXISTS (\w+)\b.*?\bEND;", re.S)
 
 
-def _normal(sql: str) -> str:
+def normal(sql: str) -> str:
     """A CREATE statement as SQLite stores it in sqlite_master (no IF NOT EXISTS), whitespace folded."""
     return " ".join(sql.replace(" IF NOT EXISTS", "").rstrip(";").split())
 
 
 def expected(schema: str) -> dict[str, str]:
     """Each trigger the schema creates: name -> its statement, normalised."""
-    return {m.group(1): _normal(m.group(0)) for m in _TRIGGER.finditer(schema)}
+    return {m.group(1): normal(m.group(0)) for m in _TRIGGER.finditer(schema)}
 
 
 def present(conn: sqlite3.Connection) -> dict[str, str]:
     # sqlite_master read as sqlite-utils' `triggers_dict` reads it, without importing sqlite-utils
     # (and numpy, which it imports when installed) on every open (docs/performance.md)
     rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()
-    return {row[0]: _normal(row[1]) for row in rows}
+    return {row[0]: normal(row[1]) for row in rows}
 
 
 def missing(conn: sqlite3.Connection, schema: str) -> list[str]:
