@@ -31,7 +31,7 @@ def pristine(tmp_path_factory) -> Path:
     """A ledger with facts, a history, an erasure (for `erasures` and `report erasure`)."""
     path = tmp_path_factory.mktemp("readonly") / "pristine.db"
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(path, clock=clock) as ledger:
+    with Ledger(path, clock=clock, create=True) as ledger:
         for i, city in enumerate(("Pune", "Bengaluru")):
             clock.tick(60)
             ledger.observe(cand(predicate="home_city", value=city, session=f"c{i}", event=f"c{i}",
@@ -245,7 +245,7 @@ def test_serve_reads_read_only(db, tmp_path):
 def test_postgres_reads_run_in_read_only_transactions(postgres):
     location = postgres.location("readonly_contract")
     clock = MovableClock("2026-09-01T00:00:00Z")
-    with Ledger(location, clock=clock) as ledger:
+    with Ledger(location, clock=clock, create=True) as ledger:
         ledger.observe(cand(predicate="diet", value="pescatarian", session="d", event="d",
                             said_at="2026-08-10T10:00:00Z"))
         ledger._conn.execute(f"DROP TRIGGER {TRIGGER} ON events")
