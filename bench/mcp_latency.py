@@ -61,7 +61,7 @@ def in_process(db: Path, calls: int, clients: int) -> dict[str, list[float]]:
     from factledger.ledger.mcp_server.scope import Scope
     from factledger.ledger.mcp_server.tools import MemoryTools
 
-    tools = MemoryTools(lambda: Ledger(db))
+    tools = MemoryTools(lambda read_only: Ledger(db, read_only=read_only))
     scope = Scope.build(APP, ["*"], "personal", "agent", "bench")
     timings: dict[str, list[float]] = {"recall": [], "remember": []}
     lock = threading.Lock()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -68,11 +70,13 @@ class State:
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
 
-    def ledger(self, create: bool = False, read_only: bool = False, repair: bool = False) -> Ledger:
+    def ledger(self, create: bool = False, read_only: bool = False, repair: bool = False,
+               leave_schema: bool = False) -> Ledger:
         """The ledger, opened once per command.  A read command asks for `read_only`: the file (or
         the PostgreSQL session) is opened so that it cannot write, and a schema that differs is
         said on stderr, not repaired; a write command repairs what is missing, `repair` also what
-        is altered (docs/decisions.md, "Read-only opens")."""
+        is altered (docs/decisions.md, "Read-only opens"); a dry run asks to `leave_schema` as a
+        read finds it."""
         if self._ledger is None:
             from factledger.ledger import Ledger
             from factledger.ledger.service import is_server_location
@@ -85,12 +89,27 @@ class State:
                 self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
                                       busy_timeout=self.busy_timeout, create=create,
                                       future_tolerance=self.future_tolerance, read_only=read_only,
-                                      repair=repair)
+                                      repair=repair, leave_schema=leave_schema)
             if repair:
                 return self._ledger                        # `factledger repair` says it in its own words
             for line in self._ledger.schema_report:
                 click.echo(f"Warning: {line}", err=True)
         return self._ledger
+
+    @contextmanager
+    def ledger_undone_on_error(self, create: bool) -> Iterator[Ledger]:
+        """The ledger of a write that may create it (`--create`, `import`): when the write fails, a
+        ledger it created is removed, file or schema, so a refused write leaves nothing behind."""
+        from factledger.ledger.service import holds_location, remove_location
+
+        created = create and not holds_location(self.db)
+        try:
+            yield self.ledger(create=create)
+        except LedgerError:
+            if created:
+                self.close()
+                remove_location(self.db)
+            raise
 
     def close(self) -> None:
         if self._ledger is not None:

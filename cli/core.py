@@ -65,7 +65,8 @@ def observe(state, app, user, subject, predicate, value, quote, session, event_i
         app=app, user=user, subject=subject, predicate=predicate, value=value, quote=quote,
         session=session, evidence_event=event_id, said_at=said_at, basis=basis, author=author,
         negated=negated, confidence=confidence, effective_date=effective_date)
-    outcome = state.ledger(create=create).observe(candidate).as_dict()
+    with state.ledger_undone_on_error(create) as ledger:   # a refused candidate leaves no new ledger
+        outcome = ledger.observe(candidate).as_dict()
     emit_one(outcome, fmt, render=lambda o: (
         f"{o['decision']} {o['fact_id'] or ''} ({o['reason']}; rule {o['rule']}; "
         f"seqs {', '.join(map(str, o['seqs']))})"))

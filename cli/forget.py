@@ -12,8 +12,7 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.forget.erase import check_ticket, check_words
-from factledger.ledger.service import holds_location, remove_location
+from factledger.ledger.forget.erase import check_words
 from factledger.ledger.vocabulary.terminal import escape
 
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
@@ -88,7 +87,7 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
            dry_run, yes, vacuum, fmt) -> None:
     """Erase a user, or one session, fact, predicate or sensitivity class of it; prints the receipt."""
     check_words(reason, requested_by)          # bad input before the ledger is even opened
-    ledger = state.ledger()
+    ledger = state.ledger(leave_schema=dry_run)  # a dry run changes nothing, not even the schema
     options = dict(session=session, fact=fact, predicate=predicate, sensitivity=sensitivity,
                    reason=reason, requested_by=requested_by, ticket=ticket)
     if not dry_run and not yes:
@@ -148,30 +147,24 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
 
     With --app and --user (and --session) only the receipts of that data subject: found by hashing
     the ids the way the receipts do, so the receipts still name no one.  With --ticket only the
-    receipts of that case (matched exactly, as `forget --ticket` recorded it).
+    receipts of that case (surrounding spaces and letter case forgiven).
     """
     if user is not None and app is None:
         raise LedgerError("--user needs --app")
     if session is not None and user is None:
         raise LedgerError("--session needs --app and --user")
     ledger = state.ledger(read_only=True)
-    rows = ledger.erasures(app)
-    tickets = ledger.receipt_tickets()
-    for row in rows:
-        row["ticket"] = tickets.get(row["redaction_seq"])
+    rows = ledger.erasures(app, ticket=ticket)
     if user is not None:
         seqs = ledger.receipt_seqs(app, user, session)
         rows = [r for r in rows if r["redaction_seq"] in seqs]
         if not rows:
             note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
                  " (ids are matched exactly, as hashed)")
-    wanted = check_ticket(ticket)
-    if wanted is not None:
-        rows = [r for r in rows if r["ticket"] == wanted]
-        if not rows:
-            known = sorted({t for t in tickets.values() if t})
-            note(f"no erasure receipt with ticket {wanted!r}" + (
-                f" (tickets recorded: {', '.join(known)})" if known else " (no receipt records a ticket)"))
+    if ticket is not None and ticket.strip() and not rows:
+        known = sorted({t for t in ledger.receipt_tickets().values() if t})
+        note(f"no erasure receipt with ticket {ticket.strip()!r}" + (
+            f" (tickets recorded: {', '.join(known)})" if known else " (no receipt records a ticket)"))
     emit(rows, fmt, ERASURE_COLUMNS)
 
 
@@ -200,7 +193,7 @@ def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, rea
         raise LedgerError("--user needs --app")
     options = dict(older_than=older_than, predicate=predicate, sensitivity=sensitivity, app=app,
                    user=user, reason=reason, requester=requested_by)
-    ledger = ctx.obj.ledger()
+    ledger = ctx.obj.ledger(leave_schema=not apply_)   # a plan changes nothing, not even the schema
     if apply_ and not yes:
         confirm(ledger.retain(apply=False, **options), "retain --apply")
     receipt = ledger.retain(apply=apply_, vacuum=vacuum, **options)
@@ -261,14 +254,8 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
 @pass_state
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
-    created = not holds_location(state.db)
-    try:
-        result = state.ledger(create=True).import_log(file)
-    except LedgerError:
-        if created:               # a failed import leaves no (empty) ledger file or schema behind
-            state.close()
-            remove_location(state.db)
-        raise
+    with state.ledger_undone_on_error(create=True) as ledger:   # a failed import leaves no ledger
+        result = ledger.import_log(file)
     emit_one(result, fmt, render=lambda r: (
         f"imported {r['imported']} events ({r['redacted']} redacted); verified, head {r['head']}"))
 

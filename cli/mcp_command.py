@@ -18,8 +18,9 @@ from factledger.ledger import LedgerError
 @click.option("--user", envvar="FACTLEDGER_USER", help="User served over stdio; with --new-token, the token's user")
 @click.option("--users", default=None, metavar="LIST",
               help="With --new-token: the users the token may name (comma-separated, or '*' for every user)")
-@click.option("--clearance", default=None, metavar="LIST",
-              help="Sensitivities served besides normal: personal, health, or all  [default: personal]")
+@click.option("--clearance", default=None, metavar="LEVEL",
+              help="The highest sensitivity served, on the one scale normal < personal < health "
+                   "(all = health)  [default: personal]")
 @click.option("--allow-forget", "allow_forget", is_flag=True,
               help="stdio: this host may commit a forget (a reviewer's right)")
 @click.option("--http", is_flag=True, help="Serve streamable HTTP at /mcp (bearer tokens from --tokens)")
@@ -51,7 +52,7 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
         tokens = TokenFile(tokens_path)
         if not len(tokens):
             raise LedgerError(f"{tokens_path} holds no token: add one with factledger mcp --new-token")
-        tools = MemoryTools(lambda: open_ledger(state))
+        tools = MemoryTools(lambda read_only: open_ledger(state, read_only))
         click.echo(f"factledger: serving MCP on http://{host}:{port}/mcp ({len(tokens)} tokens)", err=True)
         try:
             server.serve_http(tools, tokens, host, port)
@@ -61,18 +62,19 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
     if not app or not user:
         raise LedgerError("stdio serves one partition: --app and --user (or FACTLEDGER_APP and FACTLEDGER_USER)")
     scope = Scope.build(app, [user], clearance, "reviewer" if allow_forget else "agent")
-    tools = MemoryTools(lambda: open_ledger(state))
+    tools = MemoryTools(lambda read_only: open_ledger(state, read_only))
     try:
         server.serve_stdio(tools, scope)
     finally:
         tools.close()
 
 
-def open_ledger(state):
-    """A ledger of its own for each caller (the writer, and one per reader thread), as `state` opens one."""
+def open_ledger(state, read_only: bool):
+    """A ledger of its own for each caller, as `state` opens one: the writer, and one per reader
+    thread opened read-only (a read tool cannot change the file)."""
     from factledger.cli.context import State
 
-    return State(state.db, state.registry, state.busy_timeout, state.future_tolerance).ledger()
+    return State(state.db, state.registry, state.busy_timeout, state.future_tolerance).ledger(read_only=read_only)
 
 
 def add_token(state, path, app, user, users, clearance, role, name) -> None:

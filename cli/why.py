@@ -29,19 +29,8 @@ def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
                               f"(`factledger report erasure {erased}`)") from None
         raise
     report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
-    emit_one(cleared_report(ledger, report, cleared(clearance, include_sensitive, "health")), fmt,
+    emit_one(ledger.cleared_why(report, cleared(clearance, include_sensitive, "health")), fmt,
              render=render_why)
-
-
-def cleared_report(ledger, report: dict, allowed: tuple[str, ...]) -> dict:
-    """The report as a reader with `allowed` may see it: a fact above it is refused, and every
-    text in the report (quotes, bodies, related facts) has the values above it masked."""
-    fact = report["fact"]
-    if fact["sensitivity"] not in allowed:
-        raise LedgerError(f"fact {fact['fact_id']!r} is {fact['sensitivity']}: above the clearance "
-                          f"{allowed[-1]} (see it with --clearance {fact['sensitivity']})")
-    mask = ledger.clearance_mask(fact["app"], fact["user"], allowed)
-    return mask.row(report, own_value=fact["value"]) if mask else report
 
 
 def _text(value) -> str:

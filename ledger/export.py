@@ -25,6 +25,7 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from factledger.ledger.audit.cleartext import ClearanceMask
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import reserved_user
 from factledger.ledger.domain.eventrow import body_of
@@ -219,6 +220,10 @@ def export_subject(work: UnitOfWork, app: str, user: str, third_parties: bool = 
         facts = queries.facts(conn, app, user, now=now, registry=work.registry, include_sensitive=True)
         history = queries.history(conn, app, user, registry=work.registry, now=now)
         others = {row["fact_id"]: row["subject"] for row in history if row["subject"] != SELF_SUBJECT}
+        # another person's value said inside the user's own quote ("my partner is allergic to
+        # peanuts" beside the user's diet) is masked in what is exported, a row's own value excepted
+        mask = ClearanceMask() if third_parties else ClearanceMask(
+            {row["value"] for row in history if row["subject"] != SELF_SUBJECT and isinstance(row["value"], str)})
         events = []
         for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
                 "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
@@ -228,12 +233,14 @@ def export_subject(work: UnitOfWork, app: str, user: str, third_parties: bool = 
             about = _about_others(event["body"], others)
             if about and not third_parties:
                 event.update(body=None, withheld=f"about another person ({', '.join(sorted(about))})")
+            elif mask and isinstance(event["body"], dict):
+                event["body"] = mask.deep(event["body"], _own_value(event["body"]))
             events.append(event)
         export = {"format": SUBJECT_FORMAT, "app": app, "user": user, "exported_at": iso(now),
                   "third_parties": "included" if third_parties else "withheld",
-                  "facts": [f for f in facts if f["subject"] == SELF_SUBJECT],
-                  "history": [h for h in history if h["subject"] == SELF_SUBJECT],
-                  "sessions": list_sessions(conn, app, user),
+                  "facts": mask.rows([f for f in facts if f["subject"] == SELF_SUBJECT]),
+                  "history": mask.rows([h for h in history if h["subject"] == SELF_SUBJECT]),
+                  "sessions": mask.deep(list_sessions(conn, app, user)),
                   "events": events}
         about_others = {"facts": [f for f in facts if f["subject"] != SELF_SUBJECT],
                         "history": [h for h in history if h["subject"] != SELF_SUBJECT]}
@@ -247,6 +254,13 @@ def export_subject(work: UnitOfWork, app: str, user: str, third_parties: bool = 
             export["withheld_about_others"] = [{"subject": s, "predicate": p, "history_rows": n}
                                                for (s, p), n in sorted(counted.items())]
         return export
+
+
+def _own_value(body: dict) -> str:
+    """The value an event body states for the user (its own, or its candidate's): never masked."""
+    candidate = body.get("candidate") if isinstance(body.get("candidate"), dict) else {}
+    value = body.get("value", candidate.get("value"))
+    return value if isinstance(value, str) else ""
 
 
 def _about_others(body, others: dict[str, str]) -> set[str]:

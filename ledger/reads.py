@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from factledger.ledger.audit import presence, served
-from factledger.ledger.audit.cleartext import ClearanceMask, values_above
+from factledger.ledger.audit.cleartext import ClearanceMask
 from factledger.ledger.audit.erasure_report import erasure_report
 from factledger.ledger.audit.inventory import partitions as partition_inventory
 from factledger.ledger.audit.logquery import iter_log
@@ -22,13 +22,15 @@ from factledger.ledger.audit.proofs import origin
 from factledger.ledger.audit.why import related
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.recall_options import parse_clearance
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
-from factledger.ledger.vocabulary.words import DOMAIN_USER
-from factledger.projections import current, erasures, queries
+from factledger.ledger.vocabulary.words import DOMAIN_USER, SENSITIVITIES
+from factledger.projections import current, erasures
 from factledger.projections.history import open_interval
+from factledger.projections.history import values_above as history_values_above
 from factledger.projections.provenance import observed_in, seqs_touching
 from factledger.projections.review import held_counts
 from factledger.projections.sessions import session_counts
@@ -47,12 +49,29 @@ class Reads:
         """What masks, in text shown to a reader with `clearance` (a level of `normal < personal
         < health`), the values of the partition's facts above it, every interval of them
         (`ledger.audit.cleartext`).  The partition and, as recall serves it, its app's `_domain`."""
-        cleared = parse_clearance(clearance)
         app, user = normalise_partition(app, user)
         with snapshot(self._conn):
-            rows = [r for u in dict.fromkeys((user, DOMAIN_USER))
-                    for r in queries.history(self._conn, app, u)]
-        return ClearanceMask(values_above(rows, cleared))
+            return self._clearance_mask(app, user, clearance)
+
+    def _clearance_mask(self, app: str, user: str, clearance) -> ClearanceMask:
+        """`clearance_mask` inside the caller's snapshot (recall asks it in the one it reads in)."""
+        cleared = parse_clearance(clearance)
+        if len(cleared) == len(SENSITIVITIES):
+            return ClearanceMask()             # cleared for every level: nothing to mask
+        return ClearanceMask(history_values_above(self._conn, app, dict.fromkeys((user, DOMAIN_USER)), cleared))
+
+    def cleared_why(self, report: dict, clearance) -> dict:
+        """A `why` report as a reader with `clearance` may see it: a fact above the clearance is
+        refused, and every text of the report (quotes, bodies, related facts) has the partition's
+        values above it masked, the fact's own value excepted.  One rule for the CLI, the web view
+        and the MCP server."""
+        allowed = parse_clearance(clearance)
+        fact = report["fact"]
+        if fact["sensitivity"] not in allowed:
+            raise LedgerError(f"fact {fact['fact_id']!r} is {fact['sensitivity']}: above the clearance "
+                              f"{allowed[-1]} (see it with --clearance {fact['sensitivity']})")
+        mask = self.clearance_mask(fact["app"], fact["user"], allowed)
+        return mask.row(report, own_value=fact["value"]) if mask else report
 
     # --- the ledger itself ---------------------------------------------------------------------
 

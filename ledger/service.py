@@ -62,15 +62,18 @@ class Ledger(Reads):
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
                  future_tolerance: timedelta | float | str | None = None, read_only: bool = False,
-                 repair: bool = False):
+                 repair: bool = False, leave_schema: bool = False):
         """`read_only`: opened so that it cannot write (SQLite `mode=ro` and `query_only`; a
         PostgreSQL session of read-only transactions): a schema that differs is reported in
         `schema_report`, never repaired, and any write raises `LedgerReadOnly`
         (docs/decisions.md, "Read-only opens").  `repair`: a write open that also puts back an
-        altered guard trigger or index (`factledger repair`; `schema_report` says what it did)."""
+        altered guard trigger or index (`factledger repair`; `schema_report` says what it did).
+        `leave_schema`: a write open that reports the schema as a read does, repairing nothing (a
+        dry run's)."""
         # said_at later than clock + future_tolerance is refused (ledger/domain/clocksanity.py); default one day
         self._work = UnitOfWork(path, registry, clock, busy_timeout, synchronous, create,
-                                future_tolerance=future_tolerance, read_only=read_only, repair=repair)
+                                future_tolerance=future_tolerance, read_only=read_only, repair=repair,
+                                leave_schema=leave_schema)
         self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
@@ -200,10 +203,12 @@ class Ledger(Reads):
                             kept=self._work.recall_kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
             served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
-        if result.withheld.get("sensitivity"):
-            mask = self.clearance_mask(app, user, opts.clearance)
+            # A quote never carries a value above the clearance: of an open fact withheld here, or
+            # of one retracted or superseded (a health value once said is still a health value).
+            mask = self._clearance_mask(app, user, opts.clearance)
+        if mask:
             for fact in result.selected + result.candidates:
-                fact.update(mask.row(fact))       # a quote never carries a withheld value
+                fact.update(mask.row(fact))
         return result
 
     # Ingestion and review.
@@ -316,8 +321,20 @@ class Ledger(Reads):
         finally:
             self._served_kept.clear()
 
-    def erasures(self, app: str | None = None) -> list[dict]:
-        return receipts(self._conn, normalise_optional(app, "app"))
+    def erasures(self, app: str | None = None, ticket: str | None = None) -> list[dict]:
+        """The erasure receipts, oldest first, each with the `ticket` it was filed under; with
+        `ticket`, only that case's (surrounding spaces and letter case forgiven, as a DPO types a
+        case number: one rule for the CLI and the web view)."""
+        from factledger.ledger.forget.erase import check_ticket
+
+        rows = receipts(self._conn, normalise_optional(app, "app"))
+        tickets = self.receipt_tickets()
+        for row in rows:
+            row["ticket"] = tickets.get(row["redaction_seq"])
+        wanted = check_ticket(ticket)
+        if wanted is not None:
+            rows = [r for r in rows if (r["ticket"] or "").strip().casefold() == wanted.casefold()]
+        return rows
 
     def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         from factledger.ledger.forget import erase as forget

@@ -28,7 +28,7 @@ from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import Registry, load_registry
 from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.semantic.embedder import remembering
-from factledger.ledger.store.backend import Backend, Engine, EventLog
+from factledger.ledger.store.backend import Engine, EventLog
 from factledger.ledger.store.engines import engine_for
 from factledger.ledger.store.reads import statement_bodies
 from factledger.ledger.vocabulary.clock import Clock, system_clock
@@ -43,11 +43,13 @@ class UnitOfWork:
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
                  busy_timeout: float = 5.0, synchronous: str = "FULL", create: bool = False,
-                 backend: Backend | None = None, future_tolerance: timedelta | float | str | None = None,
-                 read_only: bool = False, repair: bool = False):
+                 future_tolerance: timedelta | float | str | None = None,
+                 read_only: bool = False, repair: bool = False, leave_schema: bool = False):
         # read_only: opened so that it cannot write (docs/decisions.md, "Read-only opens"): the
         # schema is reported, not repaired, and nothing is refolded or re-embedded.  repair: the
-        # schema also gets back what is altered (`factledger repair`).
+        # schema also gets back what is altered (`factledger repair`).  leave_schema: opened for
+        # writing but the schema reported as a read reports it (a dry run, which plans inside a
+        # transaction it rolls back, changes nothing, not even a missing trigger).
         self.read_only = read_only
         create = create and not read_only
         self.path = Path(path)
@@ -59,11 +61,8 @@ class UnitOfWork:
         self.clock = clock or system_clock
         # said_at later than clock + this is refused (ledger/domain/clocksanity.py); default one day
         self.future_tolerance = tolerance(future_tolerance)
-        if backend is not None:               # an opener of the engine's log, given by the caller
-            self.store: EventLog = backend(path, self.clock, busy_timeout, synchronous)
-        else:
-            self.store = self.engine.open(path, self.clock, busy_timeout, synchronous, create,
-                                          read_only=read_only)
+        self.store: EventLog = self.engine.open(path, self.clock, busy_timeout, synchronous, create,
+                                                read_only=read_only)
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
@@ -73,12 +72,12 @@ class UnitOfWork:
         self.schema_report: list[str] = []
         try:
             self.checkpointer = self.engine.attach(self.store, path, synchronous, read_only=read_only)
-            mode = "read" if read_only else "repair" if repair else "write"
+            mode = "read" if read_only or leave_schema else "repair" if repair else "write"
             refold, self.schema_report = self.engine.ensure_schema(self.store, self.projector, self.clock, mode)
             self.schema_report = tightened + self.schema_report     # what opening changed, said once
             if refold:
                 self.replay()
-            if not read_only:                 # a reader skips rows of another encoder instead
+            if not (read_only or leave_schema):   # a reader skips rows of another encoder instead
                 vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)

@@ -110,3 +110,15 @@ def open_interval(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str, str
 
 # The ids of every fact ever recorded under a predicate, as a subquery (`log --predicate`).
 FACTS_OF_PREDICATE = "SELECT fact_id FROM fact_history WHERE predicate = ?"
+
+
+def values_above(conn, app: str, users, cleared) -> list[str]:
+    """The values of every interval of the partition's facts (of each of `users`) whose
+    sensitivity `cleared` does not cover: what a reader of that clearance must never see in any
+    text, the facts' own rows withheld or not (a health value once said is still one).  One
+    indexed read of the partition's intervals, so recall can ask it on every call."""
+    users, cleared = list(users), list(cleared)
+    rows = conn.execute(
+        f"SELECT DISTINCT value FROM fact_history WHERE app = ? AND user IN ({', '.join('?' * len(users))})"
+        f" AND sensitivity NOT IN ({', '.join('?' * len(cleared))})", [app, *users, *cleared]).fetchall()
+    return sorted(value for (value,) in rows if isinstance(value, str))

@@ -82,12 +82,14 @@ class WebConfig:
         return self.ledger_path.stem
 
     @contextmanager
-    def ledger(self, write: bool = False):
+    def ledger(self, write: bool = False, leave_schema: bool = False):
         """A ledger opened for one request and closed after it: nothing read from the file
         outlives the request, so a page rendered after an erasure cannot show what it scrubbed.
-        Read-only unless `write` (a reviewer's action): a page view cannot change the file."""
+        Read-only unless `write` (a reviewer's action): a page view cannot change the file; an
+        erasure's plan (`leave_schema`) writes inside a transaction it rolls back, and repairs nothing."""
         ledger = Ledger(self.ledger_path, registry=self.registry, clock=self.clock,
-                        busy_timeout=self.busy_timeout, create=False, read_only=not write)
+                        busy_timeout=self.busy_timeout, create=False, read_only=not write,
+                        leave_schema=leave_schema)
         try:
             yield ledger
         finally:

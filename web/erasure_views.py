@@ -29,7 +29,8 @@ def _scope(form) -> dict:
 def _forget(ctx: Context, scope: dict, reason: str, ticket: str, dry_run: bool) -> dict:
     """The ticket is an external reference (a case number), recorded in the receipt."""
     options = {scope["kind"]: scope["target"]} if scope["kind"] != "user" else {}
-    with ctx.config.ledger(write=True) as ledger:       # a dry run too: it plans inside a write transaction
+    # a dry run too plans inside a write transaction (rolled back), and repairs no schema
+    with ctx.config.ledger(write=True, leave_schema=dry_run) as ledger:
         return ledger.forget(scope["app"], scope["user"], reason=reason, requested_by=ctx.actor.name,
                              dry_run=dry_run, ticket=ticket, **options)
 
@@ -70,12 +71,7 @@ async def receipts(ctx: Context):
     has it: spaces around it and letter case forgiven)."""
     wanted = (ctx.request.args.get("ticket") or "").strip()
     with ctx.config.ledger() as ledger:
-        rows = ledger.erasures()
-        tickets = ledger.receipt_tickets()        # as `factledger erasures` lists them
-    for row in rows:
-        row["ticket"] = tickets.get(row["redaction_seq"])
-    if wanted:
-        rows = [row for row in rows if (row["ticket"] or "").strip().casefold() == wanted.casefold()]
+        rows = ledger.erasures(ticket=wanted or None)   # as `factledger erasures --ticket` finds them
     return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)), ticket=wanted)
 
 

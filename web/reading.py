@@ -127,8 +127,23 @@ def review_items(ledger: Ledger, actor: Actor) -> dict:
         disputes.append(item)
     disputes, disputes_withheld = split(actor, disputes)
     contradictions, contradictions_withheld = split(actor, _contradictions(ledger, actor))
-    return {"held": held, "disputes": disputes, "contradictions": contradictions,
+    return {"held": _masked(ledger, actor, held), "disputes": _masked(ledger, actor, disputes),
+            "contradictions": _masked(ledger, actor, contradictions),
             "withheld": held_withheld + disputes_withheld + contradictions_withheld}
+
+
+def _masked(ledger: Ledger, actor: Actor, rows: list[dict]) -> list[dict]:
+    """Each row's text (a quote, a dispute's challengers) masked of the values its partition holds
+    above the actor's clearance, as the user page masks its facts: one utterance may state a
+    normal and a health fact, and the queue may be public."""
+    masks: dict[tuple[str, str], object] = {}
+    shown = []
+    for row in rows:
+        key = (row["app"], row["user"])
+        if key not in masks:
+            masks[key] = ledger.clearance_mask(*key, actor.clearance)
+        shown.append(masks[key].row(row))
+    return shown
 
 
 def _contradictions(ledger: Ledger, actor: Actor) -> list[dict]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from factledger.ledger.forget.masking import MIN_LENGTH, Masker
+from factledger.ledger.forget.masking import Masker
 
 WITHHELD = "[withheld]"
 
@@ -64,9 +64,3 @@ class ClearanceMask:
         if not self or not isinstance(text, str):
             return text
         return None if self._masker.mentions(text) else text
-
-
-def values_above(rows: Iterable[dict], cleared: tuple[str, ...]) -> list[str]:
-    """The values of the rows (fact intervals) whose sensitivity the clearance does not cover."""
-    return sorted({r["value"] for r in rows if r.get("sensitivity") not in cleared
-                   and isinstance(r.get("value"), str) and len(r["value"]) >= MIN_LENGTH})

@@ -37,7 +37,7 @@ NEGATION_CUES = re.compile(
     r"(?<!\w)(?:no|not|never|no longer|any ?more|n't|nor|neither|none|nothing|without|stopp?ed|"
     r"quit|gave up|give up|giving up|used to|formerly|former|ex|anymore|away from|left|moved "
     r"(?:away|out)|instead|no more|cancell?ed|dropped|ended|isn't|aren't|wasn't|weren't|don't|"
-    r"doesn't|didn't|can't|cannot|won't|got rid of|gotten rid of|gave away|after all)(?!\w)|n't(?!\w)",
+    r"doesn't|didn't|can't|cannot|won't|got rid of|gotten rid of|gave away)(?!\w)|n't(?!\w)",
     re.IGNORECASE)
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                               "\u00a0": " "})

@@ -79,12 +79,14 @@ def tool_text(answer: dict) -> str:
 
 
 class MemoryTools:
-    """The seven tools over one ledger; `open_ledger()` opens a reader (and, once, the writer)."""
+    """The seven tools over one ledger.  `open_ledger(read_only)` opens the writer once
+    (`read_only=False`) and a reader per thread (`read_only=True`: a read tool cannot change the
+    file, as no read command can; docs/decisions.md, "Read-only opens")."""
 
-    def __init__(self, open_ledger: Callable[[], Ledger], extractor: str = "patterns"):
+    def __init__(self, open_ledger: Callable[[bool], Ledger], extractor: str = "patterns"):
         self._open = open_ledger
         self.extractor = extractor
-        self.writer = open_ledger()
+        self.writer = open_ledger(False)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._readers: list[Ledger] = []
@@ -109,7 +111,7 @@ class MemoryTools:
             local.ledger = None
         if getattr(local, "ledger", None) is None:
             local.generation = self._generation
-            local.ledger = self._open()
+            local.ledger = self._open(True)
             with self._readers_lock:
                 self._readers.append(local.ledger)
         return local.ledger
@@ -131,18 +133,25 @@ class MemoryTools:
         app, user = scope.partition(app, user)
         ledger = self._reader()
         rows = ledger.facts(app, user, predicate=predicate, valid_at=valid_at, as_of=as_of, include_sensitive=True)
-        return self._cleared(ledger, scope, app, user, rows)
+        return self._cleared(ledger, scope, app, user, rows, predicate)
 
     def history(self, scope: Scope, predicate: str | None = None, app: str | None = None,
                 user: str | None = None) -> FactsAnswer:
         app, user = scope.partition(app, user)
         ledger = self._reader()
-        return self._cleared(ledger, scope, app, user, ledger.history(app, user, predicate=predicate))
+        return self._cleared(ledger, scope, app, user, ledger.history(app, user, predicate=predicate), predicate)
 
-    def _cleared(self, ledger: Ledger, scope: Scope, app: str, user: str, rows: list[dict]) -> FactsAnswer:
+    def _cleared(self, ledger: Ledger, scope: Scope, app: str, user: str, rows: list[dict],
+                 predicate: str | None) -> FactsAnswer:
+        """The rows the caller's clearance covers, their text masked of every value above it (a
+        quote that states a withheld fact), as the CLI and the web view show them."""
+        if not rows and predicate is not None and ledger.registry.resolve(predicate) is None:
+            raise ledger.registry.unknown(predicate)       # as the CLI: an unknown name is an error
         shown = [r for r in rows if r.get("sensitivity") in scope.clearance]
+        mask = ledger.clearance_mask(app, user, scope.clearance)
         notice = ledger.partition_notice(app, user) if not rows else None
-        return {"app": app, "user": user, "facts": shown, "withheld": len(rows) - len(shown), "notice": notice}
+        return {"app": app, "user": user, "facts": mask.rows(shown) if mask else shown,
+                "withheld": len(rows) - len(shown), "notice": notice}
 
     def why(self, scope: Scope, fact_id: str) -> dict:
         """A fact's provenance, if the fact is the caller's (or its app's shared `_domain` fact,
@@ -162,7 +171,7 @@ class MemoryTools:
                 scope.partition(fact["app"], fact["user"])
             except OutOfScope:
                 raise refusal from None
-        return found
+        return ledger.cleared_why(found, scope.clearance)
 
     # --- writes ----------------------------------------------------------------------------
 

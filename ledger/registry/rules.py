@@ -127,8 +127,10 @@ class Language:
     def positive(self, clause: str) -> str | None:
         """The clause said positively when it retracts something ("i'm not allergic to shellfish
         after all" -> "i'm allergic to shellfish"), else None: the rules then read what it
-        stopped being true."""
-        if not self.retraction.search(clause):
+        stopped being true.  "after all" retracts only beside a negation ("not ... after all"):
+        alone it affirms ("i'm vegan after all")."""
+        cues = {" ".join(m.group(0).casefold().split()) for m in self.retraction.finditer(clause)}
+        if not cues or (cues == {"after all"} and not self.negation.search(clause)):
             return None
         for regex, replacement in _POSITIVE:
             clause = regex.sub(replacement, clause)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from factledger.ledger.audit.cleartext import WITHHELD, ClearanceMask, values_above
+from factledger.ledger.audit.cleartext import WITHHELD, ClearanceMask
+from factledger.projections.history import values_above
 from tests.conftest import cand
 
 
@@ -25,8 +26,9 @@ def test_a_digest_follows_the_strictest_sensitivity_it_mentions():
 def test_the_ledger_masks_every_interval_above_the_clearance(ledger):
     ledger.observe_many([cand(predicate="diet", value="vegan", quote="vegan and allergic to kiwi", event="e1"),
                          cand(predicate="allergy", value="kiwi", quote="vegan and allergic to kiwi", event="e1")])
-    rows = ledger.history("app", "u1")
-    assert values_above(rows, ("normal",)) == ["kiwi"] and values_above(rows, ("normal", "personal", "health")) == []
+    conn = ledger._conn
+    assert values_above(conn, "app", ["u1"], ("normal",)) == ["kiwi"]
+    assert values_above(conn, "app", ["u1"], ("normal", "personal", "health")) == []
     diet = [r for r in ledger.facts("app", "u1") if r["predicate"] == "diet"][0]
     assert ledger.clearance_mask("app", "u1", "personal").row(diet)["quote"] == f"vegan and allergic to {WITHHELD}"
     assert ledger.clearance_mask("app", "u1", "health").row(diet)["quote"] == "vegan and allergic to kiwi"

@@ -207,3 +207,16 @@ def test_an_access_export_withholds_what_the_user_said_about_others_unless_asked
     assert shown.exit_code == 0 and "peanuts" in shown.stdout
     misused = runner.invoke(cli, ["--db", db, "export", "--all", "--include-third-parties"])
     assert misused.exit_code == 1 and "for a --data-subject export" in misused.stderr
+
+
+def test_a_value_about_another_person_is_masked_in_the_users_own_quotes(tmp_path):
+    quote = "I'm vegan, and my partner is allergic to peanuts"
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
+        ledger.observe(cand(predicate="diet", value="vegan", quote=quote, event="e1"))
+        ledger.observe(cand(subject="user.partner", predicate="allergy", value="peanuts", quote=quote, event="e1"))
+        withheld = ledger.export_subject("app", "u1")
+        included = ledger.export_subject("app", "u1", third_parties=True)
+    text = orjson.dumps(withheld).decode()
+    assert "peanuts" not in text and "[withheld]" in text
+    assert [f["value"] for f in withheld["facts"]] == ["vegan"]
+    assert "peanuts" in orjson.dumps(included).decode()

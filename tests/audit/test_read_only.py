@@ -67,7 +67,8 @@ def read_commands(path: Path) -> dict[str, list[str]]:
         "query": ["query", "SELECT count(*) AS n FROM events"], "stats": ["stats"],
         "partitions": ["partitions"], "predicates": ["predicates"], "erasures": ["erasures"],
         "report": ["report", "erasure", str(redaction)], "export": ["export", "--all"],
-        "prove": ["prove", "1"], "head": ["head"],
+        "prove": ["prove", "1"], "head": ["head"], "sessions": ["sessions", *part], "review": ["review"],
+        "residue": ["residue"], "replay --check": ["replay", "--check"],
     }
 
 
@@ -120,7 +121,8 @@ class WalHolder:
 
 
 NAMES = ["verify", "verify --log-only", "facts", "history", "why", "log", "recall", "query", "stats",
-         "partitions", "predicates", "erasures", "report", "export", "prove", "head"]
+         "partitions", "predicates", "erasures", "report", "export", "prove", "head", "sessions", "review",
+         "residue", "replay --check"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -267,3 +269,15 @@ def test_postgres_reads_run_in_read_only_transactions(postgres):
         Ledger(location, clock=clock, read_only=True).close()
     with pytest.warns(RuntimeWarning, match="restored"), Ledger(location, clock=clock, repair=True) as fixer:
         assert fixer.schema_report == [f"trigger {TRIGGER} was missing; restored (verify reports it)"]
+
+
+def test_a_dry_run_forget_leaves_a_dropped_trigger_dropped_and_records_nothing(db):
+    """A dry run plans inside a transaction it rolls back: it repairs no schema either (so the
+    file an auditor is examining keeps its state and `verify` still names the gap)."""
+    drop_trigger(db)
+    events = sqlite3.connect(db).execute("SELECT count(*) FROM events").fetchone()[0]
+    planned = sh(db, "forget", "--app", APP, "--user", USER, "--reason", "plan", "--dry-run", "--json")
+    assert planned.returncode == 0, planned.stderr
+    assert f"Warning: trigger {TRIGGER} is missing; not repaired" in planned.stderr
+    assert TRIGGER not in triggers_of(db)
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM events").fetchone()[0] == events

@@ -222,6 +222,8 @@ def test_erasures_by_ticket_find_the_receipt_of_that_forget(db):
     invoke(db, "forget", "--app", "app", "--user", "u2", "--reason", "r", "--ticket", "DPO-2026-200", "--yes")
     found = json.loads(invoke(db, "erasures", "--ticket", "DPO-2026-114", "--json").stdout)
     assert [(r["redaction_seq"], r["ticket"]) for r in found] == [(receipt["redaction_seq"], "DPO-2026-114")]
+    typed = json.loads(invoke(db, "erasures", "--ticket", "  dpo-2026-114 ", "--json").stdout)
+    assert [r["redaction_seq"] for r in typed] == [receipt["redaction_seq"]]   # as the web view finds it
     none = invoke(db, "erasures", "--ticket", "DPO-2026-999", "--json")
     assert none.exit_code == 0 and json.loads(none.stdout) == []
     assert "no erasure receipt with ticket 'DPO-2026-999'" in none.stderr and "DPO-2026-114" in none.stderr

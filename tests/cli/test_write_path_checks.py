@@ -98,3 +98,23 @@ def test_observe_on_a_mistyped_db_creates_nothing(tmp_path):
               "--said-at", "2026-01-01")
     assert out.returncode == 1 and out.stderr.startswith("Error: no ledger at")
     assert not typo.exists()
+
+
+def test_a_refused_observe_with_create_leaves_no_new_ledger(tmp_path):
+    db = tmp_path / "new.db"
+    refused = cli(db, "observe", *PART, "--predicate", "employer", "--value", "Globex", "--quote", "I ate steak",
+                  "--session", "s1", "--event-id", "e1", "--said-at", "2026-01-01", "--create")
+    assert refused.returncode == 1 and refused.stderr.startswith("Error: ")
+    assert not db.exists() and not list(tmp_path.glob("new.db*"))
+
+
+def test_after_all_alone_does_not_negate(tmp_path):
+    """'after all' closes a negation ("not allergic after all"); by itself the sentence affirms."""
+    db = tmp_path / "l.db"
+    Ledger(db, create=True).close()
+    base = ["observe", *PART, "--predicate", "diet", "--value", "vegan", "--session", "s1",
+            "--said-at", "2026-01-01", "--negated"]
+    affirmed = cli(db, *base, "--quote", "I am vegan after all", "--event-id", "e1")
+    assert affirmed.returncode == 1 and "negation" in affirmed.stderr
+    negated = cli(db, *base, "--quote", "I am not vegan after all", "--event-id", "e2")
+    assert negated.returncode == 0, negated.stderr

@@ -67,7 +67,7 @@ def check_isolation(token_scopes, sequence) -> None:
             Path(path).write_text(text)
             tokens.append(token)
         file = TokenFile(path)
-        tools = MemoryTools(lambda: Ledger(db, create=True))
+        tools = MemoryTools(lambda read_only: Ledger(db, create=not read_only, read_only=read_only))
         tools.writer.observe_many([make_candidate(         # a fact in every partition, for a call to leak
             app=a, user=u, predicate="home_city", value=f"Seed {a} {u}", quote=f"I live in Seed {a} {u}",
             session="seed", evidence_event=f"seed-{a}-{u}", said_at="2025-12-01T00:00:00Z") for a, u in PARTITIONS])

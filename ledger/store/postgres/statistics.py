@@ -72,10 +72,13 @@ def exclude_text(conn) -> list[str]:
     return [f"{c[0]}.{c[1]}" for c in todo]
 
 
-def vacuum_catalog(conn) -> None:
-    """VACUUM `pg_statistic`: its old row versions held the dropped samples.  PostgreSQL lets only
-    a superuser (or the database owner) do it and skips it for others with a warning."""
-    conn.raw.execute("VACUUM pg_catalog.pg_statistic")
+def vacuum_catalog(conn, full: bool = False) -> None:
+    """VACUUM `pg_statistic`: its old row versions held the dropped samples.  `full` (a forget's
+    `--vacuum`) rewrites it into new files: a plain VACUUM frees the old versions' space but leaves
+    their bytes in the page until something overwrites them, which a crowded catalog may not do
+    for a long time.  PostgreSQL lets only a superuser (or the database owner) do either and
+    skips it for others with a warning."""
+    conn.raw.execute("VACUUM (FULL) pg_catalog.pg_statistic" if full else "VACUUM pg_catalog.pg_statistic")
 
 
 def sampled_text(conn, tables=None) -> list[str]:

@@ -55,7 +55,7 @@ def _statistics(conn, tables, result: dict, full: bool) -> dict:
     if analyzed:
         result["analyzed"] = analyzed
     if full:
-        vacuum_catalog(conn)
+        vacuum_catalog(conn, full=True)
     return result
 
 
