@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.service import is_server_location
 from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.web.actors import Actor, load_actors
 from factledger.web.sessions import Sessions

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,7 +23,7 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 
 from factledger.ledger import Ledger  # noqa: E402
-from tests.web.helpers import PASSWORDS, actors_toml, fill  # noqa: E402
+from tests.web.helpers import PASSWORDS, actors_toml, fill, wait_until_serving  # noqa: E402
 from tests.web.test_web_browser import free_port  # noqa: E402
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
@@ -67,13 +66,7 @@ def serving(*db_args: str):
                                stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):                      # readiness, not a timing assertion
-            try:
-                urllib.request.urlopen(base + "/-/factledger/login", timeout=2)
-                break
-            except OSError:
-                assert process.poll() is None, process.stderr.read()
-                time.sleep(0.1)
+        wait_until_serving(process, base)
         yield Browser(base)
     finally:
         process.terminate()
