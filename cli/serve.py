@@ -67,7 +67,10 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
     on_server = is_server_location(state.db)
     if not on_server and not Path(state.db).exists():
         raise LedgerError(f"no ledger at {state.db} (run `factledger init` first)")
-    state.ledger(read_only=True)     # opens once, read-only: a schema that differs is said, not repaired
+    # each opened once, read-only: a schema that differs is said, not repaired; the ledger the
+    # actions write, and the replica the pages read (--read-db) if there is one
+    state.ledger(read_only=True, primary=True)
+    state.ledger(read_only=True)
     state.close()
     actors = load_actors(actors_file, os.environ.get("FACTLEDGER_UI_ACTORS"))
     if not actors and not public:

@@ -170,3 +170,15 @@ def test_a_read_only_open_of_an_older_schema_on_the_standby_says_so_and_writes_n
     assert read.returncode == 0, read.stderr
     assert "Warning" in read.stderr and "events_partition" in read.stderr
     assert [f["value"] for f in json.loads(read.stdout)] == ["vegetarian"]
+
+
+def test_a_read_url_that_holds_no_ledger_is_an_error_and_no_fallback(ledgers, replicated):
+    _primary, standby = replicated
+    on_primary, _on_standby = ledgers
+    missing = factledger("--db", on_primary, "--read-db", standby.location("no_such_ledger"), "facts",
+                         "--app", "mealkit", "--user", "priya")
+    assert missing.returncode == 1 and missing.stderr.startswith("Error: no ledger at") and not missing.stdout
+    down = factledger("--db", on_primary, "--read-db",
+                      "postgresql://postgres@/postgres?host=/nonexistent-socket-folder&schema=standby_reads",
+                      "head")
+    assert down.returncode == 1 and down.stderr.startswith("Error: cannot open ledger") and not down.stdout
