@@ -33,6 +33,11 @@ READS = [
     ["sessions", "--app", "mealkit", "--user", "priya", "--json"],
     ["partitions", "--json"],
     ["export", "--all"],
+    ["replay", "--check", "--json"],
+    ["review", "--json"],
+    ["erasures", "--json"],
+    ["prove", "3"],
+    ["predicates", "--json"],
 ]
 
 
@@ -55,6 +60,10 @@ def ledgers(replicated):
         ledger.observe(cand(app="mealkit", user="priya", predicate="household_size", value="2",
                             quote="there are two of us", session="s-size", event="e-size",
                             said_at="2026-10-30T10:00:00Z"))
+    for step in (["checkpoint"], ["forget", "--app", "mealkit", "--user", "priya", "--session", "meal-2",
+                                  "--reason", "user request", "--yes"]):
+        done = factledger("--db", on_primary, *step)
+        assert done.returncode == 0, (step, done.stderr)
     standby.catch_up()
     return on_primary, standby.location(schema)
 
@@ -64,11 +73,14 @@ def test_every_read_on_the_standby_equals_the_read_on_the_primary(ledgers):
     facts = json.loads(factledger("--db", on_primary, "facts", "--app", "mealkit", "--user", "priya",
                                   "--json").stdout)
     whys = [["why", fact["fact_id"], "--json"] for fact in facts[:3]]
-    assert whys
-    for command in READS + whys:
-        there = factledger("--db", on_primary, *command)
+    receipts = json.loads(factledger("--db", on_primary, "erasures", "--json").stdout)
+    reports = [["report", "erasure", str(receipt["redaction_seq"]), "--json"] for receipt in receipts]
+    assert whys and reports
+    now = {"FACTLEDGER_NOW": "2030-01-01T00:00:00Z"}     # one clock for both (confidence decays, reports are dated)
+    for command in READS + whys + reports:
+        there = factledger("--db", on_primary, *command, env=now)
         assert there.returncode == 0, (command, there.stderr)
-        here = factledger("--db", on_primary, "--read-db", on_standby, *command)
+        here = factledger("--db", on_primary, "--read-db", on_standby, *command, env=now)
         assert here.returncode == 0, (command, here.stderr)
         assert here.stdout == there.stdout, command
         assert here.stdout.strip(), command
