@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -97,25 +98,58 @@ def factledger(*args) -> subprocess.CompletedProcess:
     return subprocess.run([FACTLEDGER, *args], capture_output=True, text=True, timeout=600, env=ENV)
 
 
-@pytest.fixture
-def pair(postgres):
-    """A primary and a standby that every commit waits for (synchronous_commit = remote_apply:
-    acknowledged means applied on the standby, so it is also readable there at once)."""
-    primary = Server(postgres.bindir).start()
+@contextmanager
+def replicated_pair(bindir, synchronous: bool):
+    """A primary and a standby; `synchronous`: every commit waits for it (synchronous_commit =
+    remote_apply: acknowledged means applied on the standby, so it is also readable there at once)."""
+    primary = Server(bindir).start()
     standby = None
     try:
         standby = Standby(primary, name="standby1").start()
-        primary.require_synchronous("standby1", commit="remote_apply")
+        if synchronous:
+            primary.require_synchronous("standby1", commit="remote_apply")
         deadline = time.monotonic() + 60
+        wanted = [("sync" if synchronous else "async",)]
         while primary.sql("SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1'") \
-                != [("sync",)]:
-            assert time.monotonic() < deadline, "the standby did not become synchronous"
+                != wanted:
+            assert time.monotonic() < deadline, f"the standby did not stream as {wanted}"
             time.sleep(0.1)
         yield primary, standby
     finally:
         if standby is not None:
             standby.stop()
         primary.stop()
+
+
+@pytest.fixture
+def pair(postgres):
+    with replicated_pair(postgres.bindir, synchronous=True) as servers:
+        yield servers
+
+
+def crash_mid_ingest(primary: Server, on_primary: str, first: int, before_crash=None) -> dict[str, str]:
+    """Writers at work on the primary, one SIGKILLed, then the primary stopped at once while the
+    others write (`before_crash` runs just before it); the writes they saw acknowledged."""
+    writers = {name: start_writer(on_primary, name, cli=name.startswith("cli"))
+               for name in ("lib-a", "lib-b", "cli-c")}
+    lines = {name: [] for name in writers}
+    outputs = []
+    try:
+        acks_so_far(writers["lib-a"], lines["lib-a"], first)
+        acks_so_far(writers["cli-c"], lines["cli-c"], 2)
+        acks_so_far(writers["lib-b"], lines["lib-b"], 10)
+        outputs.append(kill(writers.pop("lib-a")))              # a writer dies mid-ingest
+        if before_crash is not None:
+            before_crash()
+        acks_so_far(writers["lib-b"], lines["lib-b"], len(lines["lib-b"]) + 5)
+        primary.crash()                                          # then the primary, writers still at it
+        time.sleep(0.5)                                          # they fail against the dead server
+        outputs += [kill(process) for process in writers.values()]
+    finally:
+        for process in writers.values():
+            if process.poll() is None:
+                kill(process)
+    return acknowledged(outputs + ["\n".join(found) for found in lines.values()])
 
 
 @pytest.mark.slow
@@ -125,24 +159,7 @@ def test_no_acknowledged_write_is_lost_when_the_primary_dies_mid_ingest(pair, ro
     schema = f"failover_{round_}"
     assert factledger("--db", primary.location(schema), "init").returncode == 0
     on_primary = primary.location(schema)
-    writers = {name: start_writer(on_primary, name, cli=name.startswith("cli"))
-               for name in ("lib-a", "lib-b", "cli-c")}
-    lines = {name: [] for name in writers}
-    try:
-        acks_so_far(writers["lib-a"], lines["lib-a"], 15 + 10 * round_)
-        acks_so_far(writers["cli-c"], lines["cli-c"], 2)
-        acks_so_far(writers["lib-b"], lines["lib-b"], 10)
-        outputs = [kill(writers.pop("lib-a"))]                  # a writer dies mid-ingest
-        acks_so_far(writers["lib-b"], lines["lib-b"], len(lines["lib-b"]) + 5)
-        primary.crash()                                          # then the primary, writers still at it
-        time.sleep(0.5)                                          # they fail against the dead server
-        outputs += [kill(process) for process in writers.values()]
-    finally:
-        for process in writers.values():
-            if process.poll() is None:
-                kill(process)
-    outputs += ["\n".join(found) for found in lines.values()]
-    acks = acknowledged(outputs)
+    acks = crash_mid_ingest(primary, on_primary, first=15 + 10 * round_)
     assert len(acks) >= 32
 
     standby.promote()
@@ -175,3 +192,28 @@ def test_no_acknowledged_write_is_lost_when_the_primary_dies_mid_ingest(pair, ro
     with Ledger(on_new_primary, read_only=True) as ledger:
         for user, fact_id in going_on.items():
             assert [f["fact_id"] for f in ledger.facts("fo", user)] == [fact_id]
+
+
+@pytest.mark.slow
+def test_the_same_check_finds_lost_writes_when_the_standby_is_not_synchronous(postgres):
+    """The control: an asynchronous standby cut off from the primary (its primary_conninfo
+    emptied) while the writers go on; the primary acknowledges what the standby never receives,
+    and after the failover the check above finds those writes missing."""
+    with replicated_pair(postgres.bindir, synchronous=False) as (primary, standby):
+        on_primary = primary.location("failover_async")
+        assert factledger("--db", on_primary, "init").returncode == 0
+
+        def cut_off():
+            standby.catch_up()
+            standby.sql("ALTER SYSTEM SET primary_conninfo = ''", "SELECT pg_reload_conf()")
+            deadline = time.monotonic() + 60
+            while primary.sql("SELECT count(*) FROM pg_stat_replication")[0][0]:
+                assert time.monotonic() < deadline, "the standby did not stop streaming"
+                time.sleep(0.1)
+            time.sleep(1.0)                          # the writers go on, acknowledged by the primary alone
+
+        acks = crash_mid_ingest(primary, on_primary, first=10, before_crash=cut_off)
+        standby.promote()
+        with Ledger(standby.location("failover_async"), read_only=True) as ledger:
+            lost = [user for user in acks if not ledger.facts("fo", user)]
+        assert len(lost) >= 5, "an asynchronous standby cut off should have missed acknowledged writes"
