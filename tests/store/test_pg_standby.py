@@ -135,6 +135,20 @@ def test_the_standby_refuses_writes_with_an_error_and_changes_nothing(ledgers, r
     assert factledger("--db", on_primary, "head").stdout == before
 
 
+@pytest.mark.parametrize("command", [["init"], ["import", "/dev/null"], ["demo"],
+                                     ["observe", "--create", "--app", "a", "--user", "u", "--predicate", "diet",
+                                      "--value", "vegan", "--quote", "I am vegan", "--session", "s1",
+                                      "--event-id", "e1", "--said-at", "2026-08-30"]])
+def test_a_new_ledger_on_the_standby_is_refused_with_an_error(replicated, command):
+    """Creating a ledger there (init, import, demo, --create) is a write like any other."""
+    _primary, standby = replicated
+    refused = factledger("--db", standby.location("standby_new"), *command, input="")
+    assert refused.returncode == 1 and refused.stderr.startswith("Error: ") and "hot standby" in refused.stderr, \
+        refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert standby.sql("SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'standby_new'") == [(0,)]
+
+
 def test_the_library_refuses_a_write_open_of_a_standby_and_reads_it_read_only(ledgers):
     on_primary, on_standby = ledgers
     with pytest.raises(LedgerReadOnly, match="hot standby"):

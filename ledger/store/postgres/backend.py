@@ -367,15 +367,22 @@ def schema_exists(location: str) -> bool:
     """Whether the ledger's schema is there yet (a command creating it may drop it on failure)."""
     raw, schema = _server(location)
     with raw:
-        return raw.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                           (schema,)).fetchone() is not None
+        return _has_schema(raw, schema)
+
+
+def _has_schema(raw, schema: str) -> bool:
+    return raw.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+                       (schema,)).fetchone() is not None
 
 
 def drop_schema(location: str) -> None:
-    """Drop the ledger's schema and all in it: only for a schema the failed command created."""
+    """Drop the ledger's schema and all in it: only for a schema the failed command created.
+    None there is nothing to do (a server that refused to create it, a hot standby, would refuse
+    the DROP too, even of nothing)."""
     raw, schema = _server(location)
     with raw:
-        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        if _has_schema(raw, schema):
+            raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def fresh_postgres(location: str) -> bool:
