@@ -16,6 +16,7 @@ import pytest
 
 from factledger.ledger import Ledger
 from factledger.ledger.errors import LedgerReadOnly
+from factledger.ledger.vocabulary.clock import parse_time
 from tests.conftest import cand
 
 FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
@@ -92,11 +93,12 @@ def test_the_read_url_comes_from_the_environment_and_reads_the_standby_alone(led
     or unreachable does not stop them)."""
     on_primary, on_standby = ledgers
     nowhere = "postgresql://postgres@/postgres?host=/nonexistent-socket-folder&schema=standby_reads"
+    now = {"FACTLEDGER_NOW": "2030-01-01T00:00:00Z"}
     facts = factledger("--db", nowhere, "facts", "--app", "mealkit", "--user", "priya", "--json",
-                       env={"FACTLEDGER_READ_DB": on_standby})
+                       env={"FACTLEDGER_READ_DB": on_standby, **now})
     assert facts.returncode == 0, facts.stderr
     assert facts.stdout == factledger("--db", on_primary, "facts", "--app", "mealkit", "--user", "priya",
-                                      "--json").stdout
+                                      "--json", env=now).stdout
     verify = factledger("--db", nowhere, "--read-db", on_standby, "verify", "--json")
     assert verify.returncode == 0 and json.loads(verify.stdout)["ok"], verify.stderr
 
@@ -153,7 +155,11 @@ def test_the_library_refuses_a_write_open_of_a_standby_and_reads_it_read_only(le
     on_primary, on_standby = ledgers
     with pytest.raises(LedgerReadOnly, match="hot standby"):
         Ledger(on_standby)
-    with Ledger(on_standby, read_only=True) as reader, Ledger(on_primary, read_only=True) as writer_side:
+    def fixed():                                     # one clock for both: confidence decays with time
+        return parse_time("2030-01-01T00:00:00Z")
+
+    with Ledger(on_standby, read_only=True, clock=fixed) as reader, \
+            Ledger(on_primary, read_only=True, clock=fixed) as writer_side:
         assert reader.schema_report == []
         assert reader.head() == writer_side.head()
         assert reader.facts("mealkit", "priya") == writer_side.facts("mealkit", "priya")
