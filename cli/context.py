@@ -63,38 +63,50 @@ class LedgerGroup(click.Group):
 
 class State:
     def __init__(self, db: str, registry: str | None, busy_timeout: float = 5.0,
-                 future_tolerance: str | None = None):
+                 future_tolerance: str | None = None, read_db: str | None = None):
         self.db = db
+        self.read_db = read_db or None       # a replica the read commands read from (--read-db)
         self.future_tolerance = future_tolerance
         self.registry = registry
         self.busy_timeout = busy_timeout
         self._ledger: Ledger | None = None
+        self._reader: Ledger | None = None
 
     def ledger(self, create: bool = False, read_only: bool = False, repair: bool = False,
-               leave_schema: bool = False) -> Ledger:
+               leave_schema: bool = False, primary: bool = False) -> Ledger:
         """The ledger, opened once per command.  A read command asks for `read_only`: the file (or
         the PostgreSQL session) is opened so that it cannot write, and a schema that differs is
         said on stderr, not repaired; a write command repairs what is missing, `repair` also what
         is altered (docs/decisions.md, "Read-only opens"); a dry run asks to `leave_schema` as a
-        read finds it."""
+        read finds it.  With a read URL (`--read-db`) a read-only open is of the replica there,
+        unless the command asks for the `primary` (what only the primary can tell:
+        docs/decisions.md, "Readers on a replica")."""
+        if read_only and self.read_db and not primary:
+            if self._reader is None:
+                self._reader = self._open(self.read_db, create=False, read_only=True, repair=False)
+            return self._reader
         if self._ledger is None:
-            from factledger.ledger import Ledger
-            from factledger.ledger.service import is_server_location
-
-            if not create and self.db != ":memory:" and not is_server_location(self.db) and not os.path.exists(self.db):
-                raise LedgerNotFound(f"no ledger at {self.db}: run `factledger init` first (write "
-                                  "commands also take --create); nothing was created")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
-                self._ledger = Ledger(self.db, registry=self.registry, clock=clock_from_env(),
-                                      busy_timeout=self.busy_timeout, create=create,
-                                      future_tolerance=self.future_tolerance, read_only=read_only,
-                                      repair=repair, leave_schema=leave_schema)
-            if repair:
-                return self._ledger                        # `factledger repair` says it in its own words
-            for line in self._ledger.schema_report:
-                click.echo(f"Warning: {line}", err=True)
+            self._ledger = self._open(self.db, create, read_only, repair, leave_schema)
         return self._ledger
+
+    def _open(self, location: str, create: bool, read_only: bool, repair: bool,
+              leave_schema: bool = False) -> Ledger:
+        from factledger.ledger import Ledger
+        from factledger.ledger.service import is_server_location
+
+        if not create and location != ":memory:" and not is_server_location(location) and not os.path.exists(location):
+            raise LedgerNotFound(f"no ledger at {location}: run `factledger init` first (write "
+                                 "commands also take --create); nothing was created")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # said below, in the CLI's words
+            ledger = Ledger(location, registry=self.registry, clock=clock_from_env(),
+                            busy_timeout=self.busy_timeout, create=create,
+                            future_tolerance=self.future_tolerance, read_only=read_only, repair=repair,
+                            leave_schema=leave_schema)
+        if not repair:                                 # `factledger repair` says it in its own words
+            for line in ledger.schema_report:
+                click.echo(f"Warning: {line}", err=True)
+        return ledger
 
     @contextmanager
     def ledger_undone_on_error(self, create: bool) -> Iterator[Ledger]:
@@ -112,9 +124,10 @@ class State:
             raise
 
     def close(self) -> None:
-        if self._ledger is not None:
-            self._ledger.close()
-            self._ledger = None
+        for ledger in (self._ledger, self._reader):
+            if ledger is not None:
+                ledger.close()
+        self._ledger = self._reader = None
 
 
 pass_state = click.make_pass_decorator(State)

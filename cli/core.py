@@ -316,8 +316,13 @@ def resolve(state, fact_id, accept, reject, by, reason, fmt) -> None:
 @output_options
 @pass_state
 def stats(state, fmt) -> None:
-    """Counts: events, facts, open facts, held candidates, events per fact."""
-    emit_one(state.ledger(read_only=True).stats(), fmt)
+    """Counts: events, facts, open facts, held candidates, events per fact.
+
+    Read from a hot standby (--read-db), also how far it has replayed (`standby`)."""
+    ledger = state.ledger(read_only=True)
+    counts = ledger.stats()
+    replica = ledger.standby()
+    emit_one(counts if replica is None else {**counts, "standby": replica}, fmt)
 
 
 def _checked(result: dict) -> str:

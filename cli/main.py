@@ -124,6 +124,9 @@ def load_command(cmd_name: str) -> click.Command:
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--db", envvar="FACTLEDGER_DB", default="factledger.db", show_default=True,
               help="Ledger file, or a postgresql:// URL (?schema=NAME, default factledger) (env FACTLEDGER_DB)")
+@click.option("--read-db", "read_db", envvar="FACTLEDGER_READ_DB", default=None, metavar="URL",
+              help="Where read commands read: a replica of --db, e.g. a PostgreSQL hot standby's URL; "
+                   "writes still go to --db (env FACTLEDGER_READ_DB)")
 @click.option("--registry", envvar="FACTLEDGER_REGISTRY", default=None,
               help="Predicate registry TOML (env FACTLEDGER_REGISTRY; default: the packaged one)")
 @click.option("--busy-timeout", "busy_timeout", envvar="FACTLEDGER_BUSY_TIMEOUT", default=5.0,
@@ -135,10 +138,10 @@ def load_command(cmd_name: str) -> click.Command:
                    "env FACTLEDGER_FUTURE_TOLERANCE)")
 @click.version_option(package_name="factledger")     # the installed distribution's metadata
 @click.pass_context
-def cli(ctx: click.Context, db: str, registry: str | None, busy_timeout: float,
+def cli(ctx: click.Context, db: str, read_db: str | None, registry: str | None, busy_timeout: float,
         future_tolerance: str) -> None:
     """An event-sourced, hash-chained ledger of facts about the users of AI agents."""
-    state = State(db, registry, busy_timeout, future_tolerance)
+    state = State(db, registry, busy_timeout, future_tolerance, read_db)
     ctx.obj = state
     ctx.call_on_close(state.close)
 

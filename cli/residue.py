@@ -13,7 +13,8 @@ from factledger.cli.output import emit_one, output_options
 @pass_state
 def residue(state, fmt) -> None:
     """List the places a forget cannot reach (WAL archive, replicas, slots, backups, dumps, copies)."""
-    report = state.ledger(read_only=True).residue()
+    # the primary's: its archive, replicas and slots are the copies; a standby knows none of them
+    report = state.ledger(read_only=True, primary=True).residue()
     emit_one(report, fmt, render=_render)
 
 

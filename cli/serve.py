@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from factledger.cli.context import pass_state, require_file
+from factledger.cli.context import pass_state
 from factledger.ledger import LedgerError
 from factledger.ledger.registry.predicates import load_registry
 from factledger.ledger.vocabulary.clock import clock_from_env
@@ -62,24 +62,32 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
     if hash_only:
         click.echo(hash_password(read_password()))
         return
-    require_file(state, "serve")
-    path = Path(state.db)
-    if not path.exists():
+    from factledger.ledger.service import display_location, is_server_location
+
+    on_server = is_server_location(state.db)
+    if not on_server and not Path(state.db).exists():
         raise LedgerError(f"no ledger at {state.db} (run `factledger init` first)")
-    state.ledger(read_only=True).close()        # opens once, read-only: a schema that differs is said, not repaired
+    # each opened once, read-only: a schema that differs is said, not repaired; the ledger the
+    # actions write, and the replica the pages read (--read-db) if there is one
+    state.ledger(read_only=True, primary=True)
+    state.ledger(read_only=True)
+    state.close()
     actors = load_actors(actors_file, os.environ.get("FACTLEDGER_UI_ACTORS"))
     if not actors and not public:
         raise LedgerError("nobody could sign in: give --actors FILE (or FACTLEDGER_UI_ACTORS), "
                           "or --public for a look-only demo")
     beside = Path(actors_file).resolve() if actors_file else None
-    config = WebConfig(path.resolve(), load_registry(state.registry), actors, public, clock_from_env(),
+    location = state.db if on_server else Path(state.db).resolve()
+    config = WebConfig(location, load_registry(state.registry), actors, public, clock_from_env(),
                        state.busy_timeout, actors_path=beside,
                        sessions=Sessions(beside.with_name(beside.name + ".sessions") if beside else None),
-                       public_clearance=public_clearance)
+                       public_clearance=public_clearance, read_location=state.read_db)
     datasette = build(config, secret=os.environ.get("FACTLEDGER_UI_SECRET"))
     who = f"{len(actors)} actor(s)" + (f", anonymous viewers too (--public, {public_clearance} clearance)"
                                        if public else "")
-    click.echo(f"factledger web view of {path} on http://{host}:{port}/ ({who}); Ctrl-C to stop", err=True)
+    shown = display_location(location) + (f" (pages read {display_location(state.read_db)})"
+                                          if state.read_db else "")
+    click.echo(f"factledger web view of {shown} on http://{host}:{port}/ ({who}); Ctrl-C to stop", err=True)
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
 
 

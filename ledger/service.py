@@ -356,6 +356,11 @@ class Ledger(Reads):
         with snapshot(self._conn), served.keeping(self._served_kept):
             return residue(self._conn, self._work.location)
 
+    def standby(self) -> dict | None:
+        """Where this ledger is a read-only replica (a hot standby): how far it has replayed its
+        primary's log (`--read-db`, docs/scale.md); None on a primary or a file."""
+        return self._work.engine.standby(self._conn)
+
     def import_log(self, source) -> dict:
         return export.import_log(self._work, source)
 

@@ -88,7 +88,8 @@ def pairs(conn, predicate: str, other: str, app: str | None = None, user: str | 
 def partition_counts(conn) -> dict[tuple[str, str], tuple[int, int]]:
     """(app, user) -> (open facts, of which disputed), for every partition with an open fact."""
     return {(a, u): (n, d) for a, u, n, d in conn.execute(
-        "SELECT app, user, COUNT(*), SUM(status = 'disputed') FROM facts_current GROUP BY app, user")}
+        "SELECT app, user, COUNT(*), SUM(CASE WHEN status = 'disputed' THEN 1 ELSE 0 END)"
+        " FROM facts_current GROUP BY app, user")}
 
 
 REVIEW_KEYS = ("fact_id", "app", "user", "subject", "predicate", "value", "basis", "sensitivity",

@@ -10,7 +10,7 @@ import pytest
 
 from factledger.ledger import Ledger, make_candidate
 from factledger.ledger.vocabulary.clock import parse_time
-from tests.pg_server import Server, find_bindir
+from tests.pg_server import Server, Standby, find_bindir
 
 # Nothing downloads at test time.  Meaning (the semantic extra) is off for the suite as a whole,
 # so the thousands of facts other tests write are not each embedded; tests/semantic/test_semantic_*.py
@@ -91,3 +91,18 @@ def postgres():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def replicated(postgres):
+    """A primary of its own and a hot standby streaming from it (tests/pg_server.py: Standby),
+    for a module's tests; skipped or failed as `postgres` is when there is no server."""
+    primary = Server(postgres.bindir).start()
+    try:
+        standby = Standby(primary).start()
+        try:
+            yield primary, standby
+        finally:
+            standby.stop()
+    finally:
+        primary.stop()

@@ -54,14 +54,40 @@ class Server:
     def start(self) -> Server:
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
                   "--locale=C", "--no-sync")
+        self._start_server()
+        return self
+
+    def _start_server(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
                   "-o", f"-k {self.root} -c listen_addresses='' -c fsync=off -c max_connections=200",
                   "start")
-        return self
+
+    def crash(self) -> None:
+        """Stop at once, as a crash would (`pg_ctl stop -m immediate`: no checkpoint, no goodbye to
+        clients or standbys); the folder stays, for `stop` to remove."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def require_synchronous(self, standby_name: str, commit: str = "on") -> None:
+        """Every commit waits for the named standby (`synchronous_standby_names`) to have flushed
+        (`on`) or applied (`remote_apply`) it: an acknowledged write is on both servers."""
+        self.sql(f"ALTER SYSTEM SET synchronous_standby_names = '{standby_name}'",
+                 f"ALTER SYSTEM SET synchronous_commit = '{commit}'", "SELECT pg_reload_conf()")
+
+    def sql(self, *statements: str) -> list:
+        """Run statements on the server as postgres (autocommit); the last one's rows."""
+        import psycopg
+
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            rows = []
+            for statement in statements:
+                cursor = conn.execute(statement)
+                rows = cursor.fetchall() if cursor.description else []
+            return rows
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -73,3 +99,45 @@ class Server:
         """A ledger URL in this server: a fresh schema unless one is named."""
         schema = schema or f"t_{uuid.uuid4().hex[:16]}"
         return f"postgresql://postgres@/postgres?host={self.root}&schema={schema}"
+
+
+class Standby(Server):
+    """A streaming replica of a running `Server`: `pg_basebackup` of its data folder (WAL streamed
+    with it), `standby.signal`, and `primary_conninfo` naming the primary's socket, so the standby
+    replays the primary's WAL as it is written and answers read-only queries (hot standby).
+
+    `name` is its `application_name` on the primary: `Server.require_synchronous(name)` makes
+    the primary wait for it on every commit (synchronous replication)."""
+
+    def __init__(self, primary: Server, name: str = "standby1"):
+        super().__init__(primary.bindir)
+        self.primary = primary
+        self.name = name
+
+    def start(self) -> Standby:
+        self._run("pg_basebackup", "-D", str(self.data), "-h", str(self.primary.root), "-U", "postgres",
+                  "-X", "stream", "-c", "fast", "--no-sync")
+        with open(self.data / "postgresql.auto.conf", "a") as conf:
+            conf.write(f"primary_conninfo = 'host={self.primary.root} user=postgres "
+                       f"application_name={self.name}'\nhot_standby = on\n")
+        (self.data / "standby.signal").touch()
+        if self.as_root:
+            shutil.chown(self.data / "standby.signal", "postgres", "postgres")
+        self._start_server()
+        return self
+
+    def promote(self) -> None:
+        """The standby becomes a primary (`pg_ctl promote -w` returns once it accepts writes)."""
+        self._run("pg_ctl", "-D", str(self.data), "-w", "promote")
+
+    def catch_up(self, timeout: float = 60.0) -> None:
+        """Wait until this standby has replayed all the primary has written so far
+        (`pg_last_wal_replay_lsn()` at or past the primary's `pg_current_wal_lsn()`)."""
+        import time
+
+        target = self.primary.sql("SELECT pg_current_wal_lsn()::text")[0][0]
+        deadline = time.monotonic() + timeout
+        while not self.sql(f"SELECT pg_last_wal_replay_lsn() >= '{target}'::pg_lsn")[0][0]:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the standby did not replay up to {target} in {timeout} s")
+            time.sleep(0.05)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.web.actors import Actor, load_actors
 from factledger.web.sessions import Sessions
@@ -26,7 +27,7 @@ ATTRIBUTE = "_factledger_web"
 
 @dataclass
 class WebConfig:
-    ledger_path: Path
+    ledger_path: Path | str                   # the ledger file, or a database server's URL
     registry: Registry
     actors: dict[str, Actor] = field(default_factory=dict)
     public: bool = False                      # anonymous visitors may look (a demo), never act
@@ -38,6 +39,9 @@ class WebConfig:
     # class (`serve --public --public-clearance personal` shows the demo's moving city)
     public_clearance: str = "normal"
     _actors_stamp: tuple | None = None        # the file as last read (none yet: read it first)
+    # where the pages read, when not the ledger itself: a replica (`--read-db`, a hot standby);
+    # a reviewer's action always writes to `ledger_path`
+    read_location: str | None = None
 
     @staticmethod
     def _stamp_of(path: Path) -> tuple | None:
@@ -77,17 +81,24 @@ class WebConfig:
         return known
 
     @property
-    def database(self) -> str:
-        """The name Datasette gives the ledger file (its stem)."""
-        return self.ledger_path.stem
+    def database(self) -> str | None:
+        """The name Datasette gives the ledger file (its stem); None for a ledger on a database
+        server, which Datasette (SQLite's) cannot open: the plugin's pages read it through the
+        `Ledger`, and Datasette's own table and SQL pages are not served."""
+        if is_server_location(self.ledger_path):
+            return None
+        return Path(self.ledger_path).stem
 
     @contextmanager
     def ledger(self, write: bool = False, leave_schema: bool = False):
         """A ledger opened for one request and closed after it: nothing read from the file
         outlives the request, so a page rendered after an erasure cannot show what it scrubbed.
         Read-only unless `write` (a reviewer's action): a page view cannot change the file; an
-        erasure's plan (`leave_schema`) writes inside a transaction it rolls back, and repairs nothing."""
-        ledger = Ledger(self.ledger_path, registry=self.registry, clock=self.clock,
+        erasure's plan (`leave_schema`) writes inside a transaction it rolls back, and repairs
+        nothing.  A page reads the replica when there is one (`read_location`); an action writes
+        the ledger."""
+        location = self.ledger_path if write or not self.read_location else self.read_location
+        ledger = Ledger(location, registry=self.registry, clock=self.clock,
                         busy_timeout=self.busy_timeout, create=False, read_only=not write,
                         leave_schema=leave_schema)
         try:

@@ -123,6 +123,11 @@ class Engine(Protocol):
     def residue(self, conn: Any, location: str) -> dict:
         """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""
 
+    def standby(self, conn: Any) -> dict | None:
+        """How far a read-only replica has replayed its primary's log, or None where `conn` is
+        not on one (a primary, a file)."""
+        ...
+
     def holds(self, location: str | os.PathLike) -> bool:
         """Whether the location exists yet (SQLite: the file; PostgreSQL: the schema), before a
         command that may create it; `remove` undoes only what such a command created."""

@@ -96,3 +96,20 @@ class Client:
         if "ds_actor" in response.cookies:
             self.cookies["ds_actor"] = response.cookies["ds_actor"]
         return response
+
+
+def wait_until_serving(process, base: str) -> None:
+    """Until a `factledger serve` subprocess answers its sign-in page (readiness, not a timing
+    assertion); its stderr in the failure if it exits first."""
+    import time
+    import urllib.request
+
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(base + "/-/factledger/login", timeout=2)
+            return
+        except OSError:
+            if process.poll() is not None:
+                raise AssertionError(f"factledger serve exited: {process.stderr.read()}") from None
+            time.sleep(0.1)
+    raise AssertionError("factledger serve did not answer in 30 s")

@@ -13,8 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -29,7 +27,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 from factledger.ledger import Ledger, make_candidate  # noqa: E402
-from tests.web.helpers import HELD_VALUE, PASSWORDS, actors_toml, fill  # noqa: E402
+from tests.web.helpers import HELD_VALUE, PASSWORDS, actors_toml, fill, wait_until_serving  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -60,14 +58,7 @@ def server(tmp_path):
                                 "--actors", str(actors)], env=env, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):                      # readiness, not a timing assertion
-            try:
-                urllib.request.urlopen(base + "/-/factledger/login", timeout=2)
-                break
-            except OSError:
-                if process.poll() is not None:
-                    pytest.fail(f"factledger serve exited: {process.stderr.read()}")
-                time.sleep(0.1)
+        wait_until_serving(process, base)
         yield base
     finally:
         process.terminate()

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from factledger.ledger.errors import LedgerError, LedgerNotFound, StorageError
+from factledger.ledger.errors import LedgerError, LedgerNotFound, LedgerReadOnly, StorageError
 from factledger.ledger.store.eventlog import EventStore
 from factledger.ledger.store.postgres import errors as pg_errors_map
 from factledger.ledger.store.postgres.dialect import translate
@@ -325,8 +325,14 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     _adapt(raw)
     try:
         raw.execute(f"SET lock_timeout = {max(1, int(busy_timeout * 1000))}")
-        exists = raw.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
-                             " AND table_name = 'events'", (schema,)).fetchone() is not None
+        exists, standby = raw.execute(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
+            " AND table_name = 'events'), pg_is_in_recovery()", (schema,)).fetchone()
+        if standby and not read_only:
+            # said before anything is tried: a hot standby refuses every write, its catalog too
+            raise LedgerReadOnly(f"{display(location)} is a hot standby (in recovery): it refuses "
+                                 "writes; write to the primary (--db) and read here with --read-db "
+                                 "(docs/scale.md)")
         if not exists:
             if not create:
                 raise LedgerNotFound(f"no ledger at {display(location)} (schema {schema}): nothing "
@@ -361,15 +367,22 @@ def schema_exists(location: str) -> bool:
     """Whether the ledger's schema is there yet (a command creating it may drop it on failure)."""
     raw, schema = _server(location)
     with raw:
-        return raw.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
-                           (schema,)).fetchone() is not None
+        return _has_schema(raw, schema)
+
+
+def _has_schema(raw, schema: str) -> bool:
+    return raw.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s",
+                       (schema,)).fetchone() is not None
 
 
 def drop_schema(location: str) -> None:
-    """Drop the ledger's schema and all in it: only for a schema the failed command created."""
+    """Drop the ledger's schema and all in it: only for a schema the failed command created.
+    None there is nothing to do (a server that refused to create it, a hot standby, would refuse
+    the DROP too, even of nothing)."""
     raw, schema = _server(location)
     with raw:
-        raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        if _has_schema(raw, schema):
+            raw.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def fresh_postgres(location: str) -> bool:
@@ -385,6 +398,23 @@ def fresh_postgres(location: str) -> bool:
         return conn.execute("SELECT count(*) FROM events").fetchone()[0] == 0
     finally:
         conn.close()
+
+
+def standby_status(conn: PgConnection) -> dict | None:
+    """On a hot standby: the WAL it has received and replayed (positions, and the bytes between),
+    and when the last transaction it replayed committed on the primary; None on a primary.  A
+    standby cannot know how far its primary has gone since: `replay_lag_bytes` is what it holds
+    and has not applied yet, and `replayed_commit_at` ages also while the primary is idle."""
+    if not conn.raw.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+        return None
+    received, replayed, lag, committed, paused = conn.raw.execute(
+        "SELECT pg_last_wal_receive_lsn()::text, pg_last_wal_replay_lsn()::text,"
+        " pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()),"
+        " to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+        " pg_is_wal_replay_paused()").fetchone()
+    return {"received_lsn": received, "replayed_lsn": replayed,
+            "replay_lag_bytes": None if lag is None else int(lag),
+            "replayed_commit_at": committed, "replay_paused": bool(paused)}
 
 
 def _adapt(raw) -> None:

@@ -119,6 +119,10 @@ class PostgresEngine:
                             "hold every value as it was: delete or re-erase after restoring"))
         return {"places": places, "settings": settings}
 
+    def standby(self, conn) -> dict | None:
+        """A hot standby's replay (`backend.standby_status`), or None on a primary."""
+        return backend.standby_status(conn)
+
 
 POSTGRES = PostgresEngine()
 

@@ -143,6 +143,9 @@ class SqliteEngine:
                   "(`factledger erasures` lists what to repeat) or let them expire"),
         ]}
 
+    def standby(self, conn) -> None:
+        return None                   # a file is no server's replica (a copy of it is a file too)
+
 
 def _checkpoint(conn, attempts: int = 20) -> str:
     """TRUNCATE needs every reader gone; retry briefly, then say plainly that it did not happen."""
