@@ -206,7 +206,7 @@ class Projector:
             parallel.write_rows(conn, tables)
         for projection in self.log_wide:
             clear(conn, projection)
-        parallel.write_rows(conn, parallel.result(log_wide))
+        parallel.write_rows(conn, parallel.log_wide_rows(log_wide))
         return count
 
     def fold_apart(self, conn: sqlite3.Connection, events: Iterable[Event]) -> tuple[int, dict[str, list]]:

@@ -183,11 +183,8 @@ def _workers_of(pid: int) -> list[int]:
     return found
 
 
-def test_a_killed_worker_fails_the_replay_and_leaves_the_projections(tmp_path):
-    db = tmp_path / "k.db"
-    _busy_ledger(db)
-    with Ledger(db, read_only=True) as ledger:
-        before = projection_rows(ledger)
+def _replay_killing_a_worker(db: Path) -> tuple[int | None, subprocess.CompletedProcess]:
+    """Run `replay --jobs 2` and SIGKILL the first worker process seen; (its pid, the outcome)."""
     proc = subprocess.Popen([FACTLEDGER, "--db", str(db), "replay", "--jobs", "2"], env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -197,12 +194,26 @@ def test_a_killed_worker_fails_the_replay_and_leaves_the_projections(tmp_path):
         if workers:
             os.kill(workers[0], signal.SIGKILL)
             killed = workers[0]
-        time.sleep(0.005)
+        time.sleep(0.002)
     out, err = proc.communicate(timeout=120)
-    assert killed is not None, f"the replay ended before a worker was seen: {err}"
-    assert proc.returncode == 1, (out, err)
-    assert err.strip().splitlines()[-1].startswith("Error: a replay worker process died"), err
-    assert "Traceback" not in err
+    return killed, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_killed_worker_fails_the_replay_and_leaves_the_projections(tmp_path):
+    db = tmp_path / "k.db"
+    _busy_ledger(db)
+    with Ledger(db, read_only=True) as ledger:
+        before = projection_rows(ledger)
+    # On a loaded machine the kill can land after the worker sent its last rows; then the replay
+    # rightly succeeds (with the same tables) and the kill is tried again, a few times at most.
+    for _attempt in range(5):
+        killed, done = _replay_killing_a_worker(db)
+        if done.returncode != 0:
+            break
+    assert killed is not None, f"the replay ended before a worker was seen: {done.stderr}"
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: a replay worker process died"), done.stderr
+    assert "Traceback" not in done.stderr
     with Ledger(db, read_only=True) as ledger:
         assert projection_rows(ledger) == before
         assert ledger.replay_differences() == []
