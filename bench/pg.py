@@ -157,6 +157,11 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             got = timed("replay", ledger.replay)
             results["replay_s"] = got["replay_s"]
             results["replay_per_s"] = rate(got["_replay"], got["replay_s"])
+            _log("replay --jobs 2 ...")
+            two = timed("replay_jobs2", lambda: ledger.replay(jobs=2))
+            results["replay_jobs2_s"] = two["replay_jobs2_s"]
+            results["replay_jobs2_per_s"] = rate(two["_replay_jobs2"], two["replay_jobs2_s"])
+            results["replay_speedup_2"] = round(got["replay_s"] / two["replay_jobs2_s"], 2)
             _log("forget one user (20 users, one at a time) ...")
             samples = forget_users(ledger, users(USERS)[-21:-1])
             results["forget_user_p50_ms"] = ms(percentile(samples, 50))

@@ -2,7 +2,10 @@
 
 `python -m bench.replay DB` opens the ledger, times the raw floor (`raw_read`: every row read in
 seq order and its body parsed with orjson), then times `Ledger.replay()` (every projection cleared
-and refolded from the log, one transaction) and prints one JSON object.  Peak memory is the
+and refolded from the log, one transaction), then `Ledger.replay(jobs=2)` (two worker processes
+fold, this one writes and commits once; their start-up is inside the time), and prints one JSON
+object: `replay_ratio` is the one-job rebuild's, `replay_jobs2_ratio` the two-job one's, both
+against the same raw floor, and `replay_speedup_2` the one-job time over the two-job time.  Peak memory is the
 child's VmHWM (/proc/self/status; ru_maxrss elsewhere): the high-water mark of the whole
 process, interpreter and imports included, so it over- rather than under-states the rebuild.  The
 baseline RSS before the replay is reported beside it.
@@ -11,6 +14,7 @@ baseline RSS before the replay is reported beside it.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -35,6 +39,12 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (the replay's workers, once they are reaped)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def child(db: str) -> dict:
     from factledger.ledger import Ledger
 
@@ -43,13 +53,27 @@ def child(db: str) -> dict:
     with Ledger(db) as ledger:
         raw_count, raw_s = raw_read(ledger._conn)
         before = _rss_mb()
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         count = ledger.replay()
-        replay_s = time.perf_counter() - t0
+        replay_s, replay_cpu = time.perf_counter() - t0, time.process_time() - cpu0
         peak = _rss_mb()
+        t0, cpu0, workers0 = time.perf_counter(), time.process_time(), _children_cpu()
+        count_2 = ledger.replay(jobs=2)
+        jobs2_s, jobs2_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        workers_cpu = _children_cpu() - workers0
+    if count_2 != count:
+        raise RuntimeError(f"replay folded {count} events at one job, {count_2} at two")
     return {"replay_events": count, "replay_s": round(replay_s, 3),
             "replay_per_s": rate(count, replay_s), "raw_read_per_s": rate(raw_count, raw_s),
             "replay_ratio": ratio(rate(count, replay_s), rate(raw_count, raw_s)),
+            "replay_jobs2_s": round(jobs2_s, 3), "replay_jobs2_per_s": rate(count, jobs2_s),
+            "replay_jobs2_ratio": ratio(rate(count, jobs2_s), rate(raw_count, raw_s)),
+            "replay_speedup_2": round(replay_s / jobs2_s, 2) if jobs2_s else None,
+            "replay_load_avg_1m": round(os.getloadavg()[0], 2),
+            # CPU seconds, for a machine shared with others (wall time there is the scheduler's):
+            # the one-job replay; the two-job parent (writes) and its workers (start-up included)
+            "replay_cpu_s": round(replay_cpu, 3), "replay_jobs2_parent_cpu_s": round(jobs2_cpu, 3),
+            "replay_jobs2_workers_cpu_s": round(workers_cpu, 3),
             "replay_peak_rss_mb": peak, "replay_rss_before_mb": before}
 
 

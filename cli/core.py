@@ -21,7 +21,7 @@ from factledger.cli.notices import (
 from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError, make_candidate
-from factledger.ledger.vocabulary.bounds import check_log_window
+from factledger.ledger.vocabulary.bounds import check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import normalise_time
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
@@ -221,13 +221,16 @@ def head(state, fmt) -> None:
 
 @click.command()
 @click.option("--check", is_flag=True, help="Compare a rebuild with the live tables; exit 1 on any difference")
+@click.option("--jobs", default="1", show_default=True, metavar="N",
+              help="Worker processes that fold the partitions (the rebuild still commits once)")
 @output_options
 @pass_state
-def replay(state, check, fmt) -> None:
+def replay(state, check, jobs, fmt) -> None:
     """Rebuild every projection from the log (or, with --check, prove a rebuild matches)."""
+    jobs = check_jobs(jobs)                    # refused before the ledger is opened
     ledger = state.ledger(read_only=check)
     if check:
-        problems = ledger.replay_differences()
+        problems = ledger.replay_differences(jobs=jobs)
         emit_one({"ok": not problems, "differences": problems}, fmt,
                  render=lambda r: "projections match a rebuild from the log" if r["ok"]
                  else "\n".join(r["differences"]))
@@ -237,7 +240,7 @@ def replay(state, check, fmt) -> None:
     total = ledger.event_count()
     with click.progressbar(length=total, label="replaying", file=sys.stderr,
                            hidden=not sys.stderr.isatty()) as bar:
-        count = ledger.replay(progress=bar.update)
+        count = ledger.replay(progress=bar.update, jobs=jobs)
     emit_one({"replayed": count}, fmt, render=lambda r: f"replayed {r['replayed']} events")
 
 

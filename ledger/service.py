@@ -38,7 +38,7 @@ from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import EventStore, snapshot
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
-from factledger.ledger.vocabulary.bounds import check_days, check_log_window
+from factledger.ledger.vocabulary.bounds import check_days, check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_optional, normalise_partition
 from factledger.projections import queries
@@ -392,16 +392,18 @@ class Ledger(Reads):
             result.update(ok=False, problem=problem["problem"], projection=problem)
         return result
 
-    def replay(self, progress=None) -> int:
-        """Throw the projections away and refold them from the log."""
-        return self._work.replay(progress)
+    def replay(self, progress=None, jobs: int | str = 1) -> int:
+        """Throw the projections away and refold them from the log, in one transaction; `jobs`
+        worker processes fold the partitions (`--jobs`: a whole number from 1 to MAX_JOBS)."""
+        return self._work.replay(progress, check_jobs(jobs))
 
-    def replay_differences(self) -> list[str]:
+    def replay_differences(self, jobs: int | str = 1) -> list[str]:
         """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
+        jobs = check_jobs(jobs)
         bad = first_bad_row(self._conn)
         if bad is not None:                    # nothing folded from a damaged log is worth comparing
             return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
-        return self.projector.differences(self._conn)
+        return self.projector.differences(self._conn, jobs=jobs, location=self._work.location)
 
     # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/audit/proofs.py).
 

@@ -167,7 +167,8 @@ class UnitOfWork:
             self._stored_keys[(app, user, predicate)] = found
         return found
 
-    def replay(self, progress=None) -> int:
-        """Throw the projections away and refold them from the log."""
+    def replay(self, progress=None, jobs: int = 1) -> int:
+        """Throw the projections away and refold them from the log (`jobs` worker processes fold,
+        this transaction writes and commits once: `projections/parallel.py`)."""
         with self.transaction():
-            return self.projector.rebuild(self.conn, progress=progress)
+            return self.projector.rebuild(self.conn, progress=progress, jobs=jobs, location=self.location)

@@ -60,7 +60,8 @@ class LogWideProjection(Protocol):
 
     def discard(self) -> None: ...
 
-    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None) -> int: ...
+    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
+                upto: int | None = None) -> int: ...
 
 
 @runtime_checkable

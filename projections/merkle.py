@@ -71,7 +71,9 @@ class MerkleProjection:
         conn.executemany("INSERT INTO merkle_hashes (pos, hash) VALUES (?, ?)", enumerate(hashes, start=base))
         return base + len(hashes)
 
-    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None) -> int:
-        """Clear and refold from `source`'s log (default: the same connection), in seq order."""
+    def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
+                upto: int | None = None) -> int:
+        """Clear and refold from `source`'s log (default: the same connection), in seq order (up
+        to seq `upto`: the head a rebuild holds)."""
         conn.execute("DELETE FROM merkle_hashes")
-        return self.catch_up(conn, source=source)
+        return self.catch_up(conn, upto, source=source)

@@ -124,9 +124,15 @@ class Projector:
     def position(self, conn: sqlite3.Connection) -> int:
         return conn.execute("SELECT " + FOLDED_TO).fetchone()[0] or 0
 
+    @property
+    def event_tables(self) -> tuple[str, ...]:
+        """The tables of the partitioned projections that write as each event folds (no batch fold)."""
+        return tuple(t for p, buffered in zip(self.projections, self._buffered) if not buffered for t in p.tables)
+
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
-                progress: Callable[[int], None] | None = None) -> int:
+                progress: Callable[[int], None] | None = None, jobs: int = 1,
+                location: str | None = None) -> int:
         """Clear and refold (one partition, or everything) from `source`'s log; caller holds the transaction.
 
         Every projection's state is per `(app, user)` partition, so the log is folded partition by
@@ -134,22 +140,50 @@ class Projector:
         largest partition, not the log).  A projection with `rebuild_partition(conn, events,
         state)` folds a partition in memory and writes its rows at once; one without is applied
         event by event.  The rows are the live fold's (tests/projections/test_fold_rebuild.py, `replay --check`).
+
+        `jobs` above 1 (a full rebuild only): the partitions are folded by that many worker
+        processes reading the log at `location` themselves, and written here in the same order
+        (`projections/parallel.py`); the tables are the same as with one.
         """
         source = source or conn
         if source is conn:
             self.flush(conn)                  # what this transaction holds goes in before the clear
-        deferred = _drop_deferred_indexes(conn) if app is None else []
-        for projection in self.projections:
-            clear(conn, projection, app, user)
+        upto = head(source)[0]
+        workers = None
+        if jobs > 1 and app is None:
+            from factledger.projections import parallel  # process pools cost an import; most rebuilds need none
+
+            workers = parallel.Workers(str(location), jobs, upto, type(self))
+        try:
+            deferred = _drop_deferred_indexes(conn) if app is None else []
+            for projection in self.projections:
+                clear(conn, projection, app, user)
+            if workers is not None:
+                count = self._write_folded(conn, source, workers, jobs, upto, progress)
+            else:
+                count = self._fold_here(conn, source, app, user, progress)
+            for sql in deferred:
+                conn.execute(sql)
+            if app is None and workers is None:
+                for projection in self.log_wide:
+                    projection.rebuild(conn, source, upto)
+        finally:
+            if workers is not None:
+                workers.close()
+        self.set_position(conn, upto)
+        return count
+
+    def _fold_here(self, conn: sqlite3.Connection, source: sqlite3.Connection, app: str | None,
+                   user: str | None, progress: Callable[[int], None] | None) -> int:
         if app is None:
             partitions = (list(group) for _key, group in
                           groupby(iter_partitioned(source), key=attrgetter("app", "user")))
         else:
             partitions = iter([list(iter_events(source, app, user))])
         count = reported = 0
-        buffer = _RowBuffer(conn)
+        buffer = RowBuffer(conn)
         for events in partitions:
-            self._fold_partition(conn, buffer, events)
+            self.fold_partition(conn, buffer, events)
             count += len(events)
             while progress and count - reported >= 10_000:
                 progress(10_000)
@@ -157,16 +191,38 @@ class Projector:
         buffer.flush()
         if progress:
             progress(count - reported)
-        for sql in deferred:
-            conn.execute(sql)
-        if app is None:
-            for projection in self.log_wide:
-                projection.rebuild(conn, source)
-        self.set_position(conn, head(source)[0])
         return count
 
-    def _fold_partition(self, conn: sqlite3.Connection, buffer: _RowBuffer,
-                        events: list[Event]) -> None:
+    def _write_folded(self, conn: sqlite3.Connection, source: sqlite3.Connection, workers,
+                      jobs: int, upto: int, progress: Callable[[int], None] | None) -> int:
+        """Write what the workers fold, share by share in partition order, then the log-wide tables."""
+        from factledger.projections import parallel
+
+        log_wide = workers.log_wide()
+        count = 0
+        for folded, statements, tables in workers.folded(parallel.plan(source, upto, jobs), progress):
+            count += folded
+            RowBuffer(conn, statements).flush()     # a share is already thousands of rows a statement
+            parallel.write_rows(conn, tables)
+        for projection in self.log_wide:
+            clear(conn, projection)
+        parallel.write_rows(conn, parallel.log_wide_rows(log_wide))
+        return count
+
+    def fold_apart(self, conn: sqlite3.Connection, events: Iterable[Event]) -> tuple[int, dict[str, list]]:
+        """A replay worker's fold of a share (events in `(app, user, seq)` order): the per-event
+        projections write into `conn` (the worker's scratch tables), the batch folds' rows are
+        kept and returned by statement for the parent to write; and how many events there were."""
+        buffer, count = RowBuffer(None), 0
+        for _key, group in groupby(events, key=attrgetter("app", "user")):
+            partition = list(group)
+            self.fold_partition(conn, buffer, partition)
+            count += len(partition)
+        return count, buffer.pending
+
+    def fold_partition(self, conn: sqlite3.Connection, buffer: RowBuffer,
+                       events: list[Event]) -> None:
+        """Fold one partition from nothing: the batch folds into `buffer`, the others into `conn`."""
         state: dict = {}
         for projection, buffered in zip(self.projections, self._buffered):
             if buffered:
@@ -175,12 +231,13 @@ class Projector:
                 for event in events:
                     projection.apply(conn, event)
 
-    def differences(self, conn: sqlite3.Connection) -> list[str]:
-        """Rebuild into memory and compare with the live tables: 'rebuild == live', checked."""
+    def differences(self, conn: sqlite3.Connection, jobs: int = 1, location: str | None = None) -> list[str]:
+        """Rebuild into memory and compare with the live tables: 'rebuild == live', checked
+        (`jobs`, `location`: folded by worker processes, as `rebuild`)."""
         fresh = sqlite3.connect(":memory:", isolation_level=None)
         self.create(fresh)
         fresh.execute("BEGIN")
-        self.rebuild(fresh, source=conn)
+        self.rebuild(fresh, source=conn, jobs=jobs, location=location)
         fresh.execute("COMMIT")
         problems = []
         for table in self.all_tables:
@@ -216,24 +273,25 @@ def _drop_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
     return [sql for _name, sql in found]
 
 
-class _RowBuffer:
+class RowBuffer:
     """Stands in for the connection's `executemany` in `rebuild_partition`: rows are gathered per
     statement across partitions and written a few thousand at a time (most partitions are a
     handful of rows).  Each table is written by one projection only, so the order of rows within
-    a table is unchanged; the per-event projections write their own tables directly."""
+    a table is unchanged; the per-event projections write their own tables directly.  Without a
+    connection it keeps every row (a replay worker sends them to the parent to write)."""
 
     LIMIT = 20_000
 
-    def __init__(self, conn: sqlite3.Connection):
+    def __init__(self, conn: sqlite3.Connection | None, pending: dict[str, list] | None = None):
         self.conn = conn
-        self.pending: dict[str, list] = {}
+        self.pending: dict[str, list] = {} if pending is None else pending
         self.size = 0
 
     def executemany(self, sql: str, rows) -> None:
         rows = list(rows)
         self.pending.setdefault(sql, []).extend(rows)
         self.size += len(rows)
-        if self.size >= self.LIMIT:
+        if self.size >= self.LIMIT and self.conn is not None:
             self.flush()
 
     def flush(self) -> None:

@@ -141,6 +141,23 @@ def iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
     return map(decode, cursor)
 
 
+def iter_partition_range(conn: sqlite3.Connection, first: tuple[str, str], last: tuple[str, str],
+                         upto: int) -> Iterator[Event]:
+    """The partitions from `first` to `last` (inclusive, in `(app, user)` order) up to seq `upto`,
+    in `(app, user, seq)` order: one worker's share of a parallel rebuild, one index range scan."""
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition"
+                          " WHERE (app, user) >= (?, ?) AND (app, user) <= (?, ?) AND seq <= ?"
+                          " ORDER BY app, user, seq", (*first, *last, upto))
+    return map(decode, cursor)
+
+
+def partition_sizes(conn: sqlite3.Connection, upto: int) -> list[tuple[str, str, int]]:
+    """(app, user, events up to seq `upto`) of every partition, in `(app, user)` order: what a
+    parallel rebuild splits into shares."""
+    return conn.execute("SELECT app, user, COUNT(*) FROM events INDEXED BY events_partition WHERE seq <= ?"
+                        " GROUP BY app, user ORDER BY app, user", (upto,)).fetchall()
+
+
 def chain_hashes(conn: sqlite3.Connection, after: int, upto: int | None = None) -> Iterator[tuple[int, str]]:
     """(seq, chain hash) of every event after seq `after` (up to `upto`), in seq order, streamed."""
     args = (after,) if upto is None else (after, upto)

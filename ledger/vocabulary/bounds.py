@@ -24,6 +24,20 @@ def check_int(option: str, value, low: int, high: int) -> int:
     return value
 
 
+MAX_JOBS = 64                        # worker processes of a replay: more is a typo, not a machine
+
+
+def check_jobs(value) -> int:
+    """`--jobs` (worker processes of a replay) as a whole number from 1 to MAX_JOBS; the command
+    line hands it over as text, so a digit string is taken too."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isascii() or not text.isdigit():
+            raise LedgerError(f"--jobs must be a whole number from 1 to {MAX_JOBS} (got {value!r})")
+        value = int(text)
+    return check_int("--jobs", value, 1, MAX_JOBS)
+
+
 def check_log_window(after, limit) -> None:
     check_int("--after", after, 0, MAX_SEQ)
     if limit is not None:

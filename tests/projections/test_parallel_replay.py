@@ -1,0 +1,246 @@
+"""`replay --jobs N`: worker processes fold the partitions, the parent writes and commits once.
+
+The tables a two-job rebuild writes must be the ones a one-job rebuild writes and the live fold
+holds, on both backends (generated sequences, as tests/projections/test_fold_rebuild.py, and the
+demo's ledger, which has sessions, a forget's receipts and rejections); `replay --check` must say
+the same at one and two jobs; a worker that dies or raises fails the replay with `Error: ...`,
+exit 1, and leaves the projections as they were; a bad `--jobs` is refused before anything opens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from itertools import count
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from factledger.ledger import Ledger, LedgerError
+from factledger.projections import parallel
+from tests.conftest import MovableClock, cand
+from tests.projections.test_fold_rebuild import check_invariants, operations, run
+
+FACTLEDGER = str(Path(sys.executable).with_name("factledger"))
+ENV = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "FACTLEDGER_NOW")}
+_schemas = count()
+
+
+def fl(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([FACTLEDGER, *args], capture_output=True, text=True, env=ENV)
+
+
+def projection_rows(ledger: Ledger) -> dict[str, list]:
+    """Every projection table's rows, sorted, in the columns both engines share (PostgreSQL's
+    `facts_current` keeps an explicit rowid whose values a rebuild renumbers)."""
+    out = {}
+    for table in ledger.projector.all_tables:
+        cursor = ledger._conn.execute(f"SELECT * FROM {table} LIMIT 0")
+        columns = ", ".join(d[0] for d in cursor.description if d[0] != "rowid")
+        out[table] = sorted(map(tuple, ledger._conn.execute(f"SELECT {columns} FROM {table}").fetchall()), key=repr)
+    return out
+
+
+def one_share_per_partition():
+    """Every partition its own share, so the small ledgers here cross shares and workers."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(parallel, "MIN_SHARE", 1)
+    patch.setattr(parallel, "SHARES_PER_JOB", 1_000)
+    return patch
+
+
+def check_jobs_agree(location) -> None:
+    """Live == rebuilt at two jobs == rebuilt at one, and `--check` empty at both."""
+    with Ledger(location) as ledger:
+        live = projection_rows(ledger)
+        assert ledger.replay_differences(jobs=2) == [] == ledger.replay_differences()
+        assert ledger.replay(jobs=2) == ledger.event_count()
+        assert projection_rows(ledger) == live
+        ledger.replay()
+        assert projection_rows(ledger) == live
+        assert ledger.verify()["ok"]
+
+
+def _fold_generated(location, ops) -> None:
+    clock = MovableClock()
+    with Ledger(location, clock=clock, create=True) as ledger:
+        run(ledger, clock, ops)
+        ledger.observe(cand(user="u3", predicate="no_such_predicate", value="x"))   # a held candidate
+        if isinstance(location, Path):        # its SQL is SQLite's (a join PostgreSQL refuses)
+            check_invariants(ledger)
+    patch = one_share_per_partition()
+    try:
+        check_jobs_agree(location)
+    finally:
+        patch.undo()
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations)
+def test_two_jobs_rebuild_what_one_job_and_the_live_fold_hold(ops):
+    with tempfile.TemporaryDirectory() as tmp:
+        _fold_generated(Path(tmp) / "l.db", ops)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations)
+def test_two_jobs_rebuild_what_one_job_and_the_live_fold_hold_on_postgres(postgres, ops):
+    _fold_generated(postgres.location(f"jobs_{next(_schemas)}"), ops)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(operations)
+def test_two_jobs_agree_deeper(ops):
+    with tempfile.TemporaryDirectory() as tmp:
+        _fold_generated(Path(tmp) / "l.db", ops)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def demo_ledger(request, tmp_path):
+    """The demo's ledger (ingested sessions, a forget and its receipt, rejections), on each backend."""
+    if request.param == "sqlite":
+        location = str(tmp_path / "demo.db")
+    else:
+        location = request.getfixturevalue("postgres").location(f"jobs_demo_{next(_schemas)}")
+    done = fl("demo", "--out", location)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return location
+
+
+def test_replay_check_says_the_same_at_one_and_two_jobs(demo_ledger):
+    one = fl("--db", demo_ledger, "replay", "--check", "--json")
+    two = fl("--db", demo_ledger, "replay", "--check", "--jobs", "2", "--json")
+    assert one.returncode == two.returncode == 0, (one.stderr, two.stderr)
+    assert json.loads(one.stdout) == json.loads(two.stdout) == {"ok": True, "differences": []}
+    with Ledger(demo_ledger, read_only=True) as ledger:
+        before = projection_rows(ledger)
+    done = fl("--db", demo_ledger, "replay", "--jobs", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    with Ledger(demo_ledger, read_only=True) as ledger:
+        assert json.loads(done.stdout) == {"replayed": ledger.event_count()}
+        assert projection_rows(ledger) == before
+    check_jobs_agree(demo_ledger)
+
+
+def test_check_finds_the_same_difference_at_one_and_two_jobs(tmp_path):
+    db = str(tmp_path / "d.db")
+    assert fl("demo", "--out", db).returncode == 0
+    with Ledger(db) as ledger, ledger.transaction():
+        ledger._conn.execute("DELETE FROM fact_events WHERE rowid IN (SELECT rowid FROM fact_events LIMIT 3)")
+    one = fl("--db", db, "replay", "--check", "--json")
+    two = fl("--db", db, "replay", "--check", "--jobs", "2", "--json")
+    assert one.returncode == two.returncode == 1
+    assert json.loads(one.stdout) == json.loads(two.stdout)
+    assert [line.split(":")[0] for line in json.loads(two.stdout)["differences"]] == ["fact_events"]
+    assert one.stderr == two.stderr and one.stderr.startswith("Error: projections differ")
+
+
+def test_a_bad_jobs_value_is_refused_before_anything_opens(tmp_path):
+    db = tmp_path / "j.db"
+    assert fl("demo", "--out", str(db)).returncode == 0
+    stamp = (db.stat().st_mtime_ns, db.stat().st_size)
+    for jobs in ("0", "-1", "65", "two", "1.5", "", "\uff12"):     # the last: a full-width digit two
+        for command in (["replay", f"--jobs={jobs}"], ["replay", "--check", f"--jobs={jobs}"]):
+            done = fl("--db", str(db), *command)
+            assert done.returncode == 1 and done.stderr.startswith("Error: --jobs must be"), (jobs, done.stderr)
+            assert "Traceback" not in done.stderr
+    assert (db.stat().st_mtime_ns, db.stat().st_size) == stamp
+    assert fl("--db", str(tmp_path / "none.db"), "replay", "--jobs=0").stderr.startswith("Error: --jobs")
+    assert not (tmp_path / "none.db").exists()
+
+
+def _busy_ledger(path: Path) -> None:
+    """Enough partitions and events that workers are still starting when the test strikes."""
+    clock = MovableClock()
+    with Ledger(path, clock=clock, create=True) as ledger:
+        for batch in range(4):
+            clock.tick(60)
+            ledger.observe_many([cand(user=f"u{n}", value=v, session=f"s{batch}", event=f"e{batch}-{n}-{v}")
+                                 for n in range(100) for v in ("vegan", "vegetarian")])
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The pool's worker processes (spawned children running `spawn_main`, not its resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _replay_killing_a_worker(db: Path) -> tuple[int | None, subprocess.CompletedProcess]:
+    """Run `replay --jobs 2` and SIGKILL the first worker process seen; (its pid, the outcome)."""
+    proc = subprocess.Popen([FACTLEDGER, "--db", str(db), "replay", "--jobs", "2"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    killed = None
+    while killed is None and proc.poll() is None and time.monotonic() < deadline:
+        workers = _workers_of(proc.pid)
+        if workers:
+            os.kill(workers[0], signal.SIGKILL)
+            killed = workers[0]
+        time.sleep(0.002)
+    out, err = proc.communicate(timeout=120)
+    return killed, subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_killed_worker_fails_the_replay_and_leaves_the_projections(tmp_path):
+    db = tmp_path / "k.db"
+    _busy_ledger(db)
+    with Ledger(db, read_only=True) as ledger:
+        before = projection_rows(ledger)
+    # On a loaded machine the kill can land after the worker sent its last rows; then the replay
+    # rightly succeeds (with the same tables) and the kill is tried again, a few times at most.
+    for _attempt in range(5):
+        killed, done = _replay_killing_a_worker(db)
+        if done.returncode != 0:
+            break
+    assert killed is not None, f"the replay ended before a worker was seen: {done.stderr}"
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: a replay worker process died"), done.stderr
+    assert "Traceback" not in done.stderr
+    with Ledger(db, read_only=True) as ledger:
+        assert projection_rows(ledger) == before
+        assert ledger.replay_differences() == []
+
+
+def test_a_worker_that_raises_fails_the_replay_and_leaves_the_projections(tmp_path):
+    db = tmp_path / "r.db"
+    _busy_ledger(db)
+    with Ledger(db) as ledger:
+        conn = ledger._conn
+        trigger = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_refuse_update'").fetchone()[0]
+        with ledger.transaction():
+            conn.execute("DROP TRIGGER events_refuse_update")
+            conn.execute("UPDATE events SET body = '{not json' WHERE seq = 500")
+            conn.execute(trigger)
+        before = projection_rows(ledger)
+    done = fl("--db", str(db), "replay", "--jobs", "2")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("Error: a replay worker failed: "), done.stderr
+    assert "Traceback" not in done.stderr
+    with Ledger(db, read_only=True) as ledger:
+        assert projection_rows(ledger) == before
+
+
+def test_a_ledger_in_memory_is_refused_more_than_one_job():
+    with Ledger(":memory:", create=True) as ledger:
+        ledger.observe(cand())
+        with pytest.raises(LedgerError, match="in memory"):
+            ledger.replay(jobs=2)
+        assert ledger.replay() == 1
