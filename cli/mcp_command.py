@@ -71,10 +71,13 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
 
 def open_ledger(state, read_only: bool):
     """A ledger of its own for each caller, as `state` opens one: the writer, and one per reader
-    thread opened read-only (a read tool cannot change the file)."""
+    thread opened read-only (a read tool cannot change the file).  With `--read-db` the readers
+    open the replica there, as the read commands do, and `remember`, `ingest_session` and
+    `forget` write `--db` (a replica that lags shows a write once it has replayed it)."""
     from factledger.cli.context import State
 
-    return State(state.db, state.registry, state.busy_timeout, state.future_tolerance).ledger(read_only=read_only)
+    return State(state.db, state.registry, state.busy_timeout, state.future_tolerance,
+                 state.read_db).ledger(read_only=read_only)
 
 
 def add_token(state, path, app, user, users, clearance, role, name) -> None:

@@ -80,11 +80,12 @@ def http_server(db, tokens):
 
 
 @asynccontextmanager
-async def stdio_session(db, *args: str):
+async def stdio_session(db, *args: str, before: tuple[str, ...] = ()):
+    """`factledger [--db DB BEFORE...] mcp ARGS...` over stdio: `before` holds the global options."""
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=FACTLEDGER, args=["--db", str(db), "mcp", *args],
+    params = StdioServerParameters(command=FACTLEDGER, args=["--db", str(db), *before, "mcp", *args],
                                    env=dict(os.environ))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

@@ -215,3 +215,30 @@ def test_a_server_that_cannot_serve_says_why_and_exits_1(tmp_path, args, words):
     done = cli(db, "mcp", *args, check=False)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("Error: ") and words in done.stderr
+
+
+def test_with_a_read_location_the_read_tools_read_it_and_remember_writes_the_ledger(tmp_path):
+    """`factledger --read-db COPY mcp`: the read tools answer from the read location (a replica;
+    here a file copied before the second write), as the read commands do, and `remember` writes
+    `--db`."""
+    import shutil
+
+    db = new_ledger(tmp_path)
+    cli(db, "observe", "--app", "mealkit", "--user", "priya", "--predicate", "home_city", "--value", "Pune",
+        "--quote", "I live in Pune", "--session", "s1", "--event-id", "e1", "--said-at", "2026-08-30T10:00:00Z")
+    copy = tmp_path / "copy.db"
+    shutil.copy(db, copy)
+    cli(db, "observe", "--app", "mealkit", "--user", "priya", "--predicate", "diet", "--value", "vegan",
+        "--quote", "I am vegan", "--session", "s2", "--event-id", "e2", "--said-at", "2026-08-30T11:00:00Z")
+
+    async def story():
+        async with stdio_session(db, *PART, before=("--read-db", str(copy))) as session:
+            facts = await session.call_tool("facts", {})
+            decided = await session.call_tool("remember", said("Lisbon"))
+            return facts, decided
+
+    facts, decided = anyio.run(story)
+    assert not facts.is_error and [f["value"] for f in facts.structured_content["facts"]] == ["Pune"]
+    assert not decided.is_error
+    assert sorted(f["value"] for f in open_facts(db, "mealkit", "priya")) == ["Lisbon", "vegan"]
+    assert [f["value"] for f in open_facts(copy, "mealkit", "priya")] == ["Pune"]
