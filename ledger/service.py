@@ -115,11 +115,11 @@ class Ledger(Reads):
         before anything is written: its quote must support its value (and a negation must
         negate), or the whole batch is refused with `CandidateRefused` and nothing is appended.
         The said-at bounds and the registry's author and basis rules run as for ingestion."""
-        candidates = list(candidates)
+        candidates, registry, work = list(candidates), self.registry, self._work
         for candidate in candidates:
-            refuse_unsupported(candidate, self.registry)
-        with self._work.transaction(), self._work.projector.batched():
-            return [self._work.append_candidate(c) for c in candidates]
+            refuse_unsupported(candidate, registry)
+        with work.transaction(), work.projector.batched():
+            return [work.append_candidate(c) for c in candidates]
 
     def append_candidate(self, candidate: Candidate, hold_id: str | None = None,
                          review: dict | None = None) -> Outcome:

@@ -24,7 +24,10 @@ MAX_ID = 200
 SUBJECT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}")      # whole-string: fullmatch
 _CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
 _QUOTE_ALLOWED = {"\n", "\t", "\r"}
-_NUMBER_UNIT = re.compile(r"(\d) (?=[^\W\d])")     # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg"
+# "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg": the space between a digit and a letter goes.
+# Both sides are lookarounds, so the replacement is a plain "" (a template such as r"\1" sends
+# every `sub` call through `re`'s Python-level template code).
+_NUMBER_UNIT = re.compile(r"(?<=\d) (?=[^\W\d])")
 
 
 def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) -> str:
@@ -63,9 +66,12 @@ def refuse_reserved_user(user: str, where: str = "") -> str:
 
 
 def value_key(value: str) -> str:
-    """The comparison form of a value: one value however it was cased or spaced."""
+    """The comparison form of a value: one value however it was cased or spaced.  The write path
+    asks it of every candidate several times; a value of one word (most are) has no space for the
+    number-and-unit rule to close, so it skips the regex.  Nothing is memoised: a process-wide
+    cache would keep values (and quotes) in memory after they are forgotten."""
     folded = " ".join(value.casefold().split())
-    return _NUMBER_UNIT.sub(r"\1", folded)
+    return _NUMBER_UNIT.sub("", folded) if " " in folded else folded
 
 
 class Candidate(BaseModel):

@@ -69,13 +69,16 @@ def remembering(memo: TextMemo) -> Iterator[None]:
 
 def stem(word: str) -> str:
     memo = _MEMO.get()
-    if memo is None:
-        return _stem(word)
-    found = memo.words.get(word)
+    return _stem(word) if memo is None else _stemmed(word, memo.words, memo.WORDS)
+
+
+def _stemmed(word: str, known: dict[str, str], most: int) -> str:
+    """`word` stemmed, from `known` (a memo's words) when it is there."""
+    found = known.get(word)
     if found is None:
-        if len(memo.words) >= memo.WORDS:
-            memo.words.clear()
-        found = memo.words[word] = _stem(word)
+        if len(known) >= most:
+            known.clear()
+        found = known[word] = _stem(word)
     return found
 
 
@@ -133,7 +136,12 @@ def _terms(text: str) -> tuple[str, ...]:
 
 def _cut(text: str) -> tuple[str, ...]:
     folded = unicodedata.normalize("NFKC", text).casefold().replace("'", "").replace("\u2019", "")
-    return tuple(stem(word) for word in _WORD.findall(folded) if word not in STOP_WORDS)
+    words = [word for word in _WORD.findall(folded) if word not in STOP_WORDS]
+    memo = _MEMO.get()                    # looked up once per text, not once per word
+    if memo is None:
+        return tuple(_stem(word) for word in words)
+    known, most = memo.words, memo.WORDS           # a stem is never empty: `or` means "not kept"
+    return tuple(known.get(word) or _stemmed(word, known, most) for word in words)
 
 
 def term_counts(text: str | None) -> Counter:

@@ -26,27 +26,23 @@ not why not?" always has an answer in the log.
 
 from __future__ import annotations
 
-import unicodedata
-
 from pydantic import ValidationError
 
 from factledger.ledger.domain.candidate import Candidate, describe_validation_error, value_key
 from factledger.ledger.domain.events import CandidateRejected
 from factledger.ledger.ingest.proposal import Proposal
 from factledger.ledger.ingest.session import Delta
-from factledger.ledger.ingest.support import unsupported
+from factledger.ledger.ingest.support import plain_typography, unsupported
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.vocabulary.words import Rule
 
 RULE = Rule.SESSION_VALIDATOR
-_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                              "\u00a0": " "})
 _RECORD_LIMIT = 500
 
 
 def normalise_quote(text: str) -> str:
     """The form quotes are compared in: NFC, typographic quotes folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFC", text).translate(_TYPOGRAPHIC).split())
+    return " ".join(plain_typography(text).split())
 
 
 def quote_occurs(quote: str, text: str) -> bool:

@@ -139,8 +139,14 @@ class Registry:
         return LedgerError(f"unknown predicate {name!r} (not in the registry){hint}")
 
 
+_NAME_SEPARATORS = re.compile(r"[\s\-]+")
+
+
+@functools.lru_cache(maxsize=4096)
 def _fold_name(name: str) -> str:
-    return re.sub(r"[\s\-]+", "_", name.strip().lower())
+    """A predicate name with case and separators forgiven; kept (it is pure), as every observed
+    candidate resolves its predicate more than once."""
+    return _NAME_SEPARATORS.sub("_", name.strip().lower())
 
 
 def default_registry_path() -> Path:
