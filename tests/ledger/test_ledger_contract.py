@@ -103,3 +103,49 @@ def test_export_from_one_backend_imports_into_the_other_with_the_same_head(
     finally:
         for each in opened + opened_too:
             each.close()
+
+
+def _ddl(ledger, *statements):
+    """Run statements on the ledger's database outside the ledger (its guards left as they are)."""
+    location = ledger._work.location
+    if ledger._work.postgres:
+        import psycopg  # noqa: PLC0415 - the postgres extra
+
+        conninfo, schema = split_location(location)
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            conn.execute(f'SET search_path TO "{schema}"')
+            for sql in statements:
+                conn.execute(sql)
+        return
+    conn = sqlite3.connect(location)
+    for sql in statements:
+        conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def test_an_index_recreated_non_unique_under_its_name_is_altered_and_repair_rebuilds_it(make, clock):
+    """`fact_history_open` (one open interval per fact) dropped and made again without UNIQUE
+    keeps its name: `verify` names it altered on both backends, and a repair open rebuilds it."""
+    ledger = make()
+    ledger.observe(cand())
+    location = ledger._work.location
+    ledger.close()
+    _ddl(ledger, "DROP INDEX fact_history_open",
+         "CREATE INDEX fact_history_open ON fact_history (fact_id) WHERE recorded_to IS NULL")
+    with pytest.warns(RuntimeWarning):
+        reader = Ledger(location, clock=clock, read_only=True)
+    try:
+        assert "index fact_history_open is altered" in " ".join(reader._work.schema_report)
+        result = reader.verify()
+        assert not result["ok"] and "index fact_history_open is altered" in result["problem"]
+    finally:
+        reader.close()
+    with pytest.warns(RuntimeWarning, match="index fact_history_open was altered; rebuilt"):
+        fixer = Ledger(location, clock=clock, repair=True)
+    try:
+        assert fixer.verify()["ok"]
+    finally:
+        fixer.close()
+    with Ledger(location, clock=clock, read_only=True) as again:
+        assert again._work.schema_report == [] and again.verify()["ok"]

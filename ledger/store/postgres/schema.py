@@ -14,6 +14,7 @@ import re
 
 from factledger.ledger.store.backend import ProjectionTables
 from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, guards_expected, guards_present, locked
+from factledger.ledger.store.postgres.indexes import altered_indexes
 from factledger.ledger.store.postgres.statistics import exclude_text
 from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
 from factledger.ledger.vocabulary.clock import Clock
@@ -23,8 +24,9 @@ def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
     """How the schema differs from this version's (`ledger/store/repairs.py: SchemaGaps`)."""
     present_tables = {row[0] for row in conn.raw.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (conn.schema,))}
-    present_indexes = {row[0] for row in conn.raw.execute(
-        "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (conn.schema,))}
+    stored_indexes = conn.raw.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (conn.schema,)).fetchall()
+    present_indexes = {name for name, _ in stored_indexes}
     tables = {"events", "ledger_meta", "projection_positions", *projector.all_tables}
     indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA + projector.schema))
     lost, altered = [], []
@@ -36,7 +38,8 @@ def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
             elif found[name] != text:
                 altered.append(name)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
-    return SchemaGaps(tables, present_tables, indexes, present_indexes, obsolete, sorted(lost), altered)
+    return SchemaGaps(tables, present_tables, indexes, present_indexes, obsolete, sorted(lost), altered,
+                      altered_indexes(stored_indexes, SCHEMA + projector.schema))
 
 
 def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
@@ -53,13 +56,14 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
     restored = found.lost_triggers + (found.altered_triggers if fixing_altered else [])
     record = record_repairs_sql(conn, restored, clock) if restored else ""
     with locked(conn):
-        for name in found.obsolete:
-            conn.execute(f"DROP INDEX IF EXISTS {name}")
+        for name in found.obsolete + (found.altered_indexes if fixing_altered else []):
+            conn.execute(f"DROP INDEX IF EXISTS {name}")   # an altered one is made again below
         conn.native(SCHEMA)
         conn.executescript(projector.schema)
         if record:
             conn.executescript(record)
     conn.forget_columns()
     exclude_text(conn)
-    return repaired(found.tables, found.present_tables, set(found.missing_indexes), restored, projector,
-                    altered=found.altered_triggers if fixing_altered else ())
+    rebuilt = set(found.missing_indexes) | (set(found.altered_indexes) if fixing_altered else set())
+    return repaired(found.tables, found.present_tables, rebuilt, restored, projector,
+                    altered=found.altered_triggers + found.altered_indexes if fixing_altered else ())
