@@ -53,12 +53,20 @@ class Reads:
         with snapshot(self._conn):
             return self._clearance_mask(app, user, clearance)
 
-    def _clearance_mask(self, app: str, user: str, clearance) -> ClearanceMask:
-        """`clearance_mask` inside the caller's snapshot (recall asks it in the one it reads in)."""
+    def _clearance_mask(self, app: str, user: str, clearance, kept=None) -> ClearanceMask:
+        """`clearance_mask` inside the caller's snapshot (recall asks it in the one it reads in).
+        `kept`: the scope recall read (`projections.recallcache.ScopeMemo`; `RecallResult.scope`),
+        which keeps the values with itself: they change only with the log, as what it keeps does
+        (a scope that is not kept, `--as-of` or inside a write, is read afresh each call)."""
         cleared = parse_clearance(clearance)
         if len(cleared) == len(SENSITIVITIES):
             return ClearanceMask()             # cleared for every level: nothing to mask
-        return ClearanceMask(history_values_above(self._conn, app, dict.fromkeys((user, DOMAIN_USER)), cleared))
+        users = tuple(dict.fromkeys((user, DOMAIN_USER)))
+
+        def above() -> list[str]:
+            return history_values_above(self._conn, app, users, cleared)
+
+        return ClearanceMask(above() if kept is None else kept.derived(("values_above", users, cleared), above))
 
     def cleared_why(self, report: dict, clearance) -> dict:
         """A `why` report as a reader with `clearance` may see it: a fact above the clearance is

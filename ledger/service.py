@@ -24,6 +24,7 @@ from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
+from factledger.ledger.domain.textindex import remembering
 from factledger.ledger.errors import CandidateRefused, LedgerError
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
@@ -197,15 +198,15 @@ class Ledger(Reads):
         app, user = normalise_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
-        with snapshot(self._conn), served.keeping(self._served_kept):
+        kept = self._work.recall_kept
+        with snapshot(self._conn), served.keeping(self._served_kept), remembering(kept.texts):
             result = recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
-                            options=opts, registry=self.registry, explain=explain, as_of=at,
-                            kept=self._work.recall_kept)
+                            options=opts, registry=self.registry, explain=explain, as_of=at, kept=kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
             served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
             # A quote never carries a value above the clearance: of an open fact withheld here, or
             # of one retracted or superseded (a health value once said is still a health value).
-            mask = self._clearance_mask(app, user, opts.clearance)
+            mask = self._clearance_mask(app, user, opts.clearance, kept=result.scope)
         if mask:
             for fact in result.selected + result.candidates:
                 fact.update(mask.row(fact))

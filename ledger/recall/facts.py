@@ -149,7 +149,7 @@ class InScope:
         outcome = self.outcome[i]
         if outcome is _PENDING:
             options = self.options
-            if not options.preload and self.scores(i)[0] <= 0.0:
+            if not options.preload and self.relevance(i) <= 0.0:
                 outcome = "no_match"      # a hit whose relevance rounds to 0.0 is one as well
             elif self.gated_confidence(i) < options.min_confidence:
                 outcome = "confidence"
@@ -314,6 +314,16 @@ class InScope:
 
     def build_lexical_index(self) -> LexicalIndex:
         return lexical_index(self.rows, self.cleared, self.suffixes)
+
+    def relevance(self, i: int) -> float:
+        """`scores(i)[0]` without the recency and the score: what the gate asks of every hit
+        (the withheld count gates them all), while only the facts the packing reaches are
+        ordered by their scores.  Asked only of a fact not withheld for its sensitivity."""
+        known = self._scored.get(i)
+        if known is not None:
+            return known[0]
+        relevance = self._relevance.get(i)
+        return 0.0 if relevance is None else round(relevance, 4)
 
     def scores(self, i: int) -> tuple:
         """(relevance, recency, score); a fact that shares no term with the query has relevance

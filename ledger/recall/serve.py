@@ -65,6 +65,9 @@ class RecallResult:
                                                # explanation says nothing of another's
     text: str = ""                             # the rendered block
     withheld: dict[str, int] = field(default_factory=dict)   # reason -> facts, never values
+    # what the call read its scope into (`projections.recallcache.ScopeMemo`): a caller keeps
+    # what it works out from the same state there (the facade's clearance mask), not in as_dict
+    scope: object = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,
@@ -159,7 +162,7 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     facts = [_public(facts_of[i]) for i in selected]
     result = RecallResult(query, app, user, replace(options, mode=scope.mode), facts,
                           [_explained(facts_of[i]) for i in shown] if explain else [],
-                          text=render.render(facts, withheld, options.limit), withheld=withheld)
+                          text=render.render(facts, withheld, options.limit), withheld=withheld, scope=kept)
     return result
 
 
