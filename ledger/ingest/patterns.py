@@ -107,7 +107,7 @@ def _found(spec, author: str, text: str, view: TextView):
                     continue                 # "i quit my job at globex": no longer, not now
                 yield rule, hit.start, hit.end, hit.value, rule.negated
     for rule in spec.rules if spec.cardinality != "series" else ():
-        if author in rule.authors:
+        if rule.retracts and author in rule.authors:
             for hit in rule.retracted(view):
                 yield rule, hit.start, hit.end, hit.value, True
     for pattern in spec.patterns:

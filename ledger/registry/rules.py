@@ -289,6 +289,10 @@ class Rule:
         self.subject, self.negated, self.basis, self.authors = subject, negated, basis, authors
         self.not_followed_by, self.not_values, self.skip, self.value = not_followed_by, not_values, skip, value
         self.not_preceded_by = not_preceded_by
+        # Whether a retracting clause said positively is read by this rule (as a retraction of its
+        # value): a rule that states a plain fact, guarded against negation.  Worked out once: the
+        # extractor asks it of every rule for every turn.
+        self.retracts = not negated and value is None and "negation" in guards
 
     def __repr__(self) -> str:
         return f"Rule({self.id!r})"
@@ -298,12 +302,6 @@ class Rule:
         for head, gapped, tail in self.heads:
             for match in head.finditer(text):
                 yield from self._from(text, view, match, gapped, tail)
-
-    @property
-    def retracts(self) -> bool:
-        """Whether a retracting clause said positively is read by this rule (as a retraction of
-        its value): a rule that states a plain fact, guarded against negation."""
-        return not self.negated and self.value is None and "negation" in self.guards
 
     def retracted(self, view: TextView) -> Iterator[Hit]:
         """The values the text's retracting clauses stop being true, each hit spanning the whole
