@@ -10,10 +10,20 @@ statistics (`ledger/store/postgres/statistics.py`), on a new ledger and on an ol
 
 from __future__ import annotations
 
+import os
 import re
 
 from factledger.ledger.store.backend import ProjectionTables
-from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, guards_expected, guards_present, locked
+from factledger.ledger.store.postgres import partitions
+from factledger.ledger.store.postgres.backend import (
+    PgConnection,
+    guards_expected,
+    guards_present,
+    locked,
+    schema_of,
+    split_statements,
+)
+from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.store.postgres.statistics import exclude_text
 from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
 from factledger.ledger.vocabulary.clock import Clock
@@ -26,11 +36,14 @@ def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
     present_indexes = {row[0] for row in conn.raw.execute(
         "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (conn.schema,))}
     tables = {"events", "ledger_meta", "projection_positions", *projector.all_tables}
-    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA + projector.schema))
+    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema_of(conn) + projector.schema))
+    if conn.leaves:           # a partitioned ledger: the chain's table and the log's partition key
+        tables.add("event_chain")
+        indexes.add("events_partition")
     lost, altered = [], []
     if "events" in present_tables:
         found = guards_present(conn)
-        for name, text in guards_expected().items():
+        for name, text in guards_expected(conn).items():
             if name not in found:
                 lost.append(name)
             elif found[name] != text:
@@ -53,13 +66,41 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
     restored = found.lost_triggers + (found.altered_triggers if fixing_altered else [])
     record = record_repairs_sql(conn, restored, clock) if restored else ""
     with locked(conn):
+        new = "events" not in found.present_tables
+        if new:               # a new ledger: partitioned (`partitions.py`), its leaf count recorded
+            conn.leaves = partitions.recorded_leaves(conn) or new_leaves()
         for name in found.obsolete:
             conn.execute(f"DROP INDEX IF EXISTS {name}")
-        conn.native(SCHEMA)
-        conn.executescript(projector.schema)
+        conn.native(_script(conn, projector, record_leaves=new))
         if record:
             conn.executescript(record)
     conn.forget_columns()
     exclude_text(conn)
     return repaired(found.tables, found.present_tables, set(found.missing_indexes), restored, projector,
                     altered=found.altered_triggers if fixing_altered else ())
+
+
+def new_leaves() -> int:
+    """The leaf count of a ledger created now: `partitions.DEFAULT_LEAVES`, or
+    FACTLEDGER_PG_LEAVES (0 makes a plain, unpartitioned ledger: what versions before
+    partitioning made; the bench's comparison)."""
+    text = os.environ.get("FACTLEDGER_PG_LEAVES", "").strip()
+    return max(0, int(text)) if text else partitions.DEFAULT_LEAVES
+
+
+def _script(conn: PgConnection, projector: ProjectionTables, record_leaves: bool) -> str:
+    """The whole schema as one script, sent in one round trip: the store's tables and guards,
+    the projections' tables (translated, and partitioned on a partitioned ledger), each leaf, and
+    on a new ledger the record of its leaf count."""
+    statements = [translate(s, False, conn.columns_of) for s in split_statements(projector.schema)]
+    parts = [schema_of(conn)]
+    if conn.leaves:
+        parts += [partitions.partitioned_statement(s) + ";\n" for s in statements]
+        tables = {"events", *re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", projector.schema)}
+        parts += [partitions.leaves_ddl(tables, conn.leaves), partitions.REFILL_CHAIN]
+    else:
+        parts += [s + ";\n" for s in statements]
+    if record_leaves:
+        parts.append(f"INSERT INTO ledger_meta (key, value) VALUES ('{partitions.META_KEY}', "
+                     f"'{conn.leaves}') ON CONFLICT (key) DO NOTHING;\n")
+    return "".join(parts)
