@@ -8,9 +8,10 @@ vacuums only the leaves holding the partition it forgot (`leaves_of`), about 1/l
 ledger (docs/scale.md, "Partitioning").
 
 What a partitioned table cannot have is a unique index without the partition key; so
-- each partitioned table's primary key (and unique index) is made partition-local by putting
-  (app, "user") in front of it (fact ids and seqs are partition-local or global anyway: no
-  value that was unique before can repeat);
+- each partitioned table's primary key (and unique index) is made partition-local by adding
+  (app, "user") after its columns (fact ids and seqs are partition-local or global anyway: no
+  value that was unique before can repeat), so a read by fact id or seq alone still finds its
+  row through each leaf's index;
 - the log's global uniqueness (seq, event_id, prev_hash: the backstops against a fork) lives in
   `event_chain`, a small unpartitioned table filled by a trigger on `events` in the insert's
   own statement, and never changed by a forget (it holds no user, no body);
@@ -90,9 +91,12 @@ def _columns(text: str) -> list[str]:
 
 
 def _local(columns: list[str]) -> str:
-    """(app, "user") first, then the rest of a key."""
-    rest = [c for c in columns if c not in ("app", '"user"')]
-    return ", ".join(["app", '"user"', *rest])
+    """A key made partition-local: as it is if it holds (app, "user"), else with them after it, so
+    its index still serves a lookup by the key alone (a read by fact id or seq that does not
+    know the partition probes each leaf's index instead of scanning the leaf)."""
+    if "app" in columns and '"user"' in columns:
+        return ", ".join(columns)
+    return ", ".join([*columns, "app", '"user"'])
 
 
 def partitioned_statement(statement: str) -> str:
