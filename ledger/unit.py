@@ -97,10 +97,11 @@ class UnitOfWork:
         """Each table, index and guard trigger missing or altered now (`verify` fails on them)."""
         return self.engine.schema_problems(self.store, self.projector)
 
-    def purge(self, vacuum: bool = False) -> dict:
-        """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`)."""
+    def purge(self, vacuum: bool = False, partitions=None) -> dict:
+        """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`);
+        `partitions`, the (app, user) pairs the forget changed, when known."""
         return self.engine.purge(self.conn, vacuum=vacuum, tables=self.projector.all_tables,
-                                 checkpointer=self.checkpointer)
+                                 checkpointer=self.checkpointer, partitions=partitions)
 
     def close(self) -> None:
         if self.checkpointer is not None:

@@ -21,7 +21,8 @@ CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subjec
 # what the facts fold needs to carry on from them, in one read (rowid order within the key).
 KEY_SNAPSHOTS = (
     f"SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from"
-    " FROM facts_current f JOIN fact_history h ON h.fact_id = f.fact_id AND h.recorded_to IS NULL"
+    " FROM facts_current f JOIN fact_history h ON h.app = f.app AND h.user = f.user"
+    " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL"
     " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")
 
 

@@ -54,18 +54,20 @@ _REASON = HISTORY_COLUMNS.index("reason")
 
 _INSERT_HISTORY = (f"INSERT INTO fact_history ({', '.join(HISTORY_COLUMNS)}) "
                   f"VALUES ({', '.join('?' for _ in HISTORY_COLUMNS)})")
+# Every statement by fact id names the fact's partition too (fact ids are partition-local): on
+# PostgreSQL's partitioned tables that reads one partition's index, not each (docs/scale.md).
 _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
-          "WHERE fact_id = ? AND recorded_to IS NULL")
+          "WHERE fact_id = ? AND recorded_to IS NULL AND app = ? AND user = ?")
 _REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:_N])}, valid_from = ?"
-            " WHERE fact_id = ? AND recorded_to IS NULL")
+            " WHERE fact_id = ? AND recorded_to IS NULL AND app = ? AND user = ?")
 _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
-                " AND recorded_to = ? AND instr(reason, ?) = 0")
+                " AND recorded_to = ? AND instr(reason, ?) = 0 AND app = ? AND user = ?")
 # An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
 # new one (new rowid), rewriting both index entries every time a fact is reinforced.
 _UPSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
                    + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
-_DELETE_CURRENT = "DELETE FROM facts_current WHERE fact_id = ?"
+_DELETE_CURRENT = "DELETE FROM facts_current WHERE fact_id = ? AND app = ? AND user = ?"
 
 _UNSEEN = object()
 
@@ -89,6 +91,7 @@ class FactBatch:
         self.by_key: dict[tuple, list[str]] = {}   # (app, user, subject, predicate) -> fact ids
         self.key_indexes: dict[tuple, KeyIndex] = {}   # keys the decision table has read
         self.retold: set[str] = set()              # facts whose quote changed (recall and vectors re-index)
+        self._partition: tuple = ()                # (app, user) of the event being folded
 
     # --- what the batch knows ------------------------------------------------------------
 
@@ -96,7 +99,7 @@ class FactBatch:
         """The fact's latest snapshot; the transition's lookup."""
         snap = self.snaps.get(fact_id, _UNSEEN)
         if snap is _UNSEEN:
-            found = self._lookup(fact_id) if self._lookup is not None else None
+            found = self._lookup(fact_id, *self._partition) if self._lookup is not None else None
             if found is None:
                 return None
             snap = self.seed(found)
@@ -159,6 +162,7 @@ class FactBatch:
         for event in events:
             if event.body is None:
                 continue
+            self._partition = (event.app, event.user)   # the facts an event names are its partition's
             changes = transition(event, get)
             if changes:
                 self._record(event.seq, event.recorded_at, changes)
@@ -179,7 +183,7 @@ class FactBatch:
                         closed[_REASON] = closed[_REASON] + ", " + reason
                 elif open_row is self.stored.get(fact_id):
                     self.rewritten.add(fact_id)
-                    self.more_reason.append((reason, fact_id, recorded_at, reason))
+                    self.more_reason.append((reason, fact_id, recorded_at, reason, snap["app"], snap["user"]))
             else:
                 if open_row is not None:             # close the open interval
                     open_row[_RECORDED_TO] = recorded_at
@@ -214,10 +218,11 @@ class FactBatch:
         """Write what changed; `conn` may be anything with `executemany` (a rebuild's buffer)."""
         closes, replaces = [], []
         for fact_id, row in self.stored.items():
+            where = (fact_id, *self._where(fact_id))
             if row[_RECORDED_TO] is not None:
-                closes.append((row[_RECORDED_TO], row[_ENDED_BY], row[_REASON], fact_id))
+                closes.append((row[_RECORDED_TO], row[_ENDED_BY], row[_REASON], *where))
             elif fact_id in self.rewritten:
-                replaces.append(row[:_N] + [row[_VALID_FROM], fact_id])
+                replaces.append(row[:_N] + [row[_VALID_FROM], *where])
         if closes:
             conn.executemany(_CLOSE, closes)
         if replaces:
@@ -226,11 +231,15 @@ class FactBatch:
             conn.executemany(_MORE_REASON, self.more_reason)
         if self.rows:
             conn.executemany(_INSERT_HISTORY, self.rows)
-        deletes = [(f,) for f in self.removed if f in self.stored_open]
+        deletes = [(f, *self._where(f)) for f in self.removed if f in self.stored_open]
         if deletes:
             conn.executemany(_DELETE_CURRENT, deletes)
         if self.current_rows:
             conn.executemany(_UPSERT_CURRENT, self.current_rows.values())
+
+    def _where(self, fact_id: str) -> tuple[str, str]:
+        snap = self.snaps[fact_id]
+        return snap["app"], snap["user"]
 
 
 def _key(snap: Snapshot) -> tuple:

@@ -55,12 +55,16 @@ KEY_PAST = (
 
 
 def lookup(conn: sqlite3.Connection):
-    """The latest snapshot of a fact, read from its open interval."""
+    """The latest snapshot of a fact, read from its open interval; within its (app, user)
+    partition when the caller knows it (fact ids are partition-local), which lets a partitioned
+    table read one partition's index."""
     sql = (f"SELECT {', '.join(SNAPSHOT_COLUMNS).replace('status', 'state')}, recorded_from"
            " FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL")
+    local = sql + " AND app = ? AND user = ?"
 
-    def find(fact_id: str) -> Snapshot | None:
-        row = conn.execute(sql, (fact_id,)).fetchone()
+    def find(fact_id: str, app: str | None = None, user: str | None = None) -> Snapshot | None:
+        row = (conn.execute(sql, (fact_id,)) if app is None else
+               conn.execute(local, (fact_id, app, user))).fetchone()
         return None if row is None else decode(row)
 
     return find

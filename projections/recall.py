@@ -67,9 +67,9 @@ class RecallProjection:
                 if not was_open:
                     inserts.append(_row(snap))
             elif was_open:
-                deletes.append((snap["observed_seq"],))
+                deletes.append((snap["observed_seq"], snap["app"], snap["user"]))
         if deletes:
-            conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ?", deletes)
+            conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ? AND app = ? AND user = ?", deletes)
         if inserts:
             conn.executemany(_INSERT, inserts)
 

@@ -60,9 +60,9 @@ class VectorProjection:
                 if not was_open:
                     inserts.append(snap)
             elif was_open:
-                deletes.append((snap["observed_seq"],))
+                deletes.append((snap["observed_seq"], snap["app"], snap["user"]))
         if deletes:
-            conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ?", deletes)
+            conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ? AND app = ? AND user = ?", deletes)
         if inserts:
             model = encoders.get()
             if model is not None:

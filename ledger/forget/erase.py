@@ -148,9 +148,17 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         return receipt
     if not receipt["noop"]:
         ledger.recall_kept.forget()             # this ledger's kept scopes and text memo
-        receipt["purge"] = ledger.purge(vacuum)
+        receipt["purge"] = ledger.purge(vacuum, partitions=changed_partitions(plans))
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
+
+
+def changed_partitions(plans: list[Plan]) -> tuple[tuple[str, str], ...]:
+    """The (app, user) partitions a forget's scrub and rebuild changed, for the purge: every event
+    and projection row it rewrites or deletes is in a plan's partition (fact ids and restatements
+    are partition-local).  A whole user's events move to the pseudonym by insert, which leaves no
+    old row version there."""
+    return tuple(sorted({(p.scope.app, p.scope.user) for p in plans}))
 
 
 def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason: str,

@@ -117,8 +117,10 @@ class Engine(Protocol):
         """Each append-only guard missing or altered now, and each repair recorded."""
 
     def purge(self, conn: Any, vacuum: bool = False, tables: tuple[str, ...] = (),
-              checkpointer: Any = None) -> dict:
-        """After a forget's commit: make the scrub physical; the receipt's `purge`."""
+              checkpointer: Any = None, partitions: tuple[tuple[str, str], ...] | None = None) -> dict:
+        """After a forget's commit: make the scrub physical; the receipt's `purge`.  `partitions`:
+        the (app, user) partitions the forget changed (None: not known, all of the ledger), so an
+        engine that keeps partitions apart need only clean those."""
 
     def residue(self, conn: Any, location: str) -> dict:
         """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""

@@ -9,12 +9,15 @@ FACTLEDGER_REQUIRE_POSTGRES=1 so that it fails instead).
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
+from contextlib import contextmanager
 
 import pytest
 
 from factledger.ledger import Ledger
 from factledger.ledger.store.postgres.backend import split_location
+from factledger.ledger.store.postgres.partitions import SUGGESTED_LEAVES
 from tests.conftest import cand
 from tests.ledger.contract import *  # noqa: F403  (the contract's tests, collected here)
 from tests.ledger.contract import decide_a_story, facts_of
@@ -30,13 +33,29 @@ def _opener(backend, request, tmp_path, clock):
                 location = str(tmp_path / f"ledger{next(numbers)}.db")
             else:
                 location = request.getfixturevalue("postgres").location()
-        ledger = Ledger(location, clock=clock, create=True)
+        with _leaves(SUGGESTED_LEAVES if backend == "postgresql-partitioned" else None):
+            ledger = Ledger(location, clock=clock, create=True)
         opened.append(ledger)
         return ledger
     return make, opened
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@contextmanager
+def _leaves(count):
+    """A new PostgreSQL ledger hash-partitioned into `count` leaves (None: the default, plain)."""
+    saved = os.environ.pop("FACTLEDGER_PG_LEAVES", None)
+    if count is not None:
+        os.environ["FACTLEDGER_PG_LEAVES"] = str(count)
+    try:
+        yield
+    finally:
+        os.environ.pop("FACTLEDGER_PG_LEAVES", None)
+        if saved is not None:
+            os.environ["FACTLEDGER_PG_LEAVES"] = saved
+
+
+# PostgreSQL twice: plain tables (a new ledger's default) and hash-partitioned (FACTLEDGER_PG_LEAVES)
+@pytest.fixture(params=["sqlite", "postgresql", "postgresql-partitioned"])
 def make(request, tmp_path, clock):
     make, opened = _opener(request.param, request, tmp_path, clock)
     yield make

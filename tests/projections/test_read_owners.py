@@ -20,6 +20,7 @@ PROJECTION_TABLES = set(Projector(all_projections()).all_tables) | {"projection_
 # SQL keywords in capitals, as every statement here writes them (prose says "into events")
 SQL = r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+({})\b"
 LOG_TOOLS = {"ledger/store/eventlog.py", "ledger/store/reads.py", "ledger/store/postgres/backend.py", "ledger/store/postgres/schema.py",
+             "ledger/store/postgres/partitions.py",
              "ledger/export.py", "ledger/audit/verify.py", "ledger/store/rowcheck.py", "ledger/audit/proofs.py",
              "ledger/audit/logquery.py", "ledger/audit/served.py"}
 # What checks the projections against the log reads both, row by row, as `verify` reads the log:

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from factledger.ledger.errors import LedgerError, LedgerNotFound, LedgerReadOnly, StorageError
 from factledger.ledger.store.eventlog import EventStore
 from factledger.ledger.store.postgres import errors as pg_errors_map
+from factledger.ledger.store.postgres import partitions
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
@@ -77,7 +78,51 @@ _GUARDS = {   # trigger -> (function, timing)
     "events_refuse_update": ("events_refuse_update", "BEFORE UPDATE ON events FOR EACH ROW"),
 }
 
-SCHEMA = """
+# A partitioned log (`partitions.py`): a whole-user forget's new `user` moves each event to the
+# pseudonym's leaf, which PostgreSQL runs as a DELETE and an INSERT.  The update guard marks the
+# row it let through (transaction-local), the delete guard lets exactly that row go, and the
+# chain trigger (which fills `event_chain` on every insert) does not count it twice.  All three
+# are BEFORE row triggers, which run at once for each row (AFTER triggers wait for the statement's
+# end, when the mark names only the last row).
+_MOVED = "current_setting('factledger.moving', true) = OLD.seq::text"
+_GUARD_SQL_PARTITIONED = {
+    "events_refuse_delete": """
+BEGIN
+    IF TG_LEVEL = 'ROW' THEN
+        IF """ + _MOVED + """ THEN
+            RETURN OLD;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'factledger: the event log is append-only' USING ERRCODE = 'integrity_constraint_violation';
+END;""",
+    "events_refuse_update": _GUARD_SQL["events_refuse_update"].replace("""
+    RETURN NEW;""", """
+    IF NEW."user" <> OLD."user" THEN
+        PERFORM set_config('factledger.moving', OLD.seq::text, true);
+    END IF;
+    RETURN NEW;"""),
+    "events_chain": """
+BEGIN
+    IF current_setting('factledger.moving', true) = NEW.seq::text THEN
+        PERFORM set_config('factledger.moving', '', true);
+        RETURN NEW;
+    END IF;
+    INSERT INTO event_chain (seq, event_id, prev_hash, hash) VALUES (NEW.seq, NEW.event_id, NEW.prev_hash, NEW.hash);
+    RETURN NEW;
+END;""",
+}
+_GUARDS_PARTITIONED = {**_GUARDS, "events_chain": ("events_chain", "BEFORE INSERT ON events FOR EACH ROW")}
+
+
+def _schema(tables: str, bodies: dict[str, str], guards: dict[str, tuple[str, str]]) -> str:
+    return tables + "".join(f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $guard${body}$guard$;
+""" for name, body in bodies.items()) + "".join(f"""
+CREATE OR REPLACE TRIGGER {trigger} {timing} EXECUTE FUNCTION {function}();
+""" for trigger, (function, timing) in guards.items())
+
+
+SCHEMA = _schema("""
 CREATE TABLE IF NOT EXISTS events (
     seq BIGINT PRIMARY KEY,
     event_id TEXT COLLATE "C" NOT NULL UNIQUE,
@@ -94,11 +139,14 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_partition ON events (app, "user", seq);
 CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
-""" + "".join(f"""
-CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $guard${body}$guard$;
-""" for name, body in _GUARD_SQL.items()) + "".join(f"""
-CREATE OR REPLACE TRIGGER {trigger} {timing} EXECUTE FUNCTION {function}();
-""" for trigger, (function, timing) in _GUARDS.items())
+""", _GUARD_SQL, _GUARDS)
+# The log of a partitioned ledger (`partitions.py`): the same columns and guards, and the chain.
+SCHEMA_PARTITIONED = _schema(partitions.EVENTS_SCHEMA, _GUARD_SQL_PARTITIONED, _GUARDS_PARTITIONED)
+
+
+def schema_of(conn) -> str:
+    """The store's DDL as this ledger has it (partitioned or plain)."""
+    return SCHEMA_PARTITIONED if conn.leaves else SCHEMA
 
 
 def is_postgres(location) -> bool:
@@ -200,6 +248,7 @@ class PgConnection:
         self.schema = schema
         self.location = location
         self.lock = lock_key(schema)
+        self.leaves = 0               # hash leaves per partitioned table (0: a plain ledger)
         self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     @property
@@ -219,6 +268,8 @@ class PgConnection:
             raise StorageError(f"database error: {text}", text)
         has_args = bool(args)
         text = translate(sql, has_args, self.columns_of)
+        if self.leaves:
+            text = partitions.local_conflicts(text)
         return self._run(text, tuple(args) if has_args else None)
 
     def _run(self, text, args, then=None):
@@ -237,6 +288,8 @@ class PgConnection:
         if not rows:
             return None
         text = translate(sql, True, self.columns_of)
+        if self.leaves:
+            text = partitions.local_conflicts(text)
         try:
             with self.raw.cursor() as cursor:
                 cursor.executemany(text, rows)
@@ -348,7 +401,10 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     except BaseException:
         raw.close()
         raise
-    return PgConnection(raw, schema, str(location))
+    conn = PgConnection(raw, schema, str(location))
+    if exists:
+        conn.leaves = partitions.recorded_leaves(conn)
+    return conn
 
 
 def _server(location: str):
@@ -474,16 +530,18 @@ def guards_present(conn: PgConnection) -> dict[str, str]:
     return {name: _normal(f"{function} {body}") for name, function, body in rows}
 
 
-def guards_expected() -> dict[str, str]:
-    return {trigger: _normal(f"{function} {_GUARD_SQL[function]}")
-            for trigger, (function, _timing) in _GUARDS.items()}
+def guards_expected(conn: PgConnection | None = None) -> dict[str, str]:
+    """The guard triggers as written: a partitioned ledger's (`partitions.py`) when `conn` is one."""
+    partitioned = conn is not None and conn.leaves
+    bodies, guards = (_GUARD_SQL_PARTITIONED, _GUARDS_PARTITIONED) if partitioned else (_GUARD_SQL, _GUARDS)
+    return {trigger: _normal(f"{function} {bodies[function]}") for trigger, (function, _timing) in guards.items()}
 
 
 def guard_problems(conn: PgConnection) -> list[str]:
     """Each guard trigger missing or altered now ([] when all are as written)."""
     found = guards_present(conn)
     out = []
-    for name, text in guards_expected().items():
+    for name, text in guards_expected(conn).items():
         if name not in found:
             out.append(f"trigger {name} is missing")
         elif found[name] != text:

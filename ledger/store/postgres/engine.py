@@ -82,9 +82,12 @@ class PostgresEngine:
     def guard_problems(self, conn) -> list[str]:
         return backend.guard_problems(conn) + repair_problems(conn)
 
-    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (), checkpointer=None) -> dict:
-        """The log's and the projections' tables vacuumed (FULL with `vacuum`): docs/forgetting.md."""
-        return vacuum_tables(conn, ("events", *tables), full=vacuum)
+    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (), checkpointer=None,
+              partitions=None) -> dict:
+        """The log's and the projections' tables vacuumed (FULL with `vacuum`): docs/forgetting.md.
+        On a partitioned ledger, of each partitioned table only the leaves holding `partitions`
+        (`partitions.py`; FULL rewrites every leaf)."""
+        return vacuum_tables(conn, ("events", *tables), full=vacuum, partitions=partitions)
 
     def residue(self, conn, location: str) -> dict:
         """The server's copies of forgotten bytes, as it reports them."""

@@ -10,10 +10,21 @@ statistics (`ledger/store/postgres/statistics.py`), on a new ledger and on an ol
 
 from __future__ import annotations
 
+import os
 import re
 
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.backend import ProjectionTables
-from factledger.ledger.store.postgres.backend import SCHEMA, PgConnection, guards_expected, guards_present, locked
+from factledger.ledger.store.postgres import partitions
+from factledger.ledger.store.postgres.backend import (
+    PgConnection,
+    guards_expected,
+    guards_present,
+    locked,
+    schema_of,
+    split_statements,
+)
+from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.store.postgres.indexes import altered_indexes
 from factledger.ledger.store.postgres.statistics import exclude_text
 from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
@@ -28,18 +39,21 @@ def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
         "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (conn.schema,)).fetchall()
     present_indexes = {name for name, _ in stored_indexes}
     tables = {"events", "ledger_meta", "projection_positions", *projector.all_tables}
-    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", SCHEMA + projector.schema))
+    indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema_of(conn) + projector.schema))
+    if conn.leaves:           # a partitioned ledger: the chain's table and the log's partition key
+        tables.add("event_chain")
+        indexes.add("events_partition")
     lost, altered = [], []
     if "events" in present_tables:
         found = guards_present(conn)
-        for name, text in guards_expected().items():
+        for name, text in guards_expected(conn).items():
             if name not in found:
                 lost.append(name)
             elif found[name] != text:
                 altered.append(name)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
     return SchemaGaps(tables, present_tables, indexes, present_indexes, obsolete, sorted(lost), altered,
-                      altered_indexes(stored_indexes, SCHEMA + projector.schema))
+                      altered_indexes(stored_indexes, _script(conn, projector, record_leaves=False)))
 
 
 def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
@@ -56,10 +70,12 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
     restored = found.lost_triggers + (found.altered_triggers if fixing_altered else [])
     record = record_repairs_sql(conn, restored, clock) if restored else ""
     with locked(conn):
+        new = "events" not in found.present_tables
+        if new:               # a new ledger: partitioned (`partitions.py`), its leaf count recorded
+            conn.leaves = partitions.recorded_leaves(conn) or new_leaves()
         for name in found.obsolete + (found.altered_indexes if fixing_altered else []):
             conn.execute(f"DROP INDEX IF EXISTS {name}")   # an altered one is made again below
-        conn.native(SCHEMA)
-        conn.executescript(projector.schema)
+        conn.native(_script(conn, projector, record_leaves=new))
         if record:
             conn.executescript(record)
     conn.forget_columns()
@@ -67,3 +83,34 @@ def ensure_schema(conn: PgConnection, projector: ProjectionTables, clock: Clock,
     rebuilt = set(found.missing_indexes) | (set(found.altered_indexes) if fixing_altered else set())
     return repaired(found.tables, found.present_tables, rebuilt, restored, projector,
                     altered=found.altered_triggers + found.altered_indexes if fixing_altered else ())
+
+
+def new_leaves() -> int:
+    """The leaf count of a ledger created now: FACTLEDGER_PG_LEAVES (8 is the measured choice),
+    else `partitions.DEFAULT_LEAVES` (0: a plain, unpartitioned ledger, what versions before
+    partitioning made)."""
+    text = os.environ.get("FACTLEDGER_PG_LEAVES", "").strip()
+    if not text:
+        return partitions.DEFAULT_LEAVES
+    if not text.isdigit() or int(text) > 256:
+        raise LedgerError(f"FACTLEDGER_PG_LEAVES={text!r}: give a whole number of hash partitions "
+                          f"from 0 (plain tables) to 256, for example {partitions.SUGGESTED_LEAVES}")
+    return int(text)
+
+
+def _script(conn: PgConnection, projector: ProjectionTables, record_leaves: bool) -> str:
+    """The whole schema as one script, sent in one round trip: the store's tables and guards,
+    the projections' tables (translated, and partitioned on a partitioned ledger), each leaf, and
+    on a new ledger the record of its leaf count."""
+    statements = [translate(s, False, conn.columns_of) for s in split_statements(projector.schema)]
+    parts = [schema_of(conn)]
+    if conn.leaves:
+        parts += [partitions.partitioned_statement(s) + ";\n" for s in statements]
+        tables = {"events", *re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", projector.schema)}
+        parts += [partitions.leaves_ddl(tables, conn.leaves), partitions.REFILL_CHAIN]
+    else:
+        parts += [s + ";\n" for s in statements]
+    if record_leaves:
+        parts.append(f"INSERT INTO ledger_meta (key, value) VALUES ('{partitions.META_KEY}', "
+                     f"'{conn.leaves}') ON CONFLICT (key) DO NOTHING;\n")
+    return "".join(parts)

@@ -9,6 +9,14 @@ reports) instead of the receipt claiming a purge that did not happen; SQLite's c
 `busy` the same way (ledger/forget/erase.py).  The statistics can also count, for up to a second, the
 scrub's own updates not yet flushed when VACUUM reported: the next pass corrects them.
 
+On a partitioned ledger (`partitions.py`) a forget names the partitions it scrubbed, and only
+the leaves holding them are vacuumed (with the plain tables): a VACUUM reads each index of what
+it vacuums whole, so the cost is that of 1/leaves of the ledger, not of the ledger.  What each
+pass could not remove is read from VACUUM's own report (VERBOSE: "N are dead but not yet
+removable", per table and its TOAST table), not from the statistics views, which lag by up to a
+second and would send the common case round the loop for that second; a pass whose report
+cannot be read (another message language) falls back to the statistics.
+
 Catalog statistics hold no text of the ledger (`ledger/store/postgres/statistics.py`); a touched
 table whose text an operator let back into them is analysed again, so its sample is of the rows
 left (`analyzed` in the receipt), and with FULL the catalog's old samples are vacuumed too.
@@ -16,37 +24,83 @@ left (`analyzed` in the receipt), and with FULL the catalog's old samples are va
 
 from __future__ import annotations
 
+import re
 import time
 
+from factledger.ledger.store.postgres.partitions import leaves_of
 from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
 
 ATTEMPTS = 40              # about two seconds: past the statistics' one-second flush interval
 PAUSE_S = 0.05
 
+_FINISHED = re.compile(r'finished vacuuming "(?:[^"]*?\.)?([^."]+)\.([^."]+)"')
+_HELD = re.compile(r"(\d+) are dead but not yet removable")
 
-def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS) -> dict:
+
+def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, partitions=None) -> dict:
     """VACUUM each table, outside any transaction, again while dead row versions remain;
     `held_back` counts those still there at the end.  FULL rewrites each table into new files
-    once (it reports no dead rows to check, and a second rewrite would cost as much again)."""
+    once (it reports no dead rows to check, and a second rewrite would cost as much again).
+    `partitions` ((app, user) pairs): of a partitioned table only the leaves holding them."""
     tables = tuple(tables)
     if full:
         for table in tables:
             conn.raw.execute(f"VACUUM (FULL) {table}")
         return _statistics(conn, tables, {"vacuumed": True, "full": True, "tables": len(tables)}, full)
-    pending, left = tables, {}
+    targets = list(tables)
+    parent = {}
+    if partitions is not None:
+        leaves, plain = leaves_of(conn, tables, partitions)
+        parent = {name: name.rsplit("_p", 1)[0] for name in leaves}
+        targets = plain + leaves
+    pending, left = tuple(targets), {}
     for _attempt in range(max(1, attempts)):
-        for table in pending:
-            conn.raw.execute(f"VACUUM {table}")
-        left = dead_rows(conn, pending)
+        left = vacuum_pass(conn, pending)
         pending = tuple(t for t in pending if left.get(t))
         if not pending:
             break
         time.sleep(PAUSE_S)
     result = {"vacuumed": True, "full": False, "tables": len(tables)}
+    if parent:
+        result["leaves"] = len(parent)
     if pending:
         result["held_back"] = sum(left[t] for t in pending)
-        result["held_back_tables"] = list(pending)
+        result["held_back_tables"] = list(dict.fromkeys(parent.get(t, t) for t in pending))
     return _statistics(conn, tables, result, full)
+
+
+def vacuum_pass(conn, tables) -> dict[str, int]:
+    """One VACUUM (VERBOSE) of the tables, in one statement; table -> the dead row versions it
+    could not remove (its TOAST table's included), as VACUUM reported them."""
+    if not tables:
+        return {}
+    notes: list[str] = []
+
+    def note(diagnostic) -> None:
+        notes.append(diagnostic.message_primary or "")
+
+    conn.raw.add_notice_handler(note)
+    try:
+        conn.raw.execute(f"VACUUM (VERBOSE) {', '.join(tables)}")
+    finally:
+        conn.raw.remove_notice_handler(note)
+    held: dict[str, int] = {}
+    current = None
+    for text in notes:
+        finished = _FINISHED.search(text)
+        count = _HELD.search(text)
+        if not finished or not count:
+            continue
+        schema, name = finished.groups()
+        if schema != "pg_toast":
+            current = name
+        if current is not None:
+            held[current] = held.get(current, 0) + int(count.group(1))
+    unread = [t for t in tables if t not in held]
+    if unread:                    # a report not read: the statistics' count instead
+        held.update({t: 0 for t in unread})
+        held.update(dead_rows(conn, unread))
+    return {t: n for t, n in held.items() if n}
 
 
 def _statistics(conn, tables, result: dict, full: bool) -> dict:

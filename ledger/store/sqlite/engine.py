@@ -122,7 +122,7 @@ class SqliteEngine:
         return triggers.problems(conn, SCHEMA)
 
     def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (),
-              checkpointer: WalCheckpointer | None = None) -> dict:
+              checkpointer: WalCheckpointer | None = None, partitions=None) -> dict:
         """After a forget's commit: the WAL truncated (every page that held a scrubbed byte is
         gone from it), and with `vacuum` the file compacted too (docs/forgetting.md)."""
         with checkpointer.exclusive() if checkpointer is not None else nullcontext():

@@ -1,0 +1,201 @@
+"""A PostgreSQL ledger's hash partitions (ledger/store/postgres/partitions.py): a forget vacuums only
+the leaves holding its partition, the write path's statements read one leaf, creation records the
+leaf count, a ledger made before partitioning still opens and works, and `verify` notices the
+chain's table missing or altered."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.store.postgres import partitions
+from factledger.projections import current
+from factledger.projections.factbatch import _CLOSE, _DELETE_CURRENT
+from tests.conftest import cand
+
+pytestmark = pytest.mark.usefixtures("postgres")
+
+
+@pytest.fixture(autouse=True)
+def partitioned(monkeypatch):
+    """Partitioning is asked for (`FACTLEDGER_PG_LEAVES`; a new ledger is plain by default)."""
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", str(partitions.SUGGESTED_LEAVES))
+
+
+def _fill(ledger, users=12):
+    for i in range(users):
+        ledger.observe(cand(user=f"u{i}", predicate="diet", value="vegan"))
+        ledger.observe(cand(user=f"u{i}", predicate="home_city", value=f"Town{i}"))
+
+
+def _remainder(conn, user: str, table: str = "events") -> int:
+    return conn.raw.execute(
+        "SELECT r FROM generate_series(0, %s) AS r WHERE satisfies_hash_partition(%s::regclass, %s, r, %s::text, %s::text)",
+        (conn.leaves - 1, f'"{conn.schema}".{table}', conn.leaves, "app", user)).fetchone()[0]
+
+
+def _vacuum_counts(raw, schema: str) -> dict[str, int]:
+    return dict(raw.execute("SELECT relname, vacuum_count FROM pg_stat_user_tables WHERE schemaname = %s",
+                            (schema,)).fetchall())
+
+
+def test_creation_records_the_leaf_count_and_makes_every_leaf(postgres, clock):
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        conn = ledger._conn
+        assert conn.leaves == partitions.SUGGESTED_LEAVES
+        assert conn.execute("SELECT value FROM ledger_meta WHERE key = ?",
+                            (partitions.META_KEY,)).fetchone()[0] == str(partitions.SUGGESTED_LEAVES)
+        split = partitions.partitioned_tables(conn)
+        assert set(split) == {t for t in partitions.PARTITIONED if t in {"events", *ledger._work.projector.all_tables}}
+        assert set(split.values()) == {partitions.SUGGESTED_LEAVES}
+
+
+def test_an_existing_ledger_keeps_the_leaf_count_it_was_made_with(postgres, clock, monkeypatch):
+    location = postgres.location()
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "4")
+    with Ledger(location, clock=clock, create=True) as ledger:
+        ledger.observe(cand())
+        assert ledger._conn.leaves == 4
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "16")
+    with Ledger(location, clock=clock) as ledger:
+        assert ledger._conn.leaves == 4
+        assert set(partitions.partitioned_tables(ledger._conn).values()) == {4}
+        assert ledger.verify()["ok"]
+
+
+def test_a_forget_vacuums_only_the_leaves_holding_the_partition(postgres, clock):
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        conn = ledger._conn
+        gone = _remainder(conn, "u3")
+        seen: list[str] = []
+        conn.raw.add_notice_handler(lambda d: seen.append(d.message_primary or ""))
+        before = _vacuum_counts(conn.raw, conn.schema)
+        receipt = ledger.forget("app", "u3", reason="erasure request")
+        assert receipt["purge"]["vacuumed"] and receipt["purge"]["leaves"] > 0
+        vacuumed = {m.group(1) for text in seen
+                    if (m := re.search(r'finished vacuuming "[^"]*\.([^".]+)"', text))}
+        split = partitions.partitioned_tables(conn)
+        leaves = {f"{t}_p{r}" for t in split for r in range(split[t])}
+        assert vacuumed & leaves == {f"{t}_p{gone}" for t in split}
+        plain = {t for t in ("events", *ledger._work.projector.all_tables) if t not in split}
+        assert plain <= vacuumed                       # the unpartitioned tables as before
+        # the server's own statistics agree: no other leaf was vacuumed
+        conn.raw.execute("SELECT pg_stat_force_next_flush()")
+        deadline = time.monotonic() + 5
+        while True:
+            after = _vacuum_counts(conn.raw, conn.schema)
+            grown = {t for t in leaves if after.get(t, 0) > before.get(t, 0)}
+            if grown == {f"{t}_p{gone}" for t in split} or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert grown == {f"{t}_p{gone}" for t in split}
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+        assert "Town3" not in str(ledger.facts("app", "u3"))
+
+
+def _leaves_read(conn, sql: str, args) -> set[str]:
+    """The relations an EXPLAIN of the statement (with these values) names."""
+    text = "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, args).fetchall())
+    return set(re.findall(r" on (\w+)", text))
+
+
+def test_the_write_paths_statements_read_one_leaf(postgres, clock):
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        conn = ledger._conn
+        r = _remainder(conn, "u5")
+        key = ("app", "u5", "u5", "diet")
+        fact_id = conn.execute("SELECT fact_id FROM facts_current WHERE app = ? AND user = ?",
+                               ("app", "u5")).fetchone()[0]
+        # the key snapshot of a batched observe: one leaf of each table it joins
+        statements = [
+            (current.KEY_SNAPSHOTS, key, {f"facts_current_p{r}", f"fact_history_p{r}"}),
+            (_CLOSE, ("t", 1, "why", fact_id, "app", "u5"), {f"fact_history_p{r}"}),
+            (_DELETE_CURRENT, (fact_id, "app", "u5"), {f"facts_current_p{r}"}),
+            ("DELETE FROM recall_index WHERE seq = ? AND app = ? AND user = ?", (1, "app", "u5"), {f"recall_index_p{r}"}),
+            ("SELECT 1 FROM fact_history WHERE fact_id = ? AND recorded_to IS NULL AND app = ? AND user = ?",
+             (fact_id, "app", "u5"), {f"fact_history_p{r}"}),
+            ("SELECT seq FROM key_negations WHERE app = ? AND user = ? AND subject = ? AND predicate = ?",
+             key, {f"key_negations_p{r}"}),
+        ]
+        for sql, args, wanted in statements:
+            read = {t for t in _leaves_read(conn, sql, args) if re.fullmatch(r"\w+_p\d+", t)}
+            assert read == wanted, (sql, read)
+            conn.execute("BEGIN")
+            conn.execute(sql, args)            # and the statement runs as written
+            conn.execute("ROLLBACK")
+
+
+def test_a_ledger_made_before_partitioning_opens_and_works(postgres, clock, monkeypatch):
+    """An unpartitioned ledger (what versions before partitioning made: no leaf count recorded,
+    plain tables) keeps its plain tables: it opens, writes, forgets and verifies as before."""
+    location = postgres.location()
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "0")
+    with Ledger(location, clock=clock, create=True) as ledger:
+        _fill(ledger, users=4)
+        ledger._conn.execute("DELETE FROM ledger_meta WHERE key = ?", (partitions.META_KEY,))
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "8")      # asked for now: the ledger is not remade
+    with Ledger(location, clock=clock) as ledger:
+        conn = ledger._conn
+        assert conn.leaves == 0 and partitions.partitioned_tables(conn) == {}
+        assert conn.raw.execute("SELECT to_regclass('event_chain')").fetchone()[0] is None
+        ledger.observe(cand(user="u9", predicate="diet", value="vegan"))
+        receipt = ledger.forget("app", "u1", reason="erasure request")
+        assert receipt["purge"]["vacuumed"] and "leaves" not in receipt["purge"]
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+        assert ledger._work.schema_problems() == []
+
+
+def test_verify_notices_the_chain_table_altered_or_missing(postgres, clock):
+    location = postgres.location()
+    with Ledger(location, clock=clock, create=True) as ledger:
+        _fill(ledger, users=3)
+        assert ledger.verify()["ok"]
+        ledger._conn.raw.execute("DROP INDEX event_chain_event_id")
+        result = ledger.verify()
+        assert not result["ok"] and "index event_chain_event_id is missing" in result["problem"]
+    with Ledger(location, clock=clock) as ledger:          # a write open builds it again
+        assert ledger.verify()["ok"]
+        ledger._conn.raw.execute("DROP TRIGGER events_chain ON events")
+        result = ledger.verify()
+        assert not result["ok"] and "events_chain" in result["problem"]
+        ledger._conn.raw.execute("DROP TABLE event_chain")
+        assert any("event_chain" in line for line in ledger._work.schema_problems())
+
+
+def test_the_partitioned_log_still_refuses_deletes_and_rewrites(postgres, clock):
+    from factledger.ledger.errors import LedgerError
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger, users=2)
+        conn = ledger._conn
+        for sql in ("DELETE FROM events WHERE seq = 1", "TRUNCATE events",
+                    "UPDATE events SET type = 'X' WHERE seq = 1",
+                    "UPDATE events SET user = 'other' WHERE seq = 1"):
+            with pytest.raises(LedgerError):
+                conn.execute(sql)
+        # a second event with a seq, an id or a link already in the chain is refused
+        row = conn.execute("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment,"
+                           " prev_hash, hash FROM events WHERE seq = 2").fetchone()
+        for change in ({3: "other"}, {}):
+            values = [*row]
+            values[4] = "someone-else"
+            for i, v in change.items():
+                values[i] = v
+            with pytest.raises(LedgerError):
+                conn.execute("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
+                             " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)", values)
+        assert ledger.verify()["ok"]
+
+
+def test_new_ledgers_are_plain_unless_asked_and_a_bad_count_is_refused(postgres, clock, monkeypatch):
+    monkeypatch.delenv("FACTLEDGER_PG_LEAVES")
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        assert ledger._conn.leaves == 0 and partitions.partitioned_tables(ledger._conn) == {}
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "eight")
+    with pytest.raises(LedgerError, match="FACTLEDGER_PG_LEAVES='eight': give a whole number"):
+        Ledger(postgres.location(), clock=clock, create=True)
