@@ -207,6 +207,7 @@ class Ledger(Reads):
             # A quote never carries a value above the clearance: of an open fact withheld here, or
             # of one retracted or superseded (a health value once said is still a health value).
             mask = self._clearance_mask(app, user, opts.clearance, kept=result.scope)
+        result.scope = None        # the caller keeps the facts it was served, not the whole scope
         if mask:
             for fact in result.selected + result.candidates:
                 fact.update(mask.row(fact))

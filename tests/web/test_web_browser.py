@@ -215,8 +215,9 @@ def test_a_reviewer_accepts_rejects_and_resolves_with_no_choice_made_for_them(se
     screens.mkdir()
     sign_in(browser, server, "rao")
 
-    def row(value: str):
-        return browser.find_element(By.XPATH, f"//table[@id='held']//tr[contains(., '{value}')]")
+    def row(predicate: str):
+        # by the predicate's name: a value such as "39" can also be part of a row's time
+        return browser.find_element(By.XPATH, f"//table[@id='held']//tr[.//strong[text()='{predicate}']]")
 
     def done() -> str:
         return browser.find_element(By.ID, "done").text
@@ -225,7 +226,7 @@ def test_a_reviewer_accepts_rejects_and_resolves_with_no_choice_made_for_them(se
     for select in browser.find_elements(By.CSS_SELECTOR, "#held select[name='predicate']"):
         assert Select(select).first_selected_option.get_attribute("value") == ""
     assert not [r for r in browser.find_elements(By.CSS_SELECTOR, "#disputes input[type='radio']") if r.is_selected()]
-    shoe = row("39")
+    shoe = row("shoe_size")
     options = [o.text for o in Select(shoe.find_element(By.NAME, "predicate")).options]
     assert "blood_pressure (health: asks to confirm)" in options and "household_size (normal)" in options
     shoe.find_element(By.XPATH, ".//input[@aria-label='reason to accept']").send_keys("closest reading")
@@ -244,7 +245,7 @@ def test_a_reviewer_accepts_rejects_and_resolves_with_no_choice_made_for_them(se
     assert "accepted blood_pressure = 39 for mealkit/priya" in done() and " seq" in done()
     browser.save_screenshot(str(screens / "02-accepted.png"))
 
-    teal = row("teal")
+    teal = row("fav_colour")
     teal.find_element(By.XPATH, ".//input[@aria-label='reason to reject']").send_keys("a colour, not a fact")
     follow_click(browser, teal.find_element(By.CSS_SELECTOR, "button.reject"))
     assert "rejected fav_colour = teal for mealkit/priya" in done() and "CandidateRejected at seq" in done()

@@ -17,16 +17,25 @@ import re
 
 _WRITTEN = re.compile(r"CREATE (UNIQUE )?INDEX IF NOT EXISTS (\w+)\s+ON (\w+)\s*\(([^)]*)\)\s*(WHERE\b[^;]*)?",
                       re.IGNORECASE)
-_STORED = re.compile(r"CREATE (UNIQUE )?INDEX (\S+) ON (?:ONLY )?(\S+) USING (\w+) \((.*?)\)( WHERE .*)?$",
-                     re.DOTALL)
+
+# Read from the catalog's own columns, not `pg_indexes.indexdef`: `pg_get_indexdef` locks the
+# table, so an open would wait behind (and time out on) a writer's ACCESS EXCLUSIVE lock, where
+# reading names from the catalog never waits.
+_STORED = """
+SELECT i.relname, x.indisunique, t.relname, am.amname, x.indpred IS NOT NULL,
+       ARRAY(SELECT a.attname::text FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
+             JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum ORDER BY k.n)
+FROM pg_index x
+JOIN pg_class i ON i.oid = x.indexrelid
+JOIN pg_class t ON t.oid = x.indrelid
+JOIN pg_namespace n ON n.oid = i.relnamespace
+JOIN pg_am am ON am.oid = i.relam
+WHERE n.nspname = %s
+"""
 
 
 def _columns(text: str) -> tuple[str, ...]:
     return tuple(part.strip().strip('"').lower() for part in text.split(","))
-
-
-def _table(name: str) -> str:
-    return name.rsplit(".", 1)[-1].strip('"').lower()
 
 
 def written_shapes(ddl: str) -> dict[str, tuple]:
@@ -35,17 +44,14 @@ def written_shapes(ddl: str) -> dict[str, tuple]:
             for m in _WRITTEN.finditer(ddl)}
 
 
-def altered_indexes(stored: list[tuple[str, str]], ddl: str) -> list[str]:
-    """The indexes `ddl` creates that are among `stored` ((indexname, indexdef) of the ledger's
-    schema, from `pg_indexes`) but not as `ddl` creates them."""
+def stored_shapes(conn) -> dict[str, tuple]:
+    """index name -> (unique, table, columns, partial, method) of each index of the ledger's schema."""
+    return {name: (bool(unique), table.lower(), tuple(c.lower() for c in columns), bool(partial), method.lower())
+            for name, unique, table, method, partial, columns in conn.raw.execute(_STORED, (conn.schema,)).fetchall()}
+
+
+def altered_indexes(stored: dict[str, tuple], ddl: str) -> list[str]:
+    """The indexes `ddl` creates that are among `stored` (`stored_shapes`) but not as `ddl`
+    creates them."""
     wanted = written_shapes(ddl)
-    altered = []
-    for name, text in stored:
-        if name not in wanted:
-            continue
-        stored = _STORED.match(text)
-        shape = (stored and (bool(stored.group(1)), _table(stored.group(3)), _columns(stored.group(5)),
-                             bool(stored.group(6)), stored.group(4).lower()))
-        if shape != wanted[name]:
-            altered.append(name)
-    return sorted(altered)
+    return sorted(name for name, shape in stored.items() if name in wanted and shape != wanted[name])

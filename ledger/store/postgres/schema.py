@@ -25,7 +25,7 @@ from factledger.ledger.store.postgres.backend import (
     split_statements,
 )
 from factledger.ledger.store.postgres.dialect import translate
-from factledger.ledger.store.postgres.indexes import altered_indexes
+from factledger.ledger.store.postgres.indexes import altered_indexes, stored_shapes
 from factledger.ledger.store.postgres.statistics import exclude_text
 from factledger.ledger.store.repairs import SchemaGaps, record_repairs_sql, repaired
 from factledger.ledger.vocabulary.clock import Clock
@@ -35,9 +35,8 @@ def gaps(conn: PgConnection, projector: ProjectionTables) -> SchemaGaps:
     """How the schema differs from this version's (`ledger/store/repairs.py: SchemaGaps`)."""
     present_tables = {row[0] for row in conn.raw.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (conn.schema,))}
-    stored_indexes = conn.raw.execute(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s", (conn.schema,)).fetchall()
-    present_indexes = {name for name, _ in stored_indexes}
+    stored_indexes = stored_shapes(conn)
+    present_indexes = set(stored_indexes)
     tables = {"events", "ledger_meta", "projection_positions", *projector.all_tables}
     indexes = set(re.findall(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS (\w+)", schema_of(conn) + projector.schema))
     if conn.leaves:           # a partitioned ledger: the chain's table and the log's partition key
