@@ -60,8 +60,11 @@ _CLOSE = ("UPDATE fact_history SET recorded_to = ?, ended_by = ?, reason = ? "
           "WHERE fact_id = ? AND recorded_to IS NULL AND app = ? AND user = ?")
 _REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COLUMNS[:_N])}, valid_from = ?"
             " WHERE fact_id = ? AND recorded_to IS NULL AND app = ? AND user = ?")
+# By fact id alone: with (app, user) too, SQLite's planner (no statistics) chose the
+# (app, user, ...) interval index over the primary key's fact_id and scanned the partition's
+# intervals; a rare statement, it probes each leaf's key on a partitioned PostgreSQL ledger.
 _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
-                " AND recorded_to = ? AND instr(reason, ?) = 0 AND app = ? AND user = ?")
+                " AND recorded_to = ? AND instr(reason, ?) = 0")
 # An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
 # new one (new rowid), rewriting both index entries every time a fact is reinforced.
 _UPSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
@@ -183,7 +186,7 @@ class FactBatch:
                         closed[_REASON] = closed[_REASON] + ", " + reason
                 elif open_row is self.stored.get(fact_id):
                     self.rewritten.add(fact_id)
-                    self.more_reason.append((reason, fact_id, recorded_at, reason, snap["app"], snap["user"]))
+                    self.more_reason.append((reason, fact_id, recorded_at, reason))
             else:
                 if open_row is not None:             # close the open interval
                     open_row[_RECORDED_TO] = recorded_at
