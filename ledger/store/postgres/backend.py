@@ -122,20 +122,11 @@ CREATE OR REPLACE TRIGGER {trigger} {timing} EXECUTE FUNCTION {function}();
 """ for trigger, (function, timing) in guards.items())
 
 
-SCHEMA = _schema("""
-CREATE TABLE IF NOT EXISTS events (
-    seq BIGINT PRIMARY KEY,
-    event_id TEXT COLLATE "C" NOT NULL UNIQUE,
-    type TEXT COLLATE "C" NOT NULL,
-    app TEXT COLLATE "C" NOT NULL,
-    "user" TEXT COLLATE "C" NOT NULL,
-    recorded_at TEXT COLLATE "C" NOT NULL,
-    body TEXT COLLATE "C",
-    salt BYTEA,
-    commitment TEXT COLLATE "C" NOT NULL,
-    prev_hash TEXT COLLATE "C" NOT NULL UNIQUE,
-    hash TEXT COLLATE "C" NOT NULL,
-    redacted_by BIGINT
+SCHEMA = _schema(f"""
+CREATE TABLE IF NOT EXISTS events ({partitions.EVENT_COLUMNS},
+    PRIMARY KEY (seq),
+    UNIQUE (event_id),
+    UNIQUE (prev_hash)
 );
 CREATE INDEX IF NOT EXISTS events_partition ON events (app, "user", seq);
 CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);

@@ -46,8 +46,9 @@ PARTITIONED = frozenset({"events", "facts_current", "fact_history", "fact_events
                          "key_negations", "fact_vectors", "sessions", "ingest_queue", "review_queue"})
 KEY = 'app, "user"'
 
-EVENTS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
+# The log's columns, one list for the plain table (`backend.SCHEMA`) and the partitioned one:
+# only their keys differ.
+EVENT_COLUMNS = """
     seq BIGINT NOT NULL,
     event_id TEXT COLLATE "C" NOT NULL,
     type TEXT COLLATE "C" NOT NULL,
@@ -59,7 +60,10 @@ CREATE TABLE IF NOT EXISTS events (
     commitment TEXT COLLATE "C" NOT NULL,
     prev_hash TEXT COLLATE "C" NOT NULL,
     hash TEXT COLLATE "C" NOT NULL,
-    redacted_by BIGINT,
+    redacted_by BIGINT"""
+
+EVENTS_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS events ({EVENT_COLUMNS},
     CONSTRAINT events_partition PRIMARY KEY (app, "user", seq)
 ) PARTITION BY HASH (app, "user");
 CREATE INDEX IF NOT EXISTS events_seq ON events (seq);
