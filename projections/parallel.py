@@ -103,7 +103,18 @@ class Workers:
         """The log-wide projections' rows, folded by a worker beside the shares."""
         return self.pool.submit(_fold_log_wide, self.upto)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Stop the workers; after a failure, kill the ones still alive first.
+
+        Why kill: when a worker dies, CPython's pool (3.11) marks itself broken and terminates the
+        workers it holds without the lock a `submit` holds while it spawns one, so a worker
+        spawned in that instant is never terminated; it runs its share, blocks sending rows no one
+        reads, and `shutdown(wait=True)` waits on it forever.  Only this thread spawns workers,
+        so every one of them is in the pool's table by now."""
+        if failed:
+            for process in list(self.pool._processes.values()):
+                if process.is_alive():
+                    process.kill()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -167,6 +167,11 @@ class Projector:
             if app is None and workers is None:
                 for projection in self.log_wide:
                     projection.rebuild(conn, source, upto)
+        except BaseException:
+            if workers is not None:
+                workers.close(failed=True)
+                workers = None
+            raise
         finally:
             if workers is not None:
                 workers.close()
