@@ -142,6 +142,8 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
                      "n_events_requested": events, "seed": seed}
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as folder:
         with Ledger(location, future_tolerance="100y", create=True) as ledger:
+            if results["backend"] == "postgresql":     # hash leaves per table (0: plain; FACTLEDGER_PG_LEAVES)
+                results["pg_leaves"] = ledger._conn.leaves
             gen = Generator(seed, registry=ledger.registry)
             _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
             results.update(observe_batches(ledger, gen, events))

@@ -115,7 +115,9 @@ def warn_freed_pages(receipt: dict) -> None:
              f"transaction (tables: {', '.join(purge['held_back_tables'])}): VACUUM cannot remove them until "
              "it ends; run VACUUM on those tables then (docs/forgetting.md)")
     if "tables" in purge and not purge.get("full"):
-        note("freed pages may keep the forgotten bytes until PostgreSQL reuses them; "
+        indexes = (" and the indexes keep the old rows' indexed columns (app, user, subject, predicate, session) "
+                   "until a VACUUM cleans them" if purge.get("index_entries") else "")
+        note(f"freed pages may keep the forgotten bytes until PostgreSQL reuses them{indexes}; "
              "`--vacuum` rewrites the tables (VACUUM FULL, an exclusive lock each)")
 
 

@@ -172,4 +172,6 @@ class UnitOfWork:
         """Throw the projections away and refold them from the log (`jobs` worker processes fold,
         this transaction writes and commits once: `projections/parallel.py`)."""
         with self.transaction():
-            return self.projector.rebuild(self.conn, progress=progress, jobs=jobs, location=self.location)
+            folded = self.projector.rebuild(self.conn, progress=progress, jobs=jobs, location=self.location)
+        self.engine.after_rebuild(self.conn, self.projector.all_tables)
+        return folded

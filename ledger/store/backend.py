@@ -122,6 +122,10 @@ class Engine(Protocol):
         the (app, user) partitions the forget changed (None: not known, all of the ledger), so an
         engine that keeps partitions apart need only clean those."""
 
+    def after_rebuild(self, conn: Any, tables: tuple[str, ...]) -> None:
+        """After a full replay's commit: tidy what rewriting every row of `tables` left (the
+        engine's dead row versions), so the next reads and the next forget do not pay for it."""
+
     def residue(self, conn: Any, location: str) -> dict:
         """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""
 

@@ -1,7 +1,8 @@
 """Forgetting on PostgreSQL: redaction and the partition's replay, then VACUUM of the touched
-tables (the dead row versions leave the heap and the indexes); with `--vacuum`, VACUUM FULL, after
-which no data file of the database holds a byte of the forgotten value.  The WAL still does, and
-`factledger residue` names it and the other places a forget cannot reach.
+tables, the indexes skipped (the dead row versions leave the heap; their index entries stay, and no
+query reaches a row through them); with `--vacuum`, VACUUM FULL, after which no data file of the
+database holds a byte of the forgotten value.  The WAL still does, and `factledger residue` names
+it and the other places a forget cannot reach.
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def test_forget_with_vacuum_leaves_no_byte_in_the_data_files(postgres, clock):
 
 
 def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, clock):
-    """Plain VACUUM (the default): the dead row versions are gone from every table and index, so
-    no query, snapshot or replica reads them; their bytes may stay in a page's free space until
-    it is reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
+    """Plain VACUUM (the default): the dead row versions are gone from every table, so no query,
+    snapshot or replica reads them; their bytes may stay in a page's free space (and their keys in
+    the indexes) until reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
     with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         receipt = ledger.forget("app", "gone", reason="erasure request")
@@ -63,7 +64,29 @@ def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, cloc
             "SELECT COALESCE(SUM(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = %s"
             " AND relname = 'events'", (ledger._conn.schema,)).fetchone()[0]
         assert dead == 0
+        assert receipt["purge"]["index_entries"] == "left for autovacuum"
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_an_index_entry_a_forget_left_leads_no_query_to_the_row(postgres, clock):
+    """The forget's VACUUM skips the indexes, so the old rows' entries stay in them; an index-only
+    scan of the forgotten user's keys (the one plan that could answer from the index alone) still
+    visits the heap, because PostgreSQL never marks a page holding dead line pointers all-visible,
+    and returns nothing."""
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        ledger.forget("app", "gone", reason="erasure request")
+        raw = ledger._conn.raw
+        raw.execute("SET enable_seqscan = off")
+        raw.execute("SET enable_bitmapscan = off")
+        query = "SELECT app, \"user\", subject, predicate FROM facts_current WHERE app = 'app' AND \"user\" = 'gone'"
+        plan = raw.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query).fetchone()[0][0]["Plan"]
+        assert plan["Node Type"] == "Index Only Scan" and plan["Index Name"] == "facts_current_key"
+        assert plan["Heap Fetches"] > 0           # the entries are there, and each went to the heap
+        assert plan["Actual Rows"] == 0
+        assert raw.execute(query).fetchall() == []
+        raw.execute("RESET enable_seqscan")
+        raw.execute("RESET enable_bitmapscan")
 
 
 def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
@@ -75,7 +98,7 @@ def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
     report = json.loads(result.stdout)
     places = [p["place"] for p in report["places"]]
     assert report["backend"] == "postgresql"
-    assert {"WAL (pg_wal)", "WAL archive", "base backups", "pg_dump files and exports"} <= set(places)
+    assert {"index entries", "WAL (pg_wal)", "WAL archive", "base backups", "pg_dump files and exports"} <= set(places)
     assert report["settings"]["archive_mode"] == "off"
 
 
@@ -91,6 +114,7 @@ def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock)
     assert plain.returncode == 0, plain.stderr
     assert json.loads(plain.stdout)["purge"]["full"] is False
     assert "freed pages may keep the forgotten bytes" in plain.stderr and "--vacuum" in plain.stderr
+    assert "the indexes keep the old rows' indexed columns" in plain.stderr
     full = subprocess.run([*forget, "--user", "also", "--vacuum"], capture_output=True, text=True, env=ENV)
     assert full.returncode == 0, full.stderr
     assert json.loads(full.stdout)["purge"]["full"] is True and "freed pages" not in full.stderr

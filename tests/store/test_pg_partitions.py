@@ -97,6 +97,32 @@ def test_a_forget_vacuums_only_the_leaves_holding_the_partition(postgres, clock)
         assert "Town3" not in str(ledger.facts("app", "u3"))
 
 
+def test_a_full_replay_vacuums_the_tables_it_rewrote(postgres, clock):
+    """A replay rewrites every projection row, leaving as many dead versions: it vacuums the
+    projections once it has committed (each leaf and plain table once), and leaves the log alone."""
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        conn = ledger._conn
+        conn.raw.execute("SELECT pg_stat_force_next_flush()")
+        before = _vacuum_counts(conn.raw, conn.schema)
+        ledger.replay()
+        split = partitions.partitioned_tables(conn)
+        rebuilt = {f"{t}_p{r}" if t in split else t
+                   for t in ledger._work.projector.all_tables for r in range(split.get(t, 1))}
+        log = {name for name in before if name == "events" or name.startswith("events_p")}
+        deadline = time.monotonic() + 5
+        while True:
+            conn.raw.execute("SELECT pg_stat_force_next_flush()")
+            after = _vacuum_counts(conn.raw, conn.schema)
+            grown = {t for t in after if after[t] > before.get(t, 0)}
+            if grown >= rebuilt or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert grown == rebuilt and not grown & log
+        assert all(after[t] == before.get(t, 0) + 1 for t in rebuilt)
+        assert ledger.replay_differences() == []
+
+
 def _leaves_read(conn, sql: str, args) -> set[str]:
     """The relations an EXPLAIN of the statement (with these values) names."""
     text = "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, args).fetchall())

@@ -13,7 +13,7 @@ from factledger.ledger.store.backend import EventLog, ProjectionTables
 from factledger.ledger.store.postgres import backend
 from factledger.ledger.store.postgres import schema as pg_schema
 from factledger.ledger.store.postgres.statistics import catalog_dead_rows, extended, sampled_text
-from factledger.ledger.store.postgres.vacuum import vacuum_tables
+from factledger.ledger.store.postgres.vacuum import vacuum_rebuilt, vacuum_tables
 from factledger.ledger.store.repairs import repair_problems
 from factledger.ledger.store.sqlite.engine import place
 from factledger.ledger.vocabulary.clock import Clock
@@ -89,6 +89,10 @@ class PostgresEngine:
         (`partitions.py`; FULL rewrites every leaf)."""
         return vacuum_tables(conn, ("events", *tables), full=vacuum, partitions=partitions)
 
+    def after_rebuild(self, conn, tables: tuple[str, ...]) -> None:
+        """The rebuilt tables vacuumed (`vacuum.vacuum_rebuilt`)."""
+        vacuum_rebuilt(conn, tables)
+
     def residue(self, conn, location: str) -> dict:
         """The server's copies of forgotten bytes, as it reports them."""
         settings = dict(conn.raw.execute(
@@ -96,6 +100,12 @@ class PostgresEngine:
         places = [place("WAL (pg_wal)", f"{settings.get('data_directory') or '(data directory)'}/pg_wal",
                         "segments written before the forget hold the old rows until a checkpoint "
                         "recycles them (CHECKPOINT as a superuser, or wait for checkpoint_timeout)")]
+        places.append(place("index entries", "the indexes of the log's and the projections' tables",
+                            "a forget's VACUUM skips the indexes: the old row versions' indexed columns (app, "
+                            "user, subject, predicate, session, a retracted value's key; no body or quote) stay "
+                            "in them, unreachable by any query, until a VACUUM that cleans indexes "
+                            "(`VACUUM (INDEX_CLEANUP ON)`, autovacuum when enough pages hold dead rows, or "
+                            "`forget --vacuum`, which rewrites them)"))
         archiving = settings.get("archive_mode", "off") != "off"
         archiver = conn.raw.execute("SELECT archived_count, last_archived_wal, last_archived_time "
                                     "FROM pg_stat_archiver").fetchone()

@@ -17,6 +17,23 @@ removable", per table and its TOAST table), not from the statistics views, which
 second and would send the common case round the loop for that second; a pass whose report
 cannot be read (another message language) falls back to the statistics.
 
+The pass skips the indexes (`INDEX_CLEANUP OFF`): it removes the dead row versions' data from
+the heap pages and leaves each version's line pointer marked dead, which the index entries still
+point at.  Cleaning an index means reading it whole, whatever the forget touched, so with the
+indexes a forget's cost grows with the size of the leaf; without them it grows with the pages the
+scrub dirtied (the visibility map lets VACUUM skip every other page).  What is left in an index is
+the indexed columns of the old versions (app, user, subject, predicate, session, a retracted
+value's normalised key; never a body or a quote), unreachable by any query: an index scan finds a dead line pointer and returns nothing, and
+an index-only scan visits the heap page, because a page holding dead line pointers is never marked
+all-visible (`tests/forget/test_pg_forget.py`).  A later VACUUM that cleans indexes removes them
+(`VACUUM (INDEX_CLEANUP ON)`; autovacuum, once enough of a table's pages hold dead line pointers,
+PostgreSQL's own threshold; or `forget --vacuum`, which rewrites the table and its indexes); the receipt says
+`"index_entries": "left for autovacuum"` and `residue` names the place.
+
+After a full replay (`vacuum_rebuilt`) every row of the projections has a dead old version: a
+plain VACUUM then, in the replay's wake, so that neither the next reads nor the next forget's
+pass pay for the replay's churn.
+
 Catalog statistics hold no text of the ledger (`ledger/store/postgres/statistics.py`); a touched
 table whose text an operator let back into them is analysed again, so its sample is of the rows
 left (`analyzed` in the receipt), and with FULL the catalog's old samples are vacuumed too.
@@ -60,7 +77,7 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, pa
         if not pending:
             break
         time.sleep(PAUSE_S)
-    result = {"vacuumed": True, "full": False, "tables": len(tables)}
+    result = {"vacuumed": True, "full": False, "tables": len(tables), "index_entries": "left for autovacuum"}
     if parent:
         result["leaves"] = len(parent)
     if pending:
@@ -70,8 +87,9 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, pa
 
 
 def vacuum_pass(conn, tables) -> dict[str, int]:
-    """One VACUUM (VERBOSE) of the tables, in one statement; table -> the dead row versions it
-    could not remove (its TOAST table's included), as VACUUM reported them."""
+    """One VACUUM (VERBOSE, INDEX_CLEANUP OFF) of the tables, in one statement (the indexes
+    skipped: see above); table -> the dead row versions it could not remove (its TOAST table's
+    included), as VACUUM reported them."""
     if not tables:
         return {}
     notes: list[str] = []
@@ -81,7 +99,7 @@ def vacuum_pass(conn, tables) -> dict[str, int]:
 
     conn.raw.add_notice_handler(note)
     try:
-        conn.raw.execute(f"VACUUM (VERBOSE) {', '.join(tables)}")
+        conn.raw.execute(f"VACUUM (VERBOSE, INDEX_CLEANUP OFF) {', '.join(tables)}")
     finally:
         conn.raw.remove_notice_handler(note)
     held: dict[str, int] = {}
@@ -101,6 +119,13 @@ def vacuum_pass(conn, tables) -> dict[str, int]:
         held.update({t: 0 for t in unread})
         held.update(dead_rows(conn, unread))
     return {t: n for t, n in held.items() if n}
+
+
+def vacuum_rebuilt(conn, tables) -> None:
+    """A plain VACUUM of the tables a full replay rewrote, once its transaction has committed (a
+    VACUUM cannot run inside one: a replay inside a caller's transaction leaves it to autovacuum)."""
+    if tables and not conn.in_transaction:
+        conn.raw.execute(f"VACUUM {', '.join(tables)}")
 
 
 def _statistics(conn, tables, result: dict, full: bool) -> dict:

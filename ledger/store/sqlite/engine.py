@@ -133,6 +133,9 @@ class SqliteEngine:
                 result["checkpoint"] = _checkpoint(conn)
         return result
 
+    def after_rebuild(self, conn, tables: tuple[str, ...]) -> None:
+        """Nothing: SQLite reuses a deleted row's space in place, and keeps no dead versions."""
+
     def residue(self, conn, location: str) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables."""
         return {"places": [
