@@ -26,6 +26,16 @@ def test_the_demo_runs_end_to_end_on_postgres(postgres):
     assert again.returncode == 1 and "wants a fresh one" in again.stderr
 
 
+def test_a_url_with_no_authority_opens_the_ledger(postgres):
+    """libpq's `postgresql:///dbname?host=/socket/dir` (no user or host before the path) is a URL
+    operators write for a Unix socket: the schema parameter taken out, it is still that URL."""
+    location = f"postgresql:///postgres?host={postgres.root}&user=postgres&schema=no_authority"
+    socket = str(postgres.root).replace("/", "%2F")
+    assert split_location(location) == (f"postgresql:///postgres?host={socket}&user=postgres", "no_authority")
+    made = fl("--db", location, "init")
+    assert made.returncode == 0 and "schema no_authority" in made.stdout, made.stderr
+
+
 def test_init_creates_the_named_schema_and_env_selects_it(postgres):
     location = postgres.location("ledger_from_env")
     missing = fl("facts", "--app", "a", "--user", "u", env={**ENV, "FACTLEDGER_DB": location})

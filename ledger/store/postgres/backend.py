@@ -154,7 +154,10 @@ def split_location(location: str) -> tuple[str, str]:
         raise LedgerError(f"schema {schema!r}: use lower-case letters, digits and _ (at most 63), "
                           "starting with a letter or _")
     rest = urlencode([(name, value) for name, value in query if name != "schema"])
-    return urlunsplit(parts._replace(query=rest)), schema
+    conninfo = urlunsplit(parts._replace(query=rest))
+    if not parts.netloc and parts.scheme:      # `postgresql:///db?host=/run/postgresql`: urlunsplit
+        conninfo = f"{parts.scheme}://{conninfo[len(parts.scheme) + 1:]}"   # drops the empty authority
+    return conninfo, schema
 
 
 def lock_key(schema: str) -> int:
