@@ -3,7 +3,9 @@
 The same measurements on a PostgreSQL ledger (`--db postgresql://...?schema=NAME`, an empty
 schema) or on a SQLite file (`--db PATH`, a new file), so the two can be set side by side at one N
 on one machine: observe in batches of 1,000 candidates (the seeded generator of `bench/generator.py`)
-and one at a time, recall over 1,000 facts, verify, replay, forgetting one user; then appends/s
+and one at a time, recall over 1,000 facts, verify, replay, forgetting one user (one of the
+generator's, whose history grows with N, and one of 20 users of 10 statements each, spread over
+the stream, the same work at every N); then appends/s
 with 1, 2, 4 and 8 writer processes, on one ledger and on as many separate ledgers (schemas, or
 files), each writer appending one candidate per transaction for a fixed time.
 `python -m bench --db postgresql://...` runs this.
@@ -27,7 +29,7 @@ from factledger.ledger.store.postgres.backend import display, fresh_postgres, is
 
 from . import queries
 from .forget import forget_users, users
-from .generator import USERS, Generator
+from .generator import APP, USERS, Generator
 from .observe import single_latency
 from .stats import ms, percentile, rate
 
@@ -48,11 +50,49 @@ def _fresh(location: str) -> None:
         raise SystemExit(f"{location} exists: the bench wants a new file")
 
 
-def observe_batches(ledger: Ledger, gen: Generator, events: int, batch: int = 1000) -> dict:
+# Users of the same size at every N: the generator's 10,000 users each say about N / 10,000
+# things, so forgetting one of them is ten times the work at 1M that it is at 100k.  These say
+# SIZED_STATEMENTS things each, spread evenly over the stream (so their events lie among
+# everyone else's, as a real user's do), whatever N is: forgetting one is the same work at 100k
+# and at 1M, and its cost shows what the size of the ledger adds (issue 30's "within 1.5x").
+SIZED_USERS = 20
+SIZED_STATEMENTS = 10
+
+
+def sized_users() -> list[str]:
+    return [f"sized{j:02d}" for j in range(SIZED_USERS)]
+
+
+class SizedStream:
+    """Each sized user's statements: a generator of its own (seed + its number), renamed."""
+
+    def __init__(self, seed: int, registry):
+        self.gens = [(name, Generator(seed + 1 + j, users=2, registry=registry))
+                     for j, name in enumerate(sized_users())]
+        self.said = 0                      # statements said by each so far
+
+    def due(self, last: int, events: int) -> list[dict]:
+        """The statements of every sized user that the stream, at `last` of `events`, has passed
+        the point of (their k-th when it passes k / (SIZED_STATEMENTS + 1) of the way)."""
+        out = []
+        while self.said < SIZED_STATEMENTS and last >= (self.said + 1) * events / (SIZED_STATEMENTS + 1):
+            self.said += 1
+            for name, gen in self.gens:
+                fields = gen.next()
+                fields.update(user=name, session=f"{name}-{fields['session']}",
+                              evidence_event=f"{name}-{fields['evidence_event']}")
+                out.append(fields)
+        return out
+
+
+def observe_batches(ledger: Ledger, gen: Generator, events: int, batch: int = 1000,
+                    sized: SizedStream | None = None) -> dict:
     spent, candidates, last = 0.0, 0, ledger.head()[0]
     next_report = time.monotonic() + 30
     while last < events:
         cands = [make_candidate(**fields) for fields in gen.batch(batch)]
+        if sized is not None:
+            cands += [make_candidate(**fields) for fields in sized.due(last, events)]
         t0 = time.perf_counter()
         ledger.observe_many(cands)
         spent += time.perf_counter() - t0
@@ -63,6 +103,13 @@ def observe_batches(ledger: Ledger, gen: Generator, events: int, batch: int = 10
             next_report = time.monotonic() + 30
     return {"events": last, "candidates": candidates, "observe_batch_per_s": rate(candidates, spent),
             "observe_batch_events_per_s": rate(last, spent)}
+
+
+def _mean_events(ledger: Ledger, names: list[str]) -> float:
+    """How many events of the log the named users' partitions hold, on average (before forgetting)."""
+    total = sum(ledger._conn.execute("SELECT COUNT(*) FROM events WHERE app = ? AND user = ?",
+                                     (APP, name)).fetchone()[0] for name in names)
+    return round(total / len(names), 1)
 
 
 def timed(name: str, call) -> dict:
@@ -146,7 +193,7 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
                 results["pg_leaves"] = ledger._conn.leaves
             gen = Generator(seed, registry=ledger.registry)
             _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
-            results.update(observe_batches(ledger, gen, events))
+            results.update(observe_batches(ledger, gen, events, sized=SizedStream(seed, ledger.registry)))
             _log("single observations ...")
             results.update(single_latency(ledger, gen))
             _log("recall ...")
@@ -165,9 +212,15 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             results["replay_jobs2_per_s"] = rate(two["_replay_jobs2"], two["replay_jobs2_s"])
             results["replay_speedup_2"] = round(got["replay_s"] / two["replay_jobs2_s"], 2)
             _log("forget one user (20 users, one at a time) ...")
+            results["forget_user_mean_events"] = _mean_events(ledger, users(USERS)[-21:-1])
             samples = forget_users(ledger, users(USERS)[-21:-1])
             results["forget_user_p50_ms"] = ms(percentile(samples, 50))
             results["forget_user_p99_ms"] = ms(percentile(samples, 99))
+            _log(f"forget one sized user ({SIZED_USERS} users of {SIZED_STATEMENTS} statements, one at a time) ...")
+            results["forget_sized_user_mean_events"] = _mean_events(ledger, sized_users())
+            samples = forget_users(ledger, sized_users())
+            results["forget_sized_user_p50_ms"] = ms(percentile(samples, 50))
+            results["forget_sized_user_p99_ms"] = ms(percentile(samples, 99))
         if "concurrency" not in skip:
             _log(f"concurrent writers ({concurrency_seconds:g} s each) ...")
             results.update(concurrent(location, Path(folder), concurrency_seconds))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.store.eventlog import equal_filters
+from factledger.ledger.store.scopes import each_user
 from factledger.projections.factcolumns import FACT_COLUMNS, SNAPSHOT_COLUMNS, column_ddl
 from factledger.projections.factstate import Snapshot, decode
 
@@ -122,7 +123,7 @@ def values_above(conn, app: str, users, cleared) -> list[str]:
     text, the facts' own rows withheld or not (a health value once said is still one).  One
     indexed read of the partition's intervals, so recall can ask it on every call."""
     users, cleared = list(users), list(cleared)
-    rows = conn.execute(
-        f"SELECT DISTINCT value FROM fact_history WHERE app = ? AND user IN ({', '.join('?' * len(users))})"
-        f" AND sensitivity NOT IN ({', '.join('?' * len(cleared))})", [app, *users, *cleared]).fetchall()
+    rows = conn.execute(*each_user(
+        f"SELECT value FROM fact_history WHERE app = ? AND user = ? AND sensitivity NOT IN ({', '.join('?' * len(cleared))})",
+        users, lambda user: (app, user, *cleared), union="UNION")).fetchall()
     return sorted(value for (value,) in rows if isinstance(value, str))

@@ -29,6 +29,7 @@ import sqlite3
 
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.textindex import document_terms
+from factledger.ledger.store.scopes import each_user
 from factledger.projections.base import OPEN_FACTS, FactsFold
 from factledger.projections.factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from factledger.projections.factstate import OPEN_STATES
@@ -100,7 +101,7 @@ def _row(s: dict) -> tuple:
 _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
-    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user IN ")
+    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user = ?")
 # Full rows: only for what is shown; the public fields, less the two worked out (recall_facts.py).
 _FULL_COLUMNS = tuple(f for f in FACT_FIELDS if f not in ("effective_confidence", "disputes"))
 _FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
@@ -121,8 +122,7 @@ def scope_rows(conn: sqlite3.Connection, app: str, users: list[str],
                as_of: str | None = None) -> list[tuple]:
     """The thin row of every open fact of the scope (one indexed read)."""
     source, args = _source(as_of)
-    return conn.execute(_THIN.format(source=source) + f"({', '.join('?' for _ in users)})",
-                        (*args, app, *users)).fetchall()
+    return conn.execute(*each_user(_THIN.format(source=source), users, lambda user: (*args, app, user))).fetchall()
 
 
 def full_rows(conn: sqlite3.Connection, fact_ids: list[str], as_of: str | None = None):

@@ -24,6 +24,7 @@ import sqlite3
 from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
+from factledger.ledger.store.scopes import each_user
 from factledger.projections.base import OPEN_FACTS, FactsFold
 from factledger.projections.factstate import OPEN_STATES
 
@@ -129,9 +130,8 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
 
 def partition_vectors(conn: sqlite3.Connection, app: str, users: list[str], identity: str) -> dict:
     """fact_id -> vector bytes for one scope's open facts embedded by `identity`."""
-    marks = ", ".join("?" for _ in users)
-    return dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user IN ({marks})"
-                             " AND model = ?", (app, *users, identity)))
+    return dict(conn.execute(*each_user(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ? AND model = ?",
+                                        users, lambda user: (app, user, identity))))
 
 
 def key_vectors(conn: sqlite3.Connection, app: str, user: str, predicate: str) -> dict:

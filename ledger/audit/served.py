@@ -36,6 +36,7 @@ from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
 from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
+from factledger.ledger.store.scopes import summed_counts
 from factledger.ledger.vocabulary.words import OPEN_STATUSES
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
@@ -144,10 +145,7 @@ def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | 
     checked = check(conn, facts, table="facts_current" if at is None else "fact_history", at=at)
     if at is not None:
         return
-    marks = ", ".join("?" for _ in users)
-    counts = conn.execute(f"SELECT (SELECT COUNT(*) FROM facts_current WHERE app = ? AND user IN ({marks})),"
-                          f" (SELECT COUNT(*) FROM recall_index WHERE app = ? AND user IN ({marks}))",
-                          (app, *users, app, *users)).fetchone()
+    counts = conn.execute(*summed_counts(("facts_current", "recall_index"), app, users)).fetchone()
     if counts[0] != counts[1]:
         raise ProjectionMismatch("recall_index", None, None,
                                  f"{counts[1]} index rows for {counts[0]} open facts of {app}/{users[0]}")

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from factledger.ledger.domain.eventrow import EVENT_COLUMNS, Event, body_of, decode
 from factledger.ledger.store.eventlog import equal_filters
+from factledger.ledger.store.scopes import each_user
 
 
 def has_partition(conn: sqlite3.Connection, app: str, user: str) -> bool:
@@ -64,9 +65,9 @@ def count(conn: sqlite3.Connection) -> int:
 
 def redacting_seqs(conn: sqlite3.Connection, app: str, users: tuple[str, ...]) -> set[int]:
     """Seqs of the receipts that scrubbed any event of these users of an app."""
-    marks = ", ".join("?" for _ in users)
-    return {r[0] for r in conn.execute(f"SELECT DISTINCT redacted_by FROM events WHERE app = ? AND user IN ({marks})"
-                                       " AND redacted_by IS NOT NULL", (app, *users))}
+    return {r[0] for r in conn.execute(*each_user(
+        "SELECT redacted_by FROM events WHERE app = ? AND user = ? AND redacted_by IS NOT NULL",
+        users, lambda user: (app, user), union="UNION"))}
 
 
 def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:

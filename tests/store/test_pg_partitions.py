@@ -123,6 +123,44 @@ def test_a_full_replay_vacuums_the_tables_it_rewrote(postgres, clock):
         assert ledger.replay_differences() == []
 
 
+def test_a_full_replay_builds_its_deferred_indexes_on_every_leaf(postgres, clock):
+    """A full replay drops the secondary indexes and builds them again from their stored text; a
+    partitioned table's text says `ON ONLY` the parent, which made an invalid index of the parent
+    alone (every leaf then read by a sequential scan): each one is on every leaf, valid."""
+    from factledger.projections.runner import DEFERRED_INDEXES
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        ledger.replay()
+        conn = ledger._conn
+        rows = conn.raw.execute(
+            "SELECT c.relname, t.relname, x.indisvalid, (SELECT COUNT(*) FROM pg_inherits h WHERE h.inhparent = c.oid)"
+            " FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid JOIN pg_class t ON t.oid = x.indrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = ANY(%s)",
+            (conn.schema, list(DEFERRED_INDEXES))).fetchall()
+        split = partitions.partitioned_tables(conn)
+        assert {name for name, *_rest in rows} == set(DEFERRED_INDEXES)
+        assert {"facts_current", "fact_history"} <= {table for _name, table, *_rest in rows}
+        for name, table, valid, leaves in rows:
+            assert valid and leaves == split.get(table, 0), name
+        assert ledger.verify()["ok"]
+
+
+def test_an_index_made_on_the_parent_only_is_altered_and_repair_rebuilds_it(postgres, clock):
+    location = postgres.location()
+    with Ledger(location, clock=clock, create=True) as ledger:
+        _fill(ledger, users=3)
+        ledger._conn.raw.execute("DROP INDEX facts_current_key")
+        ledger._conn.raw.execute('CREATE INDEX facts_current_key ON ONLY facts_current (app, "user", subject, predicate)')
+        result = ledger.verify()
+        assert not result["ok"] and "facts_current_key" in result["problem"]
+    with Ledger(location, clock=clock, repair=True) as ledger:
+        assert any("index facts_current_key was altered; rebuilt" in line for line in ledger.schema_report)
+        assert ledger._conn.raw.execute(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'facts_current_key'::regclass").fetchone()[0]
+        assert ledger.verify()["ok"]
+
+
 def _leaves_read(conn, sql: str, args) -> set[str]:
     """The relations an EXPLAIN of the statement (with these values) names."""
     text = "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, args).fetchall())

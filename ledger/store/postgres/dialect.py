@@ -60,7 +60,10 @@ def translate(sql: str, has_args: bool, columns_of: Callable[[str], tuple[tuple[
 def _cached(sql: str, has_args: bool) -> tuple[str, str | None]:
     """The translation apart from INSERT OR REPLACE, and the table that form names (or None)."""
     sql = _JSON.sub(lambda m: f"({m.group(1)}::jsonb ->> '{m.group(2)}')", sql)
-    sql = _MASTER_INDEXES.sub("SELECT indexname, indexdef FROM pg_indexes "
+    # a partitioned table's index renders as `CREATE INDEX ... ON ONLY parent`, which would make
+    # an invalid index of the parent alone: the text rebuilt (`projections/runner.py`'s deferred
+    # indexes) must create it on every leaf too
+    sql = _MASTER_INDEXES.sub("SELECT indexname, replace(indexdef, ' ON ONLY ', ' ON ') FROM pg_indexes "
                               "WHERE schemaname = current_schema() AND indexname IN", sql)
     ddl = bool(re.search(r"\bCREATE (TABLE|UNIQUE INDEX|INDEX)\b", sql))
     parts = _LITERAL.split(sql)

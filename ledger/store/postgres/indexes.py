@@ -4,7 +4,9 @@ SQLite keeps each index's CREATE text (`sqlite_master.sql`), so its schema check
 PostgreSQL keeps its own rendering (`pg_indexes.indexdef`: schema-qualified, `USING btree`, a
 predicate in its parenthesised normal form), so the texts cannot be compared; the parts that make
 an index serve or guard what it is for can: unique or not, the table, the key columns in order,
-the access method, and whether it is partial.  An index recreated non-unique under its own name
+the access method, and whether it is partial; and whether it is valid (`indisvalid`: an index of a
+partitioned table made `ON ONLY` the parent, or a failed `CREATE INDEX CONCURRENTLY`, exists by
+name and serves no query).  An index recreated non-unique under its own name
 (the backstop of "one open interval per fact" gone) or on other columns is then `altered`, as on
 SQLite: a read reports it, `verify` fails naming it and `factledger repair` rebuilds it.  What
 this cannot see is a partial index whose predicate was changed to another one; it sees one whose
@@ -22,7 +24,7 @@ _WRITTEN = re.compile(r"CREATE (UNIQUE )?INDEX IF NOT EXISTS (\w+)\s+ON (\w+)\s*
 # table, so an open would wait behind (and time out on) a writer's ACCESS EXCLUSIVE lock, where
 # reading names from the catalog never waits.
 _STORED = """
-SELECT i.relname, x.indisunique, t.relname, am.amname, x.indpred IS NOT NULL,
+SELECT i.relname, x.indisunique, x.indisvalid, t.relname, am.amname, x.indpred IS NOT NULL,
        ARRAY(SELECT a.attname::text FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
              JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum ORDER BY k.n)
 FROM pg_index x
@@ -46,8 +48,10 @@ def written_shapes(ddl: str) -> dict[str, tuple]:
 
 def stored_shapes(conn) -> dict[str, tuple]:
     """index name -> (unique, table, columns, partial, method) of each index of the ledger's schema."""
-    return {name: (bool(unique), table.lower(), tuple(c.lower() for c in columns), bool(partial), method.lower())
-            for name, unique, table, method, partial, columns in conn.raw.execute(_STORED, (conn.schema,)).fetchall()}
+    return {name: (bool(unique), table.lower(), tuple(c.lower() for c in columns), bool(partial),
+                   method.lower() if valid else f"{method.lower()} (invalid)")
+            for name, unique, valid, table, method, partial, columns
+            in conn.raw.execute(_STORED, (conn.schema,)).fetchall()}
 
 
 def altered_indexes(stored: dict[str, tuple], ddl: str) -> list[str]:
