@@ -123,7 +123,7 @@ def values_above(conn, app: str, users, cleared) -> list[str]:
     text, the facts' own rows withheld or not (a health value once said is still one).  One
     indexed read of the partition's intervals, so recall can ask it on every call."""
     users, cleared = list(users), list(cleared)
-    rows = conn.execute(*each_user(
-        f"SELECT value FROM fact_history WHERE app = ? AND user = ? AND sensitivity NOT IN ({', '.join('?' * len(cleared))})",
-        users, lambda user: (app, user, *cleared), union="UNION")).fetchall()
+    above = f"sensitivity NOT IN ({', '.join('?' * len(cleared))})"
+    rows = conn.execute(*each_user(f"SELECT value FROM fact_history WHERE app = ? AND user = ? AND {above}",
+                                   users, lambda user: (app, user, *cleared), union="UNION")).fetchall()
     return sorted(value for (value,) in rows if isinstance(value, str))

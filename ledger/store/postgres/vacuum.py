@@ -23,12 +23,13 @@ point at.  Cleaning an index means reading it whole, whatever the forget touched
 indexes a forget's cost grows with the size of the leaf; without them it grows with the pages the
 scrub dirtied (the visibility map lets VACUUM skip every other page).  What is left in an index is
 the indexed columns of the old versions (app, user, subject, predicate, session, a retracted
-value's normalised key; never a body or a quote), unreachable by any query: an index scan finds a dead line pointer and returns nothing, and
-an index-only scan visits the heap page, because a page holding dead line pointers is never marked
-all-visible (`tests/forget/test_pg_forget.py`).  A later VACUUM that cleans indexes removes them
-(`VACUUM (INDEX_CLEANUP ON)`; autovacuum, once enough of a table's pages hold dead line pointers,
-PostgreSQL's own threshold; or `forget --vacuum`, which rewrites the table and its indexes); the receipt says
-`"index_entries": "left for autovacuum"` and `residue` names the place.
+value's normalised key; never a body or a quote), unreachable by any query: an index scan finds
+a dead line pointer and returns nothing, and an index-only scan visits the heap page, because a
+page holding dead line pointers is never marked all-visible (`tests/forget/test_pg_forget.py`).
+A later VACUUM that cleans indexes removes them (`VACUUM (INDEX_CLEANUP ON)`; autovacuum, once
+enough of a table's pages hold dead line pointers, by PostgreSQL's own threshold; or `forget
+--vacuum`, which rewrites the table and its indexes): the receipt says `"index_entries": "left
+until a VACUUM cleans the indexes"` and `residue` names the place.
 
 After a full replay (`vacuum_rebuilt`) every row of the projections has a dead old version: a
 plain VACUUM then, in the replay's wake, so that neither the next reads nor the next forget's
@@ -47,6 +48,7 @@ import time
 from factledger.ledger.store.postgres.partitions import leaves_of
 from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
 
+INDEX_ENTRIES = "left until a VACUUM cleans the indexes"   # the receipt's word on them (above)
 ATTEMPTS = 40              # about two seconds: past the statistics' one-second flush interval
 PAUSE_S = 0.05
 
@@ -77,7 +79,7 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, pa
         if not pending:
             break
         time.sleep(PAUSE_S)
-    result = {"vacuumed": True, "full": False, "tables": len(tables), "index_entries": "left for autovacuum"}
+    result = {"vacuumed": True, "full": False, "tables": len(tables), "index_entries": INDEX_ENTRIES}
     if parent:
         result["leaves"] = len(parent)
     if pending:
