@@ -53,6 +53,21 @@ def test_creation_records_the_leaf_count_and_makes_every_leaf(postgres, clock):
         assert set(split.values()) == {partitions.SUGGESTED_LEAVES}
 
 
+def test_every_leaf_is_autovacuumed_after_a_fixed_count_of_rows_not_a_fifth_of_it(postgres, clock):
+    """A forget's VACUUM reads the pages written since autovacuum last ran: a fixed threshold keeps
+    that backlog the same whatever the size of the leaf (partitions.LEAF_AUTOVACUUM)."""
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        conn = ledger._conn
+        split = partitions.partitioned_tables(conn)
+        options = dict(conn.raw.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relkind = 'r'", (conn.schema,)).fetchall())
+        wanted = sorted(f"{name}={value}" for name, value in partitions.LEAF_AUTOVACUUM.items())
+        leaves = {f"{t}_p{r}" for t in split for r in range(split[t])}
+        assert leaves and all(sorted(options[name] or []) == wanted for name in leaves)
+        assert options["event_chain"] is None              # plain tables keep PostgreSQL's defaults
+
+
 def test_an_existing_ledger_keeps_the_leaf_count_it_was_made_with(postgres, clock, monkeypatch):
     location = postgres.location()
     monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "4")
