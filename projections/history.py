@@ -121,7 +121,7 @@ def values_above(conn, app: str, users, cleared) -> list[str]:
     """The values of every interval of the partition's facts (of each of `users`) whose
     sensitivity `cleared` does not cover: what a reader of that clearance must never see in any
     text, the facts' own rows withheld or not (a health value once said is still one).  One
-    indexed read of the partition's intervals, so recall can ask it on every call."""
+    statement, an indexed read of each partition's intervals, so recall can ask it on every call."""
     users, cleared = list(users), list(cleared)
     above = f"sensitivity NOT IN ({', '.join('?' * len(cleared))})"
     rows = conn.execute(*each_user(f"SELECT value FROM fact_history WHERE app = ? AND user = ? AND {above}",

@@ -101,7 +101,12 @@ def _row(s: dict) -> tuple:
 _THIN = (
     "SELECT f.fact_id, f.user, f.subject, f.predicate, f.value, f.sensitivity, f.confidence,"
     " f.confirmed_at, f.disputes, f.basis, f.said_at, f.session, f.author, r.terms"
-    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq WHERE f.app = ? AND f.user = ?")
+    f" FROM {{source}} f LEFT JOIN {TABLE} r ON r.seq = f.observed_seq"
+    # by seq alone, so each fact's index row is one primary-key probe per leaf of a partitioned
+    # ledger (5.6 ms for 1,000 facts at 1M, 8 leaves).  Naming the partition on both sides prunes
+    # to one leaf, but without text statistics the planner then picks the (app, user) index and
+    # filters seq: 160 ms (EXPLAIN ANALYZE on the 1M bench ledger)
+    " WHERE f.app = ? AND f.user = ?")
 # Full rows: only for what is shown; the public fields, less the two worked out (recall_facts.py).
 _FULL_COLUMNS = tuple(f for f in FACT_FIELDS if f not in ("effective_confidence", "disputes"))
 _FULL = f"SELECT {', '.join(_FULL_COLUMNS)} FROM {{source}} WHERE fact_id IN "
@@ -120,7 +125,7 @@ def _source(as_of: str | None) -> tuple[str, list]:
 
 def scope_rows(conn: sqlite3.Connection, app: str, users: list[str],
                as_of: str | None = None) -> list[tuple]:
-    """The thin row of every open fact of the scope (one indexed read)."""
+    """The thin row of every open fact of the scope (one statement, an indexed read per partition)."""
     source, args = _source(as_of)
     return conn.execute(*each_user(_THIN.format(source=source), users, lambda user: (*args, app, user))).fetchall()
 

@@ -209,6 +209,47 @@ def test_the_write_paths_statements_read_one_leaf(postgres, clock):
             conn.execute("ROLLBACK")
 
 
+class _Recorder:
+    """Stands in for the connection: keeps each statement a read runs, and runs it."""
+
+    def __init__(self, conn):
+        self.conn, self.seen = conn, []
+
+    def execute(self, sql, args=()):
+        self.seen.append((sql, tuple(args)))
+        return self.conn.execute(sql, args)
+
+
+def test_a_scopes_reads_read_only_its_partitions_leaves(postgres, clock):
+    """Recall's reads of a scope (a user and `_domain`): `user IN (...)` read every leaf; one
+    SELECT per partition reads only the leaves holding them.  And no statement is JIT-compiled."""
+    from factledger.ledger.audit import served
+    from factledger.ledger.store import reads
+    from factledger.ledger.store.scopes import summed_counts
+    from factledger.projections import history, recall, vectors
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        conn = ledger._conn
+        assert conn.raw.execute("SHOW jit").fetchone()[0] == "off"
+        users = ["u5", "_domain"]
+        wanted = {_remainder(conn, user) for user in users}
+        assert len(wanted) == 2            # two leaves: a read of one leaf only would not be the scope
+        rec = _Recorder(conn)
+        recall.scope_rows(rec, "app", users)
+        history.values_above(rec, "app", users, ["public"])
+        vectors.partition_vectors(rec, "app", users, "model")
+        reads.redacting_seqs(rec, "app", tuple(users))
+        assert "summed_counts" in served.check_recall.__code__.co_names
+        rec.execute(*summed_counts(("facts_current", "recall_index"), "app", users))
+        assert len(rec.seen) == 5
+        for sql, args in rec.seen:
+            read = {t for t in _leaves_read(conn, sql, args) if re.fullmatch(r"\w+_p\d+", t)}
+            if sql.startswith("SELECT f.fact_id"):      # a fact's recall row: one key probe a leaf
+                read = {t for t in read if not t.startswith("recall_index_p")}   # (projections/recall.py)
+            assert read and {int(t.rsplit("_p", 1)[1]) for t in read} <= wanted, (sql, read)
+
+
 def test_a_ledger_made_before_partitioning_opens_and_works(postgres, clock, monkeypatch):
     """An unpartitioned ledger (what versions before partitioning made: no leaf count recorded,
     plain tables) keeps its plain tables: it opens, writes, forgets and verifies as before."""
