@@ -81,18 +81,29 @@ def test_an_existing_ledger_keeps_the_leaf_count_it_was_made_with(postgres, cloc
         assert ledger.verify()["ok"]
 
 
+def _notices(conn) -> list[str]:
+    """The server's notices on this connection from now on (VACUUM (VERBOSE)'s reports among them)."""
+    seen: list[str] = []
+    conn.raw.add_notice_handler(lambda d: seen.append(d.message_primary or ""))
+    return seen
+
+
+def _vacuum_reports(seen: list[str]) -> dict[str, str]:
+    """leaf or table -> the text of its VACUUM (VERBOSE) report, from the notices seen."""
+    return {m.group(1): text for text in seen
+            if (m := re.search(r'finished vacuuming "[^"]*\.([^".]+)"', text))}
+
+
 def test_a_forget_vacuums_only_the_leaves_holding_the_partition(postgres, clock):
     with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         conn = ledger._conn
         gone = _remainder(conn, "u3")
-        seen: list[str] = []
-        conn.raw.add_notice_handler(lambda d: seen.append(d.message_primary or ""))
+        seen = _notices(conn)
         before = _vacuum_counts(conn.raw, conn.schema)
         receipt = ledger.forget("app", "u3", reason="erasure request")
         assert receipt["purge"]["vacuumed"] and receipt["purge"]["leaves"] > 0
-        vacuumed = {m.group(1) for text in seen
-                    if (m := re.search(r'finished vacuuming "[^"]*\.([^".]+)"', text))}
+        vacuumed = set(_vacuum_reports(seen))
         split = partitions.partitioned_tables(conn)
         leaves = {f"{t}_p{r}" for t in split for r in range(split[t])}
         assert vacuumed & leaves == {f"{t}_p{gone}" for t in split}
@@ -110,6 +121,29 @@ def test_a_forget_vacuums_only_the_leaves_holding_the_partition(postgres, clock)
         assert grown == {f"{t}_p{gone}" for t in split}
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
         assert "Town3" not in str(ledger.facts("app", "u3"))
+
+
+def test_a_forget_cleans_the_log_leafs_indexes_and_skips_the_projections(postgres, clock):
+    """The log's leaf is vacuumed with its indexes, so no dead line pointer is left on its pages
+    (each would keep its page from being all-visible, and every later forget's VACUUM would read
+    it, and its neighbours, again); a projection's leaf skips its indexes (ledger/store/postgres/vacuum.py)."""
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        conn = ledger._conn
+        gone = _remainder(conn, "u3")
+        seen = _notices(conn)
+        conn.raw.execute("SET min_parallel_index_scan_size = 0")   # a parallel index pass allowed
+        ledger.forget("app", "u3", reason="erasure request")
+        reports = _vacuum_reports(seen)
+        log = reports[f"events_p{gone}"]
+        assert "index scans: 1" in log and re.search(r"had [1-9]\d* dead item identifiers removed", log)
+        assert "parallel" not in " ".join(seen)            # PARALLEL 0: no worker started for two small indexes
+        current_leaf = reports[f"facts_current_p{gone}"]
+        assert "index scans: 0" in current_leaf and "bypassed" in current_leaf
+        seen.clear()
+        conn.raw.execute(f"VACUUM (VERBOSE, INDEX_CLEANUP OFF) events_p{gone}")
+        assert re.search(r"have 0 dead item identifiers", _vacuum_reports(seen)[f"events_p{gone}"])
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
 def test_a_full_replay_vacuums_the_tables_it_rewrote(postgres, clock):

@@ -100,8 +100,9 @@ class PostgresEngine:
         places = [place("WAL (pg_wal)", f"{settings.get('data_directory') or '(data directory)'}/pg_wal",
                         "segments written before the forget hold the old rows until a checkpoint "
                         "recycles them (CHECKPOINT as a superuser, or wait for checkpoint_timeout)")]
-        places.append(place("index entries", "the indexes of the log's and the projections' tables",
-                            "a forget's VACUUM skips the indexes: the old row versions' indexed columns (app, "
+        places.append(place("index entries", "the indexes of the projections' tables (and of the log's, on "
+                            "a ledger that is not partitioned)",
+                            "a forget's VACUUM skips those indexes: the old row versions' indexed columns (app, "
                             "user, subject, predicate, session, a retracted value's key; no body or quote) stay "
                             "in them, unreachable by any query, until a VACUUM that cleans indexes "
                             "(`VACUUM (INDEX_CLEANUP ON)`, autovacuum when enough pages hold dead rows, or "
