@@ -222,8 +222,8 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             for q in (50, 95, 99):
                 results[f"forget_sized_user_p{q}_ms"] = ms(percentile(samples, q))
             results["forget_sized_user_max_ms"] = ms(max(samples))
-            # Which forgets were slowest (their place in the sequence, from 0): the first after the
-            # replays reads what they left in its leaves.
+            # Which forgets were slowest (their place in the sequence, from 0): whether the slowest
+            # is the first after the replays, or spread over the sequence.
             slowest = sorted(range(len(samples)), key=samples.__getitem__, reverse=True)[:3]
             results["forget_sized_user_slowest"] = [[i, ms(samples[i])] for i in slowest]
             _log("forget one user (20 users, one at a time) ...")
