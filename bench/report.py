@@ -29,7 +29,7 @@ ORDER = (
     "events", "candidates", "observe_batch_per_s", "raw_insert_per_s", "observe_batch_ratio",
     "observe_cost_growth", "observe_single_p50_ms", "observe_single_p99_ms", "replay_per_s",
     "raw_read_per_s", "replay_ratio", "replay_jobs2_per_s", "replay_jobs2_ratio",
-    "replay_speedup_2", "replay_peak_rss_mb", "forget_user_p50_ms",
+    "replay_speedup_2", "parallel_ceiling_2", "replay_peak_rss_mb", "forget_user_p50_ms",
     "forget_user_p99_ms", "forget_1k_s", "forget_10k_s", "recall_p50_ms", "recall_p99_ms",
     "recall_mean_selected", "recall_unchecked_p50_ms", "recall_unchecked_p99_ms", "as_of_p50_ms",
     "as_of_p99_ms", "verify_per_s", "raw_chain_per_s", "verify_ratio", "verify_full_per_s",

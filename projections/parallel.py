@@ -8,26 +8,28 @@ folded anywhere; only writing them is the parent's.  What runs where (docs/decis
   so a slow share does not leave the other workers idle;
 - each worker opens its own read-only connection to the log (SQLite `mode=ro`, a read-only
   PostgreSQL session), reads a share with one index range scan up to the head the parent holds,
-  and folds it with the one-process rebuild's own code (`Projector.fold_partition`): the batch
-  folds' rows are kept as the statements they would have run, the per-event projections fold
-  into an in-memory SQLite copy of their tables, read back as rows;
+  and folds it with the one-process rebuild's own code (`Projector.fold_partition`) into an
+  in-memory SQLite copy of the projections' tables, which it sends back whole as an image
+  (`Connection.serialize()`: one copy of memory, however many rows);
 - one worker task folds the Merkle tree, which is log-wide (every chain hash in seq order), into
   memory the same way, beside the shares;
-- the parent holds the write transaction throughout: it clears the tables, writes the shares'
-  rows in share order (each table gets its rows in the order a one-process rebuild writes them),
-  then the tree, the deferred indexes and the position, and commits once.  A worker that raises
+- the parent holds the write transaction throughout: it hands the workers their tasks, clears
+  the tables while they fold, writes the shares' images in share order (each table gets its
+  rows in the order a one-process rebuild writes them; how is the engine's,
+  `Engine.image_loader`: SQLite copies them inside the database), then the tree, the deferred
+  indexes and the position, and commits once.  A worker that raises
   or dies fails the replay with a `LedgerError` and the transaction rolls back: nothing is
   half-written.
 """
 
 from __future__ import annotations
 
-import marshal
 import multiprocessing
 import sqlite3
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.engines import engine_for
@@ -37,11 +39,9 @@ from factledger.ledger.vocabulary.clock import system_clock
 SHARES_PER_JOB = 8          # shares per worker: small enough to balance, large enough to batch
 MIN_SHARE = 2_000           # events; below this a share costs more in messages than it saves
 
-# What a share sends back: events folded, the batch folds' statements and rows (in first-run
-# order), and each per-event table's columns and rows (in the order they were written).  They
-# cross as one `marshal` blob: rows are tuples of str, int, float, bytes and None, which marshal
-# writes and reads about twice as fast as pickle (parent and workers are one interpreter).
-Folded = tuple[int, dict[str, list], list[tuple[str, tuple[str, ...], list]]]
+# What a share sends back: how many events it folded, and the image of the in-memory database it
+# folded them into (every partitioned table, rows in the order the folds wrote them).
+Folded = tuple[int, bytes]
 
 
 def plan(conn: sqlite3.Connection, upto: int, jobs: int) -> list[tuple[tuple[str, str], tuple[str, str], int]]:
@@ -64,10 +64,10 @@ def plan(conn: sqlite3.Connection, upto: int, jobs: int) -> list[tuple[tuple[str
 
 
 class Workers:
-    """The worker processes of one rebuild, started before the parent clears anything (they
-    import while it does) and stopped however the rebuild ends."""
+    """The worker processes of one rebuild, handed the whole plan as they start (they fold while
+    the parent clears the tables) and stopped however the rebuild ends."""
 
-    def __init__(self, location: str, jobs: int, upto: int, projector: type):
+    def __init__(self, location: str, jobs: int, upto: int, projector: type, shares: list):
         if location == ":memory:":
             raise LedgerError("a ledger in memory cannot be replayed with --jobs above 1 "
                               "(worker processes read the log from a file or a server)")
@@ -76,51 +76,64 @@ class Workers:
         # thread) that a forked child must never share
         self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_start, initargs=(location, projector))
-        self.window = jobs * 2              # shares in flight: bounds what the parent holds unwritten
-
-    def folded(self, shares: list, progress: Callable[[int], None] | None = None) -> Iterator[Folded]:
-        """Each share's rows, in share order, as soon as that share is folded."""
-        pending: list[Future] = []
-        todo = iter(shares)
+        # Every worker started by the first `submit`, before the pool's manager thread runs, as a
+        # fork pool starts them.  Left to start one per `submit` (CPython 3.11's way for spawned
+        # workers), a worker that died while the next one was starting made the manager thread
+        # iterate its table of processes as this thread added to it: a RuntimeError traceback on
+        # stderr, and (issue 30's first hang) a worker the broken pool never terminated.
+        self.pool._safe_to_dynamically_spawn_children = False
+        # The tasks go in now, the log-wide fold (the longest single task) first: the pool starts a
+        # process for each task it cannot hand to an idle one, so every worker starts at once and
+        # folds while the parent clears the tables (on SQLite, zeroing every freed page: seconds
+        # on a large ledger).  Workers read only the log, which the parent's lock keeps still.
         try:
-            for first, last, _n in todo:
-                pending.append(self.pool.submit(_fold_share, first, last, self.upto))
-                if len(pending) >= self.window:
-                    break
-            while pending:
-                folded = marshal.loads(result(pending.pop(0)))
-                nxt = next(todo, None)
+            self.log_wide = self._submit(_fold_log_wide, upto)
+            self.todo = iter(shares)
+            # shares in flight: bounds what the parent holds unwritten
+            self.pending = [self._submit(_fold_share, first, last, upto)
+                            for first, last, _n in islice(self.todo, jobs * 2)]
+        except BaseException:
+            self.close()
+            raise
+
+    def _submit(self, task: Callable, *args) -> Future:
+        """Hand a task to the pool; a pool a dead worker broke is a `LedgerError` here too."""
+        try:
+            return self.pool.submit(task, *args)
+        except BrokenProcessPool:
+            raise _died() from None
+
+    def folded(self, progress: Callable[[int], None] | None = None) -> Iterator[Folded]:
+        """Each share's image, in share order, as soon as that share is folded."""
+        try:
+            while self.pending:
+                folded = result(self.pending.pop(0))
+                nxt = next(self.todo, None)
                 if nxt is not None:
-                    pending.append(self.pool.submit(_fold_share, nxt[0], nxt[1], self.upto))
+                    self.pending.append(self._submit(_fold_share, nxt[0], nxt[1], self.upto))
                 yield folded
                 if progress:
                     progress(folded[0])
         finally:
-            for future in pending:
+            for future in self.pending:
                 future.cancel()
 
-    def log_wide(self) -> Future:
-        """The log-wide projections' rows, folded by a worker beside the shares."""
-        return self.pool.submit(_fold_log_wide, self.upto)
+    def log_wide_image(self) -> bytes:
+        """The log-wide projections' tables, folded by a worker beside the shares."""
+        return result(self.log_wide)
 
-    def close(self, failed: bool = False) -> None:
-        """Stop the workers; after a failure, kill the ones still alive first.
+    def close(self) -> None:
+        """Stop the workers, however the rebuild ended: tasks not started are cancelled, the ones
+        running finish (a share takes seconds) and their answers are read and dropped.
 
-        Why kill: when a worker dies, CPython's pool (3.11) marks itself broken and terminates the
-        workers it holds without the lock a `submit` holds while it spawns one, so a worker
-        spawned in that instant is never terminated; it runs its share, blocks sending rows no one
-        reads, and `shutdown(wait=True)` waits on it forever.  Only this thread spawns workers,
-        so every one of them is in the pool's table by now."""
-        if failed:
-            for process in list(self.pool._processes.values()):
-                if process.is_alive():
-                    process.kill()
+        No worker is killed here.  A killed worker may be halfway through sending an image (one
+        message of megabytes): the pool's thread, already reading it, then waits for the rest
+        forever, since this process holds the pipe's other end too, and `shutdown` waits on that
+        thread.  A pool a dead worker broke terminates the others itself, from that thread, which
+        is then reading nothing.  (An earlier version killed the workers after any failure, for a
+        worker the broken pool could miss while a `submit` started it; every worker now starts
+        before any can die, `__init__`.)"""
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-def log_wide_rows(future: Future) -> list[tuple[str, tuple[str, ...], list]]:
-    """The log-wide tables' rows, once their worker task is done."""
-    return marshal.loads(result(future))
 
 
 def result(future: Future):
@@ -128,8 +141,12 @@ def result(future: Future):
     try:
         return future.result()
     except BrokenProcessPool:
-        raise LedgerError("a replay worker process died before it finished (killed, or out of "
-                          "memory); nothing was written") from None
+        raise _died() from None
+
+
+def _died() -> LedgerError:
+    return LedgerError("a replay worker process died before it finished (killed, or out of "
+                       "memory); nothing was written")
 
 
 # In each worker process: its own read-only connection and projector, for every task it runs.
@@ -146,19 +163,28 @@ def _start(location: str, projector: type) -> None:
 
 
 def _scratch() -> sqlite3.Connection:
-    """An in-memory copy of the projections' tables, for the folds that write as they go."""
+    """An in-memory copy of the projections' tables, without the indexes a rebuild defers (only
+    the rows travel; the parent builds those indexes once, over every share)."""
     scratch = sqlite3.connect(":memory:", isolation_level=None)
     _projector.create(scratch)
+    _projector.drop_deferred_indexes(scratch)
+    scratch.execute("BEGIN")
     return scratch
 
 
-def _fold_share(first: tuple[str, str], last: tuple[str, str], upto: int) -> bytes:
+def _image(scratch: sqlite3.Connection) -> bytes:
+    scratch.execute("COMMIT")
+    try:
+        return scratch.serialize()
+    finally:
+        scratch.close()
+
+
+def _fold_share(first: tuple[str, str], last: tuple[str, str], upto: int) -> Folded:
     try:
         scratch = _scratch()
-        count, statements = _projector.fold_apart(scratch, iter_partition_range(_reader, first, last, upto))
-        tables = [_dump(scratch, table) for table in _projector.event_tables]
-        scratch.close()
-        return marshal.dumps((count, statements, tables))
+        count = _projector.fold_into(scratch, iter_partition_range(_reader, first, last, upto))
+        return count, _image(scratch)
     except Exception as exc:
         raise _failed(exc) from None
 
@@ -168,9 +194,7 @@ def _fold_log_wide(upto: int) -> bytes:
         scratch = _scratch()
         for projection in _projector.log_wide:
             projection.rebuild(scratch, _reader, upto)
-        tables = [_dump(scratch, table) for p in _projector.log_wide for table in p.tables]
-        scratch.close()
-        return marshal.dumps(tables)
+        return _image(scratch)
     except Exception as exc:
         raise _failed(exc) from None
 
@@ -181,18 +205,3 @@ def _failed(exc: Exception) -> LedgerError:
     if isinstance(exc, LedgerError):
         return LedgerError(f"a replay worker failed: {exc}")
     return LedgerError(f"a replay worker failed: {type(exc).__name__}: {exc}")
-
-
-def _dump(scratch: sqlite3.Connection, table: str) -> tuple[str, tuple[str, ...], list]:
-    cursor = scratch.execute(f"SELECT * FROM {table} ORDER BY rowid")
-    return table, tuple(d[0] for d in cursor.description), cursor.fetchall()
-
-
-def write_rows(conn: sqlite3.Connection, tables: list[tuple[str, tuple[str, ...], list]]) -> None:
-    """Write dumped tables' rows into the parent's (cleared) tables, in the order they came.
-    `INSERT OR IGNORE`: a key spanning partitions (a forgotten scope) keeps its first row, as the
-    one-process fold's `INSERT OR IGNORE` does."""
-    for table, columns, rows in tables:
-        if rows:
-            conn.executemany(f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) "
-                             f"VALUES ({', '.join('?' for _ in columns)})", rows)

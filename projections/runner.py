@@ -13,6 +13,7 @@ from itertools import groupby
 from operator import attrgetter
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head, iter_events
 from factledger.ledger.store.reads import iter_partitioned
 from factledger.projections.base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
@@ -25,6 +26,13 @@ from factledger.projections.catalog import all_projections
 # recall partition indexes can wait too.
 DEFERRED_INDEXES = ("fact_history_intervals", "fact_history_past", "facts_current_key",
                     "fact_events_partition", "fact_history_open", "recall_index_partition")
+
+# Of those, the ones a parallel rebuild keeps: each is led by (app, user), and the shares arrive
+# in (app, user) order, so every row it adds lands at the index's right edge, while the workers
+# still fold; built at the end they were most of the serial tail (7 s of a 1M-event replay,
+# docs/performance.md, "Parallel replay").  A one-job rebuild has nothing to overlap them with.
+ORDERED_INDEXES = ("fact_history_intervals", "fact_history_past", "facts_current_key",
+                   "fact_events_partition", "recall_index_partition")
 
 # Indexes earlier versions kept and this one does not (a file made by one loses them on open).
 OBSOLETE_INDEXES = ("fact_history_key", "fact_history_as_of")
@@ -124,11 +132,6 @@ class Projector:
     def position(self, conn: sqlite3.Connection) -> int:
         return conn.execute("SELECT " + FOLDED_TO).fetchone()[0] or 0
 
-    @property
-    def event_tables(self) -> tuple[str, ...]:
-        """The tables of the partitioned projections that write as each event folds (no batch fold)."""
-        return tuple(t for p, buffered in zip(self.projections, self._buffered) if not buffered for t in p.tables)
-
     def rebuild(self, conn: sqlite3.Connection, source: sqlite3.Connection | None = None,
                 app: str | None = None, user: str | None = None,
                 progress: Callable[[int], None] | None = None, jobs: int = 1,
@@ -153,13 +156,15 @@ class Projector:
         if jobs > 1 and app is None:
             from factledger.projections import parallel  # process pools cost an import; most rebuilds need none
 
-            workers = parallel.Workers(str(location), jobs, upto, type(self))
+            workers = parallel.Workers(str(location), jobs, upto, type(self), parallel.plan(source, upto, jobs))
         try:
-            deferred = _drop_deferred_indexes(conn) if app is None else []
+            deferred = []
+            if app is None:
+                deferred = self.drop_deferred_indexes(conn, keep=ORDERED_INDEXES if workers else ())
             for projection in self.projections:
                 clear(conn, projection, app, user)
             if workers is not None:
-                count = self._write_folded(conn, source, workers, jobs, upto, progress)
+                count = self._write_folded(conn, workers, progress)
             else:
                 count = self._fold_here(conn, source, app, user, progress)
             for sql in deferred:
@@ -167,11 +172,6 @@ class Projector:
             if app is None and workers is None:
                 for projection in self.log_wide:
                     projection.rebuild(conn, source, upto)
-        except BaseException:
-            if workers is not None:
-                workers.close(failed=True)
-                workers = None
-            raise
         finally:
             if workers is not None:
                 workers.close()
@@ -198,32 +198,34 @@ class Projector:
             progress(count - reported)
         return count
 
-    def _write_folded(self, conn: sqlite3.Connection, source: sqlite3.Connection, workers,
-                      jobs: int, upto: int, progress: Callable[[int], None] | None) -> int:
+    def _write_folded(self, conn: sqlite3.Connection, workers,
+                      progress: Callable[[int], None] | None) -> int:
         """Write what the workers fold, share by share in partition order, then the log-wide tables."""
-        from factledger.projections import parallel
-
-        log_wide = workers.log_wide()
         count = 0
-        for folded, statements, tables in workers.folded(parallel.plan(source, upto, jobs), progress):
-            count += folded
-            RowBuffer(conn, statements).flush()     # a share is already thousands of rows a statement
-            parallel.write_rows(conn, tables)
-        for projection in self.log_wide:
-            clear(conn, projection)
-        parallel.write_rows(conn, parallel.log_wide_rows(log_wide))
+        with engine_of(conn).image_loader(conn) as load:
+            for folded, image in workers.folded(progress):
+                count += folded
+                load(image, self.tables)
+            for projection in self.log_wide:
+                clear(conn, projection)
+            load(workers.log_wide_image(), [t for p in self.log_wide for t in p.tables])
         return count
 
-    def fold_apart(self, conn: sqlite3.Connection, events: Iterable[Event]) -> tuple[int, dict[str, list]]:
-        """A replay worker's fold of a share (events in `(app, user, seq)` order): the per-event
-        projections write into `conn` (the worker's scratch tables), the batch folds' rows are
-        kept and returned by statement for the parent to write; and how many events there were."""
-        buffer, count = RowBuffer(None), 0
+    def fold_into(self, conn: sqlite3.Connection, events: Iterable[Event]) -> int:
+        """A replay worker's fold of a share (events in `(app, user, seq)` order) into `conn`
+        (its in-memory copy of the tables, inside a transaction); how many events there were."""
+        buffer, count = RowBuffer(conn), 0
         for _key, group in groupby(events, key=attrgetter("app", "user")):
             partition = list(group)
             self.fold_partition(conn, buffer, partition)
             count += len(partition)
-        return count, buffer.pending
+        buffer.flush()
+        return count
+
+    def drop_deferred_indexes(self, conn: sqlite3.Connection, keep: tuple[str, ...] = ()) -> list[str]:
+        """Drop the indexes a full rebuild builds once at its end (all of DEFERRED_INDEXES but
+        `keep`); returns their DDL."""
+        return _drop_deferred_indexes(conn, tuple(n for n in DEFERRED_INDEXES if n not in keep))
 
     def fold_partition(self, conn: sqlite3.Connection, buffer: RowBuffer,
                        events: list[Event]) -> None:
@@ -268,11 +270,11 @@ def _rows(conn: sqlite3.Connection, table: str, columns: str) -> list[tuple]:
     return sorted(map(tuple, conn.execute(f"SELECT {columns} FROM {table}").fetchall()), key=repr)
 
 
-def _drop_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
-    """Drop DEFERRED_INDEXES (inside the caller's transaction); returns the DDL to rebuild them."""
-    marks = ", ".join("?" for _ in DEFERRED_INDEXES)
+def _drop_deferred_indexes(conn: sqlite3.Connection, names: tuple[str, ...] = DEFERRED_INDEXES) -> list[str]:
+    """Drop the named indexes (inside the caller's transaction); returns the DDL to rebuild them."""
+    marks = ", ".join("?" for _ in names)
     found = conn.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
-                         DEFERRED_INDEXES).fetchall()
+                         names).fetchall()
     for name, _sql in found:
         conn.execute(f"DROP INDEX {name}")
     return [sql for _name, sql in found]
@@ -282,21 +284,20 @@ class RowBuffer:
     """Stands in for the connection's `executemany` in `rebuild_partition`: rows are gathered per
     statement across partitions and written a few thousand at a time (most partitions are a
     handful of rows).  Each table is written by one projection only, so the order of rows within
-    a table is unchanged; the per-event projections write their own tables directly.  Without a
-    connection it keeps every row (a replay worker sends them to the parent to write)."""
+    a table is unchanged; the per-event projections write their own tables directly."""
 
     LIMIT = 20_000
 
-    def __init__(self, conn: sqlite3.Connection | None, pending: dict[str, list] | None = None):
+    def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
-        self.pending: dict[str, list] = {} if pending is None else pending
+        self.pending: dict[str, list] = {}
         self.size = 0
 
     def executemany(self, sql: str, rows) -> None:
         rows = list(rows)
         self.pending.setdefault(sql, []).extend(rows)
         self.size += len(rows)
-        if self.size >= self.LIMIT and self.conn is not None:
+        if self.size >= self.LIMIT:
             self.flush()
 
     def flush(self) -> None:

@@ -22,7 +22,7 @@ whole ledger) run against both (`tests/store/test_store_contract.py`,
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -125,6 +125,11 @@ class Engine(Protocol):
     def after_rebuild(self, conn: Any, tables: tuple[str, ...]) -> None:
         """After a full replay's commit: tidy what rewriting every row of `tables` left (the
         engine's dead row versions), so the next reads and the next forget do not pay for it."""
+
+    def image_loader(self, conn: Any) -> AbstractContextManager[Callable[[bytes, Sequence[str]], None]]:
+        """Within a transaction on `conn`: a function that writes the named tables' rows of a
+        serialized SQLite database (a parallel replay's folded share) into `conn`'s tables, in
+        the image's row order (`ledger/store/images.py`)."""
 
     def residue(self, conn: Any, location: str) -> dict:
         """Where copies of forgotten bytes may still be: `places` (and the engine's `settings`)."""

@@ -29,5 +29,8 @@ def test_bench_runs_and_writes_every_key(tmp_path, capsys):
             assert results["null_reasons"].get(key), key
     assert results["events"] >= 2000
     assert results["replay_events"] >= results["events"]
+    # each round: one-job s, two-job s, their speed-up, the machine's ceiling before and after
+    assert len(results["replay_rounds"]) == 2 and all(len(r) == 5 for r in results["replay_rounds"])
+    assert 0 < results["parallel_ceiling_2"] <= 4
     assert set(results["targets"]) == set(TARGETS)
     assert "observe_batch_ratio" in capsys.readouterr().out

@@ -244,3 +244,38 @@ def test_a_ledger_in_memory_is_refused_more_than_one_job():
         with pytest.raises(LedgerError, match="in memory"):
             ledger.replay(jobs=2)
         assert ledger.replay() == 1
+
+
+def test_the_parents_connection_holds_nothing_of_the_images_after_a_replay_or_a_failure(tmp_path):
+    """The shares' images are attached to the ledger's own connection in memory while they are
+    copied (`ledger/store/sqlite/images.py`): afterwards nothing stays attached, after a failed
+    replay too (the same ledger object replays again), and no file was made beside the ledger."""
+    db = tmp_path / "i.db"
+    _busy_ledger(db)
+    files = {p.name for p in tmp_path.iterdir()}
+    patch = one_share_per_partition()
+    try:
+        with Ledger(db) as ledger:
+            conn = ledger._conn
+            assert ledger.replay(jobs=2) == ledger.event_count()
+            assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]
+            trigger = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_refuse_update'").fetchone()[0]
+            body = conn.execute("SELECT body FROM events WHERE seq = 500").fetchone()[0]
+
+            def put_body(text: str) -> None:
+                with ledger.transaction():
+                    conn.execute("DROP TRIGGER events_refuse_update")
+                    conn.execute("UPDATE events SET body = ? WHERE seq = 500", (text,))
+                    conn.execute(trigger)
+
+            put_body("{not json")
+            with pytest.raises(LedgerError, match="a replay worker failed"):
+                ledger.replay(jobs=2)
+            assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]
+            put_body(body)
+            assert ledger.replay(jobs=2) == ledger.event_count()
+            assert ledger.replay_differences() == []
+            assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]
+    finally:
+        patch.undo()
+    assert {p.name for p in tmp_path.iterdir()} <= files | {"i.db-wal", "i.db-shm"}

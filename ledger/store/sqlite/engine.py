@@ -19,7 +19,7 @@ from urllib.parse import quote
 from factledger.ledger.errors import LedgerNotFound
 from factledger.ledger.store.backend import EventLog, ProjectionTables
 from factledger.ledger.store.eventlog import SCHEMA, open_sqlite
-from factledger.ledger.store.sqlite import file, schema, triggers
+from factledger.ledger.store.sqlite import file, images, schema, triggers
 from factledger.ledger.store.sqlite.integrity import IntegrityCheck
 from factledger.ledger.store.sqlite.wal import WalCheckpointer
 from factledger.ledger.vocabulary.clock import Clock
@@ -135,6 +135,10 @@ class SqliteEngine:
 
     def after_rebuild(self, conn, tables: tuple[str, ...]) -> None:
         """Nothing: SQLite reuses a deleted row's space in place, and keeps no dead versions."""
+
+    def image_loader(self, conn):
+        """The image attached beside the ledger and copied table by table in SQL (`images.py`)."""
+        return images.attached_loader(conn)
 
     def residue(self, conn, location: str) -> dict:
         """Where copies of forgotten bytes may still be, beyond the live tables."""

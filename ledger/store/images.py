@@ -1,0 +1,52 @@
+"""Tables folded in another process, written into the ledger's: from an image of a SQLite database.
+
+A parallel replay's workers (`projections/parallel.py`) fold their shares of the log into
+in-memory SQLite databases and send each one whole, as the bytes `Connection.serialize()` gives:
+one copy of memory, however many rows it holds, where sending rows meant encoding every value on
+one side and decoding it on the other.  How the image's rows reach the ledger's tables is the
+engine's (`Engine.image_loader`): SQLite attaches the image beside the ledger and copies each
+table inside the database (`ledger/store/sqlite/images.py`); a server is sent the rows read
+back from the image, here.
+
+Rows go in with `INSERT OR IGNORE` in the image's rowid order (the order the fold wrote them), so
+a table receives its rows in the order a one-process rebuild writes them, and a key that spans
+partitions (a forgotten scope's `(kind, hash)`) keeps its first row, as the folds' own
+`INSERT OR IGNORE` does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+# What a loader is: load(image, tables) writes the named tables' rows of one image.
+Load = Callable[[bytes, Sequence[str]], None]
+
+
+@contextmanager
+def row_loader(conn) -> Iterator[Load]:
+    """A loader for any connection with `executemany`: each image opened in a private in-memory
+    SQLite database, its tables read back as rows and written to `conn`."""
+    local = sqlite3.connect(":memory:")
+
+    def load(image: bytes, tables: Sequence[str]) -> None:
+        local.deserialize(image)
+        for table in tables:
+            cursor = local.execute(f"SELECT * FROM {table} ORDER BY rowid")
+            columns = [d[0] for d in cursor.description]
+            rows = cursor.fetchall()
+            if rows:
+                conn.executemany(insert_statement(table, columns, f"VALUES ({', '.join('?' for _ in columns)})"),
+                                 rows)
+
+    try:
+        yield load
+    finally:
+        local.close()
+
+
+def insert_statement(table: str, columns: Sequence[str], source: str) -> str:
+    """The statement both loaders write with: the image's columns by name (the ledger's table
+    may hold them in another order, or one more of its own, such as PostgreSQL's rowid)."""
+    return f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) {source}"
