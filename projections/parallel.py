@@ -17,9 +17,8 @@ folded anywhere; only writing them is the parent's.  What runs where (docs/decis
   the tables while they fold, writes the shares' images in share order (each table gets its
   rows in the order a one-process rebuild writes them; how is the engine's,
   `Engine.image_loader`: SQLite copies them inside the database), then the tree, the deferred
-  indexes and the position, and commits once.  A worker that raises
-  or dies fails the replay with a `LedgerError` and the transaction rolls back: nothing is
-  half-written.
+  indexes and the position, and commits once.  A worker that raises or dies fails the replay
+  with a `LedgerError` and the transaction rolls back: nothing is half-written.
 """
 
 from __future__ import annotations
@@ -38,6 +37,10 @@ from factledger.ledger.vocabulary.clock import system_clock
 
 SHARES_PER_JOB = 8          # shares per worker: small enough to balance, large enough to batch
 MIN_SHARE = 2_000           # events; below this a share costs more in messages than it saves
+# Events; above it a ledger is cut into more shares, not larger ones.  The parent holds up to
+# `2 x jobs` shares' images and each worker one, so this bounds their memory whatever the
+# ledger's size: a 50,000-event share's image is about 55 MB on the bench's ledgers.
+MAX_SHARE = 50_000
 
 # What a share sends back: how many events it folded, and the image of the in-memory database it
 # folded them into (every partitioned table, rows in the order the folds wrote them).
@@ -46,20 +49,25 @@ Folded = tuple[int, bytes]
 
 def plan(conn: sqlite3.Connection, upto: int, jobs: int) -> list[tuple[tuple[str, str], tuple[str, str], int]]:
     """The shares of the log up to seq `upto`: (first partition, last partition, events), each a
-    run of whole partitions in `(app, user)` order of about the same number of events."""
+    run of whole partitions in `(app, user)` order of about the same number of events (at most
+    MAX_SHARE, unless one partition holds more)."""
     sizes = partition_sizes(conn, upto)
     total = sum(n for _app, _user, n in sizes)
-    target = max(MIN_SHARE, -(-total // (jobs * SHARES_PER_JOB)))
-    shares, first, held = [], None, 0
+    target = min(MAX_SHARE, max(MIN_SHARE, -(-total // (jobs * SHARES_PER_JOB))))
+    shares, first, last, held = [], None, None, 0
     for app, user, n in sizes:
+        if first is not None and held + n > MAX_SHARE:      # this partition would pass the bound
+            shares.append((first, last, held))
+            first, held = None, 0
         if first is None:
             first = (app, user)
+        last = (app, user)
         held += n
         if held >= target:
-            shares.append((first, (app, user), held))
+            shares.append((first, last, held))
             first, held = None, 0
     if first is not None:
-        shares.append((first, sizes[-1][:2], held))
+        shares.append((first, last, held))
     return shares
 
 
@@ -82,10 +90,10 @@ class Workers:
         # iterate its table of processes as this thread added to it: a RuntimeError traceback on
         # stderr, and (issue 30's first hang) a worker the broken pool never terminated.
         self.pool._safe_to_dynamically_spawn_children = False
-        # The tasks go in now, the log-wide fold (the longest single task) first: the pool starts a
-        # process for each task it cannot hand to an idle one, so every worker starts at once and
-        # folds while the parent clears the tables (on SQLite, zeroing every freed page: seconds
-        # on a large ledger).  Workers read only the log, which the parent's lock keeps still.
+        # The tasks go in now, the log-wide fold (the longest single task) first, so the workers
+        # start and fold while the parent clears the tables (on SQLite, zeroing every freed page:
+        # seconds on a large ledger).  Workers read only the log, which the parent's lock keeps
+        # still.
         try:
             self.log_wide = self._submit(_fold_log_wide, upto)
             self.todo = iter(shares)

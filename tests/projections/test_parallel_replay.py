@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.store.reads import partition_sizes
 from factledger.projections import parallel
 from tests.conftest import MovableClock, cand
 from tests.projections.test_fold_rebuild import check_invariants, operations, run
@@ -279,3 +280,26 @@ def test_the_parents_connection_holds_nothing_of_the_images_after_a_replay_or_a_
     finally:
         patch.undo()
     assert {p.name for p in tmp_path.iterdir()} <= files | {"i.db-wal", "i.db-shm"}
+
+
+def test_shares_are_cut_by_size_up_to_a_bound(tmp_path, monkeypatch):
+    """A share is about 1/(8 x jobs) of the log, but never above MAX_SHARE events unless one
+    partition alone holds more: what the parent holds in images stays bounded as the ledger grows."""
+    db = tmp_path / "s.db"
+    _busy_ledger(db)            # 100 partitions
+    with Ledger(db) as ledger:
+        conn, upto = ledger._conn, ledger.event_count()
+        sizes = [n for *_, n in partition_sizes(conn, upto)]
+        monkeypatch.setattr(parallel, "MIN_SHARE", 1)
+        for bound in (10_000, 2 * max(sizes), min(sizes) - 1):
+            monkeypatch.setattr(parallel, "MAX_SHARE", bound)
+            shares = parallel.plan(conn, upto, 2)
+            assert sum(n for *_, n in shares) == upto
+            # in (app, user) order, each share's first partition after the one before's last
+            assert all(a[1] < b[0] for a, b in zip(shares, shares[1:]))
+            if bound == 10_000:
+                assert 12 <= len(shares) <= 16               # about 1/(8 x 2) of the log each
+            elif bound < min(sizes):
+                assert len(shares) == len(sizes)             # a partition above the bound: alone
+            else:
+                assert all(n <= bound for *_, n in shares) and len(shares) > 16
