@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.store.reads import partition_sizes
 from factledger.projections import parallel
+from tests.audit.forger import raw_forger
 from tests.conftest import MovableClock, cand
 from tests.projections.test_fold_rebuild import check_invariants, operations, run
 
@@ -167,6 +168,18 @@ def _busy_ledger(path: Path) -> None:
                                  for n in range(100) for v in ("vegan", "vegetarian")])
 
 
+def _put_body(db: Path, text: str, seq: int = 500) -> str:
+    """Rewrite one event's body behind the ledger's back (a worker folding it then raises);
+    returns the body it replaced."""
+    forger = raw_forger(db)
+    try:
+        old = forger.execute("SELECT body FROM events WHERE seq = ?", (seq,)).fetchone()[0]
+        forger.execute("UPDATE events SET body = ? WHERE seq = ?", (text, seq))
+        return old
+    finally:
+        forger.close()
+
+
 def _workers_of(pid: int) -> list[int]:
     """The pool's worker processes (spawned children running `spawn_main`, not its resource tracker)."""
     found = []
@@ -223,13 +236,8 @@ def test_a_killed_worker_fails_the_replay_and_leaves_the_projections(tmp_path):
 def test_a_worker_that_raises_fails_the_replay_and_leaves_the_projections(tmp_path):
     db = tmp_path / "r.db"
     _busy_ledger(db)
+    _put_body(db, "{not json")
     with Ledger(db) as ledger:
-        conn = ledger._conn
-        trigger = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_refuse_update'").fetchone()[0]
-        with ledger.transaction():
-            conn.execute("DROP TRIGGER events_refuse_update")
-            conn.execute("UPDATE events SET body = '{not json' WHERE seq = 500")
-            conn.execute(trigger)
         before = projection_rows(ledger)
     done = fl("--db", str(db), "replay", "--jobs", "2")
     assert done.returncode == 1, done.stderr
@@ -260,20 +268,11 @@ def test_the_parents_connection_holds_nothing_of_the_images_after_a_replay_or_a_
             conn = ledger._conn
             assert ledger.replay(jobs=2) == ledger.event_count()
             assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]
-            trigger = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_refuse_update'").fetchone()[0]
-            body = conn.execute("SELECT body FROM events WHERE seq = 500").fetchone()[0]
-
-            def put_body(text: str) -> None:
-                with ledger.transaction():
-                    conn.execute("DROP TRIGGER events_refuse_update")
-                    conn.execute("UPDATE events SET body = ? WHERE seq = 500", (text,))
-                    conn.execute(trigger)
-
-            put_body("{not json")
+            body = _put_body(db, "{not json")
             with pytest.raises(LedgerError, match="a replay worker failed"):
                 ledger.replay(jobs=2)
             assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]
-            put_body(body)
+            _put_body(db, body)
             assert ledger.replay(jobs=2) == ledger.event_count()
             assert ledger.replay_differences() == []
             assert [row[1] for row in conn.execute("PRAGMA database_list")] == ["main"]

@@ -60,7 +60,7 @@ def test_the_attached_image_is_released_after_a_failure_and_can_be_attached_agai
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         with attached_loader(conn) as load:
             load(image([(1, "a")]), ["t"])
-            load(image([(2, "b")]), ["missing"])            # the ledger has no such table
+            load(image([(2, "b")]), ["missing"])            # a table the image does not hold
     assert attached(conn) == {"main"}
     conn.execute("ROLLBACK")
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
@@ -71,9 +71,9 @@ def test_the_attached_image_is_released_after_a_failure_and_can_be_attached_agai
     assert conn.execute("SELECT a FROM t").fetchall() == [(5,)]
 
 
-def test_a_schema_left_attached_by_a_crash_is_taken_over():
-    """A connection where the image's schema is still attached (a process that died between
-    ATTACH and DETACH cannot leave one, but a caller may have): the loader uses it and releases it."""
+def test_a_schema_left_attached_is_taken_over():
+    """A connection where the image's schema is still attached (SQLite refused an earlier
+    release, or a caller attached it): the loader uses it and releases it."""
     conn = target()
     conn.execute(f"ATTACH DATABASE ':memory:' AS {SCHEMA}")
     conn.execute("BEGIN")
