@@ -5,20 +5,23 @@ folded anywhere; only writing them is the parent's.  What runs where (docs/decis
 "Parallel replay"):
 
 - the log is cut into shares: runs of whole partitions in `(app, user)` order, a few per worker
-  so a slow share does not leave the other workers idle;
-- each worker opens its own read-only connection to the log (SQLite `mode=ro`, a read-only
-  PostgreSQL session), reads a share with one index range scan up to the head the parent holds,
-  and folds it with the one-process rebuild's own code (`Projector.fold_partition`) into an
-  in-memory SQLite copy of the projections' tables, which it sends back whole as an image
-  (`Connection.serialize()`: one copy of memory, however many rows);
+  so a slow share does not leave the other workers idle, and smaller at the end so the workers
+  finish together and little is left to copy after the last fold (`plan`);
+- each worker opens its own read-only connection to the log (`Engine.scan_reader`: SQLite
+  `mode=ro` with the file memory-mapped, a read-only PostgreSQL session), reads a share with
+  one index range scan up to the head the parent holds, and folds it with the one-process
+  rebuild's own code (`Projector.fold_partition`) into an in-memory SQLite copy of the
+  projections' tables, which it sends back whole as an image (`Connection.serialize()`: one
+  copy of memory, however many rows);
 - one worker task folds the Merkle tree, which is log-wide (every chain hash in seq order), into
   memory the same way, beside the shares;
 - the parent holds the write transaction throughout: it hands the workers their tasks, clears
   the tables while they fold, writes the shares' images in share order (each table gets its
   rows in the order a one-process rebuild writes them; how is the engine's,
-  `Engine.image_loader`: SQLite copies them inside the database), then the tree, the deferred
-  indexes and the position, and commits once.  A worker that raises or dies fails the replay
-  with a `LedgerError` and the transaction rolls back: nothing is half-written.
+  `Engine.image_loader`: SQLite copies them inside the database) and the tree's between two
+  shares once it is folded, then the deferred indexes and the position, and commits once.  A
+  worker that raises or dies fails the replay with a `LedgerError` and the transaction rolls
+  back: nothing is half-written.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ MIN_SHARE = 2_000           # events; below this a share costs more in messages 
 # `2 x jobs` shares' images and each worker one, so this bounds their memory whatever the
 # ledger's size: a 50,000-event share's image is about 55 MB on the bench's ledgers.
 MAX_SHARE = 50_000
+# The last `jobs` shares' worth of the log is cut this many times finer.  Whatever the parent
+# still has to copy when the last fold ends is serial time, and so is a worker idle while the
+# other folds a long last share; small shares at the end keep both to a fraction of a second
+# (docs/performance.md, "Parallel replay").
+TAIL_SPLIT = 4
 
 # What a share sends back: how many events it folded, and the image of the in-memory database it
 # folded them into (every partitioned table, rows in the order the folds wrote them).
@@ -50,22 +58,24 @@ Folded = tuple[int, bytes]
 def plan(conn: sqlite3.Connection, upto: int, jobs: int) -> list[tuple[tuple[str, str], tuple[str, str], int]]:
     """The shares of the log up to seq `upto`: (first partition, last partition, events), each a
     run of whole partitions in `(app, user)` order of about the same number of events (at most
-    MAX_SHARE, unless one partition holds more)."""
+    MAX_SHARE, unless one partition holds more), and TAIL_SPLIT times smaller over the last
+    `jobs` shares' worth of events."""
     sizes = partition_sizes(conn, upto)
     total = sum(n for _app, _user, n in sizes)
     target = min(MAX_SHARE, max(MIN_SHARE, -(-total // (jobs * SHARES_PER_JOB))))
-    shares, first, last, held = [], None, None, 0
+    tail = max(MIN_SHARE, target // TAIL_SPLIT)
+    shares, first, last, held, planned = [], None, None, 0, 0
     for app, user, n in sizes:
         if first is not None and held + n > MAX_SHARE:      # this partition would pass the bound
             shares.append((first, last, held))
-            first, held = None, 0
+            first, planned, held = None, planned + held, 0
         if first is None:
             first = (app, user)
         last = (app, user)
         held += n
-        if held >= target:
+        if held >= (target if total - planned > jobs * target else tail):
             shares.append((first, last, held))
-            first, held = None, 0
+            first, planned, held = None, planned + held, 0
     if first is not None:
         shares.append((first, last, held))
     return shares
@@ -126,6 +136,10 @@ class Workers:
             for future in self.pending:
                 future.cancel()
 
+    def log_wide_ready(self) -> bool:
+        """Whether the log-wide fold has ended (its image can be read without waiting)."""
+        return self.log_wide.done()
+
     def log_wide_image(self) -> bytes:
         """The log-wide projections' tables, folded by a worker beside the shares."""
         return result(self.log_wide)
@@ -166,7 +180,7 @@ def _start(location: str, projector: type) -> None:
     """`projector`: the parent's `Projector` class (handed over, not imported: the runner imports
     this module), so a worker folds with exactly the projections the parent's rebuild names."""
     global _reader, _projector
-    _reader = engine_for(location).open(location, system_clock, create=False, read_only=True).conn
+    _reader = engine_for(location).scan_reader(location, system_clock).conn
     _projector = projector()
 
 

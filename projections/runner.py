@@ -200,16 +200,25 @@ class Projector:
 
     def _write_folded(self, conn: sqlite3.Connection, workers,
                       progress: Callable[[int], None] | None) -> int:
-        """Write what the workers fold, share by share in partition order, then the log-wide tables."""
-        count = 0
+        """Write what the workers fold, share by share in partition order, and the log-wide
+        tables between two shares as soon as their fold has ended (they are tables of their own,
+        and copied early they are not left for the serial end of the rebuild)."""
+        count, log_wide_written = 0, False
         with engine_of(conn).image_loader(conn) as load:
             for folded, image in workers.folded(progress):
                 count += folded
                 load(image, self.tables)
-            for projection in self.log_wide:
-                clear(conn, projection)
-            load(workers.log_wide_image(), [t for p in self.log_wide for t in p.tables])
+                if not log_wide_written and workers.log_wide_ready():
+                    self._write_log_wide(conn, load, workers)
+                    log_wide_written = True
+            if not log_wide_written:
+                self._write_log_wide(conn, load, workers)
         return count
+
+    def _write_log_wide(self, conn: sqlite3.Connection, load: Callable, workers) -> None:
+        for projection in self.log_wide:
+            clear(conn, projection)
+        load(workers.log_wide_image(), [t for p in self.log_wide for t in p.tables])
 
     def fold_into(self, conn: sqlite3.Connection, events: Iterable[Event]) -> int:
         """A replay worker's fold of a share (events in `(app, user, seq)` order) into `conn`

@@ -92,6 +92,11 @@ class Engine(Protocol):
              synchronous: str = "FULL", create: bool = True, read_only: bool = False) -> EventLog:
         """Connect and return the log on the connection (`read_only`: one that cannot write)."""
 
+    def scan_reader(self, location: str | os.PathLike, clock: Clock) -> EventLog:
+        """A read-only log for a process that reads much of it while another process holds the
+        write lock and keeps it still (a replay worker, `projections/parallel.py`): `open(...,
+        read_only=True)`, tuned for reading far and wide."""
+
     def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
                read_only: bool = False) -> Any:
         """What the open log needs beside it (SQLite: its WAL checkpointer), or None."""

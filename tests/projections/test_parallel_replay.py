@@ -283,7 +283,8 @@ def test_the_parents_connection_holds_nothing_of_the_images_after_a_replay_or_a_
 
 def test_shares_are_cut_by_size_up_to_a_bound(tmp_path, monkeypatch):
     """A share is about 1/(8 x jobs) of the log, but never above MAX_SHARE events unless one
-    partition alone holds more: what the parent holds in images stays bounded as the ledger grows."""
+    partition alone holds more: what the parent holds in images stays bounded as the ledger grows.
+    Over the last `jobs` shares' worth, shares are TAIL_SPLIT times smaller (a short serial end)."""
     db = tmp_path / "s.db"
     _busy_ledger(db)            # 100 partitions
     with Ledger(db) as ledger:
@@ -296,8 +297,16 @@ def test_shares_are_cut_by_size_up_to_a_bound(tmp_path, monkeypatch):
             assert sum(n for *_, n in shares) == upto
             # in (app, user) order, each share's first partition after the one before's last
             assert all(a[1] < b[0] for a, b in zip(shares, shares[1:]))
-            if bound == 10_000:
-                assert 12 <= len(shares) <= 16               # about 1/(8 x 2) of the log each
+            if bound == 10_000:                              # about 1/(8 x 2) of the log each
+                target, planned = -(-upto // 16), 0
+                for i, (*_, n) in enumerate(shares):
+                    if upto - planned > 2 * target:
+                        assert n >= target
+                    elif i < len(shares) - 1:                # the tail, but for what is left last
+                        assert target // parallel.TAIL_SPLIT <= n < target
+                    planned += n
+                # the tail starts with between one and two shares' worth of events left
+                assert sum(n < target for *_, n in shares) >= parallel.TAIL_SPLIT - 1
             elif bound < min(sizes):
                 assert len(shares) == len(sizes)             # a partition above the bound: alone
             else:

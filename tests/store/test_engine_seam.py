@@ -111,6 +111,34 @@ def test_a_read_only_sqlite_connection_maps_to_ledger_read_only(ledger):
         conn.close()
 
 
+def test_a_scan_reader_maps_the_file_and_cannot_write(ledger):
+    """A replay worker's reader (`Engine.scan_reader`): the log as the ledger has it, read through
+    a memory map, and no write possible."""
+    ledger.observe(cand())
+    reader = SQLITE.scan_reader(ledger.path, ledger.clock)
+    try:
+        assert reader.head() == ledger.head()
+        assert reader.conn.execute("PRAGMA mmap_size").fetchone()[0] > 0
+        assert ledger._conn.execute("PRAGMA mmap_size").fetchone()[0] == 0     # the writer's is not mapped
+        with pytest.raises(LedgerReadOnly), storage_errors():
+            reader.conn.execute("INSERT INTO ledger_meta VALUES ('k', 'v')")
+    finally:
+        reader.conn.close()
+
+
+def test_a_postgresql_scan_reader_cannot_write(postgres):
+    location = postgres.location()
+    with Ledger(location, create=True) as ledger:
+        ledger.observe(cand())
+        reader = POSTGRES.scan_reader(location, ledger.clock)
+        try:
+            assert reader.head() == ledger.head()
+            with pytest.raises(LedgerReadOnly), storage_errors():
+                reader.conn.execute("INSERT INTO ledger_meta VALUES ('k', 'v')")
+        finally:
+            reader.conn.close()
+
+
 def test_a_refused_sqlite_write_maps_to_constraint_violation(ledger):
     ledger.observe(cand())
     with pytest.raises(ConstraintViolation, match="append-only"), storage_errors():

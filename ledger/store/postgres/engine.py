@@ -54,6 +54,10 @@ class PostgresEngine:
         """`read_only`: a session whose every transaction is read-only (the server refuses writes)."""
         return backend.open_postgres(str(location), clock, busy_timeout, synchronous, create, read_only)
 
+    def scan_reader(self, location, clock: Clock) -> EventLog:
+        """A read-only session: the server reads for it, nothing to tune on this side."""
+        return self.open(location, clock, create=False, read_only=True)
+
     def holds(self, location) -> bool:
         return backend.schema_exists(str(location))
 
