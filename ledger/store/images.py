@@ -6,7 +6,9 @@ one copy of memory, however many rows it holds, where sending rows meant encodin
 one side and decoding it on the other.  How the image's rows reach the ledger's tables is the
 engine's (`Engine.image_loader`): SQLite attaches the image beside the ledger and copies each
 table inside the database (`ledger/store/sqlite/images.py`); a server is sent the rows read
-back from the image, here.
+back from the image, here (`row_loader`), each table by the engine's `write`: PostgreSQL's is
+one COPY (`ledger/store/postgres/images.py`), with `INSERT OR IGNORE` (`insert_rows`) where a
+key repeats.
 
 Rows go in with `INSERT OR IGNORE` in the image's rowid order (the order the fold wrote them), so
 a table receives its rows in the order a one-process rebuild writes them, and a key that spans
@@ -24,10 +26,19 @@ from contextlib import contextmanager
 Load = Callable[[bytes, Sequence[str]], None]
 
 
+# How a loader writes one table's rows of an image: write(conn, table, columns, rows).
+Write = Callable[[object, str, Sequence[str], list], None]
+
+
+def insert_rows(conn, table: str, columns: Sequence[str], rows: list) -> None:
+    """`INSERT OR IGNORE`, one row at a time through the connection's `executemany`."""
+    conn.executemany(insert_statement(table, columns, f"VALUES ({', '.join('?' for _ in columns)})"), rows)
+
+
 @contextmanager
-def row_loader(conn) -> Iterator[Load]:
+def row_loader(conn, write: Write = insert_rows) -> Iterator[Load]:
     """A loader for any connection with `executemany`: each image opened in a private in-memory
-    SQLite database, its tables read back as rows and written to `conn`."""
+    SQLite database, its tables read back as rows and written to `conn` by `write`."""
     local = sqlite3.connect(":memory:")
 
     def load(image: bytes, tables: Sequence[str]) -> None:
@@ -37,8 +48,7 @@ def row_loader(conn) -> Iterator[Load]:
             columns = [d[0] for d in cursor.description]
             rows = cursor.fetchall()
             if rows:
-                conn.executemany(insert_statement(table, columns, f"VALUES ({', '.join('?' for _ in columns)})"),
-                                 rows)
+                write(conn, table, columns, rows)
 
     try:
         yield load

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -292,6 +292,28 @@ class PgConnection:
                 raise pg_errors_map.translate(exc) from None
             raise
         return None
+
+    def copy_in(self, table: str, columns: Sequence[str], rows: list) -> bool:
+        """Stream `rows` into `table` with one `COPY ... FROM STDIN`, under a savepoint: the
+        server's bulk path, where `executemany` is one INSERT for each row.  COPY has no
+        `ON CONFLICT`: False, and nothing of it written, when a row repeats a key the table
+        holds (the caller writes those rows another way)."""
+        names = ", ".join(f'"{c}"' for c in columns)
+        self._run("SAVEPOINT copy_in", None)
+        try:
+            with self.raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except Exception as exc:
+            if isinstance(exc, _psycopg().errors.UniqueViolation):
+                self._run("ROLLBACK TO SAVEPOINT copy_in", None)
+                self._run("RELEASE SAVEPOINT copy_in", None)
+                return False
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
+            raise
+        self._run("RELEASE SAVEPOINT copy_in", None)
+        return True
 
     def executescript(self, script: str) -> None:
         for statement in split_statements(script):

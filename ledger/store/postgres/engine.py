@@ -10,9 +10,9 @@ forgotten bytes (its WAL, archive, replicas, slots, backups) in the residue repo
 from __future__ import annotations
 
 from factledger.ledger.store.backend import EventLog, ProjectionTables
-from factledger.ledger.store.images import row_loader
 from factledger.ledger.store.postgres import backend
 from factledger.ledger.store.postgres import schema as pg_schema
+from factledger.ledger.store.postgres.images import copy_loader
 from factledger.ledger.store.postgres.statistics import catalog_dead_rows, extended, sampled_text
 from factledger.ledger.store.postgres.vacuum import vacuum_rebuilt, vacuum_tables
 from factledger.ledger.store.repairs import repair_problems
@@ -99,8 +99,9 @@ class PostgresEngine:
         vacuum_rebuilt(conn, tables)
 
     def image_loader(self, conn):
-        """The image's rows read back here and sent to the server (`ledger/store/images.py`)."""
-        return row_loader(conn)
+        """The image's rows read back here and sent to the server, one COPY a table
+        (`ledger/store/postgres/images.py`)."""
+        return copy_loader(conn)
 
     def residue(self, conn, location: str) -> dict:
         """The server's copies of forgotten bytes, as it reports them."""
