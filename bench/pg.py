@@ -2,12 +2,13 @@
 
 The same measurements on a PostgreSQL ledger (`--db postgresql://...?schema=NAME`, an empty
 schema) or on a SQLite file (`--db PATH`, a new file), so the two can be set side by side at one N
-on one machine: observe in batches of 1,000 candidates (the seeded generator of `bench/generator.py`)
-and one at a time, recall over 1,000 facts, verify, replay, forgetting one user (one of the
-generator's, whose history grows with N, and one of 20 users of 10 statements each, spread over
-the stream, the same work at every N); then appends/s
-with 1, 2, 4 and 8 writer processes, on one ledger and on as many separate ledgers (schemas, or
-files), each writer appending one candidate per transaction for a fixed time.
+on one machine: observe in batches of 1,000 candidates (the seeded generator of
+`bench/generator.py`) and one at a time, recall over 1,000 facts, verify, replay (at one job and
+at two, as `bench/replay.py` measures a file's), forgetting one user (one of the generator's,
+whose history grows with N, and one of 20 users of 10 statements each, spread over the stream,
+the same work at every N); then appends/s with 1, 2, 4 and 8 writer processes, on one ledger and
+on as many separate ledgers (schemas, or files), each writer appending one candidate per
+transaction for a fixed time.
 `python -m bench --db postgresql://...` runs this.
 """
 
@@ -27,7 +28,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from factledger.ledger import Ledger, make_candidate
 from factledger.ledger.store.postgres.backend import display, fresh_postgres, is_postgres, split_location
 
-from . import queries
+from . import queries, replay
 from .forget import forget_users, users
 from .generator import APP, USERS, Generator
 from .observe import single_latency
@@ -203,15 +204,12 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             got = timed("verify", ledger.verify)
             results["verify_s"] = got["verify_s"]
             results["verify_per_s"] = rate(got["_verify"]["events"], got["verify_s"])
-            _log("replay ...")
-            got = timed("replay", ledger.replay)
-            results["replay_s"] = got["replay_s"]
-            results["replay_per_s"] = rate(got["_replay"], got["replay_s"])
-            _log("replay --jobs 2 ...")
-            two = timed("replay_jobs2", lambda: ledger.replay(jobs=2))
-            results["replay_jobs2_s"] = two["replay_jobs2_s"]
-            results["replay_jobs2_per_s"] = rate(two["_replay_jobs2"], two["replay_jobs2_s"])
-            results["replay_speedup_2"] = round(got["replay_s"] / two["replay_jobs2_s"], 2)
+            if "replay" not in skip:
+                _log("replay, one job and two, alternated (child process) ...")
+                # The same measurement as a file's (bench/replay.py): the raw floor, rounds of one
+                # job then two, best of each, the machine's two-process ceiling beside them.  The
+                # ledger here holds no transaction open meanwhile; the child opens its own.
+                results.update(replay.measure(location))
             # The sized users first: the 20 generator users hold ten times the events at 1M that they
             # do at 100k, and forgetting them first would leave ten times the dead line pointers in
             # the projections' leaves for the sized forgets' VACUUM to read (docs/scale.md).
@@ -245,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--concurrency-seconds", type=float, default=5.0)
-    parser.add_argument("--skip", default="", help="comma-separated: concurrency")
+    parser.add_argument("--skip", default="", help="comma-separated: concurrency, replay")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     results = run(args.db, args.events, args.seed, args.concurrency_seconds,

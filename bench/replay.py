@@ -1,10 +1,11 @@
 """Replay measurement, run in a child process so its peak memory is its own.
 
-`python -m bench.replay DB` opens the ledger, times the raw floor (`raw_read`: every row read in
-seq order and its body parsed with orjson), then, in ROUNDS rounds, times `Ledger.replay()` (every
-projection cleared and refolded from the log, one transaction) and `Ledger.replay(jobs=2)` (two
-worker processes fold, this one writes and commits once; their start-up is inside the time), with
-the machine's two-process ceiling (`bench/ceiling.py`) measured before and after each two-job
+`python -m bench.replay DB` opens the ledger (a SQLite file, or a PostgreSQL URL: `bench/pg.py`
+runs it too), times the raw floor (`raw_read`: every row read in seq order and its body parsed
+with orjson), then, in ROUNDS rounds, times `Ledger.replay()` (every projection cleared and
+refolded from the log, one transaction) and `Ledger.replay(jobs=2)` (two worker processes fold,
+this one writes and commits once; their start-up is inside the time), with the machine's
+two-process ceiling (`bench/ceiling.py`) measured before and after each two-job
 replay.  It prints one JSON object: `replay_ratio` is the one-job rebuild's (best round),
 `replay_jobs2_ratio` the two-job one's, both against the same raw floor, `replay_speedup_2` the
 best one-job time over the best two-job time, and `parallel_ceiling_2` the median ceiling of
@@ -54,9 +55,18 @@ def _children_cpu() -> float:
 
 
 def _settle(ledger) -> None:
-    """Copy the last replay's WAL into the file now, untimed: left to the ledger's checkpoint
-    thread, it would copy a whole rewritten projection (a gigabyte at 1M events) while the next
-    replay, or the ceiling, was being timed."""
+    """Let the last replay's writes reach the files now, untimed.  SQLite: copy its WAL into the
+    file; left to the ledger's checkpoint thread, it would copy a whole rewritten projection (a
+    gigabyte at 1M events) while the next replay, or the ceiling, was being timed.  PostgreSQL:
+    a CHECKPOINT, so the server's checkpointer is not writing the last replay's pages out inside
+    the next one (the replay's own VACUUM of the rewritten tables is part of the replay, and
+    timed).  A role that may not CHECKPOINT leaves it to the server's schedule."""
+    if ledger.checkpointer is None:
+        try:
+            ledger._conn.raw.execute("CHECKPOINT")
+        except Exception:                  # not a superuser (nor pg_checkpoint): nothing to settle by hand
+            pass
+        return
     with ledger.checkpointer.exclusive():
         ledger._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -115,7 +125,8 @@ def child(db: str) -> dict:
 
 def measure(db: str) -> dict:
     root = Path(__file__).resolve().parent.parent
-    proc = subprocess.run([sys.executable, "-m", "bench.replay", str(Path(db).resolve())],
+    where = db if "://" in db else str(Path(db).resolve())
+    proc = subprocess.run([sys.executable, "-m", "bench.replay", where],
                           capture_output=True, text=True, cwd=root)
     if proc.returncode != 0:
         raise RuntimeError(f"replay child failed:\n{proc.stderr}")
