@@ -173,5 +173,5 @@ class UnitOfWork:
         this transaction writes and commits once: `projections/parallel.py`)."""
         with self.transaction():
             folded = self.projector.rebuild(self.conn, progress=progress, jobs=jobs, location=self.location)
-        self.engine.after_rebuild(self.conn, self.projector.all_tables)
+        self.engine.after_rebuild(self.conn, self.projector.all_tables, jobs)
         return folded

@@ -127,9 +127,10 @@ class Engine(Protocol):
         the (app, user) partitions the forget changed (None: not known, all of the ledger), so an
         engine that keeps partitions apart need only clean those."""
 
-    def after_rebuild(self, conn: Any, tables: tuple[str, ...]) -> None:
+    def after_rebuild(self, conn: Any, tables: tuple[str, ...], jobs: int = 1) -> None:
         """After a full replay's commit: tidy what rewriting every row of `tables` left (the
-        engine's dead row versions), so the next reads and the next forget do not pay for it."""
+        engine's dead row versions), so the next reads and the next forget do not pay for it;
+        with up to `jobs` processes, as the replay folded with (`replay --jobs N`)."""
 
     def image_loader(self, conn: Any) -> AbstractContextManager[Callable[[bytes, Sequence[str]], None]]:
         """Within a transaction on `conn`: a function that writes the named tables' rows of a

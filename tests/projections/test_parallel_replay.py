@@ -311,3 +311,43 @@ def test_shares_are_cut_by_size_up_to_a_bound(tmp_path, monkeypatch):
                 assert len(shares) == len(sizes)             # a partition above the bound: alone
             else:
                 assert all(n <= bound for *_, n in shares) and len(shares) > 16
+
+
+def _vacuums(ledger: Ledger) -> dict[str, int]:
+    conn = ledger._conn
+    return dict(conn.raw.execute("SELECT relname, vacuum_count FROM pg_stat_user_tables WHERE schemaname = %s",
+                                 (conn.schema,)).fetchall())
+
+
+def test_a_two_job_replay_on_postgres_vacuums_what_it_rewrote_in_two_sessions(postgres, monkeypatch):
+    """The VACUUM after the commit is serial time at any number of jobs: at two, two sessions
+    share it, every rewritten table vacuumed once, and the extra session is closed after."""
+    from factledger.ledger.store.postgres import vacuum
+
+    opened = []
+    connect = vacuum.connect
+
+    def recorded(*args, **kwargs):
+        opened.append(connect(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(vacuum, "connect", recorded)
+    with Ledger(postgres.location(f"jobs_vacuum_{next(_schemas)}"), create=True) as ledger:
+        for i in range(40):
+            ledger.observe(cand(user=f"u{i % 6}", value=f"v{i % 4}", session=f"s{i}", event=f"e{i}"))
+        rewritten = set(ledger._work.projector.all_tables)
+        lots = vacuum._dealt(ledger._conn, sorted(rewritten), 2)
+        assert len(lots) == 2 and sorted(sum(lots, [])) == sorted(rewritten)
+        before = _vacuums(ledger)
+        ledger.replay(jobs=2)
+        deadline = time.monotonic() + 10
+        while True:                          # a VACUUM's count is reported as it ends; read until seen
+            after = _vacuums(ledger)
+            vacuumed = {t for t in rewritten if after.get(t, 0) > before.get(t, 0)}
+            if vacuumed == rewritten or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert vacuumed == rewritten
+        assert all(after.get(t, 0) == before.get(t, 0) + 1 for t in rewritten)
+        assert len(opened) == 1 and opened[0].raw.closed
+        assert ledger.replay_differences() == []

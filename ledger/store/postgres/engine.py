@@ -94,9 +94,9 @@ class PostgresEngine:
         (`partitions.py`; FULL rewrites every leaf)."""
         return vacuum_tables(conn, ("events", *tables), full=vacuum, partitions=partitions)
 
-    def after_rebuild(self, conn, tables: tuple[str, ...]) -> None:
-        """The rebuilt tables vacuumed (`vacuum.vacuum_rebuilt`)."""
-        vacuum_rebuilt(conn, tables)
+    def after_rebuild(self, conn, tables: tuple[str, ...], jobs: int = 1) -> None:
+        """The rebuilt tables vacuumed (`vacuum.vacuum_rebuilt`), by `jobs` sessions side by side."""
+        vacuum_rebuilt(conn, tables, jobs)
 
     def image_loader(self, conn):
         """The image's rows read back here and sent to the server, one COPY a table

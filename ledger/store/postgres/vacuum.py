@@ -57,7 +57,9 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+from factledger.ledger.store.postgres.backend import connect
 from factledger.ledger.store.postgres.partitions import leaves_of
 from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
 
@@ -142,11 +144,45 @@ def vacuum_pass(conn, tables) -> dict[str, int]:
     return {t: n for t, n in held.items() if n}
 
 
-def vacuum_rebuilt(conn, tables) -> None:
+def vacuum_rebuilt(conn, tables, jobs: int = 1) -> None:
     """A plain VACUUM of the tables a full replay rewrote, once its transaction has committed (a
-    VACUUM cannot run inside one: a replay inside a caller's transaction leaves it to autovacuum)."""
-    if tables and not conn.in_transaction:
-        conn.raw.execute(f"VACUUM {', '.join(tables)}")
+    VACUUM cannot run inside one: a replay inside a caller's transaction leaves it to autovacuum).
+
+    `jobs` above 1 (`replay --jobs N`): that many sessions, each a server process of its own,
+    VACUUM side by side, the tables dealt largest first to the session with the least to do.
+    The VACUUM is serial time after the commit at any number of jobs; side by side it is about
+    the largest table's (fact_history, half of the projections' pages) instead of all of them."""
+    if not tables or conn.in_transaction:
+        return
+    lots = _dealt(conn, tables, jobs) if jobs > 1 else [list(tables)]
+    if len(lots) == 1:
+        conn.raw.execute(f"VACUUM {', '.join(lots[0])}")
+        return
+    sessions = [conn]
+    try:
+        sessions += [connect(conn.location, create=False) for _ in lots[1:]]
+        with ThreadPoolExecutor(len(lots)) as pool:
+            running = [pool.submit(session.raw.execute, f"VACUUM {', '.join(lot)}")
+                       for session, lot in zip(sessions, lots)]
+            for done in running:
+                done.result()
+    finally:
+        for session in sessions[1:]:
+            session.close()
+
+
+def _dealt(conn, tables, jobs: int) -> list[list[str]]:
+    """The tables in at most `jobs` lots of about equal size (pages, with their indexes and a
+    partitioned table's leaves), largest first into the lightest lot."""
+    size_of = ("SELECT pg_total_relation_size(%s::regclass) + coalesce((SELECT sum(pg_total_relation_size(relid))"
+               " FROM pg_partition_tree(%s::regclass) WHERE isleaf), 0)")    # a partitioned table's own is 0
+    sizes = {table: conn.raw.execute(size_of, (table, table)).fetchone()[0] for table in tables}
+    lots: list[tuple[int, list[str]]] = [(0, []) for _ in range(jobs)]
+    for table in sorted(tables, key=lambda t: -sizes[t]):
+        lightest = min(range(jobs), key=lambda i: lots[i][0])
+        size, names = lots[lightest]
+        lots[lightest] = (size + sizes[table], names + [table])
+    return [names for _size, names in lots if names]
 
 
 def _statistics(conn, tables, result: dict, full: bool) -> dict:

@@ -149,7 +149,7 @@ class SqliteEngine:
                 result["checkpoint"] = _checkpoint(conn)
         return result
 
-    def after_rebuild(self, conn, tables: tuple[str, ...]) -> None:
+    def after_rebuild(self, conn, tables: tuple[str, ...], jobs: int = 1) -> None:
         """Nothing: SQLite reuses a deleted row's space in place, and keeps no dead versions."""
 
     def image_loader(self, conn):
