@@ -59,6 +59,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.postgres.backend import connect
 from factledger.ledger.store.postgres.partitions import leaves_of
 from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
@@ -158,16 +159,20 @@ def vacuum_rebuilt(conn, tables, jobs: int = 1) -> None:
     if len(lots) == 1:
         conn.raw.execute(f"VACUUM {', '.join(lots[0])}")
         return
-    sessions = [conn]
+    mine, others = lots[0], []
     try:
-        sessions += [connect(conn.location, create=False) for _ in lots[1:]]
-        with ThreadPoolExecutor(len(lots)) as pool:
+        for lot in lots[1:]:
+            try:
+                others.append((connect(conn.location, create=False), lot))
+            except LedgerError:          # no session to spare (max_connections): this one does it
+                mine = mine + lot
+        with ThreadPoolExecutor(1 + len(others)) as pool:
             running = [pool.submit(session.raw.execute, f"VACUUM {', '.join(lot)}")
-                       for session, lot in zip(sessions, lots)]
+                       for session, lot in [(conn, mine), *others]]
             for done in running:
                 done.result()
     finally:
-        for session in sessions[1:]:
+        for session, _lot in others:
             session.close()
 
 
