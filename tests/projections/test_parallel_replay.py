@@ -344,11 +344,20 @@ def test_a_two_job_replay_on_postgres_vacuums_what_it_rewrote_in_two_sessions(po
     share it, every rewritten table vacuumed once, and the extra session is closed after."""
     from factledger.ledger.store.postgres import vacuum
 
-    opened = []
+    opened, waits = [], []
     connect = vacuum.connect
 
     def recorded(*args, **kwargs):
         opened.append(connect(*args, **kwargs))
+        execute = opened[-1].raw.execute
+
+        def spied(sql, args=None):                   # the session's lock wait, as VACUUM has it
+            done = execute(sql, args)
+            if sql.startswith("VACUUM"):
+                waits.append(execute("SHOW lock_timeout").fetchone()[0])
+            return done
+
+        opened[-1].raw.execute = spied
         return opened[-1]
 
     monkeypatch.setattr(vacuum, "connect", recorded)
@@ -356,8 +365,10 @@ def test_a_two_job_replay_on_postgres_vacuums_what_it_rewrote_in_two_sessions(po
         rewritten = sorted(ledger._work.projector.all_tables)
         lots = vacuum._dealt(ledger._conn, rewritten, 2)
         assert len(lots) == 2 and sorted(sum(lots, [])) == rewritten
+        ledger._conn.raw.execute("SET lock_timeout = '17s'")       # as --busy-timeout 17 sets it
         assert set(_replay_and_count_vacuums(ledger, 2).values()) == {1}
         assert len(opened) == 1 and opened[0].raw.closed
+        assert waits == ["17s"]
         assert ledger.replay_differences() == []
 
 

@@ -160,12 +160,17 @@ def vacuum_rebuilt(conn, tables, jobs: int = 1) -> None:
         conn.raw.execute(f"VACUUM {', '.join(lots[0])}")
         return
     mine, others = lots[0], []
+    # the replay's own wait for a lock (`--busy-timeout`), not the default, in every session
+    wait = conn.raw.execute("SHOW lock_timeout").fetchone()[0]
     try:
         for lot in lots[1:]:
             try:
-                others.append((connect(conn.location, create=False), lot))
+                session = connect(conn.location, create=False)
             except LedgerError:          # no session to spare (max_connections): this one does it
                 mine = mine + lot
+                continue
+            others.append((session, lot))
+            session.raw.execute("SELECT set_config('lock_timeout', %s, false)", (wait,))
         with ThreadPoolExecutor(1 + len(others)) as pool:
             running = [pool.submit(session.raw.execute, f"VACUUM {', '.join(lot)}")
                        for session, lot in [(conn, mine), *others]]
