@@ -184,9 +184,10 @@ def vacuum_rebuilt(conn, tables, jobs: int = 1) -> None:
 def _dealt(conn, tables, jobs: int) -> list[list[str]]:
     """The tables in at most `jobs` lots of about equal size (pages, with their indexes and a
     partitioned table's leaves), largest first into the lightest lot."""
-    size_of = ("SELECT pg_total_relation_size(%s::regclass) + coalesce((SELECT sum(pg_total_relation_size(relid))"
-               " FROM pg_partition_tree(%s::regclass) WHERE isleaf), 0)")    # a partitioned table's own is 0
-    sizes = {table: conn.raw.execute(size_of, (table, table)).fetchone()[0] for table in tables}
+    sizes = dict(conn.raw.execute(       # one statement; a partitioned table's own size is 0
+        "SELECT t, pg_total_relation_size(t::regclass) + coalesce((SELECT sum(pg_total_relation_size(relid))"
+        " FROM pg_partition_tree(t::regclass) WHERE isleaf), 0) FROM unnest(%s::text[]) AS t",
+        (list(tables),)).fetchall())
     lots: list[tuple[int, list[str]]] = [(0, []) for _ in range(jobs)]
     for table in sorted(tables, key=lambda t: -sizes[t]):
         lightest = min(range(jobs), key=lambda i: lots[i][0])

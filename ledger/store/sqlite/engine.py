@@ -58,10 +58,10 @@ class SqliteEngine:
         """The file memory-mapped (`mmap_size`): a replay worker reads pages from all over it,
         and a mapped page is read without a system call or a copy into SQLite's cache (the two
         workers' CPU on the 1M bench ledger: 71-75 s before, 47-63 s in most runs after;
-        docs/performance.md, "Parallel replay").  Only here: SQLite cannot catch an I/O error on a mapped page, the
-        kernel raises SIGBUS and the process dies.  A dead worker fails the replay cleanly
-        ("a replay worker process died", nothing written); a reader serving requests, or the
-        writer, would die with it."""
+        docs/performance.md, "Parallel replay").  Only here: SQLite cannot catch an I/O error
+        on a mapped page, the kernel raises SIGBUS and the process dies.  A dead worker fails
+        the replay cleanly ("a replay worker process died", nothing written); a reader serving
+        requests, or the writer, would die with it."""
         store = self.open(location, clock, create=False, read_only=True)
         store.conn.execute(f"PRAGMA mmap_size = {SCAN_MAP_BYTES}")
         return store
