@@ -36,9 +36,12 @@ def check_partition(ledger, app: str, user: str) -> bool:
     return text is None
 
 
-def check_predicate(ledger, predicate: str | None) -> None:
-    """Called when a read found nothing: a predicate the registry does not know is an error."""
+def check_predicate(ledger, predicate: str | None, app: str | None = None, user: str | None = None) -> None:
+    """Called when a read found nothing: a predicate the registry does not know is an error,
+    unless the partition recorded an open key of that name (its facts may all be closed)."""
     if predicate and ledger.registry.resolve(predicate) is None:
+        if app and user and ledger.key_kind(app, user, predicate) is not None:
+            return
         raise ledger.registry.unknown(predicate)
 
 
