@@ -4,8 +4,8 @@ One Messages API call per session delta.  The prompt carries the registry (predi
 cardinality, kinds, and the kinds an open key may take) and the partition's current keys, and
 asks for candidates with a quote and an evidence event id, plus a one-line digest of the session.
 A fact no registry predicate fits is proposed under a kind with a dotted key of the model's own
-(`code.language`), reusing the user's current keys where one fits (docs/ingestion.md, "Open keys").  The answer is constrained by a
-JSON schema and validated again by pydantic here: the model's output is data, never trusted
+(`code.language`), reusing the user's current keys where one fits (docs/ingestion.md, "Open keys").
+The answer is constrained by a JSON schema and validated again by pydantic here: the model's output is data, never trusted
 until the validator has checked each candidate against the transcript.
 
 Failure is all or nothing: a network error, a 4xx/5xx after the SDK's bounded retries, a
