@@ -5,8 +5,8 @@ cardinality, kinds, and the kinds an open key may take) and the partition's curr
 asks for candidates with a quote and an evidence event id, plus a one-line digest of the session.
 A fact no registry predicate fits is proposed under a kind with a dotted key of the model's own
 (`code.language`), reusing the user's current keys where one fits (docs/ingestion.md, "Open keys").
-The answer is constrained by a JSON schema and validated again by pydantic here: the model's output is data, never trusted
-until the validator has checked each candidate against the transcript.
+The answer is constrained by a JSON schema and validated again by pydantic here: the model's
+output is data, never trusted until the validator has checked each candidate against the transcript.
 
 Failure is all or nothing: a network error, a 4xx/5xx after the SDK's bounded retries, a
 timeout, or output that does not validate raises `ExtractionFailed`; ingestion then appends
