@@ -11,6 +11,7 @@ from factledger.cli.output import emit, output_options
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
+from factledger.ledger.audit.inventory import kinds as list_kinds
 from factledger.ledger.audit.inventory import pattern_coverage
 from factledger.ledger.audit.inventory import predicates as list_predicates
 from factledger.ledger.registry.predicates import load_registry
@@ -19,6 +20,7 @@ PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "fir
                      "last_recorded")
 PREDICATE_COLUMNS = ("name", "cardinality", "sensitivity", "kind", "aliases", "retention_days")
 CHECK_COLUMNS = ("name", "status", "rules", "patterns", "values")
+KIND_COLUMNS = ("name", "cardinality", "sensitivity", "retention_days", "min_confidence", "description")
 
 
 @click.command()
@@ -41,10 +43,15 @@ def partitions(state, app, user, fmt) -> None:
 @click.option("--check", is_flag=True,
               help="Lint the registry: list each predicate's offline rules and patterns; exit 1 if "
                    "any predicate has none (no ledger needed)")
+@click.option("--kinds", "show_kinds", is_flag=True,
+              help="The kinds an open key may take (observe --kind), with the rules each gives")
 @output_options
 @pass_state
-def predicates(state, check, fmt) -> None:
+def predicates(state, check, show_kinds, fmt) -> None:
     """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
+    if show_kinds:
+        emit(list_kinds(load_registry(state.registry)), fmt, KIND_COLUMNS)
+        return
     if not check:
         emit(list_predicates(state.ledger(read_only=True).registry), fmt, PREDICATE_COLUMNS)
         return

@@ -267,3 +267,12 @@ def test_a_registry_can_add_a_kind_and_refuses_a_bad_one():
     assert reg.spec_for("sleep.bedtime", "habit").cardinality == "many"
     with pytest.raises(Exception, match="cardinality"):
         parse_registry(b'[kinds.habit]\ncardinality = "lots"\n[predicates.diet]\ncardinality = "one"\n')
+
+
+def test_predicates_lists_the_kinds(tmp_path):
+    done = subprocess.run([FACTLEDGER, "--db", str(tmp_path / "none.db"), "predicates", "--kinds", "--json"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    kinds = {k["name"]: k for k in json.loads(done.stdout)}
+    assert {"preference", "constraint", "decision", "fact", "event", "open_item"} <= set(kinds)
+    assert kinds["event"]["cardinality"] == "many" and kinds["event"]["dated"] is True
