@@ -20,6 +20,7 @@ fact (`sync`), so vectors of two encoders are never compared.
 from __future__ import annotations
 
 import sqlite3
+import warnings
 
 from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
@@ -65,9 +66,7 @@ class VectorProjection:
         if deletes:
             conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ? AND app = ? AND user = ?", deletes)
         if inserts:
-            model = encoders.get()
-            if model is not None:
-                conn.executemany(_INSERT, [_row(model, s) for s in inserts])
+            conn.executemany(_INSERT, _embedded(inserts))
 
     def discard(self) -> None:
         pass
@@ -82,6 +81,22 @@ class VectorProjection:
             return
         rows = sorted(_row(model, s) for s in open_facts.values())
         conn.executemany(_INSERT, rows)
+
+
+def _embedded(snaps: list[dict]) -> list[tuple]:
+    """The rows of the facts an encoder could embed.  One that fails leaves its facts without a
+    vector (recall finds them by words; `verify` reports the meaning index as incomplete, and
+    re-embedding refreshes it) rather than failing the write that opened them: a fact is never
+    lost to the encoder."""
+    try:
+        model = encoders.get()
+        return [] if model is None else [_row(model, s) for s in snaps]
+    except LedgerError:
+        raise                                 # the encoder was asked for and is not installed
+    except Exception as exc:    # noqa: BLE001 - whatever the runtime raises, the facts are kept
+        warnings.warn(f"factledger: the encoder failed ({type(exc).__name__}: {exc}); {len(snaps)} fact(s) "
+                      "stored without a meaning vector", RuntimeWarning, stacklevel=2)
+        return []
 
 
 def _row(model, s: dict) -> tuple:

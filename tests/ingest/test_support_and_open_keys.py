@@ -276,3 +276,24 @@ def test_predicates_lists_the_kinds(tmp_path):
     kinds = {k["name"]: k for k in json.loads(done.stdout)}
     assert {"preference", "constraint", "decision", "fact", "event", "open_item"} <= set(kinds)
     assert kinds["event"]["cardinality"] == "many" and kinds["event"]["dated"] is True
+
+
+def test_an_encoder_that_raises_loses_nothing(tmp_path, monkeypatch, meaning):
+    """The meaning check and the meaning index both need the encoder; one that fails mid-write
+    costs the candidate its meaning check (decided by the exact rules) and its vector, never the
+    fact (a warning says so)."""
+    from factledger.ledger.semantic import embedder as encoders
+
+    class Broken:
+        identity = "broken"
+
+        def embed(self, text):
+            raise RuntimeError("the runtime fell over")
+
+    with Ledger(tmp_path / "l.db", create=True) as ledger:
+        observe(ledger, "allergy", "peanuts", "I'm allergic to peanuts")
+        monkeypatch.setattr(encoders, "get", lambda: Broken())
+        with pytest.warns(RuntimeWarning, match="failed"):
+            outcome = observe(ledger, "allergy", "peanut", "I'm allergic to peanut", evidence_event="e2")
+        assert outcome.decision == "insert"            # kept, as its own fact (a duplicate is cheap)
+        assert {f["value"] for f in ledger.facts("a", "u", include_sensitive=True)} == {"peanuts", "peanut"}
