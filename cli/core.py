@@ -138,6 +138,10 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
         check_as_of(ledger, as_of)
     if status:
         rows = [r for r in rows if r["status"] in status]
+        closed = sorted(set(status) & {"superseded", "retracted"})
+        if closed and not rows and not (as_of or valid_at):
+            note(f"{' and '.join(closed)} facts are not open now: add --valid-at TIME (what was true then) "
+                 "or --as-of TIME, or see `factledger history`")
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     if valid_at:
         emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
