@@ -22,7 +22,6 @@ import functools
 import click
 from click.core import ParameterSource
 
-from factledger.ledger import LedgerError
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
 
 ENV = {"app": "FACTLEDGER_APP", "user": "FACTLEDGER_USER"}
