@@ -43,3 +43,17 @@ def test_a_closed_status_without_a_time_says_how_to_see_it(tmp_path):
     done = cli(db, "facts", "--app", "a", "--user", "u", "--status", "superseded", "--json")
     assert done.returncode == 0 and done.stdout.strip() == "[]"
     assert "--valid-at" in done.stderr and "history" in done.stderr
+
+
+def test_the_erasure_report_names_its_ledger_and_says_its_counts_in_words(tmp_path):
+    db = ledger(tmp_path)
+    forgot = cli(db, "forget", "--app", "a", "--user", "u", "--session", "s1", "--reason", "asked", "--yes",
+                 "--json")
+    assert forgot.returncode == 0, forgot.stderr
+    import json
+
+    seq = json.loads(forgot.stdout)["redaction_seq"]
+    report = cli(db, "report", "erasure", str(seq)).stdout
+    assert f"| Ledger | {db} |" in report
+    assert "events scrubbed" in report and "rows:" not in report and ".000000Z" not in report
+    assert json.loads(cli(db, "report", "erasure", str(seq), "--format", "json").stdout)["ledger"] == str(db)
