@@ -297,3 +297,9 @@ def test_an_encoder_that_raises_loses_nothing(tmp_path, monkeypatch, meaning):
             outcome = observe(ledger, "allergy", "peanut", "I'm allergic to peanut", evidence_event="e2")
         assert outcome.decision == "insert"            # kept, as its own fact (a duplicate is cheap)
         assert {f["value"] for f in ledger.facts("a", "u", include_sensitive=True)} == {"peanuts", "peanut"}
+        assert ledger._conn.execute("SELECT count(*) FROM fact_vectors").fetchone()[0] == 1
+        monkeypatch.undo()
+    monkeypatch.delenv("FACTLEDGER_EMBEDDER", raising=False)
+    with Ledger(tmp_path / "l.db") as ledger:           # the next write open embeds what was missed
+        assert ledger._conn.execute("SELECT count(*) FROM fact_vectors").fetchone()[0] == 2
+        assert ledger.verify()["ok"]
