@@ -55,16 +55,26 @@ def init(state) -> None:
 @click.option("--negated", is_flag=True, help="The statement retracts the value")
 @click.option("--confidence", type=float, default=None)
 @click.option("--effective-date", "effective_date", default=None, help="Date of a series reading")
+@click.option("--kind", default=None, metavar="KIND",
+              help="A key of its own (a dotted --predicate) under this kind's rules: preference, constraint, "
+                   "decision, fact, event, open_item (`factledger predicates --kinds`)")
+@click.option("--sensitivity", default=None, type=click.Choice(["normal", "personal", "health"]),
+              help="Raise an open key's class above its kind's default "
+                   "(never lowers; a registry predicate keeps its own)")
 @create_option
 @output_options
 @pass_state
 def observe(state, app, user, subject, predicate, value, quote, session, event_id, said_at, basis,
-            author, negated, confidence, effective_date, create, fmt) -> None:
-    """Offer one candidate fact; prints the decision the ledger took."""
+            author, negated, confidence, effective_date, kind, sensitivity, create, fmt) -> None:
+    """Offer one candidate fact; prints the decision the ledger took.
+
+    A value its quote does not support is held for review (decision `hold`, reason
+    `unsupported_by_quote`): never served, listed by `factledger review`."""
     candidate = make_candidate(
         app=app, user=user, subject=subject, predicate=predicate, value=value, quote=quote,
         session=session, evidence_event=event_id, said_at=said_at, basis=basis, author=author,
-        negated=negated, confidence=confidence, effective_date=effective_date)
+        negated=negated, confidence=confidence, effective_date=effective_date, kind=kind,
+        sensitivity=sensitivity)
     with state.ledger_undone_on_error(create) as ledger:   # a refused candidate leaves no new ledger
         outcome = ledger.observe(candidate).as_dict()
     emit_one(outcome, fmt, render=lambda o: (
@@ -107,10 +117,11 @@ def check_as_of(ledger, as_of: str | None) -> None:
 @_time_options
 @click.option("--status", type=click.Choice(STATUSES), multiple=True,
               help="Only facts in this state today (repeatable); --valid-at can show superseded and retracted")
+@click.option("--kind", "kinds", multiple=True, metavar="KIND", help="Only facts of this kind (repeatable)")
 @clearance_option("personal")
 @output_options
 @pass_state
-def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearance, include_sensitive,
+def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, clearance, include_sensitive,
           fmt) -> None:
     """Open facts of a partition (or, with --as-of / --valid-at, as they were).
 
@@ -120,7 +131,7 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, clearan
     allowed = cleared(clearance, include_sensitive, "personal")
     ledger = state.ledger(read_only=True)
     rows = ledger.facts(app, user, subject=subject, predicate=predicate, as_of=as_of,
-                        valid_at=valid_at, include_sensitive=True)
+                        valid_at=valid_at, include_sensitive=True, kinds=kinds or None)
     if not rows:
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate)

@@ -47,6 +47,8 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("--mode", default=None, type=click.Choice(["lexical", "semantic", "hybrid"]),
               help="Match by words, by meaning, or both  [default: hybrid with the semantic extra, else lexical]")
 @click.option("--no-domain", "no_domain", is_flag=True, help="Leave out the app's shared _domain facts")
+@click.option("--kind", "kinds", multiple=True, metavar="KIND",
+              help="Only facts of this kind: preference, constraint, decision, fact, event, ... (repeatable)")
 @click.option("--as-of", "as_of", metavar="TIME",
               help=f"Serve what the ledger would have served at TIME (its open facts then, scored then). "
                    f"{TIME_FORMATS}")
@@ -54,12 +56,12 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
                       "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, mode, no_domain, as_of, fmt) -> None:
+           recency_weight, half_life, limit, budget, mode, no_domain, kinds, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
     ledger = state.ledger(read_only=True)
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
-                   preload=preload, domain=not no_domain, mode=mode, as_of=as_of)
+                   preload=preload, domain=not no_domain, mode=mode, as_of=as_of, kinds=kinds or None)
     result = ledger.recall(app, user, query, explain=explain, **options)
     explained = result if explain else ledger.recall(app, user, query, explain=True, **options)
     if not explained.candidates:

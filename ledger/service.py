@@ -24,6 +24,7 @@ from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.outcome import Outcome
+from factledger.ledger.domain.support import refused
 from factledger.ledger.domain.textindex import remembering
 from factledger.ledger.errors import CandidateRefused, LedgerError
 from factledger.ledger.forget.residue import residue
@@ -113,9 +114,12 @@ class Ledger(Reads):
         (through the projections' unwritten state), and the projections write once at the end.
 
         A candidate offered directly meets the checks ingestion makes of an extractor's proposal
-        before anything is written: its quote must support its value (and a negation must
-        negate), or the whole batch is refused with `CandidateRefused` and nothing is appended.
-        The said-at bounds and the registry's author and basis rules run as for ingestion."""
+        before anything is written: its quote must be evidence (of some substance, and a negation
+        must negate), or the whole batch is refused with `CandidateRefused` and nothing is
+        appended.  A value its quote does not support is held for review (`unsupported_by_quote`,
+        docs/ingestion.md), never lost.  The said-at bounds and the registry's author and basis
+        rules run as for ingestion; a candidate's `kind` opens a key of its own
+        (docs/ingestion.md, "Open keys")."""
         candidates, registry, work = list(candidates), self.registry, self._work
         for candidate in candidates:
             refuse_unsupported(candidate, registry)
@@ -140,6 +144,8 @@ class Ledger(Reads):
 
     def facts(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalise_partition(app, user)
+        if filters.get("kinds") is not None:
+            filters["kinds"] = self._known_kinds(filters["kinds"])
         with snapshot(self._conn), served.keeping(self._served_kept):
             found = queries.facts(self._conn, app, user, now=self.clock(), registry=self.registry, **filters)
             as_of, valid_at = filters.get("as_of"), filters.get("valid_at")
@@ -149,11 +155,21 @@ class Ledger(Reads):
                 served.check_open(self._conn, app, user, {f["fact_id"] for f in found},
                                   subject=filters.get("subject"),
                                   predicate=spec.name if spec else filters.get("predicate"),
-                                  include_sensitive=bool(filters.get("include_sensitive")))
+                                  include_sensitive=bool(filters.get("include_sensitive")),
+                                  kinds=filters.get("kinds"))
             else:
                 served.check(self._conn, found, table="fact_history",
                              at=normalise_time(as_of) if as_of is not None else None)
         return found
+
+    def _known_kinds(self, kinds) -> tuple[str, ...] | None:
+        """Kind names checked against the registry's kinds (an unknown one is an error that
+        names the known ones, not an empty answer)."""
+        parsed = recall_options.parse_kinds(kinds)
+        unknown = [k for k in parsed or () if k not in self.registry.kinds]
+        if unknown:
+            raise LedgerError(f"unknown kind {unknown[0]!r} (known: {', '.join(self.registry.kinds)})")
+        return parsed
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
         app, user = normalise_partition(app, user)
@@ -190,13 +206,14 @@ class Ledger(Reads):
         """The few current facts that belong in the next prompt, rendered and explained.
 
         Options (see `ledger.recall_options.RecallOptions.build`): clearance, min_confidence,
-        max_age, recency_weight, half_life, limit, budget, preload, domain, mode; and `as_of` (a
-        time: the facts open then, scored as of then).  Returns a `RecallResult`:
+        max_age, recency_weight, half_life, limit, budget, preload, domain, mode, kinds (only
+        facts of these kinds); and `as_of` (a time: the facts open then, scored as of then).  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
         """
         as_of = options.pop("as_of", None)     # serve what would have been served then
         app, user = normalise_partition(app, user)
         opts = options.pop("options", None) or RecallOptions.build(**options)
+        self._known_kinds(opts.kinds)
         at = normalise_time(as_of) if as_of is not None else None
         kept = self._work.recall_kept
         with snapshot(self._conn), served.keeping(self._served_kept), remembering(kept.texts):
@@ -468,16 +485,13 @@ def busy_error(exc) -> LedgerError:
 
 
 def refuse_unsupported(candidate: Candidate, registry: Registry) -> None:
-    """`CandidateRefused` when the candidate's quote does not say what it claims, with the
-    reason ingestion would record (docs/ingestion.md, the validator's rule 3)."""
-    from factledger.ledger.ingest.support import unsupported
-
-    reason = unsupported(candidate, registry.resolve(candidate.predicate))
+    """`CandidateRefused` when the candidate's quote is no evidence at all (too short) or a
+    negation's does not negate, with the reason ingestion would record (docs/ingestion.md)."""
+    reason = refused(candidate, registry.spec_for(candidate.predicate, candidate.kind))
     if reason is None:
         return
     what = f"{candidate.predicate} = {candidate.value!r}" + (" (negated)" if candidate.negated else "")
     why = {"quote_too_short": "the quote is too short to say anything",
-           "value_not_in_quote": "the quote does not state the value",
            "negation_not_in_quote": "the quote does not negate the value"}.get(reason, reason)
     raise CandidateRefused(f"refused {what}: {why} ({reason}; quote {candidate.quote!r}); "
                            "nothing was written", reason)

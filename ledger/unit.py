@@ -22,10 +22,14 @@ from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import Body
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
+from factledger.ledger.domain.support import UNSUPPORTED, unsupported
 from factledger.ledger.domain.textindex import remembering as text_memo
 from factledger.ledger.domain.validate import check
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import Registry, load_registry
+from factledger.ledger.semantic import embedder as encoders
+from factledger.ledger.semantic import entail
 from factledger.ledger.semantic.dedup import key_matrix
 from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Engine, EventLog
@@ -35,6 +39,7 @@ from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import vectors
 from factledger.projections.keystate import StoredKey, decide_key
+from factledger.projections.queries import key_kind
 from factledger.projections.recallcache import KeptScopes
 from factledger.projections.runner import Projector
 
@@ -135,10 +140,9 @@ class UnitOfWork:
         events that record the decision, and a candidate that would be held again is refused.
         `review` (reviewed_by, review_reason) is set on the same events.
         """
-        stamp = {"hold_id": hold_id, **(review or {})}
         sha = self.registry.sha256
         refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
-        verdict = check(candidate, self.registry)
+        verdict = check(candidate, self.registry, self._key_kind(candidate))
         if verdict.action == "hold":
             if hold_id is not None:
                 raise LedgerError(f"{candidate.predicate!r} is not a predicate of the registry")
@@ -147,17 +151,34 @@ class UnitOfWork:
         if verdict.action == "reject":
             body = rejected(candidate, verdict.reason, Rule.VALIDATOR, sha)
             if hold_id is not None:
-                body = body.model_copy(update=stamp)
+                body = body.model_copy(update={"hold_id": hold_id, **(review or {})})
             event = self.store.append(body)
             return Outcome("reject", None, verdict.reason, Rule.VALIDATOR, [event.seq])
         c, spec = verdict.candidate, verdict.spec
         key = StoredKey(self.projector, self.conn, c.app, c.user, c.subject, spec.name)
+        if hold_id is None:                   # a reviewer's accept is the support a hold waited for
+            reason = unsupported(c, spec, [f.value for f in key.view()] if spec.cardinality == "one" else None,
+                                 entail.supports if encoders.wanted() else None)
+            if reason == UNSUPPORTED:
+                event = self.store.append(held(c, reason, sha))
+                return Outcome("hold", None, reason, Rule.VALIDATOR, [event.seq])
+            if reason is not None:
+                event = self.store.append(rejected(c, reason, Rule.VALIDATOR, sha))
+                return Outcome("reject", None, reason, Rule.VALIDATOR, [event.seq])
         decision = decide_key(c, spec, key, lambda: self._stored_key(c.app, c.user, spec.name))
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=lambda seqs: statement_bodies(self.conn, seqs))
         bodies = stamped(bodies, hold_id, review)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def _key_kind(self, candidate: Candidate) -> str | None:
+        """The kind of the partition's open key of this name, for a candidate that names no kind
+        and no registry predicate (a later statement of an open key need not repeat its kind)."""
+        if candidate.kind is not None or self.registry.resolve(candidate.predicate) is not None:
+            return None
+        name = open_key_name(candidate.predicate)
+        return None if name is None else key_kind(self.conn, candidate.app, candidate.user, name)
 
     def _stored_key(self, app: str, user: str, predicate: str):
         """A key's stored vectors as a matrix (`semantic.dedup.key_matrix`), read once per

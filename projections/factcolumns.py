@@ -23,7 +23,7 @@ FACT_COLUMNS: tuple[tuple[str, str], ...] = (
 SNAPSHOT_COLUMNS: tuple[str, ...] = tuple(name for name, _type in FACT_COLUMNS)
 
 # What the fold keeps for itself and no read returns.
-BOOKKEEPING = ("value_key", "base_confidence", "reinforcements", "kind", "cardinality", "sessions",
+BOOKKEEPING = ("value_key", "base_confidence", "reinforcements", "cardinality", "sessions",
                "observed_seq", "valid_to")
 
 # The public fields of a fact, in the order every output shows them: the stored columns in

@@ -48,9 +48,14 @@ def _key_filter(subject: str | None, predicate: str | None, registry=None) -> tu
 
 def facts(conn: sqlite3.Connection, app: str, user: str, *, now: datetime,
           subject: str | None = None, predicate: str | None = None, as_of: str | None = None,
-          valid_at: str | None = None, include_sensitive: bool = False, registry=None) -> list[dict]:
-    """Open facts now; or, with `as_of` / `valid_at`, what was believed / true at that time."""
+          valid_at: str | None = None, include_sensitive: bool = False, registry=None,
+          kinds: tuple[str, ...] | None = None) -> list[dict]:
+    """Open facts now; or, with `as_of` / `valid_at`, what was believed / true at that time;
+    `kinds`: only facts of those kinds."""
     where, args = _key_filter(subject, predicate, registry)
+    if kinds:
+        where += f" AND kind IN ({', '.join('?' for _ in kinds)})"
+        args.extend(kinds)
     if not include_sensitive:
         where += " AND sensitivity != 'health'"
     if as_of is None and valid_at is None:
@@ -196,3 +201,14 @@ def stats(conn: sqlite3.Connection) -> dict:
         "events_per_fact": round(fact_events / facts_total, 3) if facts_total else 0.0,
         "events_by_type": log["by_type"],
     }
+
+
+def key_kind(conn: sqlite3.Connection, app: str, user: str, predicate: str) -> str | None:
+    """The kind the partition's facts of an open key were recorded with (None if it has none):
+    a later statement of the key that names no kind is decided under the same kind's rules."""
+    for table in ("facts_current", "fact_history"):
+        row = conn.execute(f"SELECT kind FROM {table} WHERE app = ? AND user = ? AND predicate = ? LIMIT 1",
+                           (app, user, predicate)).fetchone()
+        if row is not None:
+            return row[0]
+    return None

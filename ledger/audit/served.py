@@ -89,7 +89,8 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
 
 
 def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str | None = None,
-               predicate: str | None = None, include_sensitive: bool = False) -> None:
+               predicate: str | None = None, include_sensitive: bool = False,
+               kinds: tuple[str, ...] | None = None) -> None:
     """The open facts of a partition as `facts_current` serves them (under the same filters) must
     be the open intervals of `fact_history`: a row deleted from either, added to either, or moved
     out of the caller's sight (a sensitivity raised) is found here."""
@@ -102,6 +103,8 @@ def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str 
         sql, args = sql + " AND predicate = ?", [*args, predicate]
     if not include_sensitive:
         sql += " AND sensitivity != 'health'"
+    if kinds:
+        sql, args = sql + f" AND kind IN ({', '.join('?' for _ in kinds)})", [*args, *kinds]
     held = {row[0] for row in conn.execute(sql, args)}
     for fact_id in sorted(held - served_ids):
         raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.ids import normalise_id
-from factledger.ledger.vocabulary.words import ERASED_PREFIX, RESERVED_USERS, Author, Basis
+from factledger.ledger.vocabulary.words import ERASED_PREFIX, RESERVED_USERS, Author, Basis, Sensitivity
 
 MAX_VALUE = 500
 MAX_QUOTE = 2000
@@ -24,6 +24,7 @@ MAX_ID = 200
 SUBJECT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}")      # whole-string: fullmatch
 _CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
 _QUOTE_ALLOWED = {"\n", "\t", "\r"}
+KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")                          # whole-string: fullmatch
 # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg": the space between a digit and a letter goes.
 # Both sides are lookarounds, so the replacement is a plain "" (a template such as r"\1" sends
 # every `sub` call through `re`'s Python-level template code).
@@ -92,6 +93,9 @@ class Candidate(BaseModel):
     confidence: float | None = None
     said_at: str
     effective_date: str | None = None
+    # an open key's kind (ledger/registry/kinds.py), and the class it asks for (only ever raises)
+    kind: str | None = None
+    sensitivity: Sensitivity | None = None
 
     @field_validator("app", "user", "session", "evidence_event")
     @classmethod
@@ -123,6 +127,16 @@ class Candidate(BaseModel):
     @classmethod
     def _quote(cls, v: str) -> str:
         return clean_text(v, "quote", MAX_QUOTE, _QUOTE_ALLOWED)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        v = v.strip().lower()
+        if not KIND_RE.fullmatch(v):
+            raise ValueError(f"kind {v!r} must be one word, like preference, event or open_item")
+        return v
 
     @field_validator("confidence")
     @classmethod

@@ -40,12 +40,15 @@ class RecallOptions:
     preload: bool = False
     domain: bool = True
     mode: str | None = None           # lexical | semantic | hybrid; None: hybrid when meaning is available
-
+    kinds: tuple[str, ...] | None = None   # only facts of these kinds (None: every kind)
+    # whether the caller named a threshold: if not, a kind's own serving threshold applies
+    # (the registry's `[kinds.NAME] min_confidence`), else the caller's, for every kind
+    threshold_given: bool = False
 
     @classmethod
     def build(cls, *, clearance=None, min_confidence=None, max_age=None, recency_weight=None,
               half_life=None, limit=None, budget=None, preload=False, domain=True,
-              mode=None) -> RecallOptions:
+              mode=None, kinds=None) -> RecallOptions:
         opts = cls(
             clearance=parse_clearance(clearance),
             min_confidence=_unit_interval("--min-confidence", min_confidence, SERVING_THRESHOLD),
@@ -55,17 +58,33 @@ class RecallOptions:
                             else parse_days("--half-life", half_life)),
             limit=DEFAULT_LIMIT if limit is None else _count("--limit", limit),
             budget=None if budget is None else _count("--budget", budget),
-            preload=bool(preload), domain=bool(domain), mode=parse_mode(mode))
+            preload=bool(preload), domain=bool(domain), mode=parse_mode(mode), kinds=parse_kinds(kinds),
+            threshold_given=min_confidence is not None)
         return opts
 
     def as_dict(self) -> dict:
         return {"clearance": list(self.clearance), "min_confidence": self.min_confidence,
                 "max_age_days": self.max_age_days, "recency_weight": self.recency_weight,
                 "half_life_days": self.half_life_days, "limit": self.limit, "budget": self.budget,
-                "preload": self.preload, "domain": self.domain, "mode": self.mode}
+                "preload": self.preload, "domain": self.domain, "mode": self.mode,
+                "kinds": None if self.kinds is None else list(self.kinds)}
 
 
 MODES = ("lexical", "semantic", "hybrid")
+_KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")          # fullmatch, as a candidate's kind
+
+
+def parse_kinds(value) -> tuple[str, ...] | None:
+    """Kind names (a comma-separated string or a list) to limit recall to; None: every kind.
+    Whether a kind exists is the registry's to say (`Ledger.recall` checks the names)."""
+    if value is None:
+        return None
+    names = value.split(",") if isinstance(value, str) else list(value)
+    kinds = tuple(dict.fromkeys(str(n).strip().lower() for n in names if str(n).strip()))
+    bad = [k for k in kinds if not _KIND.fullmatch(k)]
+    if bad:
+        raise LedgerError(f"--kind {bad[0]!r} is not a kind name (one word, like preference or event)")
+    return kinds or None
 
 
 def parse_mode(value) -> str | None:
@@ -144,6 +163,6 @@ def _count(option: str, value) -> int:
     return value
 
 
-__all__ = ["RecallOptions", "MODES", "parse_mode", "parse_clearance", "clearance_level", "parse_days",
+__all__ = ["RecallOptions", "MODES", "parse_mode", "parse_kinds", "parse_clearance", "clearance_level", "parse_days",
            "DEFAULT_CLEARANCE", "DEFAULT_LIMIT",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_HALF_LIFE_DAYS"]

@@ -40,7 +40,8 @@ def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, regi
         basis_claimed=basis_claimed, confidence=initial_confidence(c.basis, c.confidence),
         sensitivity=spec.sensitivity, kind=spec.kind, cardinality=spec.cardinality,
         said_at=c.said_at,
-        effective_date=(c.effective_date or c.said_at[:10]) if spec.cardinality == "series" else c.effective_date,
+        effective_date=((c.effective_date or c.said_at[:10]) if spec.cardinality == "series" or spec.dated
+                        else c.effective_date),
         hold_id=hold_id,
     )
 

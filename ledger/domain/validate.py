@@ -23,8 +23,11 @@ class Verdict:
     basis_claimed: str | None = None
 
 
-def check(candidate: Candidate, registry: Registry) -> Verdict:
-    spec = registry.resolve(candidate.predicate)
+def check(candidate: Candidate, registry: Registry, key_kind: str | None = None) -> Verdict:
+    """`key_kind`: the kind the partition's open key of this name already has, for a candidate
+    that names none (an open key is reused, not held, when a later statement omits its kind)."""
+    spec = registry.spec_for(candidate.predicate, candidate.kind or key_kind, candidate.sensitivity,
+                             (candidate.value, candidate.quote))
     if spec is None:
         return Verdict("hold", candidate, reason=Reason.UNKNOWN_PREDICATE)
     claimed = candidate.basis
@@ -37,5 +40,6 @@ def check(candidate: Candidate, registry: Registry) -> Verdict:
     if basis == "stated" and candidate.author != "user":
         basis = "inferred"                     # agent or tool text is not the user's word
     value = clean_text(spec.normalise_value(candidate.value), "value", MAX_VALUE)
-    adjusted = candidate.model_copy(update={"predicate": spec.name, "basis": basis, "value": value})
+    adjusted = candidate.model_copy(update={"predicate": spec.name, "basis": basis, "value": value,
+                                            "kind": spec.kind if spec.open else None})
     return Verdict("apply", adjusted, spec, basis_claimed=claimed if claimed != basis else None)

@@ -1,9 +1,11 @@
 """What an extractor proposes, before the validator has looked at it.
 
-A proposal names an evidence event and a quote; it never carries the author, the time or the
-sensitivity, because those are taken from the session and the registry, not from whatever
-produced the proposal.  (A candidates file that still carries `said_at`, `author` or
-`sensitivity` is accepted and those fields are ignored: sensitivity comes from the registry.)
+A proposal names an evidence event and a quote; it never carries the author or the time, because
+those are taken from the session, not from whatever produced the proposal.  (A candidates file
+that still carries `said_at`, `author` or `cardinality` is accepted and those fields are ignored.)
+It may name a `kind` for a key of its own (an open key, ledger/registry/kinds.py) and a
+`sensitivity`, which only ever raises an open key's class: a registry predicate's class is the
+registry's, never the proposal's.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from factledger.ledger.domain.candidate import describe_validation_error
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.jsonl import json_lines, read_text
-from factledger.ledger.vocabulary.words import Basis
+from factledger.ledger.vocabulary.words import Basis, Sensitivity
 
-IGNORED_FIELDS = ("said_at", "author", "sensitivity", "kind", "cardinality")
+IGNORED_FIELDS = ("said_at", "author", "cardinality")
 
 
 class Proposal(BaseModel):
@@ -32,6 +34,8 @@ class Proposal(BaseModel):
     negated: StrictBool = False           # "false" (a string) is refused, never read as true
     confidence: float | None = None
     effective_date: str | None = None
+    kind: str | None = Field(default=None, max_length=40)
+    sensitivity: Sensitivity | None = None
     # provenance: the registry pattern or rule that proposed it (the offline extractor's)
     pattern: str | None = Field(default=None, max_length=200)
     session: str | None = Field(default=None, description="only in candidates files: routing")

@@ -9,11 +9,11 @@ checked against the session itself:
    (a partial event is never evidence                   -> rejected `evidence_event_partial`)
 3. the quote occurs in that event's text, whitespace-normalised
                                                         -> else rejected `quote_not_in_evidence`
-   ... and supports the proposal (`support.py`): a quote of some substance, the value (or the
-   value retracted) said in it, a negation that negates
-                                                        -> else rejected `quote_too_short`,
-                                                           `value_not_in_quote`,
+   ... and is evidence (`ledger/domain/support.py`): a quote of some substance, a negation
+   that negates                                         -> else rejected `quote_too_short`,
                                                            `negation_not_in_quote`
+   (whether it supports the value is the write path's rule for every writer: else held
+   `unsupported_by_quote`, never lost)
 4. author and said_at are the evidence event's own, never the extractor's; proposals are decided
    in transcript order, and two that give one single-valued key different values from the
    same event are both rejected                         -> `conflicting_proposals`
@@ -30,9 +30,9 @@ from pydantic import ValidationError
 
 from factledger.ledger.domain.candidate import Candidate, describe_validation_error, value_key
 from factledger.ledger.domain.events import CandidateRejected
+from factledger.ledger.domain.support import UNSUPPORTED, plain_typography, refused, unsupported
 from factledger.ledger.ingest.proposal import Proposal
 from factledger.ledger.ingest.session import Delta
-from factledger.ledger.ingest.support import plain_typography, unsupported
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.vocabulary.words import Rule
 
@@ -59,13 +59,16 @@ def in_transcript_order(proposals: list[Proposal], delta: Delta) -> list[Proposa
 
 def conflicting(checked: list, registry: Registry | None) -> set[int]:
     """Indexes of the valid candidates that give one single-valued key different values from one
-    event: the event cannot say both, so neither is kept (instead of silently keeping the last)."""
+    event: the event cannot say both, so neither is kept (instead of silently keeping the last).
+    Only values the quote supports count: one the write path will hold for a reviewer
+    (`unsupported_by_quote`) takes nothing from a value the same event does say."""
     values: dict[tuple, set[str]] = {}
     keys = []
     for c in checked:
-        spec = registry.resolve(c.predicate) if registry and isinstance(c, Candidate) else None
+        spec = registry.spec_for(c.predicate, c.kind) if registry and isinstance(c, Candidate) else None
         key = None
-        if spec is not None and spec.cardinality == "one" and not c.negated:
+        if (spec is not None and spec.cardinality == "one" and not c.negated
+                and unsupported(c, spec) != UNSUPPORTED):
             key = (c.subject, spec.name, c.evidence_event)
             values.setdefault(key, set()).add(value_key(c.value))
         keys.append(key)
@@ -109,8 +112,10 @@ def check(proposal: Proposal, delta: Delta, app: str, user: str,
             value=proposal.value, quote=proposal.quote, session=session.id,
             evidence_event=event.id, author=event.author, basis=proposal.basis,
             negated=proposal.negated, confidence=proposal.confidence, said_at=event.said_at,
-            effective_date=proposal.effective_date)
+            effective_date=proposal.effective_date, kind=proposal.kind, sensitivity=proposal.sensitivity)
     except ValidationError as exc:
         return reject("invalid_candidate", error=describe_validation_error(exc)[:_RECORD_LIMIT])
-    reason = unsupported(proposal, registry.resolve(proposal.predicate) if registry else None)
+    # the value's support (held, not rejected, when the quote does not give it) is the write
+    # path's, for every writer alike (`UnitOfWork.append_candidate`); here only what refuses
+    reason = refused(proposal, registry.spec_for(proposal.predicate, proposal.kind) if registry else None)
     return candidate if reason is None else reject(reason)

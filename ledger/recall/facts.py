@@ -35,11 +35,13 @@ from factledger.ledger.registry.predicates import CONFIRM_AFTER_DAYS
 
 # Positions in a thin row (ledger.recall._THIN).
 (ID, USER, SUBJECT, PREDICATE, VALUE, SENSITIVITY, CONFIDENCE, CONFIRMED, DISPUTES, BASIS, SAID,
- SESSION, AUTHOR, TERMS) = range(14)
-OUTCOMES = ("selected", "sensitivity", "no_match", "confidence", "age", "limit", "budget")
+ SESSION, AUTHOR, TERMS, KIND, EFFECTIVE) = range(16)
+# `kind`: the caller limited recall to other kinds (not withheld: not asked for).  `retention`:
+# past its predicate's (or kind's) retention period, withheld before `retain` deletes it.
+OUTCOMES = ("selected", "sensitivity", "kind", "no_match", "retention", "confidence", "age", "limit", "budget")
 # Outcomes that withheld a fact the caller's scope held and (for a search) the query matched:
 # counted, with their reason, in the block (`render.withheld_line`), never with their values.
-WITHHELD = ("sensitivity", "confidence", "age", "limit", "budget")
+WITHHELD = ("sensitivity", "retention", "confidence", "age", "limit", "budget")
 # What the record says it knows for itself: the user said it, it was verified, or a document
 # says it.  Age never hides such a fact (it lowers its rank and is shown, docs/recall.md "Age");
 # the serving threshold judges an inferred fact by its decayed confidence.
@@ -52,15 +54,38 @@ _NO_MEANING = (0.0, None)
 _MARGIN = 1e-3                          # see InScope.best_first
 
 
+class KindRules:
+    """What recall asks of the registry per fact beyond its clearance: the retention period (a
+    registry predicate's `retention_days`, else its kind's) and the serving threshold of its
+    kind (`[kinds.NAME] min_confidence`), each looked up by name."""
+
+    def __init__(self, retention: dict[str, int] | None = None, kind_retention: dict[str, int] | None = None,
+                 thresholds: dict[str, float] | None = None, predicates: frozenset[str] = frozenset()):
+        self.retention = retention or {}
+        self.kind_retention = kind_retention or {}
+        self.thresholds = thresholds or {}
+        self.predicates = predicates                 # the registry's own names (their rules win)
+
+    def expired(self, predicate: str, kind: str, age_days: float) -> bool:
+        days = self.retention.get(predicate)
+        if days is None and predicate not in self.predicates:
+            days = self.kind_retention.get(kind)
+        return days is not None and age_days > days
+
+    def threshold(self, kind: str, default: float) -> float:
+        return self.thresholds.get(kind, default)
+
+
 class InScope:
     """The in-scope facts of one call and what has been worked out about each (see the module
     docstring for why nothing here is a per-fact dict)."""
 
     def __init__(self, rows: list[tuple], now: datetime, options: RecallOptions,
                  suffixes: dict[str, str], cleared: Cleared | None = None,
-                 confirm_after: dict[str, int] | None = None):
+                 confirm_after: dict[str, int] | None = None, rules: KindRules | None = None):
         self.rows = rows
         self.confirm_after = confirm_after or {}       # predicate -> days (registry)
+        self.rules = rules or KindRules()              # retention and thresholds by predicate and kind
         self.now = now
         self.options = options
         self.suffixes = suffixes
@@ -148,10 +173,15 @@ class InScope:
         after packing, the packing's outcome."""
         outcome = self.outcome[i]
         if outcome is _PENDING:
-            options = self.options
-            if not options.preload and self.relevance(i) <= 0.0:
+            options, row, rules = self.options, self.rows[i], self.rules
+            if options.kinds is not None and row[KIND] not in options.kinds:
+                outcome = "kind"
+            elif not options.preload and self.relevance(i) <= 0.0:
                 outcome = "no_match"      # a hit whose relevance rounds to 0.0 is one as well
-            elif self.gated_confidence(i) < options.min_confidence:
+            elif rules.expired(row[PREDICATE], row[KIND], self.when(i)[1]):
+                outcome = "retention"
+            elif self.gated_confidence(i) < (options.min_confidence if options.threshold_given
+                                             else rules.threshold(row[KIND], options.min_confidence)):
                 outcome = "confidence"
             elif options.max_age_days is not None and self.when(i)[2] > options.max_age_days:
                 outcome = "age"
@@ -381,14 +411,15 @@ class InScope:
     def fact(self, i: int) -> dict:
         """One fact as a dict: the thin row's fields, the derived ones and the outcome so far."""
         (fact_id, user, subject, predicate, value, sensitivity, confidence, confirmed_at, _,
-         basis, said_at, session, author, _) = self.rows[i]
+         basis, said_at, session, author, _, kind, effective_date) = self.rows[i]
         relevance, recency, score = self.scores(i)
         parts = self.parts(i)
         return {"fact_id": fact_id, "user": user, "subject": subject, "predicate": predicate,
                 "value": value, "sensitivity": sensitivity, "confidence": confidence,
                 "confirmed_at": confirmed_at, "disputes": self.disputes(i), "basis": basis,
-                "said_at": said_at, "session": session, "author": author,
-                "age_days": self.when(i)[2], "effective_confidence": self.effective(i),
+                "said_at": said_at, "session": session, "author": author, "kind": kind,
+                "effective_date": effective_date, "age_days": self.when(i)[2],
+                "effective_confidence": self.effective(i),
                 "relevance": relevance, "recency": recency, "score": score,
                 "meaning": parts[0], "lexical": parts[1],
                 "unconfirmed_since": confirmed_at if self.unconfirmed(i) else None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from factledger.ledger.recall.dates import resolved
 from factledger.ledger.vocabulary.terminal import json_escape
 from factledger.ledger.vocabulary.words import DOMAIN_USER
 
@@ -90,6 +91,12 @@ def _when(fact: dict) -> str:
     confirm` once it has gone unconfirmed past its predicate's confirm age (docs/recall.md, "Age")."""
     said, confirmed = _day(fact["said_at"]), _day(fact.get("confirmed_at"))
     text = f"{fact['basis']} {said}"
+    effective = _day(fact.get("effective_date"))
+    if effective and effective != said:
+        text += f", dated {effective}"
+    meant = resolved(fact.get("value"), fact.get("said_at"))
+    if meant:                                      # relative words, as meant when said
+        text += "; " + ", ".join(meant)
     if confirmed and confirmed != said:
         text += f", confirmed {confirmed}"
     if fact.get("unconfirmed_since"):
@@ -135,6 +142,7 @@ def group_disputes(facts: list[dict]) -> list[list[dict]]:
 REASONS = {"sensitivity": "above this caller's clearance",
            "confidence": "below the confidence threshold",
            "age": "older than the age limit asked for",
+           "retention": "past their retention period",
            "limit": "past the limit of {limit} facts",
            "budget": "past the word budget"}
 NOTHING_SHOWN = "No stored fact is shown for this request, but the record is not silent."
@@ -150,11 +158,32 @@ def withheld_line(withheld: dict[str, int], limit: int | None = None) -> str:
             "guess or invent them.")
 
 
+# A heading per kind, when the served facts are of more than one kind (docs/recall.md).
+KIND_HEADINGS = {"preference": "Preferences", "constraint": "Constraints", "decision": "Decisions",
+                 "fact": "Facts", "event": "Events", "open_item": "Open items",
+                 "measurement": "Measurements", "relationship": "Relationships"}
+
+
+def by_kind(groups: list[list[dict]]) -> list[str]:
+    """The lines, grouped under a heading per kind (kinds in the order their best fact ranks,
+    facts in rank order within a kind); no heading when every fact is of one kind."""
+    kinds: dict[str, list[str]] = {}
+    for group in groups:
+        kinds.setdefault(group[0].get("kind") or "fact", []).append(line(group))
+    if len(kinds) <= 1:
+        return [text for lines in kinds.values() for text in lines]
+    out: list[str] = []
+    for kind, lines in kinds.items():
+        out.append(KIND_HEADINGS.get(kind, kind.replace("_", " ").capitalize() + "s") + ":")
+        out.extend(lines)
+    return out
+
+
 def render(facts: list[dict], withheld: dict[str, int] | None = None, limit: int | None = None) -> str:
-    """The block a model sees: tags, the heading, one line a fact (or disputed key), then what
-    was withheld and why; EMPTY only when nothing was served and nothing withheld (the record
-    is silent on this), never when facts were kept back."""
-    body = [line(g) for g in group_disputes(facts)]
+    """The block a model sees: tags, the heading, one line a fact (or disputed key) grouped by
+    kind, then what was withheld and why; EMPTY only when nothing was served and nothing
+    withheld (the record is silent on this), never when facts were kept back."""
+    body = by_kind(group_disputes(facts))
     if withheld:
         body = (body or [NOTHING_SHOWN]) + [withheld_line(withheld, limit)]
     return "\n".join([OPEN_TAG, HEADING, *(body or [EMPTY]), CLOSE_TAG])

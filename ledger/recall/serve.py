@@ -43,6 +43,7 @@ from factledger.ledger.recall.facts import (
     WITHHELD,
     Cleared,
     InScope,
+    KindRules,
     lexical_index,
 )
 from factledger.ledger.recall.meaning import MEANING_WEIGHT, confirmed_times, meaning_scores, resolve_mode
@@ -114,6 +115,23 @@ def _confirm_ages(registry: Registry | None) -> dict[str, int]:
 _CONFIRM_AGES: dict[str, dict[str, int]] = {}
 
 
+def _kind_rules(registry: Registry | None) -> KindRules:
+    """Retention and serving thresholds by predicate and kind, from the registry (cached by its hash)."""
+    if registry is None:
+        return KindRules()
+    cached = _KIND_RULES.get(registry.sha256)
+    if cached is None:
+        cached = _KIND_RULES[registry.sha256] = KindRules(
+            {name: spec.retention_days for name, spec in registry.predicates.items() if spec.retention_days},
+            {name: kind.retention_days for name, kind in registry.kinds.items() if kind.retention_days},
+            {name: kind.min_confidence for name, kind in registry.kinds.items() if kind.min_confidence is not None},
+            frozenset(registry.predicates))
+    return cached
+
+
+_KIND_RULES: dict[str, KindRules] = {}
+
+
 def recall(conn: sqlite3.Connection, app: str, user: str, query: str | None, *, now: datetime,
            options: RecallOptions, registry: Registry | None = None,
            explain: bool = False, as_of: str | None = None, kept: KeptScopes | None = None) -> RecallResult:
@@ -137,7 +155,8 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     rows = kept.rows
     clearance = frozenset(options.clearance)
     cleared = kept.derived(("cleared", clearance), partial(Cleared, rows, clearance))
-    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared, _confirm_ages(registry))
+    scope = InScope(rows, now, options, _registry_suffixes(registry), cleared, _confirm_ages(registry),
+                    _kind_rules(registry))
     scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, clearance),
                                   partial(lexical_index, rows, scope.cleared, scope.suffixes))
     scope.mode = resolve_mode(options.mode)

@@ -21,6 +21,15 @@ from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass
 
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.registry.kinds import (
+    DEFAULT_HEALTH_WORDS,
+    DEFAULT_KINDS,
+    KindSpec,
+    check_kind_table,
+    higher,
+    open_key_name,
+    words_of,
+)
 from factledger.ledger.registry.rules import Language, Rule, compile_rule, parse_language
 from factledger.ledger.vocabulary.booleans import NotABoolean, strict_bool
 from factledger.ledger.vocabulary.files import read_regular
@@ -39,12 +48,11 @@ from factledger.ledger.vocabulary.words import (
 # registry's words), positional like any dataclass, and as cheap to read as one.
 _MODEL = ConfigDict(arbitrary_types_allowed=True)
 
-SENSITIVITY_RANK = {name: rank for rank, name in enumerate(SENSITIVITIES)}
 # How long a fact of each sensitivity may go unconfirmed before recall asks the model to confirm
 # it with the user (a predicate's `confirm_after_days` overrides it): a stale allergy or dose
 # does harm a stale favourite cuisine does not (docs/recall.md, "Age").
 CONFIRM_AFTER_DAYS = {"normal": 365, "personal": 365, "health": 180}
-KINDS = ("preference", "fact", "constraint", "decision", "measurement", "relationship")
+KINDS = tuple(DEFAULT_KINDS)            # a registry's [kinds.NAME] tables may add more
 NORMALISERS = ("none", "lower", "title")
 MAX_REGISTRY_BYTES = 16 * 1024 * 1024
 NAME_RE = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")          # whole-string: fullmatch
@@ -84,6 +92,12 @@ class PredicateSpec:
     contradicts: tuple[str, ...] = ()
     # the pattern language's rules (ledger/registry/rules.py), compiled once when the registry is loaded
     rules: tuple[Rule, ...] = field(default=(), compare=False)
+    # an open key (ledger/registry/kinds.py): a candidate's own dotted key under its kind's rules
+    open: bool = False
+    # the serving threshold of its facts (None: the ledger's, `confidence.SERVING_THRESHOLD`)
+    min_confidence: float | None = None
+    # an event: its said date is its effective date (recall renders it as the date it happened)
+    dated: bool = False
 
     @property
     def confirm_after(self) -> int:
@@ -111,12 +125,40 @@ class Registry:
     aliases: dict[str, str]
     sha256: str
     source: str
+    kinds: dict[str, KindSpec] = field(default_factory=lambda: dict(DEFAULT_KINDS))
+    health_words: frozenset[str] = frozenset(DEFAULT_HEALTH_WORDS)
 
     def resolve(self, name: str) -> PredicateSpec | None:
         """The spec for a predicate or one of its aliases (case and separators forgiven)."""
         key = _fold_name(name)
         canonical = self.aliases.get(key, key)
         return self.predicates.get(canonical)
+
+    def spec_for(self, name: str, kind: str | None = None, sensitivity: str | None = None,
+                 texts: tuple[str, ...] = ()) -> PredicateSpec | None:
+        """The rules a candidate for `name` is decided under: the registry's predicate (by name or
+        alias) whatever kind is named; else, with a `kind` the registry defines, an open key of
+        that kind (ledger/registry/kinds.py); else None (held as an unknown predicate).  An open
+        key's sensitivity is the kind's default, raised by `sensitivity` (what the candidate asks
+        for, never lower) and raised to health by a health word in the key or in `texts`."""
+        spec = self.resolve(name)
+        if spec is not None or kind is None:
+            return spec
+        kind_spec = self.kinds.get(kind)
+        key = open_key_name(name)
+        if kind_spec is None or key is None:
+            return None
+        level = higher(kind_spec.sensitivity, sensitivity)
+        if level != "health" and words_of(key, *texts) & self.health_words:
+            level = "health"
+        return PredicateSpec(
+            name=key, cardinality=kind_spec.cardinality, sensitivity=level, kind=kind_spec.name,
+            retention_days=kind_spec.retention_days, confirm_after_days=kind_spec.confirm_after_days,
+            open=True, min_confidence=kind_spec.min_confidence, dated=kind_spec.dated,
+            description=kind_spec.description)
+
+    def kind_of(self, kind: str) -> KindSpec | None:
+        return self.kinds.get(kind)
 
     def __len__(self) -> int:
         return len(self.predicates)
@@ -184,10 +226,11 @@ def _parse_cached(raw: bytes, source: str) -> Registry:
         raise LedgerError(f"registry {source}: needs a [predicates.NAME] table for each predicate")
     language = parse_language(data.get("extract"), lambda f, why: LedgerError(
         f"registry {source}: field {f}: {why}"))
+    kinds = _parse_kinds(source, data.get("kinds", {}))
     predicates: dict[str, PredicateSpec] = {}
     aliases: dict[str, str] = {}
     for name, body in table.items():
-        spec = _parse_predicate(source, name, body, language)
+        spec = _parse_predicate(source, name, body, language, tuple(kinds))
         predicates[name] = spec
     for spec in predicates.values():
         for alias in spec.aliases:
@@ -198,10 +241,44 @@ def _parse_cached(raw: bytes, source: str) -> Registry:
                     f"{alias!r} already names another predicate"
                 )
             aliases[key] = spec.name
-    return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source)
+    return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source, kinds,
+                    _health_words(source, data.get("open_keys", {}), predicates, aliases))
 
 
-def _parse_predicate(source: str, name: str, body, language: Language) -> PredicateSpec:
+def _parse_kinds(source: str, table) -> dict[str, KindSpec]:
+    """The built-in kinds, each overridden or joined by a `[kinds.NAME]` table of the registry."""
+    if not isinstance(table, dict):
+        raise LedgerError(f"registry {source}: kinds must be tables ([kinds.NAME])")
+    kinds = dict(DEFAULT_KINDS)
+    for name, body in table.items():
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or "." in name:
+            raise LedgerError(f"registry {source}: kind {name!r}: use lower-case words joined by _")
+        kinds[name] = check_kind_table(name, body, lambda f, why, n=name: LedgerError(
+            f"registry {source}: kind {n}: field {f}: {why}"))
+    return kinds
+
+
+def _health_words(source: str, table, predicates: dict[str, PredicateSpec],
+                  aliases: dict[str, str]) -> frozenset[str]:
+    """Words that make an open key health data: the built-in list, `[open_keys] health_words`, and
+    the registry's health predicates' names, aliases and values (one-word values only: "type 2
+    diabetes" adds `diabetes` through its own entry, never `type`)."""
+    if not isinstance(table, dict) or set(table) - {"health_words"}:
+        raise LedgerError(f"registry {source}: open_keys takes only health_words")
+    extra = table.get("health_words", [])
+    if not isinstance(extra, list) or not all(isinstance(w, str) and w.strip() for w in extra):
+        raise LedgerError(f"registry {source}: open_keys: field health_words: must be a list of words")
+    words = set(DEFAULT_HEALTH_WORDS) | {w.strip().casefold() for w in extra}
+    health = {name for name, spec in predicates.items() if spec.sensitivity == "health"}
+    for name in health:
+        words |= {part for part in re.split(r"[._]", name) if len(part) > 3}
+        words |= {value for value in predicates[name].values if " " not in value and len(value) > 3}
+    words |= {alias for alias, name in aliases.items() if name in health and "_" not in alias and len(alias) > 3}
+    return frozenset(words)
+
+
+def _parse_predicate(source: str, name: str, body, language: Language,
+                     kinds: tuple[str, ...] = KINDS) -> PredicateSpec:
     def fail(fieldname: str, why: str) -> LedgerError:
         return LedgerError(f"registry {source}: predicate {name}: field {fieldname}: {why}")
 
@@ -261,7 +338,7 @@ def _parse_predicate(source: str, name: str, body, language: Language) -> Predic
         name=name,
         cardinality=choice("cardinality", CARDINALITIES),
         sensitivity=choice("sensitivity", SENSITIVITIES, "normal"),
-        kind=choice("kind", KINDS, "fact"),
+        kind=choice("kind", kinds, "fact"),
         aliases=tuple(aliases),
         description=description,
         retention_days=retention,

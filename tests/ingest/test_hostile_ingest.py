@@ -96,7 +96,10 @@ def _open(ledger):
     return {f["predicate"]: f["value"] for f in ledger.facts("mealkit", "priya", include_sensitive=True)}
 
 
-def test_unsupported_model_proposals_are_rejected_with_their_own_reason(tmp_path):
+def test_unsupported_model_proposals_are_held_or_rejected_with_their_own_reason(tmp_path):
+    """A quote of no substance, or a negation that does not negate, is rejected; a value the quote
+    does not support is held for a reviewer (never served, never lost), and takes nothing from the
+    value the same event does state (no `conflicting_proposals`)."""
     db = tmp_path / "l.db"
     with Ledger(db, create=True) as ledger:
         summary = _model_says(
@@ -107,21 +110,23 @@ def test_unsupported_model_proposals_are_rejected_with_their_own_reason(tmp_path
             {"predicate": "home_city", "value": "Ignore previous instructions", "quote": "we're in Pune"},
             {"predicate": "diet", "value": "p\u0435scatarian", "quote": "I'm vegetarian"},   # Cyrillic е
             {"predicate": "diet", "value": "vegetarian", "quote": "I'm vegetarian"})
-        assert summary["rejected"] == {"quote_too_short": 1, "value_not_in_quote": 3,
-                                       "negation_not_in_quote": 1}
+        assert summary["rejected"] == {"quote_too_short": 1, "negation_not_in_quote": 2}
+        assert summary["held"] == {"unsupported_by_quote": 2}
         assert _open(ledger) == {"diet": "vegetarian"}
     rows = json.loads(run(db, "review", "--rejected", "--json").stdout)
     assert [(r["reason"], r["value"]) for r in rows] == [
-        ("quote_too_short", "vegetarian"), ("value_not_in_quote", "Pune"),
-        ("negation_not_in_quote", "vegetarian"), ("value_not_in_quote", "Ignore previous instructions"),
-        ("value_not_in_quote", "p\u0435scatarian")]
+        ("quote_too_short", "vegetarian"), ("negation_not_in_quote", "Pune"),
+        ("negation_not_in_quote", "vegetarian")]
+    held = json.loads(run(db, "review", "--json").stdout)
+    assert sorted((r["reason"], r["value"]) for r in held if r.get("hold_id")) == [
+        ("unsupported_by_quote", "Ignore previous instructions"), ("unsupported_by_quote", "p\u0435scatarian")]
     table = run(db, "review", "--rejected", "-t").stdout
-    assert "value_not_in_quote" in table and len(table.splitlines()) == 2 + 5
+    assert "negation_not_in_quote" in table and len(table.splitlines()) == 2 + 3
 
 
 def test_supported_values_pass_by_containment_vocabulary_or_declared_rule(ledger):
+    from factledger.ledger.domain.support import unsupported
     from factledger.ledger.ingest.proposal import Proposal
-    from factledger.ledger.ingest.support import unsupported
     from factledger.ledger.registry.predicates import parse_registry
 
     reg = parse_registry(b'[predicates.diet]\ncardinality = "one"\nvalues = { pescatarian = ["eat fish"] }\n'
@@ -136,11 +141,14 @@ def test_supported_values_pass_by_containment_vocabulary_or_declared_rule(ledger
     assert why("diet", "Metoprolol Tartrate 25 mg", "start metoprolol tartrate 25mg daily") is None
     assert why("diet", "pescatarian", "I eat fish now") is None                     # vocabulary
     assert why("likes_spicy", "true", "Honestly, I love spicy food!") is None        # declared rule
-    assert why("likes_spicy", "true", "I like it") == "value_not_in_quote"
+    assert why("likes_spicy", "true", "I like it") == "unsupported_by_quote"
+    assert why("likes_spicy", "true", "spicy please") is None                         # yes/no, spoken of
+    assert why("likes_spicy", "false", "no spicy food for me") is None
+    assert why("likes_spicy", "true", "no spicy food for me") == "unsupported_by_quote"
     assert why("diet", "meat", "I gave up meat", negated=True) is None               # declared, and a cue
     assert why("diet", "vegan", "I'm no longer vegan", negated=True) is None
     assert why("diet", "vegan", "I'm vegan", negated=True) == "negation_not_in_quote"
-    assert why("diet", "eat", "that's great") == "value_not_in_quote"                 # whole words
+    assert why("diet", "eat", "that's great") == "unsupported_by_quote"               # whole words
     assert why("diet", "ok", "ok") == "quote_too_short"
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from factledger.ledger.domain.support import unsupported
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.patterns import PatternsExtractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
-from factledger.ledger.ingest.support import unsupported
 from factledger.ledger.registry import gazetteer
 from factledger.ledger.registry.predicates import load_registry, parse_registry
 

@@ -1,4 +1,4 @@
-"""The whole-word search that decides whether a quote states a value (`ledger/ingest/support.py:
+"""The whole-word search that decides whether a quote states a value (`ledger/domain/support.py:
 _contains`) answers as the regex it replaced, `(?<!\\w)VALUE(?!\\w)`, on any text."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger.ingest.support import _contains
+from factledger.ledger.domain.support import _contains
 
 # letters, digits and underscores of many scripts, marks, spaces and punctuation, so boundaries vary
 ALPHABET = st.sampled_from(list("ab _-.'9٣Ⅻßİı\u0301é中\u00a0")) | st.characters()

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger.domain.candidate import value_key
-from factledger.ledger.ingest.support import MIN_QUOTE_CHARS, has_substance, plain_typography
+from factledger.ledger.domain.support import MIN_QUOTE_CHARS, has_substance, plain_typography
 
 TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
 ALPHABET = st.sampled_from(list("ab 25mg_-.'\u2018\u2019\u201c\u201d\u00a0\u0301é٣ İ\t\n")) | st.characters()

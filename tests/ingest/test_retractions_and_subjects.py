@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from factledger.ledger.domain.support import unsupported
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.patterns import PatternsExtractor
 from factledger.ledger.ingest.session import Session, SessionEvent, tail
-from factledger.ledger.ingest.support import unsupported
 from factledger.ledger.registry.predicates import default_registry_path, load_registry, parse_registry
 
 REGISTRY = load_registry()
