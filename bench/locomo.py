@@ -10,10 +10,12 @@ it into the repository).  Develop on conversations 0-4; 5-9 are held out.
 What is stored, per mode, in a temporary SQLite ledger of its own (written once, asked with each
 ranking):
 - `observations`: the dataset's observations (per session and speaker, a sentence and the turn(s)
-  it rests on) as facts, value and quote the sentence, evidence its first turn, said at its
-  session's date: retrieval with a perfect extractor.
-- `turns`: every turn as a statement of its speaker, value and quote the turn's text (a text over
-  the value's 500 characters is cut at a word; a turn the write path refuses is counted).
+  it rests on) as facts of kind `event` under the open key `locomo.observation`, value and quote
+  the sentence, evidence its first turn, said at its session's date: retrieval with a perfect
+  extractor.
+- `turns`: every turn as an `event` of its speaker under `locomo.turn`, value and quote the
+  turn's text (a text over the value's 500 characters is cut at a word; a turn the write path
+  refuses, such as one too short to say anything, is counted in `refused`).
 - `extractor`: the shipped offline `patterns` extractor over each session, ingested once per
   speaker as an ADK session (that speaker's turns authored `user`, the other's an agent's).
 
@@ -69,11 +71,10 @@ MODES = ("observations", "turns", "extractor")
 RANKINGS = ("lexical", "semantic", "hybrid")
 ADVERSARIAL = 5
 MAX_VALUE = 500
+# Open keys of kind `event` (ledger/registry/kinds.py): many values, never superseded, dated by
+# when they were said; the shipped registry, nothing declared for the benchmark.
 PREDICATES = {"observations": "locomo.observation", "turns": "locomo.turn"}
-# Until the registry takes open keys by kind, the two predicates are declared in a registry of
-# their own: `many` (every sentence is its own fact), kind `fact`, no aliases or description (so
-# no registry words are added to their facts' terms or meaning).
-REGISTRY = "".join(f'[predicates."{name}"]\ncardinality = "many"\nkind = "fact"\n\n' for name in PREDICATES.values())
+KIND = "event"
 
 
 class Clock:
@@ -167,7 +168,8 @@ class Store:
         for speaker, text, evidence, session in rows:
             value = _truncate(text)
             candidate = make_candidate(
-                app=conv.sample_id, user=speaker, predicate=predicate, value=value, quote=text.strip()[:2000],
+                app=conv.sample_id, user=speaker, kind=KIND, predicate=predicate, value=value,
+                quote=text.strip()[:2000],
                 session=f"session_{session.number}", evidence_event=evidence[0], said_at=_said(session))
             self.candidates += 1
             try:
@@ -303,13 +305,10 @@ def run(path: str, indices: list[int], modes=MODES, rankings=RANKINGS, k: int = 
     dump = open(dump_path, "w", encoding="utf-8") if dump_path else None     # noqa: SIM115
     try:
         with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-            registry = Path(tmp) / "registry.toml"
-            registry.write_text(REGISTRY, encoding="utf-8")
             for mode in modes:
                 clock = Clock()
                 clock.now = convs[0].last_said + timedelta(days=1)
-                with Ledger(Path(tmp) / f"{mode}.db", registry=None if mode == "extractor" else registry,
-                            clock=clock, create=True) as ledger:
+                with Ledger(Path(tmp) / f"{mode}.db", clock=clock, create=True) as ledger:
                     store = Store(ledger, clock, mode)
                     with progress.stage(f"{mode}: storing", convs) as items:
                         for conv in items:
