@@ -13,7 +13,7 @@ with the measured ranks to within ties (`reproduced` says how many).
 
 Each miss of the shipped settings among the answerable questions is put down to the first of:
 - `floor`: the best evidence fact is `no_match` (no shared word, meaning under the floor);
-- `merge`: it is in its own partition's top k but the other speaker's facts outscore it;
+- `other_speaker`: it is in its own partition's top k but the other speaker's facts outscore it;
 - `recency`: ranked by relevance alone (w = 0) it is within k;
 - `blend`: ranked by meaning alone or by words alone it is within k;
 - `limit`: within 2k (a larger limit would serve it);
@@ -79,7 +79,7 @@ def cause(question: dict, k: int) -> str:
         return "floor"
     shipped = dict(SHIPPED)
     if _in_own_top(question, k):
-        return "merge"
+        return "other_speaker"
     if hit(question, k, **{**shipped, "w": 0.0}):
         return "recency"
     if hit(question, k, **{**shipped, "a": 1.0}) or hit(question, k, **{**shipped, "a": 0.0}):
@@ -138,12 +138,16 @@ def main(argv: list[str] | None = None) -> int:
     reproduced = sum((q["rank"] is not None) == hit(q, k, **SHIPPED) for q in questions)
     misses = [q for q in answerable if q["rank"] is None]
     causes = Counter(cause(q, k) for q in misses)
+    by_category: dict[str, Counter] = {}
+    for q in misses:
+        by_category.setdefault(str(q["category"]), Counter())[cause(q, k)] += 1
     ranks = [evidence_rank(q, **SHIPPED) for q in misses]
     out = {
         "mode": args.mode, "k": k, "questions": len(asked), "answerable": len(answerable),
         "reproduced": f"{reproduced}/{len(questions)}",
         "shipped": {"recall": recall(asked, k, **SHIPPED), "answerable_recall": recall(answerable, k, **SHIPPED)},
         "miss_causes": dict(causes.most_common()),
+        "miss_causes_by_category": {c: dict(n.most_common()) for c, n in sorted(by_category.items())},
         "miss_evidence_rank": {"within_2k": sum(1 for r in ranks if r and r <= 2 * k),
                                "within_50": sum(1 for r in ranks if r and r <= 50),
                                "not_served": sum(1 for r in ranks if r is None),
