@@ -15,6 +15,7 @@ from factledger.ledger.audit.inventory import kinds as list_kinds
 from factledger.ledger.audit.inventory import pattern_coverage
 from factledger.ledger.audit.inventory import predicates as list_predicates
 from factledger.ledger.registry.predicates import load_registry
+from factledger.ledger.service import display_location
 
 PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
                      "last_recorded")
@@ -80,7 +81,10 @@ def report() -> None:
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
     form = report_format(form, out)
-    text = RENDERERS[form](state.ledger(read_only=True).erasure_report(seq))
+    report = state.ledger(read_only=True).erasure_report(seq)
+    if state.read_db:                 # read on a replica: the ledger it names is the primary
+        report["ledger"] = display_location(state.db)
+    text = RENDERERS[form](report)
     if out:
         write_private(out, text if text.endswith("\n") else text + "\n")
         click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)
