@@ -301,8 +301,13 @@ class Ledger(Reads):
     def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
                predicate: str | None = None, sensitivity: str | None = None,
                reason: str | None = None, requested_by: str | None = None,
-               dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
-        """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+               dry_run: bool = False, vacuum: bool | None = None, ticket: str | None = None) -> dict:
+        """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt.
+
+        `vacuum`: None is the engine's default (PostgreSQL: VACUUM FULL of the touched tables, so
+        no data file keeps the bytes; SQLite: the WAL truncated, the file not compacted); True
+        also compacts a SQLite file; False on PostgreSQL defers the rewrite (a plain VACUUM: the
+        bytes stay in freed page space until the next VACUUM FULL, as the receipt says)."""
         from factledger.ledger.forget import erase as forget
 
         app, user = normalise_partition(app, user)
