@@ -206,7 +206,11 @@ class Ledger(Reads):
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
             served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
             if result.options.mode != "lexical":     # meaning asked for: say when the ledger has none
-                missing = vectors_projection.meaning_notice(self._conn, app, users)
+                # kept with the scope's rows while the head is unchanged (`recallcache.ScopeMemo`)
+                def count() -> str | None:
+                    return vectors_projection.meaning_notice(self._conn, app, users)
+                derived = getattr(result.scope, "derived", None)
+                missing = derived(("meaning_notice",), count) if derived is not None else count()
                 if missing:
                     result.notices.append(missing)
             # A quote never carries a value above the clearance: of an open fact withheld here, or
