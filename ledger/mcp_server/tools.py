@@ -47,6 +47,7 @@ class RecallAnswer(TypedDict):
     text: str                       # the stored-facts block, as the model should see it
     facts: list[ServedFact]
     withheld: int                   # facts of the scope kept back by this caller's clearance
+    notices: list[str]              # how it ran, when the caller should know (no meaning vectors)
 
 
 class Decision(TypedDict):
@@ -126,7 +127,7 @@ class MemoryTools:
         options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
         result = ledger.recall(app, user, query or "", explain=True, **options)
         withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
-        return {"app": app, "user": user, "text": result.text, "withheld": withheld,
+        return {"app": app, "user": user, "text": result.text, "withheld": withheld, "notices": result.notices,
                 "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
 
     def facts(self, scope: Scope, predicate: str | None = None, valid_at: str | None = None,
