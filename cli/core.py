@@ -246,7 +246,10 @@ def replay(state, check, jobs, fmt) -> None:
     ledger = state.ledger(read_only=check)
     if check:
         problems = ledger.replay_differences(jobs=jobs)
-        emit_one({"ok": not problems, "differences": problems}, fmt,
+        meaning = ledger.meaning_index() if not problems else {}
+        for text in meaning.pop("notices", ()):
+            note(text)
+        emit_one({"ok": not problems, "differences": problems, **({"meaning": meaning} if meaning else {})}, fmt,
                  render=lambda r: "projections match a rebuild from the log" if r["ok"]
                  else "\n".join(r["differences"]))
         if problems:
@@ -288,6 +291,8 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
     if vectors and log_only:
         raise click.UsageError("--vectors checks a projection; --log-only checks none")
     result = state.ledger(read_only=True).verify(expect_head, log_only=log_only, vectors=vectors)
+    for text in result.get("notices", ()):
+        note(text)
     if result["ok"]:
         if checkpoint_file:
             result["checkpoint"] = checkpoint_report(state.ledger(read_only=True), checkpoint_file, pubkey, witnesses,
@@ -347,8 +352,10 @@ def _checked(result: dict) -> str:
     """Which parts a verify checked, in words."""
     parts = ["the chain and commitments", "the append-only triggers and the indexes"]
     if "projections" in result["checked"]:
+        state = (result.get("meaning") or {}).get("state")
         parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log"
-                     + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)"))
+                     + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)")
+                     + (f"; meaning index {state}" if state and state != "current" else ""))
     else:
         parts.append("not the projections (--log-only)")
     return "; ".join(parts)

@@ -64,6 +64,7 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
         (f"tables vacuumed ({'VACUUM FULL' if purge['full'] else 'VACUUM'}, {purge['tables']} tables)"
          + (f"; {purge['held_back']} old row versions held back by an open transaction"
             if purge.get("held_back") else "")
+         + (f"; the forgotten bytes {purge['bytes']}" if purge.get("bytes") else "")
          if "tables" in purge else
          f"wal: {purge.get('checkpoint', '-')}" + (", file vacuumed" if purge.get("vacuumed") else "")),
     ])
@@ -80,7 +81,9 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
 @click.option("--ticket", help="External reference (case number), recorded in the receipt; no personal data")
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation")
-@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards (PostgreSQL: VACUUM FULL)")
+@click.option("--vacuum/--no-vacuum", default=None,
+              help="SQLite: --vacuum also compacts the file.  PostgreSQL: VACUUM FULL of the touched tables is "
+                   "the default; --no-vacuum defers it (the bytes stay in freed page space until the next VACUUM FULL)")
 @output_options
 @pass_state
 def forget(state, app, user, session, fact, predicate, sensitivity, reason, requested_by, ticket,
@@ -107,8 +110,8 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
 
 
 def warn_freed_pages(receipt: dict) -> None:
-    """A plain VACUUM (PostgreSQL's default after a forget) removes the dead rows, but their bytes
-    may stay in free page space until reused (docs/forgetting.md): say so, whatever the format."""
+    """A plain VACUUM (PostgreSQL, `--no-vacuum`) removes the dead rows, but their bytes stay in
+    freed page space until a VACUUM FULL (docs/forgetting.md): say so, whatever the format."""
     purge = receipt.get("purge") or {}
     if purge.get("held_back"):
         note(f"{purge['held_back']} old row versions of the scrubbed rows are still visible to an open "
@@ -117,8 +120,11 @@ def warn_freed_pages(receipt: dict) -> None:
     if "tables" in purge and not purge.get("full"):
         indexes = (" and the indexes keep the old rows' indexed columns (app, user, subject, predicate, session) "
                    "until a VACUUM cleans them" if purge.get("index_entries") else "")
-        note(f"freed pages may keep the forgotten bytes until PostgreSQL reuses them{indexes}; "
-             "`--vacuum` rewrites the tables (VACUUM FULL, an exclusive lock each)")
+        why = (f"VACUUM FULL could not take the lock of {', '.join(purge['not_rewritten'])} (a long transaction)"
+               if purge.get("not_rewritten") else "the rewrite was deferred (--no-vacuum)")
+        note(f"{why}: the forgotten bytes remain in freed page space until the next VACUUM FULL{indexes}; "
+             "`forget --vacuum` (or the operator's VACUUM FULL) rewrites the tables; `factledger residue` says "
+             "so until then")
 
 
 def confirm(preview: dict, command: str) -> None:
@@ -181,7 +187,9 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
 @click.option("--reason", help="Recorded in the receipt (default: retention policy)")
 @click.option("--requested-by", "requested_by")
 @click.option("--yes", "-y", is_flag=True, help="With --apply: do not ask for confirmation")
-@click.option("--vacuum", is_flag=True, help="Also VACUUM the file afterwards (PostgreSQL: VACUUM FULL)")
+@click.option("--vacuum/--no-vacuum", default=None,
+              help="SQLite: --vacuum also compacts the file.  PostgreSQL: VACUUM FULL of the touched tables is "
+                   "the default; --no-vacuum defers it (the bytes stay in freed page space until the next VACUUM FULL)")
 @output_options
 @click.pass_context
 def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, reason, requested_by,

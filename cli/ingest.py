@@ -11,7 +11,7 @@ import click
 import orjson
 
 from factledger.cli.context import create_option, pass_state
-from factledger.cli.notices import check_partition
+from factledger.cli.notices import check_partition, note
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
@@ -93,7 +93,8 @@ def ambiguity(a: dict) -> str:
 @partition_options(required=False, help_app="App for sessions that do not name one (env FACTLEDGER_APP)",
                    help_user="User for sessions that do not name one (env FACTLEDGER_USER)")
 @click.option("--extractor", type=EXTRACTOR, default=None,
-              help="Default: anthropic when ANTHROPIC_API_KEY is set, else patterns")
+              help="Default: FACTLEDGER_EXTRACTOR, else patterns (offline); only anthropic sends "
+                   "transcripts off the machine, and only when chosen")
 @click.option("--model", default=None, help="Model for the anthropic extractor")
 @click.option("--candidates", "candidates", type=click.Path(dir_okay=False), multiple=True,
               help="JSONL file of candidates (the candidates extractor); repeatable")
@@ -128,6 +129,8 @@ def ingest(state, paths, app, user, extractor, model, candidates, retry, explain
     finally:
         close()
     report = summary.as_dict()
+    if report["extractor"] and any(r.status in ("ingested", "failed") for r in summary.results):
+        note(f"extractor: {report['extractor']}")       # it ran: say which (only anthropic leaves the machine)
     if explain:
         for row, result in zip(report["results"], summary.results):
             row["explained"] = result.explained

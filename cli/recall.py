@@ -70,6 +70,8 @@ def recall(state, query, app, user, preload, explain, clearance, min_confidence,
         check_partition(ledger, app, user)
         check_as_of(ledger, as_of)
     report_withheld(result, explained)
+    for text in result.notices:
+        note(text)
     if fmt is None:
         click.echo(result.text)
         if explain:

@@ -13,9 +13,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:                    # what the names are, for readers and type checkers
-    from factledger.ledger import Candidate, ChainError, Ledger, LedgerError, Outcome, make_candidate
+    from factledger.ledger import (
+        CandidateRefused,
+        ChainError,
+        ConstraintViolation,
+        InvalidId,
+        Ledger,
+        LedgerBusy,
+        LedgerDamaged,
+        LedgerError,
+        LedgerFull,
+        LedgerNotFound,
+        LedgerReadOnly,
+        NotALedger,
+        Outcome,
+        ProjectionMismatch,
+        SensitivityUnconfirmed,
+        StorageError,
+        make_candidate,
+    )
 
-__all__ = ["Candidate", "ChainError", "Ledger", "LedgerError", "Outcome", "make_candidate"]
+# The facade, the candidate, and every exception a caller may catch (`factledger.ledger.ERRORS`,
+# listed here too so that `import factledger` still imports nothing else).
+__all__ = ["Candidate", "Ledger", "Outcome", "make_candidate",
+           "LedgerError", "ChainError", "InvalidId", "LedgerNotFound", "CandidateRefused", "StorageError",
+           "LedgerBusy", "LedgerReadOnly", "LedgerFull", "LedgerDamaged", "NotALedger", "ConstraintViolation",
+           "ProjectionMismatch", "SensitivityUnconfirmed"]
 
 
 def __getattr__(name: str):

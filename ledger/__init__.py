@@ -12,20 +12,42 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:                    # what the names are, for readers and type checkers
     from factledger.ledger.domain.candidate import Candidate, make_candidate
-    from factledger.ledger.errors import ChainError, LedgerError
+    from factledger.ledger.errors import (
+        CandidateRefused,
+        ChainError,
+        ConstraintViolation,
+        InvalidId,
+        LedgerBusy,
+        LedgerDamaged,
+        LedgerError,
+        LedgerFull,
+        LedgerNotFound,
+        LedgerReadOnly,
+        NotALedger,
+        ProjectionMismatch,
+        SensitivityUnconfirmed,
+        StorageError,
+    )
     from factledger.ledger.service import Ledger, Outcome
+
+ERRORS = ("LedgerError", "ChainError", "InvalidId", "LedgerNotFound", "CandidateRefused", "StorageError",
+          "LedgerBusy", "LedgerReadOnly", "LedgerFull", "LedgerDamaged", "NotALedger", "ConstraintViolation",
+          "ProjectionMismatch", "SensitivityUnconfirmed")
 
 # public name -> the module that defines it
 _HOMES = {
     "Candidate": "factledger.ledger.domain.candidate",
     "make_candidate": "factledger.ledger.domain.candidate",
-    "ChainError": "factledger.ledger.errors",
-    "LedgerError": "factledger.ledger.errors",
+    # every exception a caller may catch (ledger/errors.py), importable from the package itself
+    **{name: "factledger.ledger.errors" for name in ERRORS},
     "Ledger": "factledger.ledger.service",
     "Outcome": "factledger.ledger.service",
 }
 
-__all__ = ["Candidate", "ChainError", "Ledger", "LedgerError", "Outcome", "make_candidate"]
+__all__ = ["Candidate", "Ledger", "Outcome", "make_candidate",
+           "LedgerError", "ChainError", "InvalidId", "LedgerNotFound", "CandidateRefused", "StorageError",
+           "LedgerBusy", "LedgerReadOnly", "LedgerFull", "LedgerDamaged", "NotALedger", "ConstraintViolation",
+           "ProjectionMismatch", "SensitivityUnconfirmed"]
 
 
 def __getattr__(name: str):

@@ -45,6 +45,7 @@ from factledger.ledger.vocabulary.bounds import check_days, check_jobs, check_lo
 from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_optional, normalise_partition
 from factledger.projections import queries
+from factledger.projections import vectors as vectors_projection
 from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
 from factledger.projections.review import held_rows
@@ -231,6 +232,14 @@ class Ledger(Reads):
                             options=opts, registry=self.registry, explain=explain, as_of=at, kept=kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
             served.check_recall(self._conn, app, users, result.selected + result.candidates, at)
+            if result.options.mode != "lexical":     # meaning asked for: say when the ledger has none
+                # kept with the scope's rows while the head is unchanged (`recallcache.ScopeMemo`)
+                def count() -> str | None:
+                    return vectors_projection.meaning_notice(self._conn, app, users)
+                derived = getattr(result.scope, "derived", None)
+                missing = derived(("meaning_notice",), count) if derived is not None else count()
+                if missing:
+                    result.notices.append(missing)
             # A quote never carries a value above the clearance: of an open fact withheld here, or
             # of one retracted or superseded (a health value once said is still a health value).
             mask = self._clearance_mask(app, user, opts.clearance, kept=result.scope)
@@ -325,8 +334,13 @@ class Ledger(Reads):
     def forget(self, app: str, user: str, *, session: str | None = None, fact: str | None = None,
                predicate: str | None = None, sensitivity: str | None = None,
                reason: str | None = None, requested_by: str | None = None,
-               dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
-        """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt."""
+               dry_run: bool = False, vacuum: bool | None = None, ticket: str | None = None) -> dict:
+        """Erase a user, or one session / fact / predicate / sensitivity class of it; the receipt.
+
+        `vacuum`: None is the engine's default (PostgreSQL: VACUUM FULL of the touched tables, so
+        no data file keeps the bytes; SQLite: the WAL truncated, the file not compacted); True
+        also compacts a SQLite file; False on PostgreSQL defers the rewrite (a plain VACUUM: the
+        bytes stay in freed page space until the next VACUUM FULL, as the receipt says)."""
         from factledger.ledger.forget import erase as forget
 
         app, user = normalise_partition(app, user)
@@ -415,11 +429,16 @@ class Ledger(Reads):
         if log_only or not result["ok"]:
             return result
         with snapshot(self._conn), served.keeping(self._served_kept):
-            tables, problem = projection_problem(self._conn, self.projector, vectors=vectors)
+            tables, problem, meaning = projection_problem(self._conn, self.projector, vectors=vectors)
         result["checked"].append("projections")
-        if vectors:
+        if vectors and (meaning.get("recomputed") or not meaning.get("vectors")):
             result["checked"].append("vectors")
         result["projections"] = tables
+        if meaning:
+            # the meaning index's state (stale or absent is not damage), and what this install
+            # could not check or will not use (`projections.vectors.notices`)
+            result["meaning"] = meaning
+            result["notices"] = vectors_projection.notices(meaning, recompute=vectors)
         if problem is not None:
             result.update(ok=False, problem=problem["problem"], projection=problem)
         return result
@@ -428,6 +447,14 @@ class Ledger(Reads):
         """Throw the projections away and refold them from the log, in one transaction; `jobs`
         worker processes fold the partitions (`--jobs`: a whole number from 1 to MAX_JOBS)."""
         return self._work.replay(progress, check_jobs(jobs))
+
+    def meaning_index(self) -> dict:
+        """The meaning index's state (`state`: current, stale or absent; the encoders that made
+        it; open facts without a vector) and the notices for this install, from the live tables
+        (`replay --check` prints them; `verify` gives the same in its result)."""
+        with snapshot(self._conn):
+            _damaged, report = vectors_projection.check(self._conn, self._conn)
+        return {**report, "notices": vectors_projection.notices(report)} if report else {}
 
     def replay_differences(self, jobs: int | str = 1) -> list[str]:
         """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""

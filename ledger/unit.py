@@ -102,7 +102,7 @@ class UnitOfWork:
         """Each table, index and guard trigger missing or altered now (`verify` fails on them)."""
         return self.engine.schema_problems(self.store, self.projector)
 
-    def purge(self, vacuum: bool = False, partitions=None) -> dict:
+    def purge(self, vacuum: bool | None = None, partitions=None) -> dict:
         """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`);
         `partitions`, the (app, user) pairs the forget changed, when known."""
         return self.engine.purge(self.conn, vacuum=vacuum, tables=self.projector.all_tables,

@@ -15,12 +15,19 @@ Without the `semantic` extra (or with FACTLEDGER_EMBEDDER=off) the table stays e
 else changes.  The encoder is loaded the first time something is embedded, not when a ledger
 opens.  A ledger opened with a different encoder than the one its rows name re-embeds every open
 fact (`sync`), so vectors of two encoders are never compared.
+
+Whoever checks the table need not have the encoder (`check`, used by `verify` and `replay
+--check`): the rows are checked as stored (one per open fact, under its keys, a well-formed
+encoder identity, a float32 vector of one dimension per encoder), and recomputed only where the
+checker's encoder is the one that made them.  An index with no rows, or missing some open facts,
+is stale, not damaged: it ranks facts and says nothing about them (`factledger replay` refreshes it).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import warnings
+from contextlib import contextmanager
 
 from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
@@ -58,12 +65,15 @@ class VectorProjection:
         """Nothing per event: the vectors follow the facts the facts projection flushes."""
 
     def flush(self, conn: sqlite3.Connection) -> None:
-        if not self.facts.flushed or not encoders.wanted():
+        # Deletes are made even with meaning off (no encoder needed): a row whose fact closed
+        # would otherwise outlive it in a table a writer without the extra left in place.
+        if not self.facts.flushed:
             return
+        wanted = encoders.wanted()
         inserts, deletes = [], []
         for snap, was_open in self.facts.flushed:
             if snap["status"] in OPEN_STATES:
-                if not was_open:
+                if not was_open and wanted:
                     inserts.append(snap)
             elif was_open:
                 deletes.append((snap["observed_seq"], snap["app"], snap["user"]))
@@ -170,3 +180,155 @@ def key_vectors(conn: sqlite3.Connection, app: str, user: str, predicate: str) -
     identity = encoders.identity()
     return dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ?"
                              " AND predicate = ? AND model = ?", (app, user, predicate, identity)))
+
+
+# What `check` reads: the stored rows (the vector's length only, unless it is recomputed) and the
+# open facts they must follow, both in seq order, merged as they stream.
+_STORED = f"SELECT seq, fact_id, app, user, predicate, model, length(vector) FROM {TABLE} ORDER BY seq"
+_STORED_BYTES = f"SELECT seq, fact_id, app, user, predicate, model, length(vector), vector FROM {TABLE} ORDER BY seq"
+_KEYS = ("fact_id", "app", "user", "predicate")
+_HEX = frozenset("0123456789abcdef")
+BUNDLED_DIM = 384                   # the bundled MiniLM's vectors: known without loading it
+REFRESH = "factledger replay"
+
+
+def check(live, facts, recompute: bool = False) -> tuple[dict | None, dict]:
+    """(the first damaged row or None, the meaning index's state), for `verify` and `replay --check`.
+
+    `live` holds the stored rows; `facts` the open facts they must follow (`facts_current`: the
+    rebuilt one for `verify`, the live one when it was found equal to a rebuild).  Damage is what
+    no writer leaves: a row for a seq the log gives no open fact, keys not the fact's, an identity
+    that is not an encoder's, a vector not float32 of its encoder's one dimension, and, with
+    `recompute` where this install's encoder made the rows, a vector that is not its output.  A
+    missing row is staleness (`state`), so the verdict does not depend on the checker's install.
+    A damaged row is a dict: row ({"seq": n}) and problem (a sentence naming the seq)."""
+    model = encoders.get() if recompute else None
+    mine = model.identity if model is not None else None
+    stored = live.execute(_STORED_BYTES if model is not None else _STORED)
+    opened = iter(facts.execute(_OPEN))
+    fact = next(opened, None)
+    dims: dict[str, int] = {}
+    rows = open_facts = without = recomputed = 0
+    for row in stored:
+        seq = row[0]
+        while fact is not None and fact[0] < seq:
+            open_facts, without, fact = open_facts + 1, without + 1, next(opened, None)
+        if fact is None or fact[0] != seq:
+            return _damaged(seq, "a row the log does not give"), {}
+        open_facts, rows = open_facts + 1, rows + 1
+        differ = [name for name, a, b in zip(_KEYS, row[1:5], (fact[1], fact[2], fact[3], fact[5])) if a != b]
+        if differ:
+            return _damaged(seq, f"{', '.join(differ)} not what the log gives"), {}
+        problem = _shape_problem(row[5], row[6], dims)
+        if problem:
+            return _damaged(seq, problem), {}
+        if model is not None and row[5] == mine:
+            text = encoders.sentence(fact[4], fact[5], fact[6], fact[7])
+            if bytes(row[7]) != model.embed(text).astype("<f4").tobytes():
+                return _damaged(seq, "vector not what the encoder gives for the fact"), {}
+            recomputed += 1
+        fact = next(opened, None)
+    while fact is not None:
+        open_facts, without, fact = open_facts + 1, without + 1, next(opened, None)
+    state = "absent" if open_facts and not rows else "stale" if without or len(dims) > 1 else "current"
+    report = {"state": state, "encoders": sorted(dims), "vectors": rows, "open_facts": open_facts,
+              "without_vector": without}
+    if recompute:
+        report["recomputed"] = recomputed
+    return None, report
+
+
+@contextmanager
+def left_out(projector):
+    """Within the block, `projector`'s rebuilds leave `fact_vectors` empty: a check's rebuild
+    (`verify`, `replay --check`), where the table is checked by `check` instead of compared, and
+    nothing is embedded to compare it with."""
+    projection = next((p for p in projector.projections if getattr(p, "name", None) == "vectors"), None)
+    if projection is None:
+        yield
+        return
+    projection.rebuild_partition = lambda conn, events, state: None
+    try:
+        yield
+    finally:
+        del projection.rebuild_partition
+
+
+def _damaged(seq: int, what: str) -> dict:
+    return {"table": TABLE, "row": {"seq": seq}, "problem": f"{TABLE} (seq {seq}): {what}"}
+
+
+def _shape_problem(identity, size, dims: dict) -> str | None:
+    """What is wrong with a row's encoder identity (`name@` 16 hex digits of the model file's
+    sha256, the integer rewrite's suffix or none) or its vector's length, else None."""
+    name, _, digest = identity.rpartition("@") if isinstance(identity, str) else ("", "", "")
+    digest = digest.removesuffix(encoders.INTEGER_SUFFIX)
+    if not name or len(digest) != 16 or not set(digest) <= _HEX:
+        return "model is not an encoder's identity"
+    if not isinstance(size, int) or size <= 0 or size % 4:
+        return "vector is not a float32 vector"
+    dim = size // 4
+    if name == encoders.MODEL_NAME and digest == encoders.MODEL_SHA256[:16] and dim != BUNDLED_DIM:
+        return f"vector has {dim} dimensions where the encoder gives {BUNDLED_DIM}"
+    if dims.setdefault(identity, dim) != dim:
+        return f"vector has {dim} dimensions where the encoder's others have {dims[identity]}"
+    return None
+
+
+def notices(report: dict, recompute: bool = False) -> list[str]:
+    """What the checker is told about the meaning index, beyond the verdict: stale or absent for
+    its install (recall here runs by words only), and, with `recompute`, vectors it could not
+    recompute because its encoder is not the one that made them."""
+    if not report:
+        return []
+    mine = encoders.identity()
+    made = report["encoders"]
+    out = []
+    if report["state"] == "stale":
+        parts = []
+        if report["without_vector"]:
+            parts.append(f"{report['without_vector']} of {report['open_facts']} open facts have no vector")
+        if len(made) > 1:
+            parts.append(f"its vectors were made by {len(made)} encoders ({', '.join(made)})")
+        out.append(f"the meaning index is stale ({'; '.join(parts)}): recall by meaning misses those facts"
+                   f" until `{REFRESH}` (with the semantic extra) rebuilds it")
+    elif report["state"] == "absent" and mine is not None:
+        out.append("the ledger has no meaning vectors (written without the semantic extra, or with"
+                   f" FACTLEDGER_EMBEDDER=off): recall here runs by words only until `{REFRESH}` builds them")
+    elif report["state"] == "current" and made and mine is not None and made != [mine]:
+        out.append(f"the meaning vectors were made by {made[0]}, and this install's encoder is {mine}:"
+                   f" recall here runs by words only until `{REFRESH}` re-embeds them")
+    if recompute and report["vectors"] and not report.get("recomputed"):
+        have = "no encoder (the semantic extra is not installed, or FACTLEDGER_EMBEDDER is off)" \
+            if mine is None else f"the encoder {mine}"
+        out.append(f"--vectors: not recomputed, as they were made by {', '.join(made)} and this install has"
+                   f" {have}; checked as stored (one per open fact, its keys, the encoder's identity and"
+                   " dimension)")
+    elif recompute and report.get("recomputed") and report["recomputed"] < report["vectors"]:
+        out.append(f"--vectors: {report['recomputed']} of {report['vectors']} recomputed; the others, made by"
+                   " another encoder, checked as stored")
+    return out
+
+
+def meaning_notice(conn, app: str, users: list[str]) -> str | None:
+    """Recall's notice when it runs without meaning on a scope that has open facts: the ledger
+    holds no vectors of this install's encoder for some of them (written without the extra, with
+    another encoder, or left stale).  None when meaning is off here or every fact has a vector."""
+    identity = encoders.identity()
+    if identity is None:
+        return None
+    facts = vectors = 0
+    for user in users:          # counts off the partition indexes; one row's encoder stands for all
+        found = conn.execute(
+            f"SELECT (SELECT COUNT(*) FROM facts_current WHERE app = ? AND user = ?),"
+            f" (SELECT COUNT(*) FROM {TABLE} WHERE app = ? AND user = ?),"
+            f" (SELECT model FROM {TABLE} WHERE app = ? AND user = ? LIMIT 1)",
+            (app, user, app, user, app, user)).fetchone()
+        facts += found[0]
+        vectors += found[1] if found[2] == identity else 0
+    if vectors >= facts:
+        return None
+    which = f"all {facts}" if not vectors else f"{facts - vectors} of {facts}"
+    return (f"recall ran without meaning for {which} of the scope's open facts: the ledger holds no"
+            " vectors of this install's encoder for them (written without the semantic extra, or with"
+            f" another encoder); `{REFRESH}` rebuilds them")

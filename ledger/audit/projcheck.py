@@ -6,35 +6,40 @@ queue, sessions, erasures, vectors, the Merkle tree).  This folds the whole log 
 database in memory (`Projector.rebuild`, the fold `replay` runs) and compares each table with the
 live one, row by row on the table's primary key, naming the first row that disagrees: a row the
 log does not give, a row it gives that is missing, or the columns that differ (never their
-values, which may be a health fact the caller is not cleared for).
+values, which may be a health fact the caller is not cleared for).  The vectors are the one
+table checked as stored rather than refolded (`projections.vectors.check`): refolding them needs
+the writer's encoder, and the verdict must not depend on the checker's install.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from functools import partial
 
-from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.engines import engine_of
-from factledger.projections.base import OPEN_FACTS
+from factledger.projections.vectors import TABLE as VECTORS
+from factledger.projections.vectors import check as check_vectors
+from factledger.projections.vectors import left_out
 
 
-def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str], dict | None]:
-    """(the tables checked, the first disagreement or None).  A disagreement is a dict: table,
-    row (the key columns and their values), problem (a sentence naming them).
+def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str], dict | None, dict]:
+    """(the tables checked, the first disagreement or None, the meaning index's state).  A
+    disagreement is a dict: table, row (the key columns and their values), problem (a sentence
+    naming them).
 
-    `fact_vectors` is rebuilt as to which open facts have a vector, under which keys and which
-    encoder; the vectors themselves are recomputed only with `vectors` (an embedding per open
-    fact: most of a full check's time at 100k events, docs/performance.md), and otherwise taken
-    as stored.  A vector only ranks facts; what a fact says is checked either way."""
+    `fact_vectors` is not rebuilt but checked as stored against the rebuilt open facts
+    (`projections.vectors.check`: one row per open fact under its keys, a well-formed encoder
+    identity and dimension), so the verdict is the same whatever encoder the checker has, or
+    none; the vectors themselves are recomputed only with `vectors` and only where this
+    install's encoder made them (an embedding per open fact: most of a full check's time at
+    100k events, docs/performance.md).  A vector only ranks facts; what a fact says is checked
+    either way."""
     fresh = sqlite3.connect(":memory:", isolation_level=None, uri=True)
-    stand_in = next((p for p in projector.projections if getattr(p, "name", None) == "vectors"), None)
-    if stand_in is not None and not vectors:
-        stand_in.rebuild_partition = partial(_stored_vectors, conn, encoders.identity())
+    meaning: dict = {}
     try:
         projector.create(fresh)
         fresh.execute("BEGIN")
-        projector.rebuild(fresh, source=conn)
+        with left_out(projector):
+            projector.rebuild(fresh, source=conn)
         fresh.execute("COMMIT")
         tables = list(projector.all_tables)
         # The live file attached, read-only, to the rebuilt database when the engine can lend it
@@ -45,33 +50,17 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
         engine = engine_of(conn)
         attached = engine.attach_live(conn, fresh)
         for table in tables:
-            if attached and engine.same_rows(fresh, table):
+            if table == VECTORS:
+                found, meaning = check_vectors(conn, fresh, recompute=vectors)
+            elif attached and engine.same_rows(fresh, table):
                 continue
-            found = _first_difference(conn, fresh, table)
+            else:
+                found = _first_difference(conn, fresh, table)
             if found is not None:
-                return tables, found
-        return tables, None
+                return tables, found, meaning
+        return tables, None, meaning
     finally:
         fresh.close()
-        if stand_in is not None and "rebuild_partition" in vars(stand_in):
-            del stand_in.rebuild_partition
-
-
-def _stored_vectors(live, identity: str | None, conn, events, state: dict) -> None:
-    """The vectors projection's rebuild of a partition (`projections.vectors`), with each open
-    fact's vector read from the live table instead of computed (b"" where it has none)."""
-    open_facts = state[OPEN_FACTS]
-    if not open_facts or identity is None:
-        return
-    seqs = sorted(s["observed_seq"] for s in open_facts.values())
-    stored: dict[int, bytes] = {}
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start:start + 500]
-        stored.update((seq, bytes(vector)) for seq, vector in live.execute(
-            f"SELECT seq, vector FROM fact_vectors WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
-    conn.executemany("INSERT OR REPLACE INTO fact_vectors VALUES (?,?,?,?,?,?,?)", sorted(
-        (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["predicate"], identity,
-         stored.get(s["observed_seq"], b"")) for s in open_facts.values()))
 
 
 def _first_difference(conn, fresh: sqlite3.Connection, table: str) -> dict | None:

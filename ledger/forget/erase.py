@@ -14,8 +14,8 @@ The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
 After the commit the engine makes the scrub physical (`UnitOfWork.purge`; SQLite: the WAL
 checkpointed with TRUNCATE, every page that held a scrubbed byte having been overwritten in place
 and `secure_delete` having zeroed the freed ones, and `vacuum=True` compacts the file too;
-PostgreSQL: VACUUM of the touched tables).  A dry run does all of it and rolls back, so the plan
-it prints is the real one.
+PostgreSQL: VACUUM FULL of the touched tables unless `vacuum=False` defers it).  A dry run does
+all of it and rolls back, so the plan it prints is the real one.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class _DryRun(Exception):
 
 
 def forget(ledger, scope: Scope, reason: str | None, requester: str | None = None, *,
-           dry_run: bool = False, vacuum: bool = False, ticket: str | None = None) -> dict:
+           dry_run: bool = False, vacuum: bool | None = None, ticket: str | None = None) -> dict:
     """Forget one scope of one partition; returns the receipt (a no-op receipt if nothing is there).
 
     `ticket` is an external reference (a case number), recorded in the `Redacted` event and the
@@ -92,7 +92,7 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
 def retain(ledger, *, apply: bool = False, older_than: int | None = None,
            predicate: str | None = None, sensitivity: str | None = None, app: str | None = None,
            user: str | None = None, reason: str | None = None, requester: str | None = None,
-           vacuum: bool = False) -> dict:
+           vacuum: bool | None = None) -> dict:
     """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
     for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
     days = _policy(ledger, older_than, predicate, sensitivity)
@@ -125,7 +125,7 @@ def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session:
 # --- the one path every request takes ------------------------------------------------------
 
 def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requester: str, *,
-         dry_run: bool, vacuum: bool, ticket: str | None = None) -> dict:
+         dry_run: bool, vacuum: bool | None, ticket: str | None = None) -> dict:
     started = time.perf_counter()
     try:
         with ledger.transaction():

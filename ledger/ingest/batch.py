@@ -29,6 +29,7 @@ class Summary:
     unmatched_candidates: int = 0
     ambiguous_candidates: list[dict] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    extractors: set[str] = field(default_factory=set)    # the extractors that ran, said in the result
 
     @property
     def failed(self) -> list[SessionResult]:
@@ -58,6 +59,7 @@ class Summary:
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "failures": [{"source": r.source, "session": r.session, "error": r.error}
                          for r in self.failed],
+            "extractor": ", ".join(sorted(self.extractors)) or None,
             "results": [r.as_dict() for r in self.results],
         }
 
@@ -85,6 +87,7 @@ def ingest_loaded(work: UnitOfWork, sessions: list[Session], errors: list[Source
     if on_total:
         on_total(len(sessions))
     chosen: Extractor = make_extractor(extractor, model=model, candidates=candidates, **options)
+    summary.extractors.add(chosen.name)
     if isinstance(chosen, CandidatesExtractor):
         chosen.route(sessions, app, user)
     for session in sessions:
@@ -117,6 +120,7 @@ def retry_failed(work: UnitOfWork, app: str | None = None, user: str | None = No
                 raise LedgerError(f"{source}: no longer holds session {item['session']}")
             chosen = make_extractor(extractor or item["extractor"],
                                     model=model or item["model"], **options)
+            summary.extractors.add(chosen.name)
             summary.results.append(_one(work, found[0], item["app"], item["user"], chosen))
         except UNUSABLE:
             raise                               # the ledger itself, not this session: stop

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.proposal import Proposal
 from factledger.ledger.ingest.session import Delta
 from factledger.ledger.registry.predicates import Registry
@@ -62,6 +63,19 @@ class Extractor(Protocol):
     def extract(self, delta: Delta, context: Context) -> Extraction: ...
 
 
+# The extractor when none is named: FACTLEDGER_EXTRACTOR, else the offline `patterns` one.
+EXTRACTOR_ENV = "FACTLEDGER_EXTRACTOR"
+
+
 def default_extractor_name() -> str:
-    """`anthropic` when an API key is configured, else the offline `patterns` extractor."""
-    return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "patterns"
+    """FACTLEDGER_EXTRACTOR when set, else the offline `patterns` extractor.
+
+    An ANTHROPIC_API_KEY in the environment alone chooses nothing: sending transcripts to a
+    third party is opt-in (`--extractor anthropic`, FACTLEDGER_EXTRACTOR=anthropic, or
+    `extractor="anthropic"`), since a key is often set for other tools (issue 46)."""
+    chosen = os.environ.get(EXTRACTOR_ENV, "").strip().lower()
+    if not chosen:
+        return "patterns"
+    if chosen not in EXTRACTORS:
+        raise LedgerError(f"{EXTRACTOR_ENV}={chosen!r} is not an extractor (choose from {', '.join(EXTRACTORS)})")
+    return chosen

@@ -9,7 +9,13 @@ is destructive.  None reaches beyond the ledger (open_world false).  A `LedgerEr
 tool error whose text is the CLI's `Error: ...` line; nothing of the call was written.
 
 Over HTTP the SDK's bearer middleware asks `TokenVerifier` for each request (HTTP 401 without a
-token the file holds), and each tool asks the request's token for the caller's `Scope`.
+token the file holds), and each tool asks the request's token for the caller's `Scope`.  The 401
+names no OAuth metadata: tokens are made by `factledger mcp --new-token`, there is no
+authorization server to point a client at (a pointer to one answered 404).
+
+Arguments the tool's schema refuses (missing, or of the wrong type) are a tool error in the same
+`Error: ...` form, naming the arguments, not the validator's own text; `serverInfo.version` is the
+installed package's version.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.mcp_server.scope import OutOfScope, Scope
@@ -74,6 +80,41 @@ def answered(work: Callable[[], dict]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=tool_text(answer))], structured_content=answer)
 
 
+def argument_error(tool: str, exc: ValidationError) -> str:
+    """The `Error: ...` line for arguments the schema refused: each argument by name, with what
+    is wrong in a few words (never the value given: it is the caller's data)."""
+    parts = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"missing argument {name!r}" if err.get("type") == "missing"
+                     else f"argument {name!r}: {err.get('msg', 'not valid').lower()}")
+    return f"Error: {tool}: {'; '.join(parts)}; nothing was changed"
+
+
+class _Server(MCPServer):
+    """The SDK's server, with refused arguments answered as factledger's `Error: ...` line."""
+
+    async def call_tool(self, name, arguments, context=None):
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_error(name, exc.__cause__)) from None
+            if not str(exc).startswith("Error"):
+                raise ToolError(f"Error: {escape(str(exc))}") from None
+            raise
+
+
+def package_version() -> str:
+    """The installed distribution's version (what `factledger --version` prints), for serverInfo."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("factledger")
+    except PackageNotFoundError:           # run from a checkout that is not installed
+        return "0+unknown"
+
+
 class TokenVerifier:
     """The SDK's `TokenVerifier` over the token file: a token's scope, or None (HTTP 401)."""
 
@@ -91,7 +132,8 @@ class TokenVerifier:
 
 def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **server_options) -> MCPServer:
     """An `MCPServer` with the seven tools, the facts resource template and the doctrine prompt."""
-    server = MCPServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", **server_options)
+    server = _Server("factledger", instructions=INSTRUCTIONS, log_level="WARNING", version=package_version(),
+                     **server_options)
 
     @server.tool(annotations=READ, title="Recall stored facts")
     def recall(query: Annotated[str, Field(description="What the next answer is about")] = "",
@@ -198,7 +240,9 @@ def serve_stdio(tools: MemoryTools, scope: Scope) -> None:
 def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
     """The Starlette app: streamable HTTP at /mcp, every request behind a bearer token."""
     base = f"http://{host}:{port}"
-    auth = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", validate_token_resource=False)
+    # no resource_server_url: the 401 then carries no `resource_metadata` pointer, and no
+    # protected-resource metadata names an authorization server this server does not run
+    auth = AuthSettings(issuer_url=base, resource_server_url=None)
     server = build_server(tools, token_scope(tokens), token_verifier=TokenVerifier(tokens), auth=auth)
     # plain JSON answers, not an SSE stream per request: no tool streams, and a call costs less
     return server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)

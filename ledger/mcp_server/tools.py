@@ -47,6 +47,7 @@ class RecallAnswer(TypedDict):
     text: str                       # the stored-facts block, as the model should see it
     facts: list[ServedFact]
     withheld: int                   # facts of the scope kept back by this caller's clearance
+    notices: list[str]              # how it ran, when the caller should know (no meaning vectors)
 
 
 class Decision(TypedDict):
@@ -93,6 +94,7 @@ class MemoryTools:
         self._readers_lock = threading.Lock()
         self._generation = 0            # bumped by each committed forget
         self._codes: dict[str, tuple[Scope, str, float]] = {}    # code -> (caller, request, deadline)
+        self._spent: dict[str, tuple[str, float]] = {}           # code -> (how it was spent, deadline)
 
     def close(self) -> None:
         with self._readers_lock:
@@ -125,7 +127,7 @@ class MemoryTools:
         options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
         result = ledger.recall(app, user, query or "", explain=True, **options)
         withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
-        return {"app": app, "user": user, "text": result.text, "withheld": withheld,
+        return {"app": app, "user": user, "text": result.text, "withheld": withheld, "notices": result.notices,
                 "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
 
     def facts(self, scope: Scope, predicate: str | None = None, valid_at: str | None = None,
@@ -247,6 +249,7 @@ class MemoryTools:
         with self._write_lock:
             receipt = self.writer.forget(app, user, **options)
             self._generation += 1
+            self._spent[confirm] = ("it committed its forget", time.monotonic() + CODE_SECONDS)
         return {"committed": True, "plan": None, "confirm": None, "receipt": receipt,
                 "note": "forgotten; run verify to check the log and the projections"}
 
@@ -265,9 +268,31 @@ class MemoryTools:
         return code
 
     def _redeem(self, scope: Scope, request: str, code: str) -> None:
+        """Take the code, once: a code offered with other arguments than its plan's (or by another
+        caller) is spent too, so that it cannot be tried again; each refusal says which case it
+        was, and a later use of a spent code says how it was spent, not that it does not match."""
+        now = time.monotonic()
         with self._write_lock:
             held = self._codes.pop(code, None)
-        if held is None or held[0] != scope or held[1] != request or held[2] < time.monotonic():
-            raise LedgerError("the confirmation code does not match this request (a code is good once, "
-                              f"for {CODE_SECONDS // 60} minutes, for the same caller and arguments): "
-                              "ask for the plan again; nothing was changed")
+            spent = self._spent.get(code)
+            self._spent = {c: v for c, v in self._spent.items() if v[1] > now}
+            if held is not None and held[2] >= now and (held[0] != scope or held[1] != request):
+                self._spent[code] = ("a request whose arguments differed from its plan's spent it"
+                                     if held[0] == scope else "another caller offered it", now + CODE_SECONDS)
+        again = "ask for the plan again (forget without confirm) and confirm with its new code; nothing was changed"
+        if held is None:
+            if spent is not None and spent[1] > now:
+                raise LedgerError(f"the confirmation code was already used ({spent[0]}): a code is good once; {again}")
+            raise LedgerError(f"the confirmation code is not one this server issued, or it expired (a code stands "
+                              f"for {CODE_SECONDS // 60} minutes): {again}")
+        if held[2] < now:
+            raise LedgerError(f"the confirmation code expired (codes stand for {CODE_SECONDS // 60} minutes): {again}")
+        if held[0] != scope:
+            raise LedgerError(f"the confirmation code was issued to another caller and is now spent: {again}")
+        if held[1] != request:
+            names = ("app", "user", "session", "fact_id", "predicate", "all", "reason", "ticket")
+            differ = [n for n, a, b in zip(names, json.loads(held[1]), json.loads(request)) if a != b]
+            verb = "differs" if len(differ) == 1 else "differ"
+            raise LedgerError(f"the confirmation code does not match this request ({', '.join(differ)} {verb} from"
+                              f" the plan's), and is now spent (a code is good once, for the same caller and"
+                              f" arguments): {again}")

@@ -69,12 +69,14 @@ class RecallResult:
     # what the call read its scope into (`projections.recallcache.ScopeMemo`): a caller keeps
     # what it works out from the same state there (the facade's clearance mask), not in as_dict
     scope: object = field(default=None, repr=False, compare=False)
+    # what the caller should know of how it ran (the facade's: meaning missing for the scope)
+    notices: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,
                 "options": self.options.as_dict(), "selected": self.selected,
                 "candidates": self.candidates, "other_partitions": self.other_partitions,
-                "withheld": self.withheld, "rendered": self.text}
+                "withheld": self.withheld, "rendered": self.text, "notices": self.notices}
 
 
 def _registry_suffixes(registry: Registry | None) -> dict[str, str]:

@@ -121,9 +121,10 @@ class Engine(Protocol):
     def guard_problems(self, conn: Any) -> list[str]:
         """Each append-only guard missing or altered now, and each repair recorded."""
 
-    def purge(self, conn: Any, vacuum: bool = False, tables: tuple[str, ...] = (),
+    def purge(self, conn: Any, vacuum: bool | None = None, tables: tuple[str, ...] = (),
               checkpointer: Any = None, partitions: tuple[tuple[str, str], ...] | None = None) -> dict:
-        """After a forget's commit: make the scrub physical; the receipt's `purge`.  `partitions`:
+        """After a forget's commit: make the scrub physical; the receipt's `purge`.  `vacuum`:
+        None is the engine's default, True the most it can do, False the least.  `partitions`:
         the (app, user) partitions the forget changed (None: not known, all of the ledger), so an
         engine that keeps partitions apart need only clean those."""
 

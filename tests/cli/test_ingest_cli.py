@@ -198,7 +198,7 @@ def test_real_process_ingest_all_examples_then_facts(tmp_path):
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["sessions"] == 9 and summary["failed"] == 0
-    assert done.stderr == ""                                  # no progress bar when not a terminal
+    assert done.stderr == "factledger: extractor: patterns\n"   # which ran; no progress bar when not a terminal
     facts = json.loads(_subprocess("facts", *MEAL, "--json", cwd=tmp_path).stdout)
     assert {f["predicate"]: f["value"] for f in facts}["diet"] == "pescatarian"
     again = _subprocess("ingest", str(ROOT / "examples" / "sessions"), "--json", cwd=tmp_path)

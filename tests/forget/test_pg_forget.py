@@ -1,7 +1,8 @@
-"""Forgetting on PostgreSQL: redaction and the partition's replay, then VACUUM of the touched
-tables, the indexes skipped (the dead row versions leave the heap; their index entries stay, and no
-query reaches a row through them); with `--vacuum`, VACUUM FULL, after which no data file of the
-database holds a byte of the forgotten value.  The WAL still does, and `factledger residue` names
+"""Forgetting on PostgreSQL: redaction and the partition's replay, then by default VACUUM FULL of
+the touched tables, after which no data file of the database holds a byte of the forgotten value;
+with `--no-vacuum`, a plain VACUUM, the indexes skipped (the dead row versions leave the heap;
+their index entries stay, and no query reaches a row through them), and the receipt, stderr and
+`residue` say the bytes remain until the next VACUUM FULL.  The WAL still does, and `factledger residue` names
 it and the other places a forget cannot reach.
 """
 
@@ -49,14 +50,28 @@ def test_forget_with_vacuum_leaves_no_byte_in_the_data_files(postgres, clock):
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
 
 
-def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, clock):
-    """Plain VACUUM (the default): the dead row versions are gone from every table, so no query,
-    snapshot or replica reads them; their bytes may stay in a page's free space (and their keys in
-    the indexes) until reused (docs/forgetting.md), which is what `--vacuum` (VACUUM FULL) removes."""
+def test_forget_by_default_leaves_no_byte_in_the_data_files(postgres, clock):
+    """No choice made: VACUUM FULL, as with `vacuum=True`; nothing owed, says `residue`."""
     with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
         receipt = ledger.forget("app", "gone", reason="erasure request")
+        assert receipt["purge"]["full"] and "bytes" not in receipt["purge"]
+        assert _data_files_holding(ledger, MARKER) == []
+        freed = next(p for p in ledger.residue()["places"] if p["place"] == "freed page space")
+        assert "none owed" in freed["note"]
+        assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, clock):
+    """Plain VACUUM (`vacuum=False`, `--no-vacuum`): the dead row versions are gone from every table,
+    so no query, snapshot or replica reads them; their bytes stay in a page's free space (and their
+    keys in the indexes) until reused (docs/forgetting.md), which the receipt and `residue` say
+    until a VACUUM FULL removes them."""
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        receipt = ledger.forget("app", "gone", reason="erasure request", vacuum=False)
         assert receipt["purge"]["vacuumed"] and not receipt["purge"]["full"]
+        assert receipt["purge"]["bytes"].startswith("remain in freed page space until the next VACUUM FULL")
         for table in ("events", *ledger.projector.all_tables):
             rows = ledger._conn.raw.execute(f"SELECT t::text FROM {table} AS t").fetchall()
             assert not any(MARKER in row[0] for row in rows), table
@@ -66,6 +81,8 @@ def test_forget_vacuums_the_touched_tables_no_row_holds_the_value(postgres, cloc
         assert dead == 0
         assert receipt["purge"]["index_entries"] == "left until a VACUUM cleans the indexes"
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
+        freed = next(p for p in ledger.residue()["places"] if p["place"] == "freed page space")
+        assert "--no-vacuum" in freed["note"] and "until the next VACUUM FULL" in freed["note"]
 
 
 def test_an_index_entry_a_forget_left_leads_no_query_to_the_row(postgres, clock):
@@ -75,7 +92,7 @@ def test_an_index_entry_a_forget_left_leads_no_query_to_the_row(postgres, clock)
     and returns nothing."""
     with Ledger(postgres.location(), clock=clock, create=True) as ledger:
         _fill(ledger)
-        ledger.forget("app", "gone", reason="erasure request")
+        ledger.forget("app", "gone", reason="erasure request", vacuum=False)
         raw = ledger._conn.raw
         raw.execute("SET enable_seqscan = off")
         raw.execute("SET enable_bitmapscan = off")
@@ -103,21 +120,30 @@ def test_residue_lists_the_places_a_forget_cannot_reach(postgres):
 
 
 def test_the_cli_says_when_freed_pages_may_still_hold_the_bytes(postgres, clock):
-    """Nothing said in silence: a plain VACUUM's limit is told on stderr, in every format; after
-    `--vacuum` (VACUUM FULL) there is nothing to tell."""
+    """Nothing said in silence: a plain VACUUM's limit (`--no-vacuum`) is told on stderr, in every
+    format; after the default VACUUM FULL there is nothing to tell."""
     location = postgres.location()
     with Ledger(location, clock=clock, create=True) as ledger:
         _fill(ledger)
         ledger.observe(cand(user="also", predicate="diet", value="vegan"))
     forget = [FACTLEDGER, "--db", location, "forget", "--app", "app", "--reason", "erasure request", "--yes"]
-    plain = subprocess.run([*forget, "--user", "gone", "--json"], capture_output=True, text=True, env=ENV)
+    plain = subprocess.run([*forget, "--user", "gone", "--json", "--no-vacuum"], capture_output=True, text=True,
+                           env=ENV)
     assert plain.returncode == 0, plain.stderr
     assert json.loads(plain.stdout)["purge"]["full"] is False
-    assert "freed pages may keep the forgotten bytes" in plain.stderr and "--vacuum" in plain.stderr
+    assert "the rewrite was deferred (--no-vacuum)" in plain.stderr and "until the next VACUUM FULL" in plain.stderr
     assert "the indexes keep the old rows' indexed columns" in plain.stderr
-    full = subprocess.run([*forget, "--user", "also", "--vacuum"], capture_output=True, text=True, env=ENV)
+    residue = subprocess.run([FACTLEDGER, "--db", location, "residue", "--json"], capture_output=True, text=True,
+                             env=ENV)
+    freed = next(p for p in json.loads(residue.stdout)["places"] if p["place"] == "freed page space")
+    assert "until the next VACUUM FULL" in freed["note"]
+    full = subprocess.run([*forget, "--user", "also"], capture_output=True, text=True, env=ENV)
     assert full.returncode == 0, full.stderr
-    assert json.loads(full.stdout)["purge"]["full"] is True and "freed pages" not in full.stderr
+    assert json.loads(full.stdout)["purge"]["full"] is True and "freed page" not in full.stderr
+    residue = subprocess.run([FACTLEDGER, "--db", location, "residue", "--json"], capture_output=True, text=True,
+                             env=ENV)
+    freed = next(p for p in json.loads(residue.stdout)["places"] if p["place"] == "freed page space")
+    assert "none owed" in freed["note"]
 
 
 def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgres, clock):
@@ -132,13 +158,32 @@ def test_old_rows_an_open_transaction_still_sees_are_reported_not_hidden(postgre
         with psycopg.connect(postgres.conninfo) as reader:
             reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             reader.execute(f'SELECT COUNT(*) FROM "{ledger._conn.schema}".events').fetchone()
-            receipt = ledger.forget("app", "gone", reason="erasure request")
+            receipt = ledger.forget("app", "gone", reason="erasure request", vacuum=False)
             purge = receipt["purge"]
             assert purge["held_back"] > 0 and "events" in purge["held_back_tables"]
             reader.rollback()
         again = vacuum_tables(ledger._conn, purge["held_back_tables"])
         assert "held_back" not in again
         assert ledger.verify()["ok"] and ledger.replay_differences() == []
+
+
+def test_a_table_a_long_reader_holds_is_vacuumed_plainly_and_named(postgres, clock):
+    """The default VACUUM FULL waits a few seconds for a table's lock, not for ever (every other
+    reader would queue behind it): a table an open transaction holds gets the plain pass, and the
+    receipt names it and says the bytes remain."""
+    import psycopg
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger)
+        with psycopg.connect(postgres.conninfo) as reader:
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute(f'SELECT COUNT(*) FROM "{ledger._conn.schema}".events').fetchone()
+            purge = ledger.forget("app", "gone", reason="erasure request")["purge"]
+            reader.rollback()
+        assert purge["full"] is False and purge["not_rewritten"] == ["events"]
+        assert purge["bytes"].startswith("remain in freed page space")
+        freed = next(p for p in ledger.residue()["places"] if p["place"] == "freed page space")
+        assert "until the next VACUUM FULL" in freed["note"]
 
 
 def test_the_receipt_and_stderr_say_how_many_old_rows_were_held_back(capsys):

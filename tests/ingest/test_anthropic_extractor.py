@@ -195,8 +195,8 @@ def test_cli_retry_failed(tmp_path, monkeypatch):
     monkeypatch.setattr(anthropic, "Anthropic", functools.partial(anthropic.Anthropic, http_client=client))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     db = str(tmp_path / "l.db")
-    first = CliRunner().invoke(cli, ["--db", db, "ingest", MEAL1, "--create", "--json"])
-    assert first.exit_code == 1 and "HTTP 500" in first.stderr      # default extractor with a key
+    first = CliRunner().invoke(cli, ["--db", db, "ingest", MEAL1, "--create", "--json", "--extractor", "anthropic"])
+    assert first.exit_code == 1 and "HTTP 500" in first.stderr      # chosen: a key alone chooses nothing
     retried = CliRunner().invoke(cli, ["--db", db, "ingest", "--retry-failed", "--json"])
     assert retried.exit_code == 0, retried.output
     assert json.loads(retried.stdout)["applied"] == {"insert": 2}

@@ -14,7 +14,7 @@ from factledger.ledger.store.postgres import backend
 from factledger.ledger.store.postgres import schema as pg_schema
 from factledger.ledger.store.postgres.images import copy_loader
 from factledger.ledger.store.postgres.statistics import catalog_dead_rows, extended, sampled_text
-from factledger.ledger.store.postgres.vacuum import vacuum_rebuilt, vacuum_tables
+from factledger.ledger.store.postgres.vacuum import deferred, mark_deferred, vacuum_rebuilt, vacuum_tables
 from factledger.ledger.store.repairs import repair_problems
 from factledger.ledger.store.sqlite.engine import place
 from factledger.ledger.vocabulary.clock import Clock
@@ -87,12 +87,17 @@ class PostgresEngine:
     def guard_problems(self, conn) -> list[str]:
         return backend.guard_problems(conn) + repair_problems(conn)
 
-    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (), checkpointer=None,
+    def purge(self, conn, vacuum: bool | None = None, tables: tuple[str, ...] = (), checkpointer=None,
               partitions=None) -> dict:
-        """The log's and the projections' tables vacuumed (FULL with `vacuum`): docs/forgetting.md.
-        On a partitioned ledger, of each partitioned table only the leaves holding `partitions`
-        (`partitions.py`; FULL rewrites every leaf)."""
-        return vacuum_tables(conn, ("events", *tables), full=vacuum, partitions=partitions)
+        """The log's and the projections' tables vacuumed: FULL unless `vacuum` is False
+        (docs/forgetting.md), so by default no data file keeps a byte of the scrubbed rows; a plain
+        VACUUM (`--no-vacuum`) leaves them in freed page space, and the receipt (`bytes`) and
+        `residue` say so until a forget rewrites the tables.  On a partitioned ledger the plain
+        VACUUM and the FULL one take of each partitioned table only the leaves holding
+        `partitions` (`partitions.py`)."""
+        result = vacuum_tables(conn, ("events", *tables), full=vacuum is not False, partitions=partitions)
+        mark_deferred(conn, not result["full"])
+        return result
 
     def after_rebuild(self, conn, tables: tuple[str, ...], jobs: int = 1) -> None:
         """The rebuilt tables vacuumed (`vacuum.vacuum_rebuilt`), by `jobs` sessions side by side."""
@@ -110,11 +115,16 @@ class PostgresEngine:
         places = [place("WAL (pg_wal)", f"{settings.get('data_directory') or '(data directory)'}/pg_wal",
                         "segments written before the forget hold the old rows until a checkpoint "
                         "recycles them (CHECKPOINT as a superuser, or wait for checkpoint_timeout)")]
+        places.append(place("freed page space", "the tables' data files",
+                            "a forget run with --no-vacuum (or whose VACUUM FULL could not take a table's lock) "
+                            "left the scrubbed rows' bytes in freed page space: they remain until the next "
+                            "VACUUM FULL (`forget --vacuum`, or the operator's)" if deferred(conn) else
+                            "none owed: the last forget rewrote the tables (VACUUM FULL)"))
         places.append(place("index entries", "the indexes of the projections' tables (and of the log's, on "
                             "a ledger that is not partitioned)",
-                            "a forget's VACUUM skips those indexes: the old row versions' indexed columns (app, "
-                            "user, subject, predicate, session, a retracted value's key; no body or quote) stay "
-                            "in them, unreachable by any query, until a VACUUM that cleans indexes "
+                            "a forget with --no-vacuum skips those indexes: the old row versions' indexed "
+                            "columns (app, user, subject, predicate, session, a retracted value's key; no body "
+                            "or quote) stay in them, unreachable by any query, until a VACUUM that cleans indexes "
                             "(`VACUUM (INDEX_CLEANUP ON)`, autovacuum when enough pages hold dead rows, or "
                             "`forget --vacuum`, which rewrites them)"))
         archiving = settings.get("archive_mode", "off") != "off"

@@ -65,6 +65,14 @@ from factledger.ledger.store.postgres.partitions import leaves_of
 from factledger.ledger.store.postgres.statistics import reanalyze, vacuum_catalog
 
 INDEX_ENTRIES = "left until a VACUUM cleans the indexes"   # the receipt's word on them (above)
+# The receipt's word on a plain VACUUM's bytes: it frees the old versions' space, never zeroes it.
+BYTES_LEFT = "remain in freed page space until the next VACUUM FULL (`forget --vacuum`, or the operator's)"
+# `ledger_meta` key set while a forget's rewrite is owed (a plain VACUUM, or a table whose lock a
+# FULL could not have), cleared by a forget that rewrote every table; `residue` reads it.
+DEFERRED_KEY = "vacuum_deferred"
+# How long a forget's VACUUM FULL waits for a table's lock: past it the table gets a plain VACUUM
+# and the receipt says so; waiting on a long reader would queue every other reader behind it.
+FULL_LOCK_WAIT = "5s"
 ATTEMPTS = 40              # about two seconds: past the statistics' one-second flush interval
 PAUSE_S = 0.05
 
@@ -76,19 +84,29 @@ _LOG_LEAF = re.compile(r"events_p\d+")       # a leaf of the partitioned log (pa
 def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, partitions=None) -> dict:
     """VACUUM each table, outside any transaction, again while dead row versions remain;
     `held_back` counts those still there at the end.  FULL rewrites each table into new files
-    once (it reports no dead rows to check, and a second rewrite would cost as much again).
-    `partitions` ((app, user) pairs): of a partitioned table only the leaves holding them."""
+    once (it reports no dead rows to check, and a second rewrite would cost as much again), the
+    default after a forget (`PostgresEngine.purge`).
+    `partitions` ((app, user) pairs): of a partitioned table only the leaves holding them.  A
+    table whose lock FULL cannot have within FULL_LOCK_WAIT gets the plain pass instead
+    (`not_rewritten`)."""
     tables = tuple(tables)
-    if full:
-        for table in tables:
-            conn.raw.execute(f"VACUUM (FULL) {table}")
-        return _statistics(conn, tables, {"vacuumed": True, "full": True, "tables": len(tables)}, full)
     targets = list(tables)
     parent = {}
     if partitions is not None:
         leaves, plain = leaves_of(conn, tables, partitions)
         parent = {name: name.rsplit("_p", 1)[0] for name in leaves}
         targets = plain + leaves
+    if full:
+        # of a partitioned table only the leaves holding `partitions`: every old row version the
+        # scrub left is there (ledger/forget/erase.py, `changed_partitions`)
+        busy = _rewrite(conn, targets)
+        result = {"vacuumed": True, "full": True, "tables": len(tables)}
+        if parent:
+            result["leaves"] = len(parent)
+        if busy:
+            result = vacuum_tables(conn, busy, attempts=attempts)
+            result.update(tables=len(tables), not_rewritten=list(dict.fromkeys(parent.get(t, t) for t in busy)))
+        return _statistics(conn, tables, result, full)
     pending, left = tuple(targets), {}
     for _attempt in range(max(1, attempts)):
         left = vacuum_pass(conn, pending)
@@ -96,13 +114,52 @@ def vacuum_tables(conn, tables, full: bool = False, attempts: int = ATTEMPTS, pa
         if not pending:
             break
         time.sleep(PAUSE_S)
-    result = {"vacuumed": True, "full": False, "tables": len(tables), "index_entries": INDEX_ENTRIES}
+    result = {"vacuumed": True, "full": False, "tables": len(tables), "index_entries": INDEX_ENTRIES,
+              "bytes": BYTES_LEFT}
     if parent:
         result["leaves"] = len(parent)
     if pending:
         result["held_back"] = sum(left[t] for t in pending)
         result["held_back_tables"] = list(dict.fromkeys(parent.get(t, t) for t in pending))
     return _statistics(conn, tables, result, full)
+
+
+def _rewrite(conn, tables) -> list[str]:
+    """VACUUM FULL each table, waiting at most FULL_LOCK_WAIT for its lock; the tables it could
+    not have (a long transaction held them), to be vacuumed plainly instead."""
+    import psycopg
+
+    busy = []
+    wait = conn.raw.execute("SHOW lock_timeout").fetchone()[0]
+    conn.raw.execute("SELECT set_config('lock_timeout', %s, false)", (FULL_LOCK_WAIT,))
+    try:
+        for table in tables:
+            try:
+                conn.raw.execute(f"VACUUM (FULL) {table}")
+            except psycopg.errors.LockNotAvailable:
+                busy.append(table)
+    finally:
+        conn.raw.execute("SELECT set_config('lock_timeout', %s, false)", (wait,))
+    return busy
+
+
+def mark_deferred(conn, deferred: bool) -> None:
+    """Record whether a rewrite is owed (`DEFERRED_KEY`), for `residue`; a ledger without
+    `ledger_meta` (made by an early version) records nothing."""
+    if conn.raw.execute("SELECT to_regclass(%s)", (f'"{conn.schema}".ledger_meta',)).fetchone()[0] is None:
+        return
+    if deferred:
+        conn.raw.execute("INSERT INTO ledger_meta (key, value) VALUES (%s, 'true') ON CONFLICT (key) DO NOTHING",
+                         (DEFERRED_KEY,))
+    else:
+        conn.raw.execute("DELETE FROM ledger_meta WHERE key = %s", (DEFERRED_KEY,))
+
+
+def deferred(conn) -> bool:
+    """Whether a forget's rewrite is owed (`mark_deferred`)."""
+    if conn.raw.execute("SELECT to_regclass(%s)", (f'"{conn.schema}".ledger_meta',)).fetchone()[0] is None:
+        return False
+    return conn.raw.execute("SELECT 1 FROM ledger_meta WHERE key = %s", (DEFERRED_KEY,)).fetchone() is not None
 
 
 def vacuum_pass(conn, tables) -> dict[str, int]:

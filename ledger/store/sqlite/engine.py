@@ -137,7 +137,7 @@ class SqliteEngine:
         """Each guard trigger missing or altered now, and each repair recorded."""
         return triggers.problems(conn, SCHEMA)
 
-    def purge(self, conn, vacuum: bool = False, tables: tuple[str, ...] = (),
+    def purge(self, conn, vacuum: bool | None = None, tables: tuple[str, ...] = (),
               checkpointer: WalCheckpointer | None = None, partitions=None) -> dict:
         """After a forget's commit: the WAL truncated (every page that held a scrubbed byte is
         gone from it), and with `vacuum` the file compacted too (docs/forgetting.md)."""
