@@ -1,0 +1,104 @@
+"""Consequential actions trust the log, not a projection (issue 47, class 1).
+
+A writer of the file who cannot read the signing key edits a projection row; the action that
+would act on it (sign a checkpoint, serve a proof, accept a held candidate, export a data
+subject's record, serve digests and erasures) refuses with "the ledger is damaged" instead.
+Each forgery is a careful forger's (`tests/audit/forger.py`): the guard triggers come back.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.errors import ProjectionMismatch
+from factledger.ledger.tlog import merkle
+from factledger.ledger.tlog.note import new_signer, skey_text
+from factledger.ledger.tlog.tlog_verify import open_checkpoint, parse_vkey, verify_inclusion_proof
+from tests.audit.forger import raw_forger
+from tests.conftest import MovableClock, cand
+
+KEY = new_signer("factledger.test/actions")
+VKEY = parse_vkey(KEY.vkey)
+
+
+def fill(ledger: Ledger, count: int = 12) -> None:
+    ledger.observe_many([cand(user=f"u{i}", predicate="home_city", value="Pune", quote="we live in Pune")
+                         for i in range(count)])
+
+
+def forge(ledger: Ledger, *statements) -> None:
+    """Edit the open ledger's file from outside it (the ledger's own connection stays open)."""
+    conn = raw_forger(ledger._work.location)
+    for sql, *args in statements:
+        conn.execute(sql, *args)
+    conn.close()
+
+
+# --- signing and proving ----------------------------------------------------------------------
+
+def _fork_tree(ledger: Ledger) -> None:
+    """Replace the stored tree by a fork's: the same size, other leaves (what the forger wants signed)."""
+    size = ledger.head()[0]
+    node = merkle.memory_tree([merkle.leaf_hash(bytes([i % 256]) * 32) for i in range(size)])
+    hashes = []
+    for level in range(size.bit_length()):
+        for index in range(size >> level):
+            hashes.append((merkle.stored_index(level, index), node(level, index)))
+    forge(ledger, ("DELETE FROM merkle_hashes",),
+          *(("INSERT INTO merkle_hashes (pos, hash) VALUES (?, ?)", (pos, h)) for pos, h in hashes))
+
+
+def test_a_forked_tree_is_never_signed(ledger):
+    fill(ledger)
+    _fork_tree(ledger)
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged: merkle_hashes"):
+        ledger.checkpoint(KEY)
+    assert ledger.log(type="CheckpointIssued") == []          # nothing signed, nothing recorded
+
+
+def test_one_forged_node_makes_checkpoint_and_prove_refuse(ledger):
+    fill(ledger)
+    note = ledger.checkpoint(KEY)["note"]
+    size = open_checkpoint(note, VKEY).size
+    verify_inclusion_proof(ledger.prove_inclusion(5), open_checkpoint(note, VKEY))
+    # a leaf on seq 5's path (its sibling), which a root read from the stored subtrees need not touch
+    forge(ledger, ("UPDATE merkle_hashes SET hash = ? WHERE pos = ?", (b"\x01" * 32, merkle.stored_index(0, 5))))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.prove_inclusion(5, note)
+    # what a checkpoint signs is the log's root, whatever the node: a forged node below it changes nothing
+    assert ledger.verify_checkpoint(ledger.checkpoint(KEY)["note"], VKEY)["check"] in (None, "tree")
+    # the top node of the tree the checkpoint covers: the root itself disagrees
+    fill(ledger, 2)
+    forge(ledger, ("UPDATE merkle_hashes SET hash = ? WHERE pos = (SELECT MAX(pos) FROM merkle_hashes)",
+                   (b"\x02" * 32,)))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.checkpoint(KEY)
+    ledger.replay()                                            # the tree refolded from the log
+    later = ledger.checkpoint(KEY)["note"]
+    verify_inclusion_proof(ledger.prove_inclusion(5, note), open_checkpoint(note, VKEY))
+    assert ledger.prove_consistency(note, later)["old_size"] == size
+
+
+def test_a_deleted_node_is_damage_not_a_bad_argument(ledger):
+    fill(ledger)
+    note = ledger.checkpoint(KEY)["note"]
+    forge(ledger, ("DELETE FROM merkle_hashes WHERE pos = ?", (merkle.stored_index(0, 3),)))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.prove_inclusion(3, note)
+
+
+def test_the_cli_refuses_to_sign_a_forged_tree(tmp_path):
+    from click.testing import CliRunner
+
+    from factledger.cli.main import cli
+
+    path = tmp_path / "ledger.db"
+    with Ledger(path, clock=MovableClock(), create=True) as ledger:
+        fill(ledger)
+        _fork_tree(ledger)
+    key = tmp_path / "key"
+    key.write_text(skey_text(KEY) + "\n")
+    result = CliRunner().invoke(cli, ["--db", str(path), "checkpoint", "--key", str(key)])
+    assert result.exit_code == 1 and "the ledger is damaged" in result.output, result.output
+    assert "Traceback" not in result.output
