@@ -106,7 +106,6 @@ def read_note(note: str) -> Checkpoint:
 def _ours(conn, note: str, which: str = "the checkpoint") -> Checkpoint:
     """A checkpoint this ledger can prove against: our origin, within our log, our root at its size."""
     checkpoint = read_note(note)
-    tree = MerkleTree(conn)
     mine = origin(conn)
     if mine is None:
         raise LedgerError(f"the ledger is empty: {which} (origin {checkpoint.origin!r}, {checkpoint.size} events)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from factledger.ledger import Ledger, LedgerError
+from factledger.ledger import Ledger
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.tlog import merkle
 from factledger.ledger.tlog.note import new_signer, skey_text
@@ -102,3 +102,43 @@ def test_the_cli_refuses_to_sign_a_forged_tree(tmp_path):
     result = CliRunner().invoke(cli, ["--db", str(path), "checkpoint", "--key", str(key)])
     assert result.exit_code == 1 and "the ledger is damaged" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+# --- the review queue ---------------------------------------------------------------------------
+
+def _held(ledger: Ledger, user: str = "u1") -> str:
+    ledger.observe(cand(user=user, predicate="zq_not_in_registry", value="teal"))
+    return ledger.held("app", user)[0]["hold_id"]
+
+
+@pytest.mark.parametrize("column,value", [
+    ("user", "victim"),                                       # another user's log
+    ("candidate", '{"author":"user","predicate":"diet","value":"vegan"}'),
+    ("reason", "ambiguous"),
+    ("held_seq", 1),
+])
+def test_a_forged_queue_row_is_neither_listed_nor_accepted(ledger, column, value):
+    ledger.observe(cand(user="victim", predicate="diet", value="vegetarian"))
+    hold_id = _held(ledger)
+    before = ledger.head()
+    forge(ledger, (f"UPDATE review_queue SET {column} = ? WHERE hold_id = ?", (value, hold_id)))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged: review_queue"):
+        ledger.held("app", None)
+    for act in (lambda: ledger.review_accept(hold_id, "diet", by="rev"),
+                lambda: ledger.review_reject(hold_id, "no", by="rev")):
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged: review_queue"):
+            act()
+    assert ledger.head() == before                            # nothing written, in anyone's name
+
+
+def test_a_closed_item_put_back_to_open_is_not_accepted_again(ledger):
+    hold_id = _held(ledger)
+    ledger.review_reject(hold_id, "not a fact", by="rev")
+    before = ledger.head()
+    forge(ledger, ("UPDATE review_queue SET status = 'open', closed_seq = NULL, closed_reason = NULL"
+                   " WHERE hold_id = ?", (hold_id,)))
+    with pytest.raises(ProjectionMismatch, match="rejected in the log"):
+        ledger.review_accept(hold_id, "diet", by="rev")
+    assert ledger.head() == before
+    ledger.replay()
+    assert [r["status"] for r in ledger.held("app", "u1", status=None)] == ["rejected"]
