@@ -17,6 +17,7 @@ from functools import partial
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.engines import engine_of
 from factledger.projections.base import OPEN_FACTS
+from factledger.projections.vectors import vector_width
 
 
 def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str], dict | None]:
@@ -65,10 +66,14 @@ def _stored_vectors(live, identity: str | None, conn, events, state: dict) -> No
         return
     seqs = sorted(s["observed_seq"] for s in open_facts.values())
     stored: dict[int, bytes] = {}
+    width = vector_width()
     for start in range(0, len(seqs), 500):
         chunk = seqs[start:start + 500]
+        # a vector of another width than the encoder's is not taken as stored: the rebuilt row
+        # then differs from the live one, and plain `verify` names it (a recall would refuse it)
         stored.update((seq, bytes(vector)) for seq, vector in live.execute(
-            f"SELECT seq, vector FROM fact_vectors WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+            f"SELECT seq, vector FROM fact_vectors WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk)
+            if len(bytes(vector)) == width)
     conn.executemany("INSERT OR REPLACE INTO fact_vectors VALUES (?,?,?,?,?,?,?)", sorted(
         (s["observed_seq"], s["fact_id"], s["app"], s["user"], s["predicate"], identity,
          stored.get(s["observed_seq"], b"")) for s in open_facts.values()))

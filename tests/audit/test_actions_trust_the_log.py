@@ -142,3 +142,29 @@ def test_a_closed_item_put_back_to_open_is_not_accepted_again(ledger):
     assert ledger.head() == before
     ledger.replay()
     assert [r["status"] for r in ledger.held("app", "u1", status=None)] == ["rejected"]
+
+
+# --- a meaning vector of the wrong length -------------------------------------------------------
+
+@pytest.mark.parametrize("edit", ["substr(vector, 1, length(vector) - 4)", "CAST(vector || zeroblob(4) AS BLOB)", "zeroblob(3)"])
+def test_a_vector_of_the_wrong_length_is_named_by_plain_verify_and_refused_by_recall(meaning, tmp_path, edit):
+    from click.testing import CliRunner
+
+    from factledger.cli.main import cli
+
+    path = tmp_path / "meaning.db"
+    with Ledger(path, clock=MovableClock("2026-09-01T00:00:00Z"), create=True) as ledger:
+        ledger.observe(cand(predicate="diet", value="pescatarian", said_at="2026-08-10T10:00:00Z"))
+        ledger.observe(cand(predicate="home_city", value="Pune", session="s2", event="e2",
+                            said_at="2026-08-11T10:00:00Z"))
+        assert ledger.verify()["ok"]
+        forge(ledger, (f"UPDATE fact_vectors SET vector = {edit} WHERE seq = (SELECT MIN(seq) FROM fact_vectors)",))
+        result = ledger.verify()
+        assert not result["ok"] and "fact_vectors" in result["problem"], result
+        with pytest.raises(ProjectionMismatch, match="meaning vector is .* bytes"):
+            ledger.recall("app", "u1", "what do I eat")
+    run = CliRunner().invoke(cli, ["--db", str(path), "recall", "what do I eat", "--app", "app", "--user", "u1"])
+    assert run.exit_code == 1 and "the ledger is damaged" in run.output and "Traceback" not in run.output
+    with Ledger(path) as ledger:
+        ledger.replay()
+        assert ledger.verify()["ok"] and ledger.recall("app", "u1", "what do I eat").selected
