@@ -153,6 +153,7 @@ class Ledger(Reads):
             else:
                 served.check(self._conn, found, table="fact_history",
                              at=normalise_time(as_of) if as_of is not None else None)
+                served.check_known(self._conn, app, user)
         return found
 
     def history(self, app: str, user: str, **filters) -> list[dict]:
@@ -160,6 +161,7 @@ class Ledger(Reads):
         with snapshot(self._conn), served.keeping(self._served_kept):
             found = queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
             served.check(self._conn, found, table="fact_history", history=True)
+            served.check_known(self._conn, app, user)
         return found
 
     def why(self, fact_id: str) -> dict:

@@ -168,3 +168,21 @@ def test_a_vector_of_the_wrong_length_is_named_by_plain_verify_and_refused_by_re
     with Ledger(path) as ledger:
         ledger.replay()
         assert ledger.verify()["ok"] and ledger.recall("app", "u1", "what do I eat").selected
+
+
+# --- a deleted history interval -----------------------------------------------------------------
+
+def test_a_deleted_interval_is_noticed_by_history_and_past_reads(ledger, clock):
+    ledger.observe(cand(predicate="home_city", value="Paris", said_at="2026-01-01T00:00:00Z"))
+    clock.tick()
+    ledger.observe(cand(predicate="home_city", value="Berlin", session="s2", said_at="2026-03-01T00:00:00Z"))
+    paris = next(f["fact_id"] for f in ledger.history("app", "u1") if f["value"] == "Paris")
+    assert [f["value"] for f in ledger.facts("app", "u1", valid_at="2026-02-01")] == ["Paris"]
+    forge(ledger, ("DELETE FROM fact_history WHERE fact_id = ?", (paris,)))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
+        ledger.history("app", "u1")
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
+        ledger.history("app", "u1", predicate="home_city")
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
+        ledger.facts("app", "u1", valid_at="2026-02-01")
+    assert not ledger.verify()["ok"]
