@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from factledger.ledger import export
 from factledger.ledger.audit import served
-from factledger.ledger.audit.projcheck import projection_problem
+from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
@@ -258,8 +258,12 @@ class Ledger(Reads):
         return session_state(self._conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
+        """The partition's ingested sessions with their digests, checked first against a fold of
+        the partition's events (`check_partitions`): a digest is served only as the log gives it."""
         app, user = normalise_partition(app, user)
-        return list_sessions(self._conn, app, user)
+        with snapshot(self._conn):
+            check_partitions(self._conn, self.projector, [(app, user)], ("sessions",))
+            return list_sessions(self._conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
@@ -330,8 +334,16 @@ class Ledger(Reads):
         `ticket`, only that case's (surrounding spaces and letter case forgiven, as a DPO types a
         case number: one rule for the CLI and the web view)."""
         from factledger.ledger.forget.erase import check_ticket
+        from factledger.ledger.forget.scope import ERASURES_USER
 
-        rows = receipts(self._conn, normalise_optional(app, "app"))
+        app = normalise_optional(app, "app")
+        with snapshot(self._conn):
+            # the receipts as the log gives them: each app's receipt partition folded again
+            # (a receipt row deleted, added or edited is damage, not a shorter list)
+            rows = receipts(self._conn, app)
+            apps = [app] if app is not None else sorted({r["app"] for r in rows} | set(logread.apps(self._conn)))
+            check_partitions(self._conn, self.projector,
+                             [(a, ERASURES_USER) for a in apps], ("erasures", "forgotten_scopes"))
         tickets = self.receipt_tickets()
         for row in rows:
             row["ticket"] = tickets.get(row["redaction_seq"])

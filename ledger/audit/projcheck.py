@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 from functools import partial
 
+from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.engines import engine_of
 from factledger.projections.base import OPEN_FACTS
@@ -52,6 +53,40 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
             if found is not None:
                 return tables, found
         return tables, None
+    finally:
+        fresh.close()
+        if stand_in is not None and "rebuild_partition" in vars(stand_in):
+            del stand_in.rebuild_partition
+
+
+def check_partitions(conn, projector, partitions, tables: tuple[str, ...]) -> None:
+    """Raise `ProjectionMismatch` unless each of `tables` holds, for each (app, user) of
+    `partitions`, exactly the rows a fold of that partition's events gives: what an action serves
+    from a projection that `served` does not check fact by fact (a partition's sessions and their
+    digests, the erasure receipts) is checked so before it leaves.  The cost is a fold of those
+    partitions' events into a database in memory, not of the log."""
+    partitions = sorted(set(partitions))
+    if not partitions:
+        return
+    fresh = sqlite3.connect(":memory:", isolation_level=None, uri=True)
+    stand_in = next((p for p in projector.projections if getattr(p, "name", None) == "vectors"), None)
+    if stand_in is not None:
+        stand_in.rebuild_partition = partial(_stored_vectors, conn, encoders.identity())
+    try:
+        projector.create(fresh)
+        fresh.execute("BEGIN")
+        for app, user in partitions:
+            projector.rebuild(fresh, source=conn, app=app, user=user)
+        fresh.execute("COMMIT")
+        for table in tables:
+            columns = [row[1] for row in fresh.execute(f"PRAGMA table_info({table})")]
+            listed = ", ".join(columns)
+            for app, user in partitions:
+                sql = f"SELECT {listed} FROM {table} WHERE app = ? AND user = ?"
+                live = sorted(_plain(conn.execute(sql, (app, user)).fetchall()), key=repr)
+                rebuilt = sorted(fresh.execute(sql, (app, user)).fetchall(), key=repr)
+                if [tuple(r) for r in live] != rebuilt:
+                    raise ProjectionMismatch(table, None, None, f"its rows of {app}/{user} are not what the log gives")
     finally:
         fresh.close()
         if stand_in is not None and "rebuild_partition" in vars(stand_in):

@@ -186,3 +186,68 @@ def test_a_deleted_interval_is_noticed_by_history_and_past_reads(ledger, clock):
     with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
         ledger.facts("app", "u1", valid_at="2026-02-01")
     assert not ledger.verify()["ok"]
+
+
+# --- the data-subject export, session digests, the erasures list ----------------------------------
+
+def _subject(ledger: Ledger) -> tuple[str, str]:
+    ledger.observe(cand(predicate="allergy", value="peanuts", quote="I am allergic to peanuts"))
+    ledger.observe(cand(subject="user.partner", predicate="allergy", value="shellfish", session="s2",
+                        quote="my partner is allergic to shellfish"))
+    own = next(f["fact_id"] for f in ledger.facts("app", "u1", include_sensitive=True) if f["value"] == "peanuts")
+    assert [f["value"] for f in ledger.export_subject("app", "u1")["facts"]] == ["peanuts"]
+    return own, "peanuts"
+
+
+@pytest.mark.parametrize("tables,column,value", [
+    (("facts_current", "fact_history"), "subject", "user.partner"),   # a person's own fact made "another's"
+    (("facts_current",), "value", "forged"),
+    (("fact_history",), "value", "forged"),
+    (("fact_history",), "quote", "I said forged"),
+])
+def test_the_data_subject_export_prints_only_what_the_log_says(ledger, tables, column, value):
+    own, _ = _subject(ledger)
+    forge(ledger, *((f"UPDATE {table} SET {column} = ? WHERE fact_id = ?", (value, own)) for table in tables))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.export_subject("app", "u1")
+
+
+def test_the_data_subject_export_refuses_an_added_fact(ledger):
+    own, _ = _subject(ledger)
+    forge(ledger, ("CREATE TEMP TABLE copied AS SELECT * FROM fact_history WHERE fact_id = ?", (own,)),
+          ("UPDATE copied SET fact_id = 'f-forged', value = 'forged'",),
+          ("INSERT INTO fact_history SELECT * FROM copied",))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.export_subject("app", "u1")
+
+
+def test_a_forged_session_digest_is_not_served(ledger):
+    from tests.ingest.test_validator_session import c, ingest
+
+    ingest(ledger, c(predicate="diet", value="vegan", quote="I am vegan"))
+    sessions = ledger.sessions("app", "u1")
+    assert sessions
+    for sql in ("UPDATE sessions SET digest = 'the user is diabetic'",
+                "UPDATE sessions SET watermark = 'zzz'",
+                "DELETE FROM sessions"):
+        forge(ledger, (sql,))
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged: sessions"):
+            ledger.sessions("app", "u1")
+        ledger.replay()
+        assert ledger.sessions("app", "u1") == sessions
+
+
+def test_the_erasures_list_is_the_log_s(ledger):
+    ledger.observe(cand(user="u2", predicate="home_city", value="Lima"))
+    ledger.forget("app", "u2", reason="erasure request", ticket="CASE-1")
+    listed = ledger.erasures()
+    assert [r["reason"] for r in listed] == ["erasure request"]
+    for sql in ("UPDATE erasures SET reason = 'routine cleanup'", "DELETE FROM erasures",
+                "INSERT INTO erasures SELECT seq + 1000, event_id || 'x', app, user, recorded_at, scope_kind,"
+                " scope_hash, reason, requester, events, counts, partitions FROM erasures",
+                "DELETE FROM forgotten_scopes"):
+        forge(ledger, (sql,))
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            ledger.erasures()
+        ledger.replay()
+        assert ledger.erasures() == listed
