@@ -129,7 +129,7 @@ class Ledger(Reads):
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
-        return resolve(self._work, normalise_id(fact_id, "fact id"), accept, by, reason)
+        return resolve(self._work, normalise_id(fact_id, "fact id"), accept, by, reason, check=_check_key)
 
     # Reading.
 
@@ -449,6 +449,15 @@ class Ledger(Reads):
 
 # What a shell asks of a location before (or without) opening a ledger there: the store's
 # engines answer (`ledger/store/engines.py`), so no shell names the store.
+def _check_key(conn, key: tuple, facts: list[dict]) -> None:
+    """A key's open facts as `facts_current` holds them are the log's, and all of them (what a
+    reviewer's settlement acts on: `ledger.review.dispute.resolve`)."""
+    app, user, subject, predicate = key
+    served.check(conn, facts, table="facts_current")
+    served.check_open(conn, app, user, {f["fact_id"] for f in facts}, subject=subject, predicate=predicate,
+                      include_sensitive=True)
+
+
 def _once_each(events: list[dict]) -> list[dict]:
     """A fact's events with each event once: one event can touch a fact in two roles (a resolved
     dispute's `DisputeResolved` names the fact as its subject and as the loser).  `role` stays the

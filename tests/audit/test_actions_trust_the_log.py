@@ -251,3 +251,24 @@ def test_the_erasures_list_is_the_log_s(ledger):
             ledger.erasures()
         ledger.replay()
         assert ledger.erasures() == listed
+
+
+# --- a reviewer's settlement --------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE facts_current SET status = 'disputed' WHERE value = 'basic'",     # a dispute made up
+    "UPDATE facts_current SET user = 'victim' WHERE value = 'premium'",       # moved to another user
+    "DELETE FROM facts_current WHERE value = 'gold'",                          # a challenger hidden
+    "UPDATE facts_current SET basis = 'inferred' WHERE value = 'basic'",      # the heir chosen differently
+])
+def test_resolve_settles_only_on_the_log_s_facts(ledger, sql):
+    base = ledger.observe(cand(predicate="plan", value="basic", author="document", basis="verified"))
+    premium = ledger.observe(cand(predicate="plan", value="premium", session="s2", said_at="2026-09-01"))
+    ledger.observe(cand(predicate="plan", value="gold", session="s3", said_at="2026-09-02",
+                        author="agent", basis="inferred"))
+    before = ledger.head()
+    forge(ledger, (sql,))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.resolve(base.fact_id if "premium" not in sql else premium.fact_id, accept=False,
+                       by="rev", reason="plan changed")
+    assert ledger.head() == before
