@@ -279,7 +279,15 @@ class Ledger(Reads):
         """Open facts with equal values of contradicting predicates: declared in the registry, or
         inferred from what the predicates mean (docs/semantic.md)."""
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
-        return contradictions(self._conn, self.registry, app, user)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = contradictions(self._conn, self.registry, app, user)
+            # both facts of each pair, as the log says them (a page shows both values)
+            served.check(self._conn, [fact for pair in found for fact in (
+                {k: pair[k] for k in ("fact_id", "app", "user", "subject", "predicate", "value")},
+                {"fact_id": pair["other_fact_id"], "app": pair["app"], "user": pair["user"],
+                 "subject": pair["subject"], "predicate": pair["other_predicate"], "value": pair["other_value"]})],
+                table="facts_current")
+        return found
 
     def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
                       reason: str | None = None, confirm_sensitivity: str | None = None) -> Outcome:

@@ -272,3 +272,14 @@ def test_resolve_settles_only_on_the_log_s_facts(ledger, sql):
         ledger.resolve(base.fact_id if "premium" not in sql else premium.fact_id, accept=False,
                        by="rev", reason="plan changed")
     assert ledger.head() == before
+
+
+def test_a_contradiction_is_listed_only_from_the_log_s_facts(ledger):
+    ledger.observe(cand(predicate="deploy.region", value="eu-west-1", quote="we deploy to eu-west-1"))
+    ledger.observe(cand(predicate="deploy.avoided_region", value="eu-west-1", session="s2",
+                        quote="never use eu-west-1"))
+    assert len(ledger.contradictions()) == 1
+    forge(ledger, ("UPDATE facts_current SET value = 'us-east-1' WHERE predicate = 'deploy.region'",),
+          ("UPDATE facts_current SET value = 'us-east-1' WHERE predicate = 'deploy.avoided_region'",))
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.contradictions()
