@@ -206,3 +206,22 @@ def test_a_forged_projection_row_is_never_acted_on(make, raw, clock):
         with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
             act()
     assert ledger.head() == before
+
+
+def test_sessions_and_receipts_are_served_as_the_log_gives_them(make, raw, clock):
+    """The sessions list and the erasure receipts are compared with a fold of their partitions
+    (in memory, whatever the engine): as they are, they are served; edited, they are refused."""
+    from factledger.ledger.errors import ProjectionMismatch
+    from tests.ingest.test_validator_session import c, ingest
+
+    ledger = make()
+    ingest(ledger, c(predicate="diet", value="vegan", quote="I am vegan"))
+    ledger.observe(cand(user="u2", predicate="home_city", value="Lima"))
+    ledger.forget("app", "u2", reason="erasure request")
+    sessions, receipts = ledger.sessions("app", "u1"), ledger.erasures()
+    assert sessions and len(receipts) == 1
+    assert ledger.export_subject("app", "u1")["sessions"]
+    raw(ledger, "UPDATE sessions SET events_read = events_read + 1", "UPDATE erasures SET reason = 'routine'")
+    for act in (lambda: ledger.sessions("app", "u1"), ledger.erasures, lambda: ledger.export_subject("app", "u1")):
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            act()
