@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "query": ("query:query", "Run one read-only SQL statement; anything that would write is refused (exit 1)."),
     "recall": ("recall:recall", "Serve the current facts that belong in the next prompt, rendered for a model."),
     "repair": ("repair:repair",
-               "Restore missing or altered guard triggers and indexes (and missing tables); print what was restored."),
+               "Restore missing or altered triggers, indexes, tables; drop what the ledger did not make; print each."),
     "replay": ("core:replay",
                "Rebuild every projection from the log (or, with --check, prove a rebuild matches)."),
     "report": ("reports:report", "Printable records for the compliance file."),

@@ -18,7 +18,7 @@ from factledger.cli.output import emit_one, output_options
 @output_options
 @pass_state
 def repair(state, fmt) -> None:
-    """Restore missing or altered guard triggers and indexes (and missing tables); print what was restored."""
+    """Restore missing or altered triggers, indexes, tables; drop what the ledger did not make; print each."""
     restored = state.ledger(repair=True).schema_report
     emit_one({"restored": restored}, fmt, render=lambda r: "\n".join(
         f"restored: {line}" for line in r["restored"]) or "nothing to repair: the schema is as this version writes it")

@@ -25,13 +25,16 @@ from typing import IO
 import orjson
 from pydantic import ValidationError
 
+from factledger.ledger.audit import served
 from factledger.ledger.audit.cleartext import ClearanceMask
+from factledger.ledger.audit.projcheck import check_partitions
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import reserved_user
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import parse_body
-from factledger.ledger.errors import ConstraintViolation, LedgerError
+from factledger.ledger.errors import ConstraintViolation, LedgerError, ProjectionMismatch
 from factledger.ledger.forget.scope import CHECKPOINTS_USER, ERASURES_USER
+from factledger.ledger.store import chain
 from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.eventlog import head, snapshot
 from factledger.ledger.store.rowcheck import TEXT_COLUMNS, column_problem
@@ -213,21 +216,36 @@ def export_subject(work: UnitOfWork, app: str, user: str, third_parties: bool = 
     but another person's data, so by default their values, quotes and the bodies of the events
     that carry them are withheld, and `withheld_about_others` counts them by subject and predicate
     (the controller sees that something was held back, and what kind); `third_parties=True`, a
-    controller's decision case by case (GDPR art. 15(4)), puts them in `about_others`."""
+    controller's decision case by case (GDPR art. 15(4)), puts them in `about_others`.
+
+    A legal document is printed only from what the log says: the facts and every history
+    interval are checked as `facts` and `history` check them (`ledger.audit.served`), the sessions
+    against a fold of the partition's events, and each event's body against its commitment; a
+    forged row (a fact added, a subject moved to make a person's own fact "about another") makes
+    the export refuse with `ProjectionMismatch`, never print a shorter or a different record."""
     conn = work.conn
     with snapshot(conn):
         now = work.clock()
         facts = queries.facts(conn, app, user, now=now, registry=work.registry, include_sensitive=True)
         history = queries.history(conn, app, user, registry=work.registry, now=now)
+        served.check(conn, facts, table="facts_current")
+        served.check_open(conn, app, user, {f["fact_id"] for f in facts}, include_sensitive=True)
+        served.check(conn, history, table="fact_history", history=True)
+        served.check_known(conn, app, user)
+        check_partitions(conn, work.projector, [(app, user)], ("sessions",))
         others = {row["fact_id"]: row["subject"] for row in history if row["subject"] != SELF_SUBJECT}
         # another person's value said inside the user's own quote ("my partner is allergic to
         # peanuts" beside the user's diet) is masked in what is exported, a row's own value excepted
         mask = ClearanceMask() if third_parties else ClearanceMask(
             {row["value"] for row in history if row["subject"] != SELF_SUBJECT and isinstance(row["value"], str)})
         events = []
-        for seq, event_id, type_, recorded_at, body, redacted_by in conn.execute(
-                "SELECT seq, event_id, type, recorded_at, body, redacted_by FROM events"
+        for seq, event_id, type_, recorded_at, body, redacted_by, salt, commit in conn.execute(
+                "SELECT seq, event_id, type, recorded_at, body, redacted_by, salt, commitment FROM events"
                 " WHERE app = ? AND user = ? ORDER BY seq", (app, user)):
+            if body is not None and (salt is None or chain.commitment(bytes(salt), body.encode()) != commit):
+                raise ProjectionMismatch("events", None, seq, "the event's body does not match its commitment")
+            if body is None and redacted_by is None:
+                raise ProjectionMismatch("events", None, seq, "the event's body is missing and no redaction names it")
             event = {"seq": seq, "event_id": event_id, "type": type_, "recorded_at": recorded_at,
                      "body": body_of(body), "redacted_by": redacted_by}
             about = _about_others(event["body"], others)

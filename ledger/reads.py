@@ -134,12 +134,14 @@ class Reads:
 
     # --- why a read found nothing ------------------------------------------------------------
 
-    def partition_notice(self, app: str, user: str) -> str | None:
+    def partition_notice(self, app: str, user: str, *, within_apps=None, within_users=None) -> str | None:
         """Why a read of this partition found nothing when the partition is not there (no such
         app or user, with a near spelling, or the user erased, naming the receipt); None when it
-        exists.  A shell prints it so that a typo never looks like an empty answer."""
+        exists.  A shell prints it so that a typo never looks like an empty answer.  A scoped
+        caller passes the apps and users it may read: no other is named (`presence.partition_notice`)."""
         with snapshot(self._conn), served.keeping(self._served_kept):
-            return presence.partition_notice(self._conn, app, user)
+            return presence.partition_notice(self._conn, app, user, within_apps=within_apps,
+                                             within_users=within_users)
 
     def session_notice(self, app: str | None, user: str | None, session: str) -> str | None:
         """Why a session filter found nothing (the session erased, naming the receipt, or never

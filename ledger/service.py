@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from factledger.ledger import export
 from factledger.ledger.audit import served
-from factledger.ledger.audit.projcheck import projection_problem
+from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
@@ -135,7 +135,7 @@ class Ledger(Reads):
 
     def resolve(self, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
         """A reviewer settles a dispute; the decision is recorded as `DisputeResolved`."""
-        return resolve(self._work, normalise_id(fact_id, "fact id"), accept, by, reason)
+        return resolve(self._work, normalise_id(fact_id, "fact id"), accept, by, reason, check=_check_key)
 
     # Reading.
 
@@ -162,6 +162,7 @@ class Ledger(Reads):
             else:
                 served.check(self._conn, found, table="fact_history",
                              at=normalise_time(as_of) if as_of is not None else None)
+                served.check_known(self._conn, app, user)
         return found
 
     def key_kind(self, app: str, user: str, predicate: str) -> str | None:
@@ -187,6 +188,7 @@ class Ledger(Reads):
         with snapshot(self._conn), served.keeping(self._served_kept):
             found = queries.history(self._conn, app, user, registry=self.registry, now=self.clock(), **filters)
             served.check(self._conn, found, table="fact_history", history=True)
+            served.check_known(self._conn, app, user)
         return found
 
     def why(self, fact_id: str) -> dict:
@@ -292,8 +294,12 @@ class Ledger(Reads):
         return session_state(self._conn, app, user, session)
 
     def sessions(self, app: str, user: str) -> list[dict]:
+        """The partition's ingested sessions with their digests, checked first against a fold of
+        the partition's events (`check_partitions`): a digest is served only as the log gives it."""
         app, user = normalise_partition(app, user)
-        return list_sessions(self._conn, app, user)
+        with snapshot(self._conn):
+            check_partitions(self._conn, self.projector, [(app, user)], ("sessions",))
+            return list_sessions(self._conn, app, user)
 
     def ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
@@ -309,7 +315,15 @@ class Ledger(Reads):
         """Open facts with equal values of contradicting predicates: declared in the registry, or
         inferred from what the predicates mean (docs/semantic.md)."""
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
-        return contradictions(self._conn, self.registry, app, user)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = contradictions(self._conn, self.registry, app, user)
+            # both facts of each pair, as the log says them (a page shows both values)
+            served.check(self._conn, [fact for pair in found for fact in (
+                {k: pair[k] for k in ("fact_id", "app", "user", "subject", "predicate", "value")},
+                {"fact_id": pair["other_fact_id"], "app": pair["app"], "user": pair["user"],
+                 "subject": pair["subject"], "predicate": pair["other_predicate"], "value": pair["other_value"]})],
+                table="facts_current")
+        return found
 
     def review_accept(self, hold_id: str, predicate: str | None = None, *, by: str | None = None,
                       reason: str | None = None, confirm_sensitivity: str | None = None,
@@ -372,8 +386,16 @@ class Ledger(Reads):
         `ticket`, only that case's (surrounding spaces and letter case forgiven, as a DPO types a
         case number: one rule for the CLI and the web view)."""
         from factledger.ledger.forget.erase import check_ticket
+        from factledger.ledger.forget.scope import ERASURES_USER
 
-        rows = receipts(self._conn, normalise_optional(app, "app"))
+        app = normalise_optional(app, "app")
+        with snapshot(self._conn):
+            # the receipts as the log gives them: each app's receipt partition folded again
+            # (a receipt row deleted, added or edited is damage, not a shorter list)
+            rows = receipts(self._conn, app)
+            apps = [app] if app is not None else sorted({r["app"] for r in rows} | set(logread.apps(self._conn)))
+            check_partitions(self._conn, self.projector,
+                             [(a, ERASURES_USER) for a in apps], ("erasures", "forgotten_scopes"))
         tickets = self.receipt_tickets()
         for row in rows:
             row["ticket"] = tickets.get(row["redaction_seq"])
@@ -492,6 +514,15 @@ class Ledger(Reads):
 
 # What a shell asks of a location before (or without) opening a ledger there: the store's
 # engines answer (`ledger/store/engines.py`), so no shell names the store.
+def _check_key(conn, key: tuple, facts: list[dict]) -> None:
+    """A key's open facts as `facts_current` holds them are the log's, and all of them (what a
+    reviewer's settlement acts on: `ledger.review.dispute.resolve`)."""
+    app, user, subject, predicate = key
+    served.check(conn, facts, table="facts_current")
+    served.check_open(conn, app, user, {f["fact_id"] for f in facts}, subject=subject, predicate=predicate,
+                      include_sensitive=True)
+
+
 def _once_each(events: list[dict]) -> list[dict]:
     """A fact's events with each event once: one event can touch a fact in two roles (a resolved
     dispute's `DisputeResolved` names the fact as its subject and as the loser).  `role` stays the

@@ -102,6 +102,10 @@ class UnitOfWork:
         """Each table, index and guard trigger missing or altered now (`verify` fails on them)."""
         return self.engine.schema_problems(self.store, self.projector)
 
+    def foreign_objects(self) -> list[str]:
+        """Each object in the ledger's schema it did not create (a forget refuses beside one)."""
+        return self.engine.foreign_objects(self.store, self.projector)
+
     def purge(self, vacuum: bool | None = None, partitions=None) -> dict:
         """After a forget's commit: make the scrub physical, the engine's way (the receipt's `purge`);
         `partitions`, the (app, user) pairs the forget changed, when known."""

@@ -1,4 +1,11 @@
-"""The review queue: candidates held for a person (unknown predicate, ambiguous duplicate)."""
+"""The review queue: candidates held for a person (unknown predicate, ambiguous duplicate).
+
+The queue is a projection a writer of the file can edit, and a reviewer acts on what it lists:
+every item read here (`held_rows`, `open_item`) is checked against the log first (`_checked`):
+its `CandidateHeld` event (body against commitment) must hold the same partition, candidate,
+reason and time, and its status must be what the events naming its `hold_id` say.  A row that
+disagrees raises `ProjectionMismatch`; accept and reject build their events from the checked item.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,9 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import CLOSES_HOLD, Event
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, ProjectionMismatch
 from factledger.ledger.store.eventlog import equal_filters
+from factledger.ledger.store.reads import checked_events, hold_closings
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS review_queue (
@@ -62,7 +70,7 @@ def held_rows(conn: sqlite3.Connection, app: str | None = None, user: str | None
               status: str | None = "open") -> list[dict]:
     where, args = equal_filters(app=app, user=user, status=status)
     sql = f"SELECT {', '.join(COLUMNS)} FROM review_queue WHERE 1 = 1" + where
-    return [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)]
+    return _checked(conn, [_item(row) for row in conn.execute(sql + " ORDER BY held_seq", args)])
 
 
 def held_counts(conn: sqlite3.Connection, app: str | None = None) -> dict[tuple[str, str], int]:
@@ -79,7 +87,51 @@ def open_item(conn: sqlite3.Connection, hold_id: str) -> dict:
                        (hold_id,)).fetchone() if hold_id else None
     if row is None:
         raise LedgerError(f"no held candidate {hold_id!r} (see `factledger review`)")
-    item = _item(row)
+    item = _checked(conn, [_item(row)])[0]
     if item["status"] != "open":
         raise LedgerError(f"held candidate {hold_id} is already {item['status']}")
     return item
+
+
+def _checked(conn: sqlite3.Connection, items: list[dict]) -> list[dict]:
+    """The items, each checked against the log: its held event and the events that closed it."""
+    if not items:
+        return items
+    held = checked_events(conn, [item["held_seq"] for item in items], "review_queue")
+    closings: dict[tuple[str, str], dict[str, list[Event]]] = {}
+    for item in items:
+        event = held.get(item["held_seq"])
+        body = event.body if event is not None else None
+        if body is None or event.type != "CandidateHeld":
+            _mismatch(item, "its held event is not a CandidateHeld the log holds")
+        for name, logged in (("hold_id", body.get("hold_id")), ("app", event.app), ("user", event.user),
+                             ("held_at", event.recorded_at), ("reason", body.get("reason")),
+                             ("candidate", body.get("candidate"))):
+            if item[name] != logged:
+                _mismatch(item, f"its {name} differs from the log's")
+        partition = (item["app"], item["user"])
+        if partition not in closings:
+            closings[partition] = _closings(conn, *partition)
+        # as the fold reads them: the last event naming the hold after it was held (re)opened it
+        closed = next((e for e in reversed(closings[partition].get(item["hold_id"], []))
+                       if e.seq > item["held_seq"]), None)
+        status = "open" if closed is None else "rejected" if closed.type == "CandidateRejected" else "accepted"
+        if item["status"] != status or item["closed_seq"] != (closed.seq if closed else None):
+            _mismatch(item, f"it is {item['status']} in the queue and {status} in the log")
+    return items
+
+
+def _closings(conn: sqlite3.Connection, app: str, user: str) -> dict[str, list[Event]]:
+    """hold_id -> the partition's events that close it, in seq order (each checked)."""
+    found: dict[str, list[Event]] = {}
+    events = checked_events(conn, hold_closings(conn, app, user), "review_queue")
+    for seq in sorted(events):
+        body = events[seq].body
+        if body is not None and body.get("hold_id"):
+            found.setdefault(body["hold_id"], []).append(events[seq])
+    return found
+
+
+def _mismatch(item: dict, problem: str) -> None:
+    raise ProjectionMismatch("review_queue", None, item.get("held_seq"),
+                             f"held candidate {item.get('hold_id')}: {problem}")

@@ -29,7 +29,7 @@ import sqlite3
 import warnings
 from contextlib import contextmanager
 
-from factledger.ledger.errors import UNUSABLE, LedgerError
+from factledger.ledger.errors import UNUSABLE, LedgerError, ProjectionMismatch
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
 from factledger.ledger.store.scopes import each_user
@@ -170,16 +170,17 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
 
 def partition_vectors(conn: sqlite3.Connection, app: str, users: list[str], identity: str) -> dict:
     """fact_id -> vector bytes for one scope's open facts embedded by `identity`."""
-    return dict(conn.execute(*each_user(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ? AND model = ?",
-                                        users, lambda user: (app, user, identity))))
+    return shaped(dict(conn.execute(*each_user(
+        f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ? AND model = ?",
+        users, lambda user: (app, user, identity)))))
 
 
 def key_vectors(conn: sqlite3.Connection, app: str, user: str, predicate: str) -> dict:
     """fact_id -> vector bytes for one partition's open facts of a predicate (any subject: the
     caller keeps the key's own), embedded by the encoder in use."""
     identity = encoders.identity()
-    return dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ?"
-                             " AND predicate = ? AND model = ?", (app, user, predicate, identity)))
+    return shaped(dict(conn.execute(f"SELECT fact_id, vector FROM {TABLE} WHERE app = ? AND user = ?"
+                                    " AND predicate = ? AND model = ?", (app, user, predicate, identity))))
 
 
 # What `check` reads: the stored rows (the vector's length only, unless it is recomputed) and the
@@ -332,3 +333,24 @@ def meaning_notice(conn, app: str, users: list[str]) -> str | None:
     return (f"recall ran without meaning for {which} of the scope's open facts: the ledger holds no"
             " vectors of this install's encoder for them (written without the semantic extra, or with"
             f" another encoder); `{REFRESH}` rebuilds them")
+
+
+def vector_width() -> int | None:
+    """The bytes of one vector of the encoder in use (float32 each), or None when meaning is off."""
+    model = encoders.get() if encoders.identity() is not None else None
+    return None if model is None else int(model.dim) * 4
+
+
+def shaped(stored: dict) -> dict:
+    """`stored` (fact_id -> vector bytes), once every vector has the encoder's width: a row edited
+    to another length would crash the matrix every recall of the partition builds, so it is
+    refused as damage (`verify` names it too: `ledger.audit.projcheck`)."""
+    if not stored:
+        return stored
+    width = vector_width()
+    for fact_id, vector in stored.items():
+        size = len(vector) if isinstance(vector, (bytes, bytearray, memoryview)) else -1
+        if size != width:
+            raise ProjectionMismatch(TABLE, fact_id, None, f"its meaning vector is {size} bytes, not the "
+                                     f"encoder's {width}; `factledger replay` re-embeds it")
+    return stored

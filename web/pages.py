@@ -83,12 +83,12 @@ async def timeline_page(ctx: Context):
     subject = normalise_id(args.get("subject") or "user", "subject")
     predicate = normalise_id(args.get("predicate", ""), "predicate")
     with ctx.config.ledger() as ledger:
-        rows = reading.key_history(ledger, ctx.actor, app, user, subject, predicate)
+        rows, withheld = reading.key_history(ledger, ctx.actor, app, user, subject, predicate)
         marks = reading.key_erasures(ledger, app, user, {row["fact_id"] for row in rows})
         now = ledger.clock()
     return await ctx.render(
         "factledger_timeline.html", app=app, user=user, subject=subject, predicate=predicate,
-        rows=rows, marks=marks, svg_style=STYLE, valid_svg=valid_time_svg(rows, marks, now),
+        rows=rows, withheld=withheld, marks=marks, svg_style=STYLE, valid_svg=valid_time_svg(rows, marks, now),
         transaction_svg=transaction_time_svg(rows, marks, now))
 
 

@@ -110,13 +110,30 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
     return mask.row(page, own_value=fact["value"]) if mask else page
 
 
-def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str, predicate: str) -> list[dict]:
+def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str,
+                predicate: str) -> tuple[list[dict], Counter]:
+    """The key's intervals the actor may see, masked, and the facts withheld by sensitivity.
+
+    Decided per fact, not per key: a registry change can give one key's facts different classes
+    (a newer value recorded `health` beside older `normal` ones), so every interval of a fact any
+    of whose intervals is above the actor's clearance is withheld, and counted.  A key with no
+    fact the actor may see is refused whole, as before."""
     spec = ledger.registry.resolve(predicate)
     rows = ledger.history(app, user, subject=subject, predicate=spec.name if spec else predicate)
-    level = rows[0]["sensitivity"] if rows else sensitivity_of(ledger, predicate)
-    if not actor.cleared_for(level):
+    if not rows:
+        level = sensitivity_of(ledger, predicate)
+        if not actor.cleared_for(level):
+            raise Withheld(f"{predicate} is {level}: above your clearance ({actor.clearance})")
+        return [], Counter()
+    above: dict[str, str] = {}
+    for row in rows:
+        if not actor.cleared_for(row["sensitivity"]):
+            above.setdefault(row["fact_id"], row["sensitivity"])
+    shown = [row for row in rows if row["fact_id"] not in above]
+    if not shown:
+        level = next(iter(above.values()))
         raise Withheld(f"{predicate} is {level}: above your clearance ({actor.clearance})")
-    return ledger.clearance_mask(app, user, actor.clearance).rows(rows)
+    return ledger.clearance_mask(app, user, actor.clearance).rows(shown), Counter(above.values())
 
 
 def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> list[dict]:

@@ -15,7 +15,7 @@ from factledger.ledger.domain.events import EVENT_TYPES
 from factledger.ledger.forget.scope import ERASURES_USER, fact_hash, pseudonym, session_hash, user_hash
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.reads import apps, has_app, has_partition
-from factledger.ledger.vocabulary.words import ERASED_PREFIX
+from factledger.ledger.vocabulary.words import DOMAIN_USER, ERASED_PREFIX
 from factledger.projections import current, erasures, history, sessions
 
 
@@ -33,17 +33,29 @@ def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: st
     return erasures.session_erased_at(conn, session_hash(app, user, session))
 
 
-def partition_notice(conn: sqlite3.Connection, app: str, user: str) -> str | None:
-    """Why a partition read found nothing, when the partition is not there; None when it is."""
+def partition_notice(conn: sqlite3.Connection, app: str, user: str, *, within_apps=None,
+                     within_users=None) -> str | None:
+    """Why a partition read found nothing, when the partition is not there; None when it is.
+
+    `within_apps` / `within_users`: the names this caller may read (None: every one, as the CLI
+    reads the whole file).  A notice never names a partition outside them, not even as a "did you
+    mean": a scoped caller (an MCP token) must not learn another tenant's app or another user's id
+    (often an e-mail); the app-wide `_domain` user is named only when listed."""
     if has_partition(conn, app, user):
         return None
     erased = user_erased_at(conn, app, user)
     if erased is not None:
         return f"user {user!r} of app {app!r} was erased at seq {erased} (`factledger erasures --app " \
                f"{app} --user ...` shows the receipt)"
+    scoped = within_apps is not None or within_users is not None
     if not has_app(conn, app):
-        return f"no app {app!r} in this ledger" + _did_you_mean(app, apps(conn))
-    return f"no user {user!r} in app {app!r}" + _did_you_mean(user, users(conn, app))
+        known = [a for a in apps(conn) if within_apps is None or a in within_apps]
+        return f"no app {app!r} in this ledger" + _did_you_mean(app, known)
+    known = [u for u in users(conn, app) if (within_users is None or u in within_users)
+             and not (scoped and u == DOMAIN_USER and u not in (within_users or ()))]
+    if within_apps is not None and app not in within_apps:
+        known = []
+    return f"no user {user!r} in app {app!r}" + _did_you_mean(user, known)
 
 
 def session_notice(conn: sqlite3.Connection, app: str | None, user: str | None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store.engines import engine_of
 from factledger.projections.vectors import TABLE as VECTORS
 from factledger.projections.vectors import check as check_vectors
@@ -59,6 +60,36 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
             if found is not None:
                 return tables, found, meaning
         return tables, None, meaning
+    finally:
+        fresh.close()
+
+
+def check_partitions(conn, projector, partitions, tables: tuple[str, ...]) -> None:
+    """Raise `ProjectionMismatch` unless each of `tables` holds, for each (app, user) of
+    `partitions`, exactly the rows a fold of that partition's events gives: what an action serves
+    from a projection that `served` does not check fact by fact (a partition's sessions and their
+    digests, the erasure receipts) is checked so before it leaves.  The cost is a fold of those
+    partitions' events into a database in memory, not of the log."""
+    partitions = sorted(set(partitions))
+    if not partitions:
+        return
+    fresh = sqlite3.connect(":memory:", isolation_level=None, uri=True)
+    try:
+        projector.create(fresh)
+        fresh.execute("BEGIN")
+        with left_out(projector):             # nothing is embedded: the vectors are not what is checked
+            for app, user in partitions:
+                projector.rebuild(fresh, source=conn, app=app, user=user)
+        fresh.execute("COMMIT")
+        for table in tables:
+            columns = [row[1] for row in fresh.execute(f"PRAGMA table_info({table})")]
+            listed = ", ".join(columns)
+            for app, user in partitions:
+                sql = f"SELECT {listed} FROM {table} WHERE app = ? AND user = ?"
+                live = sorted(_plain(conn.execute(sql, (app, user)).fetchall()), key=repr)
+                rebuilt = sorted(fresh.execute(sql, (app, user)).fetchall(), key=repr)
+                if [tuple(r) for r in live] != rebuilt:
+                    raise ProjectionMismatch(table, None, None, f"its rows of {app}/{user} are not what the log gives")
     finally:
         fresh.close()
 

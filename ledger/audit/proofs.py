@@ -6,6 +6,12 @@ Proofs are JSON documents holding only hashes (chain hashes, tree hashes, roots)
 checkpoints they refer to, never a body or a partition: `tlog_verify.py` checks them without
 the ledger.  Verifying a checkpoint against the ledger recomputes the roots from the events table
 itself, so neither a rewritten log nor a stale or doctored tree table can pass.
+
+The tree table is a projection, and a writer of the file can edit it: nothing is signed or proved
+from it unchecked.  `issue` signs the root recomputed from the events' chain hashes (and refuses
+when the stored tree disagrees); a proof is served only once its path, read from the stored tree,
+verifies against the root the log gives at the checkpoint's size.  Either disagreement is
+`ProjectionMismatch` ("the ledger is damaged").
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import base64
 
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import CheckpointIssued
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import LedgerError, ProjectionMismatch
 from factledger.ledger.forget.scope import ALL_APPS, CHECKPOINTS_USER
 from factledger.ledger.store.eventlog import head
 from factledger.ledger.tlog import merkle
@@ -31,6 +37,7 @@ from factledger.ledger.tlog.tlog_verify import (
     signature_valid,
     split_note,
     verify_consistency,
+    verify_inclusion,
 )
 from factledger.projections.merkle_tree import MerkleTree
 
@@ -66,7 +73,7 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
         except VerificationError as exc:
             raise LedgerError(f"origin {log_origin!r}: {exc}") from None
         ledger.projector.flush(conn)          # the tree catches up with any event it has not folded
-        root = MerkleTree(conn).root(size)
+        root = _log_root(conn, size)          # what is signed is the log's, the stored tree checked
         text = checkpoint_text(log_origin, size, root)
         note = sign(text, signer) if signer is not None else text
         event = ledger.store.append(CheckpointIssued(
@@ -99,19 +106,45 @@ def read_note(note: str) -> Checkpoint:
 def _ours(conn, note: str, which: str = "the checkpoint") -> Checkpoint:
     """A checkpoint this ledger can prove against: our origin, within our log, our root at its size."""
     checkpoint = read_note(note)
-    tree = MerkleTree(conn)
     mine = origin(conn)
     if mine is None:
         raise LedgerError(f"the ledger is empty: {which} (origin {checkpoint.origin!r}, {checkpoint.size} events)"
                           " cannot be of it")
     if checkpoint.origin != mine:
         raise LedgerError(f"{which} is of another log: origin {checkpoint.origin!r}, this ledger is {mine!r}")
-    if checkpoint.size > tree.size():
-        raise LedgerError(f"{which} covers {checkpoint.size} events; this ledger's tree has {tree.size()}")
-    if tree.root(checkpoint.size) != checkpoint.root:
+    events = head(conn)[0]
+    if checkpoint.size > events:
+        raise LedgerError(f"{which} covers {checkpoint.size} events; this ledger's log has {events}")
+    if _log_root(conn, checkpoint.size) != checkpoint.root:
         raise LedgerError(f"{which}'s root is not this ledger's tree at size {checkpoint.size}: "
                           "the log was rewritten, or the checkpoint is of a fork")
     return checkpoint
+
+
+def _log_root(conn, size: int) -> bytes:
+    """The tree's root at `size` recomputed from the events' chain hashes, after checking that
+    the stored tree (`merkle_hashes`, a projection) gives the same: a forged or missing node
+    row raises `ProjectionMismatch` rather than be signed or proved from."""
+    from_log = _roots_from_log(conn, [size]).get(size)
+    if from_log is None:
+        raise LedgerError(f"the log holds fewer than {size} events")
+    tree = MerkleTree(conn)
+    try:
+        stored = tree.root(size) if tree.size() >= size else None
+    except LedgerError:
+        stored = None                          # a node row deleted
+    if stored != from_log:
+        raise ProjectionMismatch("merkle_hashes", None, size,
+                                 "the stored Merkle tree's root differs from the one the log's chain hashes give")
+    return from_log
+
+
+def _tree_path(conn, read) -> list[bytes]:
+    """A proof path read from the stored tree; a node row deleted is damage, not bad input."""
+    try:
+        return read(MerkleTree(conn))
+    except LedgerError as exc:
+        raise ProjectionMismatch("merkle_hashes", None, None, str(exc)) from None
 
 
 def inclusion(conn, seq: int, note: str | None = None) -> dict:
@@ -123,7 +156,12 @@ def inclusion(conn, seq: int, note: str | None = None) -> dict:
     if not 1 <= seq <= checkpoint.size:
         raise LedgerError(f"event {seq} is not covered by the checkpoint (events 1..{checkpoint.size})")
     chain_hash = conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()[0]
-    path = MerkleTree(conn).inclusion(seq - 1, checkpoint.size)
+    path = _tree_path(conn, lambda tree: tree.inclusion(seq - 1, checkpoint.size))
+    try:                                       # the path is served only if it proves the leaf
+        verify_inclusion(merkle.chain_leaf(chain_hash), seq - 1, checkpoint.size, path, checkpoint.root)
+    except VerificationError:
+        raise ProjectionMismatch("merkle_hashes", None, seq, "the stored tree's inclusion path does not "
+                                 "reach the root the log gives") from None
     return {"format": INCLUSION_FORMAT, "origin": checkpoint.origin, "seq": seq,
             "tree_size": checkpoint.size, "root_hash": checkpoint.root.hex(), "chain_hash": chain_hash,
             "leaf_hash": merkle.chain_leaf(chain_hash).hex(), "path": [p.hex() for p in path],
@@ -135,7 +173,12 @@ def consistency(conn, old_note: str, new_note: str) -> dict:
     old, new = _ours(conn, old_note, "the older checkpoint"), _ours(conn, new_note, "the newer checkpoint")
     if old.size > new.size:
         raise LedgerError(f"--from covers {old.size} events and --to {new.size}: give the older one as --from")
-    path = MerkleTree(conn).consistency(old.size, new.size)
+    path = _tree_path(conn, lambda tree: tree.consistency(old.size, new.size))
+    try:                                       # the path is served only if it proves the extension
+        verify_consistency(old.size, new.size, old.root, new.root, path)
+    except VerificationError:
+        raise ProjectionMismatch("merkle_hashes", None, new.size, "the stored tree's consistency path does "
+                                 "not join the roots the log gives") from None
     return {"format": CONSISTENCY_FORMAT, "origin": new.origin, "old_size": old.size,
             "old_root": old.root.hex(), "new_size": new.size, "new_root": new.root.hex(),
             "path": [p.hex() for p in path], "old_checkpoint": old_note, "new_checkpoint": new_note}

@@ -112,6 +112,22 @@ def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str 
         raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
 
 
+def check_known(conn, app: str, user: str) -> None:
+    """Every fact the partition's events name has intervals in `fact_history`, and no other: a
+    read of past states (`history`, `facts --as-of/--valid-at`) serves whichever intervals are
+    there, so a fact whose only interval was deleted would vanish with no notice.  Two indexed
+    reads of the partition's fact ids (`fact_events` and `fact_history`); a row deleted from both
+    is `verify`'s to find."""
+    named = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_events WHERE app = ? AND user = ?",
+                                            (app, user))}
+    held = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ?",
+                                           (app, user))}
+    for fact_id in sorted(named - held):
+        raise ProjectionMismatch("fact_history", fact_id, None, "the log's events name the fact and it has no interval")
+    for fact_id in sorted(held - named):
+        raise ProjectionMismatch("fact_history", fact_id, None, "no event of the log names the fact")
+
+
 def check_touching(conn, fact_id: str, events: list[dict]) -> None:
     """The events `why` lists for a fact are the ones the log's fold of it read, and each names
     the fact (`fact_events` can be added to or deleted from, as any table)."""

@@ -129,6 +129,8 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
     started = time.perf_counter()
     try:
         with ledger.transaction():
+            if not dry_run:
+                refuse_foreign(ledger)
             plans = make_plans()
             if not plans:
                 receipt = _noop(kind, digest, reason, requester, ledger)
@@ -151,6 +153,16 @@ def _run(ledger, kind: str, digest: str, app: str, make_plans, reason: str, requ
         receipt["purge"] = ledger.purge(vacuum, partitions=changed_partitions(plans))
     receipt["seconds"] = round(time.perf_counter() - started, 4)
     return receipt
+
+
+def refuse_foreign(ledger) -> None:
+    """A forget scrubs bodies with UPDATEs: a trigger, rule or view the ledger did not create can
+    copy each scrubbed body and salt elsewhere in the file before it goes, and the forgotten value
+    would stay.  So no forget runs while the schema holds one (`verify` names it, `repair` drops it)."""
+    foreign = ledger.foreign_objects()
+    if foreign:
+        raise LedgerError("the ledger's schema holds what the ledger did not create, which could keep a copy of "
+                          "what a forget scrubs: " + "; ".join(foreign) + ". Nothing was forgotten")
 
 
 def changed_partitions(plans: list[Plan]) -> tuple[tuple[str, str], ...]:

@@ -151,7 +151,8 @@ class MemoryTools:
             raise ledger.registry.unknown(predicate)       # as the CLI: an unknown name is an error
         shown = [r for r in rows if r.get("sensitivity") in scope.clearance]
         mask = ledger.clearance_mask(app, user, scope.clearance)
-        notice = ledger.partition_notice(app, user) if not rows else None
+        notice = ledger.partition_notice(app, user, within_apps=(scope.app,),
+                                         within_users=None if scope.any_user else scope.users) if not rows else None
         return {"app": app, "user": user, "facts": mask.rows(shown) if mask else shown,
                 "withheld": len(rows) - len(shown), "notice": notice}
 

@@ -8,6 +8,8 @@ re-decision after a forget both call it, so a reviewer's judgement is applied th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from factledger.ledger.domain.decide import OpenFact, strongest
 from factledger.ledger.domain.events import Body, DisputeResolved, FactDisputed
 from factledger.ledger.domain.outcome import Outcome
@@ -18,9 +20,12 @@ from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.current import key_open_facts, open_fact_key
 
 
-def resolve(work: UnitOfWork, fact_id: str, accept: bool, by: str, reason: str) -> Outcome:
+def resolve(work: UnitOfWork, fact_id: str, accept: bool, by: str, reason: str,
+            check: Callable[[object, tuple, list[dict]], None] | None = None) -> Outcome:
     """The live ledger's settlement, on the key's open facts as `facts_current` holds them; the
-    outcome's summary names the key, the value settled, whose it is and the seqs written."""
+    outcome's summary names the key, the value settled, whose it is and the seqs written.
+    `check(conn, key, facts)`, when given, raises unless those rows are what the log says (the
+    facade passes `ledger.audit.served`'s checks: a forged row is never settled on)."""
     if not by.strip() or not reason.strip():
         raise LedgerError("resolve needs --by and --reason")
     with work.transaction():
@@ -29,6 +34,10 @@ def resolve(work: UnitOfWork, fact_id: str, accept: bool, by: str, reason: str) 
             raise LedgerError(f"no open fact {fact_id!r} (only a current or disputed fact can be resolved)")
         app, user, subject, predicate = key
         facts = [OpenFact(*row) for row in key_open_facts(work.conn, app, user, subject, predicate)]
+        if check is not None:
+            check(work.conn, key, [dict(fact_id=f.fact_id, app=app, user=user, subject=subject,
+                                        predicate=predicate, value=f.value, basis=f.basis, status=f.status,
+                                        said_at=f.said_at) for f in facts])
         bodies = settlement(facts, fact_id, accept, by, reason, app, user, work.registry.sha256)
         seqs = [work.append(body).seq for body in bodies]
     values = {f.fact_id: f.value for f in facts}

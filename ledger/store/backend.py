@@ -107,7 +107,10 @@ class Engine(Protocol):
         nothing and report what differs; "repair": also put back what is altered."""
 
     def schema_problems(self, store: EventLog, projector: ProjectionTables) -> list[str]:
-        """Each table, index and guard missing or altered now."""
+        """Each table, index and guard missing or altered now, and each object the ledger did not create."""
+
+    def foreign_objects(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        """Each table, index, trigger, view (or rule, function) the ledger did not create, in words."""
 
     def attach_live(self, conn: Any, fresh: Any) -> bool:
         """Attach the open ledger read-only to an in-memory SQLite database as `live`, if it can."""

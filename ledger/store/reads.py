@@ -11,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from factledger.ledger.domain.eventrow import EVENT_COLUMNS, Event, body_of, decode
+from factledger.ledger.domain.eventrow import CLOSES_HOLD, EVENT_COLUMNS, Event, body_of, decode
+from factledger.ledger.errors import ProjectionMismatch
+from factledger.ledger.store import chain
 from factledger.ledger.store.eventlog import equal_filters
 from factledger.ledger.store.scopes import each_user
 
@@ -206,3 +208,40 @@ def counts(conn: sqlite3.Connection) -> dict:
             "by_type": dict(conn.execute("SELECT type, COUNT(*) FROM events GROUP BY type ORDER BY type")),
             "partitions": one("SELECT COUNT(*) FROM (SELECT DISTINCT app, user FROM events) AS partitions"),
             "redacted": one("SELECT COUNT(*) FROM events WHERE redacted_by IS NOT NULL")}
+
+
+def checked_events(conn: sqlite3.Connection, seqs: list[int], table: str) -> dict[int, Event]:
+    """seq -> the event at each seq, its body checked against its commitment (None once redacted
+    by a named redaction): what an action reads when it must trust the log, not a projection row
+    of `table` that names these seqs.  A seq the log does not hold is left out; a body that does
+    not match its commitment, or a missing body no redaction names, raises `ProjectionMismatch`."""
+    found: dict[int, Event] = {}
+    wanted = sorted(set(seqs))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for seq, event_id, type_, app, user, recorded_at, body, salt, commit, redacted_by in conn.execute(
+                "SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
+                f" FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk):
+            if body is None:
+                if redacted_by is None:
+                    raise ProjectionMismatch(table, None, seq, "the event's body is missing and no redaction names it")
+                found[seq] = Event(seq, event_id, type_, app, user, recorded_at, None)
+                continue
+            raw = body.encode() if isinstance(body, str) else bytes(body)
+            if salt is None or chain.commitment(bytes(salt), raw) != commit:
+                raise ProjectionMismatch(table, None, seq, "the event's body does not match its commitment")
+            data = body_of(raw)
+            if not isinstance(data, dict) or data.get("type") != type_ or data.get("app") != app \
+                    or data.get("user") != user:
+                raise ProjectionMismatch(table, None, seq, "the event's envelope disagrees with its body")
+            found[seq] = Event(seq, event_id, type_, app, user, recorded_at, data)
+    return found
+
+
+def hold_closings(conn: sqlite3.Connection, app: str, user: str) -> list[int]:
+    """The seqs of a partition's events that name a held candidate's `hold_id` (one that closes
+    it: `eventrow.CLOSES_HOLD`), for checking the queue's statuses against the log."""
+    return [row[0] for row in conn.execute(
+        "SELECT seq FROM events WHERE app = ? AND user = ? AND type IN ("
+        + ", ".join(f"'{t}'" for t in CLOSES_HOLD) + ") AND json_extract(body, '$.hold_id') IS NOT NULL"
+        " ORDER BY seq", (app, user))]

@@ -45,21 +45,31 @@ def record_repairs_sql(conn, names: list[str], clock: Clock) -> str:
 
 
 def repaired(tables: set[str], present_tables: set[str], built_indexes: set[str], restored_triggers: list[str],
-             projector: ProjectionTables, altered: list[str] | tuple = ()) -> tuple[bool, list[str]]:
+             projector: ProjectionTables, altered: list[str] | tuple = (),
+             dropped: list[tuple[str, str, str]] | tuple = ()) -> tuple[bool, list[str]]:
     """(refold, report) once the schema is whole, for either engine: each index built or trigger
     restored on a ledger that already had its tables is said (a warning at the opener's line), and
     projection tables new beside an existing log ask for a refold.  `altered`: the restored
-    triggers and indexes that were there but not as this version writes them (`factledger repair`)."""
+    triggers and indexes that were there but not as this version writes them, and `dropped`, the
+    objects the ledger did not create (`SchemaGaps.foreign`), removed (`factledger repair`)."""
     report = []
     if tables <= present_tables:
         report = ([f"index {name} was altered; rebuilt" if name in altered else f"index {name} was missing; built"
                    for name in sorted(built_indexes)] +
                   [f"trigger {name} was {'altered' if name in altered else 'missing'}; restored "
-                   "(verify reports it)" for name in restored_triggers])
+                   "(verify reports it)" for name in restored_triggers] +
+                  [f"{foreign_line(kind, name, table, '; dropped')}" for kind, name, table in dropped])
         for line in report:
             warnings.warn(f"factledger: {line}", RuntimeWarning, stacklevel=6)
     refold = "events" in present_tables and not {"projection_positions", *projector.all_tables} <= present_tables
     return refold, report
+
+
+def foreign_line(kind: str, name: str, table: str,
+                 then: str = " (run `factledger repair` to remove it)") -> str:
+    """One object the ledger did not create, in words (`verify`, `repair`, a refused forget)."""
+    on = f" on {table}" if table and table != name else ""
+    return f"{kind} {name}{on} was not created by the ledger{then}"
 
 
 class SchemaGaps:
@@ -70,7 +80,8 @@ class SchemaGaps:
 
     def __init__(self, tables: set[str], present_tables: set[str], indexes: set[str],
                  present_indexes: set[str], obsolete: list[str], lost_triggers: list[str],
-                 altered_triggers: list[str] = (), altered_indexes: list[str] = ()):
+                 altered_triggers: list[str] = (), altered_indexes: list[str] = (),
+                 foreign: list[tuple[str, str, str]] = ()):
         self.tables, self.present_tables = tables, present_tables
         self.missing_tables = sorted(tables - present_tables)
         self.missing_indexes = sorted(indexes - present_indexes)
@@ -78,6 +89,9 @@ class SchemaGaps:
         self.lost_triggers = list(lost_triggers)
         self.altered_triggers = list(altered_triggers)
         self.altered_indexes = list(altered_indexes)
+        # (kind, name, the table it is on) of each object in the ledger's schema the ledger did
+        # not create: named by `verify`, dropped by `repair`, and a forget refuses beside one
+        self.foreign = list(foreign)
 
     @property
     def whole(self) -> bool:
@@ -95,7 +109,11 @@ class SchemaGaps:
                 + [f"index {name} is missing" for name in self.missing_indexes if name not in self.missing_tables]
                 + [f"index {name} is altered" for name in self.altered_indexes]
                 + [f"trigger {name} is missing" for name in self.lost_triggers]
-                + [f"trigger {name} is altered" for name in self.altered_triggers])
+                + [f"trigger {name} is altered" for name in self.altered_triggers]
+                + [foreign_line(*each) for each in self.foreign])
+
+    def foreign_lines(self) -> list[str]:
+        return [foreign_line(*each) for each in self.foreign]
 
     def read_only_report(self) -> list[str]:
         """The report of a read-only open: what differs, said, nothing changed.  A ledger whose

@@ -177,3 +177,51 @@ def test_export_then_import_reproduces_the_head(make, clock, tmp_path):
     assert result["head"] == f"{ledger.head()[0]}:{ledger.head()[1]}"
     assert facts_of(copy) == facts_of(ledger)
     assert copy.replay_differences() == []
+
+
+def test_a_forged_projection_row_is_never_acted_on(make, raw, clock):
+    """Issue 47: signing, proving, accepting a held candidate, exporting a data subject and
+    settling a dispute read what they act on through the log, on every engine."""
+    from factledger.ledger.errors import ProjectionMismatch
+    from factledger.ledger.tlog.note import new_signer
+
+    key = new_signer("factledger.test/contract")
+    ledger = make()
+    decide_a_story(ledger, clock)
+    ledger.observe(cand(predicate="plan", value="basic", author="document", basis="verified"))
+    dispute = ledger.observe(cand(predicate="plan", value="premium", session="s2", said_at="2026-09-01"))
+    note = ledger.checkpoint(key)["note"]
+    hold_id = ledger.held("app", "u1")[0]["hold_id"]
+    raw(ledger, "UPDATE merkle_hashes SET hash = (SELECT hash FROM merkle_hashes WHERE pos = 0)"
+                " WHERE pos = (SELECT MAX(pos) FROM merkle_hashes)",
+        "UPDATE merkle_hashes SET hash = (SELECT hash FROM merkle_hashes WHERE pos = 0) WHERE pos = 1",
+        "UPDATE review_queue SET reason = 'ambiguous'",
+        "UPDATE fact_history SET subject = 'user.partner' WHERE predicate = 'diet'",
+        "UPDATE facts_current SET basis = 'inferred' WHERE value = 'basic'")
+    before = ledger.head()
+    for act in (lambda: ledger.checkpoint(key), lambda: ledger.prove_inclusion(1, note),
+                lambda: ledger.review_accept(hold_id, "diet", by="rev"), lambda: ledger.held(),
+                lambda: ledger.export_subject("app", "u1"),
+                lambda: ledger.resolve(dispute.fact_id, accept=True, by="rev", reason="checked")):
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            act()
+    assert ledger.head() == before
+
+
+def test_sessions_and_receipts_are_served_as_the_log_gives_them(make, raw, clock):
+    """The sessions list and the erasure receipts are compared with a fold of their partitions
+    (in memory, whatever the engine): as they are, they are served; edited, they are refused."""
+    from factledger.ledger.errors import ProjectionMismatch
+    from tests.ingest.test_validator_session import c, ingest
+
+    ledger = make()
+    ingest(ledger, c(predicate="diet", value="vegan", quote="I am vegan"))
+    ledger.observe(cand(user="u2", predicate="home_city", value="Lima"))
+    ledger.forget("app", "u2", reason="erasure request")
+    sessions, receipts = ledger.sessions("app", "u1"), ledger.erasures()
+    assert sessions and len(receipts) == 1
+    assert ledger.export_subject("app", "u1")["sessions"]
+    raw(ledger, "UPDATE sessions SET events_read = events_read + 1", "UPDATE erasures SET reason = 'routine'")
+    for act in (lambda: ledger.sessions("app", "u1"), ledger.erasures, lambda: ledger.export_subject("app", "u1")):
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            act()

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from factledger.ledger import Ledger
+from factledger.ledger import Ledger, LedgerError
 from factledger.ledger.store.postgres.backend import split_location
 from factledger.ledger.store.postgres.partitions import SUGGESTED_LEAVES
 from tests.conftest import cand
@@ -168,3 +168,51 @@ def test_an_index_recreated_non_unique_under_its_name_is_altered_and_repair_rebu
         fixer.close()
     with Ledger(location, clock=clock, read_only=True) as again:
         assert again._work.schema_report == [] and again.verify()["ok"]
+
+
+def _plant(ledger):
+    """What the fourth adversary planted: a side table, and a trigger on `events` that copies
+    every body and salt a forget scrubs into it; and a view over the log."""
+    if ledger._work.postgres:
+        _ddl(ledger, "CREATE TABLE stash (body TEXT, salt BYTEA)",
+             "CREATE FUNCTION keep_scrubbed() RETURNS trigger LANGUAGE plpgsql AS "
+             "$$BEGIN INSERT INTO stash VALUES (OLD.body, OLD.salt); RETURN NEW; END$$",
+             "CREATE TRIGGER events_keep AFTER UPDATE ON events FOR EACH ROW EXECUTE FUNCTION keep_scrubbed()",
+             "CREATE VIEW every_body AS SELECT body FROM events",
+             "CREATE INDEX events_by_type ON events (type)")
+    else:
+        _ddl(ledger, "CREATE TABLE stash (body TEXT, salt BLOB)",
+             "CREATE TRIGGER events_keep AFTER UPDATE ON events BEGIN"
+             " INSERT INTO stash VALUES (OLD.body, OLD.salt); END",
+             "CREATE VIEW every_body AS SELECT body FROM events",
+             "CREATE INDEX events_by_type ON events (type)")
+
+
+def test_a_planted_trigger_is_named_by_verify_blocks_forget_and_repair_drops_it(make, clock):
+    """Issue 47: the schema is part of what verify checks.  Each object the ledger did not make is
+    named; a forget refuses while one is there (nothing scrubbed, nothing copied); a repair open
+    drops them all, and the forget then leaves no copy."""
+    ledger = make()
+    ledger.observe(cand(value="vegan", session="s1"))
+    ledger.observe(cand(predicate="home_city", value="Oslo", session="s2"))
+    _plant(ledger)
+    result = ledger.verify()
+    assert not result["ok"]
+    for name in ("events_keep", "stash", "every_body", "events_by_type"):
+        assert name in result["problem"], result["problem"]
+    before = ledger.head()
+    with pytest.raises(LedgerError, match="events_keep.*not created by the ledger"):
+        ledger.forget("app", "u1", session="s1", reason="erasure request")
+    assert ledger.head() == before
+    assert ledger.forget("app", "u1", session="s1", reason="dry", dry_run=True)["dry_run"]
+    location = ledger._work.location
+    ledger.close()
+    with pytest.warns(RuntimeWarning, match="trigger events_keep on events was not created by the ledger; dropped"):
+        fixer = Ledger(location, clock=clock, repair=True)
+    try:
+        assert fixer.verify()["ok"], fixer.verify()["problem"]
+        assert fixer._work.foreign_objects() == []
+        fixer.forget("app", "u1", session="s1", reason="erasure request")
+        assert fixer.verify()["ok"]
+    finally:
+        fixer.close()

@@ -556,6 +556,11 @@ def guards_expected(conn: PgConnection | None = None) -> dict[str, str]:
     return {trigger: _normal(f"{function} {bodies[function]}") for trigger, (function, _timing) in guards.items()}
 
 
+def guard_functions(conn: PgConnection | None = None) -> dict[str, tuple[str, str]]:
+    """trigger -> (its function, timing) of the guards as written for this ledger."""
+    return _GUARDS_PARTITIONED if conn is not None and conn.leaves else _GUARDS
+
+
 def guard_problems(conn: PgConnection) -> list[str]:
     """Each guard trigger missing or altered now ([] when all are as written)."""
     found = guards_present(conn)

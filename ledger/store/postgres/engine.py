@@ -75,6 +75,9 @@ class PostgresEngine:
         """Each table, index and guard missing or altered now (what `verify` fails on)."""
         return pg_schema.gaps(store.conn, projector).problems()
 
+    def foreign_objects(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        return pg_schema.gaps(store.conn, projector).foreign_lines()
+
     def attach_live(self, conn, fresh) -> bool:
         return False                  # a server's tables: verify compares them row by row
 

@@ -93,6 +93,9 @@ class SqliteEngine:
         """Each table, index and guard trigger missing or altered now (what `verify` fails on)."""
         return schema.gaps(store.conn, store.schema, projector).problems()
 
+    def foreign_objects(self, store: EventLog, projector: ProjectionTables) -> list[str]:
+        return schema.gaps(store.conn, store.schema, projector).foreign_lines()
+
     def attach_live(self, conn, fresh: sqlite3.Connection) -> bool:
         """Attach the open ledger's file, read-only, to `fresh` (a database in memory) as `live`,
         for verify's comparison of the projections inside SQLite (`same_rows`); False when it

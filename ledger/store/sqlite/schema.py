@@ -7,6 +7,10 @@ writes and reads like a new one.  Nothing is restored silently: each index or tr
 a file that already had its tables is reported (a warning, and `UnitOfWork.schema_report`), and a
 restored trigger is also recorded for `verify` (`ledger/store/sqlite/triggers.py`).  Only reads when nothing is
 missing, so a read-only ledger still opens.
+
+The schema is part of what `verify` checks: a table, index, trigger or view the ledger did not
+create (a trigger on `events` that copies every scrubbed body into a side table) is named
+(`SchemaGaps.foreign`), `factledger repair` drops it, and a forget refuses to run beside it.
 """
 
 from __future__ import annotations
@@ -45,8 +49,13 @@ def gaps(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTable
             elif found[name] != sql:
                 altered.append(name)
     obsolete = sorted(present_indexes & set(projector.obsolete_indexes))
+    own = {"table": tables | {"ledger_meta"}, "index": set(written) | set(projector.obsolete_indexes),
+           "trigger": set(triggers.expected(store_schema))}
+    foreign = [(kind, name, table) for kind, name, table in conn.execute(
+               "SELECT type, name, tbl_name FROM sqlite_master ORDER BY type, name")
+               if not name.startswith("sqlite_") and name not in own.get(kind, ())]
     return SchemaGaps(tables, present_tables, set(written), present_indexes, obsolete, sorted(lost),
-                      altered, altered_indexes)
+                      altered, altered_indexes, foreign=foreign)
 
 
 def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: ProjectionTables,
@@ -60,10 +69,15 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
     if mode == "read":
         return False, found.read_only_report()
     fixing_altered = mode == "repair" and found.altered
-    if found.whole and not fixing_altered:
+    dropping_foreign = mode == "repair" and found.foreign
+    if found.whole and not fixing_altered and not dropping_foreign:
         return False, []
     schema = store_schema + projector.schema
     drops = "".join(f"DROP INDEX IF EXISTS {name};" for name in found.obsolete)
+    if dropping_foreign:        # triggers and views first: a trigger may name a table dropped after it
+        order = {"trigger": 0, "view": 1, "index": 2, "table": 3}
+        drops += "".join(f"DROP {kind.upper()} IF EXISTS {_quoted(name)};"
+                         for kind, name, _table in sorted(found.foreign, key=lambda f: order.get(f[0], 4)))
     restored = list(found.lost_triggers)
     if fixing_altered:
         drops += "".join(f"DROP INDEX IF EXISTS {name};" for name in found.altered_indexes)
@@ -83,7 +97,8 @@ def ensure_schema(conn: sqlite3.Connection, store_schema: str, projector: Projec
         raise
     rebuilt = set(found.missing_indexes) | (set(found.altered_indexes) if fixing_altered else set())
     return repaired(found.tables, found.present_tables, rebuilt, restored, projector,
-                    altered=found.altered_triggers + found.altered_indexes if fixing_altered else ())
+                    altered=found.altered_triggers + found.altered_indexes if fixing_altered else (),
+                    dropped=found.foreign if dropping_foreign else ())
 
 
 def _quoted(name: str) -> str:
