@@ -55,7 +55,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
-           "remove_location"]
+           "refuse_output", "remove_location"]
 
 
 class Ledger(Reads):
@@ -91,6 +91,12 @@ class Ledger(Reads):
 
     def close(self) -> None:
         self._work.close()
+
+    def refuse_output(self, path: str | os.PathLike) -> None:
+        """`LedgerError` when `path` is, or lies in, one of this ledger's own files (on
+        PostgreSQL: the server's data directory or a tablespace, as far as the session may see
+        them): a command's output file must never be written over the evidence."""
+        refuse_output(path, self._work.location, self._conn)
 
     def __enter__(self) -> Ledger:
         return self
@@ -454,6 +460,19 @@ display_location = engines.display_location
 is_fresh_server_location = engines.is_fresh_server_location
 holds_location = engines.holds_location
 remove_location = engines.remove_location
+
+
+def refuse_output(path: str | os.PathLike, location: str | os.PathLike, conn=None) -> None:
+    """`LedgerError` when writing `path` would overwrite the ledger at `location`: its file or
+    its -wal, -shm or -journal, after symbolic links, relative names and hard links (a server's
+    files are known only through an open ledger: `Ledger.refuse_output`)."""
+    owned = engines.output_clash(path, location, conn)
+    if owned is None:
+        return
+    what = "the ledger" if os.path.realpath(owned) == os.path.realpath(location) else f"the ledger's {owned}"
+    inside = os.path.realpath(path) != os.path.realpath(owned) and os.path.isdir(owned)
+    raise LedgerError(f"{path} {'lies in' if inside else 'is'} {what}: an output file is never written "
+                      "over the ledger; name another file (nothing was written)")
 
 
 # The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they
