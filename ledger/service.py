@@ -202,6 +202,11 @@ class Ledger(Reads):
         """
         as_of = options.pop("as_of", None)     # serve what would have been served then
         app, user = normalise_partition(app, user)
+        if isinstance(query, str):             # the encoder and the text index take only Unicode
+            try:
+                query.encode("utf-8")
+            except UnicodeEncodeError:
+                raise LedgerError("the query is not valid Unicode text (lone surrogate)") from None
         opts = options.pop("options", None) or RecallOptions.build(**options)
         at = normalise_time(as_of) if as_of is not None else None
         kept = self._work.recall_kept

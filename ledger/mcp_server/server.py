@@ -14,16 +14,21 @@ token the file holds), and each tool asks the request's token for the caller's `
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable
+from io import TextIOWrapper
 from typing import Annotated, Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.mcp_server.scope import OutOfScope, Scope
@@ -36,6 +41,7 @@ from factledger.ledger.mcp_server.tools import (
     RecallAnswer,
     tool_text,
 )
+from factledger.ledger.mcp_server.wire import REFUSED, CheckedLines
 from factledger.ledger.vocabulary.terminal import escape
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -61,8 +67,46 @@ DOCTRINE = """Memory doctrine (factledger):
 5. Forgetting erases for good: plan first, and let a reviewer confirm."""
 
 
-def error_result(exc: Exception) -> CallToolResult:
+LOG = logging.getLogger("factledger.mcp")
+
+
+def error_result(exc: Exception | str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=f"Error: {escape(str(exc))}")], is_error=True)
+
+
+def call_error(name: str, exc: ToolError) -> str:
+    """A failed call's reason in the CLI's manner, one line: arguments the tool's schema refuses
+    (missing, of the wrong type) by name and pydantic's words, never the values (the caller's
+    data); a crash by its class only (its traceback goes to the server's log)."""
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        problems = []
+        for error in cause.errors(include_url=False, include_input=False):
+            where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+            problems.append(f"{where}: {error.get('msg', 'invalid')}")
+        return f"{name}: " + "; ".join(problems) + "; nothing was done"
+    if isinstance(exc, UnexpectedToolError):
+        what = type(cause).__name__ if cause is not None else "an error"
+        return f"{name} failed ({what}); nothing was written (the server's log has the details)"
+    return str(exc)
+
+
+class LedgerServer(MCPServer):
+    """The SDK's server, with every failed tool call answered as one `Error: ...` line whatever
+    the input (issue 47): arguments the schema refuses, a call the wire refused
+    (`wire.REFUSED`), an unknown tool, and a crash all read as a `LedgerError` does."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if isinstance(arguments, dict) and REFUSED in arguments:
+            return error_result(arguments[REFUSED])
+        try:
+            return await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError):
+                LOG.error("tool %r failed", name, exc_info=exc.__cause__ or exc)
+            return error_result(call_error(name, exc))
 
 
 def answered(work: Callable[[], dict]) -> CallToolResult:
@@ -91,7 +135,7 @@ class TokenVerifier:
 
 def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **server_options) -> MCPServer:
     """An `MCPServer` with the seven tools, the facts resource template and the doctrine prompt."""
-    server = MCPServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", **server_options)
+    server = LedgerServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", **server_options)
 
     @server.tool(annotations=READ, title="Recall stored facts")
     def recall(query: Annotated[str, Field(description="What the next answer is about")] = "",
@@ -185,10 +229,19 @@ def token_scope(tokens: TokenFile) -> Callable[[], Scope]:
 
 
 def serve_stdio(tools: MemoryTools, scope: Scope) -> None:
+    """As `MCPServer.run_stdio_async`, with stdin read as UTF-8 with `surrogateescape` and each
+    line checked first (`wire.CheckedLines`): a call the SDK cannot parse is answered."""
     import anyio
 
     server = build_server(tools, stdio_scope(scope))
-    anyio.run(server.run_stdio_async)
+    lowlevel = server._lowlevel_server
+
+    async def run() -> None:
+        lines = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
+        async with stdio_server(stdin=CheckedLines(lines)) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    anyio.run(run)
 
 
 def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
