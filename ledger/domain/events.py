@@ -8,12 +8,12 @@ of the registry it was taken under.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.registry.predicates import KINDS
 from factledger.ledger.vocabulary.clock import stored_time
 from factledger.ledger.vocabulary.words import AUTHORS, BASES, Author, Basis, Cardinality, Reason, Sensitivity
 
@@ -65,13 +65,18 @@ def _stored_candidate(candidate: dict) -> dict:
     return candidate
 
 
+_KIND_WORD = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
 def _kind(value: str) -> str:
-    if value not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+    if not _KIND_WORD.fullmatch(value):
+        raise ValueError("kind must be a registry's kind: lower-case words joined by _")
     return value
 
 
-Kind = Annotated[str, AfterValidator(_kind)]       # the registry's kinds (`registry.predicates.KINDS`)
+# A kind's shape only: a registry may define kinds of its own, so which kinds a ledger knows is
+# its registry's to say (`export.import_log` checks an import against it).
+Kind = Annotated[str, AfterValidator(_kind)]
 StoredCandidate = Annotated[dict, AfterValidator(_stored_candidate)]     # a held or rejected proposal
 
 
@@ -102,8 +107,8 @@ class FactObserved(Decided):
     basis: Basis
     basis_claimed: Basis | None = None
     confidence: float
-    # The registry's words, as the registry itself allows them (issue 47: an imported "secret"
-    # was no level, and every later read that ranks sensitivities failed).
+    # The registry's words (issue 47: an imported "secret" was no level, and every later read
+    # that ranks sensitivities failed); a kind's shape here, its name against the registry on import.
     sensitivity: Sensitivity
     kind: Kind
     cardinality: Cardinality

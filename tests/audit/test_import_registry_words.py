@@ -2,9 +2,10 @@
 
 A re-chained export whose observation said `"sensitivity": "secret"` (no level) imported with
 exit 0 and every later `history` of that partition failed with a traceback; so did a held
-candidate whose predicate was a number, for `review`.  An observation's sensitivity, kind and
-cardinality must be the registry's words, and a stored candidate's fields must have a
-candidate's types, on import as on append; the untouched export still imports.
+candidate whose predicate was a number, for `review`.  An observation's sensitivity and
+cardinality must be the registry's words and its kind one the importing ledger's registry knows
+(on append, a kind's shape: a registry may define kinds of its own), and a stored candidate's
+fields must have a candidate's types, on import as on append; the untouched export still imports.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ CHANGES = {
     "sensitivity in capitals": ("FactObserved", lambda b: b.update(sensitivity="HEALTH")),
     "sensitivity a number": ("FactObserved", lambda b: b.update(sensitivity=2)),
     "cardinality no word": ("FactObserved", lambda b: b.update(cardinality="two")),
-    "kind no word": ("FactObserved", lambda b: b.update(kind="opinion")),
+    "kind not the registry's": ("FactObserved", lambda b: b.update(kind="opinion")),
     "kind empty": ("FactObserved", lambda b: b.update(kind="")),
+    "kind not a word": ("FactObserved", lambda b: b.update(kind="Fact; DROP")),
     "held predicate a number": held("predicate", 7),
     "held value a list": held("value", ["x"]),
     "held author no author": held("author", "bogus"),
@@ -72,7 +74,7 @@ def test_the_models_refuse_the_same_words_on_append():
             "sensitivity": "normal", "kind": "preference", "cardinality": "one",
             "said_at": "2026-08-01T00:00:00.000000Z"}
     parse_body(good)
-    for field, value in (("sensitivity", "secret"), ("kind", "opinion"), ("cardinality", "two")):
+    for field, value in (("sensitivity", "secret"), ("kind", "Opinion!"), ("cardinality", "two")):
         with pytest.raises(ValidationError):
             parse_body({**good, field: value})
     with pytest.raises(ValidationError):
