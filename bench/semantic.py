@@ -89,13 +89,17 @@ def _probes(k_values, filler: int) -> dict:
             day = start + timedelta(days=i)
             clock.state["now"] = day
             # The probe facts are paraphrases by design ("82 kilos on the scale" for 82 kg): the
-            # support rule holds those it cannot tie to their quote, and a reviewer accepts them
-            # as proposed (what a person would do), so every probe fact is stored.
+            # support rule holds those it cannot tie to their quote; each is then accepted as
+            # proposed through the primitive a reviewer's accept writes with (its hold named),
+            # so every probe fact is stored as it was before the rule (docs/ingestion.md).
+            candidate = _candidate(fact, i, day)
             with ledger.transaction():
-                outcome = ledger.append_candidate(_candidate(fact, i, day))
+                outcome = ledger.append_candidate(candidate)
             if outcome.decision == "hold":
                 held = [h for h in ledger.held(fact["app"], fact["user"]) if h.get("hold_id")]
-                ledger.review_accept(held[-1]["hold_id"], by="bench", reason="a probe's paraphrase")
+                with ledger.transaction():
+                    ledger.append_candidate(candidate, hold_id=held[-1]["hold_id"],
+                                            review={"reviewed_by": "bench", "review_reason": "a probe's paraphrase"})
         clock.state["now"] = start + timedelta(days=len(facts) + 1)
         table = {}
         for mode in MODES:

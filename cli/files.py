@@ -30,6 +30,25 @@ def private_file(path: str, prefix: str = ".factledger-") -> Iterator[TextIO]:
             os.remove(temp)
 
 
+def refuse_evidence(state, *paths: str | None, write: bool = False) -> None:
+    """Refuse, before anything is written, an output path that is the ledger's own file (or its
+    -wal, -shm, -journal; on PostgreSQL a file of the server's, as far as the session may see),
+    the primary's (`--db`) or the replica's (`--read-db`): a read command never destroys the
+    evidence it reads (issue 47).  A file ledger is not opened to ask; a server's is, as the
+    command will open it (`write`: for writing), so the open is the one the command needs."""
+    from factledger.ledger.service import is_server_location, refuse_output
+
+    for path in filter(None, paths):
+        for location, primary in ((state.db, True), (state.read_db, False)):
+            if not location:
+                continue
+            if is_server_location(location):
+                opened = state.ledger() if write and primary else state.ledger(read_only=True, primary=primary)
+                opened.refuse_output(path)
+            else:
+                refuse_output(path, location)
+
+
 def write_private(path: str, text: str) -> None:
     """Write `text` to `path`, private and whole or not at all."""
     with private_file(path) as handle:

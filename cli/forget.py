@@ -7,7 +7,7 @@ import sys
 import click
 
 from factledger.cli.context import pass_state
-from factledger.cli.files import private_file
+from factledger.cli.files import private_file, refuse_evidence
 from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
@@ -237,6 +237,7 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with --all")
     state = ctx.obj
+    refuse_evidence(state, out)                 # before the ledger is opened
     ledger = state.ledger(read_only=True)
     if app is not None and user is not None:
         check_partition(ledger, app, user)          # an empty export says why on stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from factledger.cli.context import pass_state
-from factledger.cli.files import write_private
+from factledger.cli.files import refuse_evidence, write_private
 from factledger.cli.notices import warn_exposure
 from factledger.ledger import LedgerError
 
@@ -92,6 +92,7 @@ def add_token(state, path, app, user, users, clearance, role, name) -> None:
         raise LedgerError("--new-token needs --app")
     if (user is None) == (users is None):
         raise LedgerError("--new-token needs one of --user U or --users LIST ('*' for every user)")
+    refuse_evidence(state, path)
     token, text = new_token(path, app, users_of(user, users), clearance, role, iso(clock_from_env()()), name)
     write_private(path, text)
     click.echo(token)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from factledger.cli.context import pass_state
+from factledger.cli.files import refuse_evidence
 from factledger.cli.output import dumps
 from factledger.ledger import LedgerError
 from factledger.ledger.service import is_server_location
@@ -48,6 +49,7 @@ def read_vkey(path: str):
 def checkpoint(state, key, origin, out) -> None:
     """Issue a C2SP checkpoint of the log's Merkle tree, record it, print it for publication."""
     signer = load_signer(key) if key else None
+    refuse_evidence(state, out, write=True)    # before the checkpoint is recorded
     result = state.ledger().checkpoint(signer, origin)
     if out:
         try:
@@ -65,6 +67,7 @@ def checkpoint(state, key, origin, out) -> None:
 @pass_state
 def keygen(state, out, name, witness) -> None:
     """Make an Ed25519 key pair in Go's sumdb/note text format."""
+    refuse_evidence(state, out, f"{out}.pub")
     if name is None:
         if witness:
             raise LedgerError("a witness key needs --name (the witness's own name)")

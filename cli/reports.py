@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from factledger.cli.context import pass_state
-from factledger.cli.files import write_private
+from factledger.cli.files import refuse_evidence, write_private
 from factledger.cli.notices import check_partition
 from factledger.cli.output import emit, output_options
 from factledger.cli.partition import partition_options
@@ -81,6 +81,7 @@ def report() -> None:
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
     form = report_format(form, out)
+    refuse_evidence(state, out)
     report = state.ledger(read_only=True).erasure_report(seq)
     if state.read_db:                 # read on a replica: the ledger it names is the primary
         report["ledger"] = display_location(state.db)

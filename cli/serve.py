@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from factledger.cli.context import pass_state
+from factledger.cli.files import refuse_evidence
 from factledger.cli.notices import warn_exposure
 from factledger.ledger import LedgerError
 from factledger.ledger.registry.predicates import load_registry
@@ -70,6 +71,8 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
         raise LedgerError(f"no ledger at {state.db} (run `factledger init` first)")
     # each opened once, read-only: a schema that differs is said, not repaired; the ledger the
     # actions write, and the replica the pages read (--read-db) if there is one
+    if actors_file:                       # the sign-ins file beside it, and its lock, are written
+        refuse_evidence(state, f"{actors_file}.sessions", f"{actors_file}.sessions.lock")
     state.ledger(read_only=True, primary=True)
     state.ledger(read_only=True)
     state.close()

@@ -34,6 +34,7 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import parse_body
 from factledger.ledger.errors import ConstraintViolation, LedgerError, ProjectionMismatch
 from factledger.ledger.forget.scope import CHECKPOINTS_USER, ERASURES_USER
+from factledger.ledger.registry.predicates import KINDS
 from factledger.ledger.store import chain
 from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.eventlog import head, snapshot
@@ -99,9 +100,11 @@ def import_log(work: UnitOfWork, source: str | Path | IO[str]) -> dict:
     if not header.get("complete"):
         raise LedgerError("this export holds one partition only; import needs a whole-log export")
     count = 0
+    # the kinds this ledger's registry knows (its own [kinds.NAME] tables too, where it has them)
+    kinds = frozenset(getattr(work.registry, "kinds", None) or KINDS)
     with work.transaction():
         for number, line in enumerate(lines, start=2):
-            row = _row(line, number)
+            row = _row(line, number, kinds)
             try:
                 with storage_errors():
                     conn.execute(f"INSERT INTO events ({', '.join(COLUMNS)}) "
@@ -137,7 +140,7 @@ def _lines(source):
         raise LedgerError(f"{source} is not UTF-8 text (a factledger log export is JSONL)") from None
 
 
-def _row(line: str, number: int) -> tuple:
+def _row(line: str, number: int, kinds: frozenset[str] = frozenset(KINDS)) -> tuple:
     try:
         item = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -158,7 +161,7 @@ def _row(line: str, number: int) -> tuple:
         raise LedgerError(f"line {number}: salt is not hex") from None
     if item["body"] is not None and not isinstance(item["body"], str):
         raise LedgerError(f"line {number}: body must be the canonical JSON text")
-    data = _check_body(item["body"], item["type"], number) if item["body"] is not None else None
+    data = _check_body(item["body"], item["type"], number, kinds) if item["body"] is not None else None
     _check_partition(item, data, number)
     return tuple(salt if c == "salt" else item[c] for c in COLUMNS)
 
@@ -184,9 +187,9 @@ def _check_partition(item: dict, body: dict | None, number: int) -> None:
                               "(a forgotten user's events are scrubbed)")
 
 
-def _check_body(text: str, type_, number: int) -> dict:
-    """A body must be an event of the catalogue, of the row's type: the fold trusts bodies.
-    Returns the body as the JSON it holds."""
+def _check_body(text: str, type_, number: int, kinds: frozenset[str] = frozenset(KINDS)) -> dict:
+    """A body must be an event of the catalogue, of the row's type, and an observation's kind
+    one the registry knows: the fold trusts bodies.  Returns the body as the JSON it holds."""
     try:
         data = orjson.loads(text)
         body = parse_body(data)
@@ -199,6 +202,10 @@ def _check_body(text: str, type_, number: int) -> dict:
                           f"{first.get('msg', 'invalid')})") from None
     if body.type != type_:
         raise LedgerError(f"line {number}: body is a {body.type} event, the row says {type_!r}")
+    kind = data.get("kind") if body.type == "FactObserved" else None
+    if kind is not None and kind not in kinds:
+        raise LedgerError(f"line {number}: not a valid event body (kind {kind!r} is not a kind of "
+                          f"this ledger's registry: {', '.join(sorted(kinds))})")
     return data
 
 

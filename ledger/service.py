@@ -58,7 +58,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
-           "remove_location"]
+           "refuse_output", "remove_location"]
 
 
 class Ledger(Reads):
@@ -94,6 +94,12 @@ class Ledger(Reads):
 
     def close(self) -> None:
         self._work.close()
+
+    def refuse_output(self, path: str | os.PathLike) -> None:
+        """`LedgerError` when `path` is, or lies in, one of this ledger's own files (on
+        PostgreSQL: the server's data directory or a tablespace, as far as the session may see
+        them): a command's output file must never be written over the evidence."""
+        refuse_output(path, self._work.location, self._conn)
 
     def __enter__(self) -> Ledger:
         return self
@@ -225,6 +231,11 @@ class Ledger(Reads):
         """
         as_of = options.pop("as_of", None)     # serve what would have been served then
         app, user = normalise_partition(app, user)
+        if isinstance(query, str):             # the encoder and the text index take only Unicode
+            try:
+                query.encode("utf-8")
+            except UnicodeEncodeError:
+                raise LedgerError("the query is not valid Unicode text (lone surrogate)") from None
         opts = options.pop("options", None) or RecallOptions.build(**options)
         self._known_kinds(opts.kinds)
         at = normalise_time(as_of) if as_of is not None else None
@@ -542,6 +553,19 @@ display_location = engines.display_location
 is_fresh_server_location = engines.is_fresh_server_location
 holds_location = engines.holds_location
 remove_location = engines.remove_location
+
+
+def refuse_output(path: str | os.PathLike, location: str | os.PathLike, conn=None) -> None:
+    """`LedgerError` when writing `path` would overwrite the ledger at `location`: its file or
+    its -wal, -shm or -journal, after symbolic links, relative names and hard links (a server's
+    files are known only through an open ledger: `Ledger.refuse_output`)."""
+    owned = engines.output_clash(path, location, conn)
+    if owned is None:
+        return
+    what = "the ledger" if os.path.realpath(owned) == os.path.realpath(location) else f"the ledger's {owned}"
+    inside = os.path.realpath(path) != os.path.realpath(owned) and os.path.isdir(owned)
+    raise LedgerError(f"{path} {'lies in' if inside else 'is'} {what}: an output file is never written "
+                      "over the ledger; name another file (nothing was written)")
 
 
 # The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they

@@ -20,18 +20,26 @@ folded anywhere; only writing them is the parent's.  What runs where (docs/decis
   rows in the order a one-process rebuild writes them; how is the engine's,
   `Engine.image_loader`: SQLite copies them inside the database) and the tree's between two
   shares once it is folded, then the deferred indexes and the position, and commits once.  A
-  worker that raises or dies fails the replay with a `LedgerError` and the transaction rolls
-  back: nothing is half-written.
+  worker that raises or dies, at any moment (halfway through sending an image too), fails the
+  replay with a `LedgerError`, its fellows are killed and the transaction rolls back: nothing is
+  half-written and the write lock is free again;
+- each worker has a pipe of its own and dies with the parent (Linux's parent-death signal, and
+  the pipe's end of file elsewhere), so a killed replay leaves no worker behind
+  (docs/decisions.md, "Replay workers that die").
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import pickle
+import signal
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from itertools import islice
+from contextlib import suppress
+from multiprocessing import connection
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.engines import engine_for
@@ -82,88 +90,157 @@ def plan(conn: sqlite3.Connection, upto: int, jobs: int) -> list[tuple[tuple[str
 
 
 class Workers:
-    """The worker processes of one rebuild, handed the whole plan as they start (they fold while
-    the parent clears the tables) and stopped however the rebuild ends."""
+    """The worker processes of one rebuild, each with a pipe of its own, handed tasks one at a
+    time as they finish the last, and stopped however the rebuild ends (docs/decisions.md,
+    "Replay workers that die").
+
+    Why not a `ProcessPoolExecutor`: its workers share one result pipe whose write end the
+    parent holds too, so a worker killed halfway through sending an image (one message of
+    megabytes) left the pool's thread waiting for the rest forever, with the write lock held.
+    Here only the worker holds the write end of its pipe: its death is an end of file in the
+    middle of the message, and `connection.wait` on the process sentinels sees a death between
+    messages.  A worker dies with the parent too (`_start`)."""
 
     def __init__(self, location: str, jobs: int, upto: int, projector: type, shares: list):
         if location == ":memory:":
             raise LedgerError("a ledger in memory cannot be replayed with --jobs above 1 "
                               "(worker processes read the log from a file or a server)")
-        self.upto = upto
-        # spawn, not fork: the parent holds a database connection (and, on SQLite, a checkpoint
-        # thread) that a forked child must never share
-        self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_start, initargs=(location, projector))
-        # Every worker started by the first `submit`, before the pool's manager thread runs, as a
-        # fork pool starts them.  Left to start one per `submit` (CPython 3.11's way for spawned
-        # workers), a worker that died while the next one was starting made the manager thread
-        # iterate its table of processes as this thread added to it: a RuntimeError traceback on
-        # stderr, and (issue 30's first hang) a worker the broken pool never terminated.
-        self.pool._safe_to_dynamically_spawn_children = False
-        # The tasks go in now, the log-wide fold (the longest single task) first, so the workers
-        # start and fold while the parent clears the tables (on SQLite, zeroing every freed page:
-        # seconds on a large ledger).  Workers read only the log, which the parent's lock keeps
-        # still.
+        self.upto, self.jobs = upto, jobs
+        self.shares = shares
+        self.results: dict = {}           # share index (or LOG_WIDE) -> what came back, not yet taken
+        self.sent = 0                     # shares handed out so far (in share order)
+        self.taken = 0                    # shares `folded` has yielded
+        self.log_wide_sent = False
+        self.workers: list[_Worker] = []
         try:
-            self.log_wide = self._submit(_fold_log_wide, upto)
-            self.todo = iter(shares)
-            # shares in flight: bounds what the parent holds unwritten
-            self.pending = [self._submit(_fold_share, first, last, upto)
-                            for first, last, _n in islice(self.todo, jobs * 2)]
+            # spawn, not fork: the parent holds a database connection (and, on SQLite, a
+            # checkpoint thread) that a forked child must never share
+            context = multiprocessing.get_context("spawn")
+            for _ in range(jobs):
+                self.workers.append(_Worker(context, location, projector))
+            # The tasks go in now, the log-wide fold (the longest single task) first, so the
+            # workers fold while the parent clears the tables (on SQLite, zeroing every freed
+            # page: seconds on a large ledger).  Workers read only the log, which the parent's
+            # lock keeps still.
+            self._hand_out()
         except BaseException:
             self.close()
             raise
 
-    def _submit(self, task: Callable, *args) -> Future:
-        """Hand a task to the pool; a pool a dead worker broke is a `LedgerError` here too."""
-        try:
-            return self.pool.submit(task, *args)
-        except BrokenProcessPool:
-            raise _died() from None
+    def _hand_out(self) -> None:
+        """Give each idle worker its next task: the log-wide fold first, then the shares in
+        order, at most `2 x jobs` shares ahead of what the parent has taken (which bounds the
+        images it holds unwritten)."""
+        for worker in self.workers:
+            if worker.task is not None:
+                continue
+            if not self.log_wide_sent:
+                worker.give(LOG_WIDE, ("log_wide", self.upto))
+                self.log_wide_sent = True
+            elif self.sent < len(self.shares) and self.sent < self.taken + 2 * self.jobs:
+                first, last, _n = self.shares[self.sent]
+                worker.give(self.sent, ("share", first, last, self.upto))
+                self.sent += 1
+
+    def _receive(self, timeout: float | None = None) -> None:
+        """Wait (up to `timeout`; None: until one arrives) for answers, store them and hand out
+        more work; a worker that died, at any moment, is a `LedgerError` here."""
+        busy = {worker.conn: worker for worker in self.workers if worker.task is not None}
+        deaths = {worker.process.sentinel: worker for worker in self.workers}
+        ready = connection.wait([*busy, *deaths], timeout)
+        for conn in ready:
+            if conn in busy:
+                worker = busy[conn]
+                task, answer = worker.task, worker.answer()
+                self.results[task] = answer
+        if any(sentinel in deaths for sentinel in ready):
+            raise _died()
+        self._hand_out()
 
     def folded(self, progress: Callable[[int], None] | None = None) -> Iterator[Folded]:
         """Each share's image, in share order, as soon as that share is folded."""
-        try:
-            while self.pending:
-                folded = result(self.pending.pop(0))
-                nxt = next(self.todo, None)
-                if nxt is not None:
-                    self.pending.append(self._submit(_fold_share, nxt[0], nxt[1], self.upto))
-                yield folded
-                if progress:
-                    progress(folded[0])
-        finally:
-            for future in self.pending:
-                future.cancel()
+        while self.taken < len(self.shares):
+            while self.taken not in self.results:
+                self._receive()
+            folded = self.results.pop(self.taken)
+            self.taken += 1
+            self._hand_out()
+            yield folded
+            if progress:
+                progress(folded[0])
 
     def log_wide_ready(self) -> bool:
         """Whether the log-wide fold has ended (its image can be read without waiting)."""
-        return self.log_wide.done()
+        if LOG_WIDE not in self.results:
+            self._receive(0)
+        return LOG_WIDE in self.results
 
     def log_wide_image(self) -> bytes:
         """The log-wide projections' tables, folded by a worker beside the shares."""
-        return result(self.log_wide)
+        while LOG_WIDE not in self.results:
+            self._receive()
+        return self.results.pop(LOG_WIDE)[1]
 
     def close(self) -> None:
-        """Stop the workers, however the rebuild ended: tasks not started are cancelled, the ones
-        running finish (a share takes seconds) and their answers are read and dropped.
-
-        No worker is killed here.  A killed worker may be halfway through sending an image (one
-        message of megabytes): the pool's thread, already reading it, then waits for the rest
-        forever, since this process holds the pipe's other end too, and `shutdown` waits on that
-        thread.  A pool a dead worker broke terminates the others itself, from that thread, which
-        is then reading nothing.  (An earlier version killed the workers after any failure, for a
-        worker the broken pool could miss while a `submit` started it; every worker now starts
-        before any can die, `__init__`.)"""
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        """Stop the workers, however the rebuild ended: an idle worker is told to stop, a busy
+        or unanswering one is killed (its pipe is its own: nothing waits on the rest of a
+        message it was sending), and each is waited for, so none outlives the rebuild."""
+        for worker in self.workers:
+            worker.stop()
+        self.results.clear()
 
 
-def result(future: Future):
-    """A worker task's answer; a worker that died is a `LedgerError` too."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise _died() from None
+LOG_WIDE = "log-wide"
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    def __init__(self, context, location: str, projector: type):
+        self.task = None                  # what it is folding (a share index or LOG_WIDE), or None
+        self.conn, theirs = context.Pipe(duplex=True)
+        try:
+            self.process = context.Process(target=_serve, args=(theirs, location, projector, os.getpid()),
+                                           name="factledger-replay-worker", daemon=True)
+            self.process.start()
+        finally:
+            theirs.close()                # only the worker holds its end now: its death is an EOF here
+
+    def give(self, task, message: tuple) -> None:
+        try:
+            self.conn.send(message)
+        except OSError:                   # its end is closed: it died
+            raise _died() from None
+        self.task = task
+
+    def answer(self) -> Folded:
+        """Read the answer to its task (the conn is readable); an end of file before or inside
+        a message is a death."""
+        try:
+            status, value = self.conn.recv()
+            if status != "ok":
+                raise LedgerError(value)
+            image = self.conn.recv_bytes()
+        except (EOFError, OSError, pickle.UnpicklingError):
+            raise _died() from None
+        self.task = None
+        return value, image
+
+    def stop(self) -> None:
+        process = self.process
+        if process.is_alive():
+            if self.task is None:
+                with suppress(OSError):
+                    self.conn.send(None)
+                process.join(STOP_WAIT)
+            if process.is_alive():
+                process.kill()
+            process.join()
+        self.conn.close()
+        process.close()
+
+
+STOP_WAIT = 5.0      # seconds an idle worker is given to leave on its own before it is killed
 
 
 def _died() -> LedgerError:
@@ -174,6 +251,56 @@ def _died() -> LedgerError:
 # In each worker process: its own read-only connection and projector, for every task it runs.
 _reader = None
 _projector = None
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this process when the parent dies (the parent-death signal), and leave
+    at once if it has died already.  Elsewhere the pipe is the watch: a worker between tasks
+    reads EOF when the parent is gone, and one folding finds out when it sends."""
+    if sys.platform.startswith("linux"):
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _serve(conn, location: str, projector: type, parent: int) -> None:
+    """A worker's life: die with the parent, open the log, then fold each task the parent sends
+    and send back ("ok", count) and the image, or ("error", words), until told to stop (None)
+    or the parent's end is gone."""
+    _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)      # Ctrl-C is the parent's to act on
+    opened = None
+    try:
+        _start(location, projector)
+    except Exception as exc:
+        opened = _failed(exc)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            if opened is not None:
+                raise opened
+            if task[0] == "share":
+                count, image = _fold_share(*task[1:])
+            else:
+                count, image = 0, _fold_log_wide(*task[1:])
+        except LedgerError as exc:
+            answer = ("error", str(exc))
+        else:
+            answer = ("ok", count)
+        try:
+            conn.send(answer)
+            if answer[0] == "ok":
+                conn.send_bytes(image)
+                del image
+        except OSError:
+            return
 
 
 def _start(location: str, projector: type) -> None:

@@ -84,7 +84,9 @@ def candidate(app: str, user: str, entry: MemoryEntry, shared: dict, now: str) -
         value = " ".join(text.split())[:MAX_VALUE]
     if not isinstance(value, str) or not value.strip():
         raise InvalidMemory("a memory entry needs text, or a custom_metadata value that is text")
-    digest = hashlib.sha256(f"{entry.id}|{text}|{sorted(map(str, meta.items()))}".encode()).hexdigest()[:16]
+    # surrogatepass: text that is not valid Unicode is refused below, in the words of its field
+    digest = hashlib.sha256(f"{entry.id}|{text}|{sorted(map(str, meta.items()))}".encode(
+        "utf-8", "surrogatepass")).hexdigest()[:16]
     author = entry.author if entry.author in AUTHORS else ("agent" if entry.author else "user")
     basis = meta.get("basis") or ("verified" if author == "document" else
                                   "stated" if author == "user" else "inferred")

@@ -8,13 +8,14 @@ of the registry it was taken under.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.vocabulary.clock import stored_time
-from factledger.ledger.vocabulary.words import Author, Basis, Reason
+from factledger.ledger.vocabulary.words import AUTHORS, BASES, Author, Basis, Cardinality, Reason, Sensitivity
 
 
 def _time(value: str) -> str:
@@ -38,15 +39,45 @@ Timestamp = Annotated[str, AfterValidator(_time)]
 EffectiveDate = Annotated[str, AfterValidator(_day_or_time)]      # a date alone, or a timestamp
 
 
-def _candidate_said_at(candidate: dict) -> dict:
+# A stored candidate's fields, when present, have a candidate's types: a held one is read back by
+# `review` and accepted from, a rejected one is listed (issue 47: a re-chained export's held
+# candidate with a number for its predicate imported, and every `review` then failed).
+_CANDIDATE_TEXT = ("subject", "predicate", "value", "quote", "session", "evidence_event",
+                   "effective_date", "pattern", "error")
+
+
+def _stored_candidate(candidate: dict) -> dict:
     """A stored candidate's `said_at`, when it has one (a rejected proposal whose evidence event
-    does not exist has none), is a timestamp like any other."""
+    does not exist has none), is a timestamp like any other; its other fields have their types."""
     if "said_at" in candidate:
         _time(candidate["said_at"])
+    for name in _CANDIDATE_TEXT:
+        if name in candidate and not isinstance(candidate[name], str):
+            raise ValueError(f"candidate.{name} must be text")
+    for name, words in (("author", AUTHORS), ("basis", BASES)):
+        if name in candidate and candidate[name] not in words:
+            raise ValueError(f"candidate.{name} must be one of {', '.join(words)}")
+    if "negated" in candidate and not isinstance(candidate["negated"], bool):
+        raise ValueError("candidate.negated must be true or false")
+    confidence = candidate.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
+        raise ValueError("candidate.confidence must be a number")
     return candidate
 
 
-StoredCandidate = Annotated[dict, AfterValidator(_candidate_said_at)]     # a held or rejected proposal
+_KIND_WORD = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _kind(value: str) -> str:
+    if not _KIND_WORD.fullmatch(value):
+        raise ValueError("kind must be a registry's kind: lower-case words joined by _")
+    return value
+
+
+# A kind's shape only: a registry may define kinds of its own, so which kinds a ledger knows is
+# its registry's to say (`export.import_log` checks an import against it).
+Kind = Annotated[str, AfterValidator(_kind)]
+StoredCandidate = Annotated[dict, AfterValidator(_stored_candidate)]     # a held or rejected proposal
 
 
 class Body(BaseModel):
@@ -76,9 +107,11 @@ class FactObserved(Decided):
     basis: Basis
     basis_claimed: Basis | None = None
     confidence: float
-    sensitivity: str
-    kind: str
-    cardinality: str
+    # The registry's words (issue 47: an imported "secret" was no level, and every later read
+    # that ranks sensitivities failed); a kind's shape here, its name against the registry on import.
+    sensitivity: Sensitivity
+    kind: Kind
+    cardinality: Cardinality
     said_at: Timestamp
     effective_date: EffectiveDate | None = None
     hold_id: str | None = None

@@ -62,6 +62,16 @@ def _flag(value, what: str, where: str) -> bool:
         raise LedgerError(f"{where}: {exc}") from None
 
 
+def _unicode(text: str, what: str, where: str) -> str:
+    """Text the ledger can store: a lone surrogate (Python's stand-in for bytes that are not
+    UTF-8) has no encoding, and would fail deep in the append with a bare TypeError (issue 47)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise LedgerError(f"{where}: {what} is not valid Unicode text (lone surrogate)") from None
+    return text
+
+
 def _pick(data: dict, *names):
     for name in names:
         if name in data:
@@ -102,6 +112,7 @@ def parse_adk(data, source: str = "<memory>") -> Session:
         name = raw.get("author")
         if not isinstance(name, str) or not name.strip():
             raise LedgerError(f"{where}: the event has no author")
+        _unicode(name, "author", where)
         text, tool_result = _adk_content(raw.get("content"), where)
         metadata = _pick(raw, "customMetadata", "custom_metadata") or {}
         marked = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
@@ -142,7 +153,7 @@ def _adk_content(content, where: str) -> tuple[str, bool]:
             continue
         if not isinstance(text, str):
             raise LedgerError(f"{where}: a part's text must be a string")
-        texts.append(text)
+        texts.append(_unicode(text, "a part's text", where))
     return "\n".join(t for t in texts if t.strip()), tool
 
 
@@ -185,6 +196,8 @@ def parse_jsonl(text: str, source: str = "<memory>", default_id: str | None = No
             body = ""
         if not isinstance(body, str):
             raise LedgerError(f"{where}: text must be a string")
+        _unicode(name, "author", where)
+        _unicode(body, "text", where)
         partial = obj.get("partial", False)
         tool_result = obj.get("tool_result", False)
         if not isinstance(partial, bool) or not isinstance(tool_result, bool):

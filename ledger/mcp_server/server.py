@@ -20,14 +20,19 @@ installed package's version.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable
+from io import TextIOWrapper
 from typing import Annotated, Any
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -42,6 +47,7 @@ from factledger.ledger.mcp_server.tools import (
     RecallAnswer,
     tool_text,
 )
+from factledger.ledger.mcp_server.wire import REFUSED, CheckedLines
 from factledger.ledger.vocabulary.terminal import escape
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -67,8 +73,42 @@ DOCTRINE = """Memory doctrine (factledger):
 5. Forgetting erases for good: plan first, and let a reviewer confirm."""
 
 
-def error_result(exc: Exception) -> CallToolResult:
+LOG = logging.getLogger("factledger.mcp")
+
+
+def error_result(exc: Exception | str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=f"Error: {escape(str(exc))}")], is_error=True)
+
+
+def call_error(name: str, exc: ToolError) -> str:
+    """A failed call's reason in the CLI's manner, one line: arguments the tool's schema refuses
+    (missing, of the wrong type) by name and pydantic's words, never the values (the caller's
+    data); a crash by its class only (its traceback goes to the server's log)."""
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        return argument_error(name, cause).removeprefix("Error: ")
+    if isinstance(exc, UnexpectedToolError):
+        what = type(cause).__name__ if cause is not None else "an error"
+        return f"{name} failed ({what}); nothing was written (the server's log has the details)"
+    return str(exc)
+
+
+class LedgerServer(MCPServer):
+    """The SDK's server, with every failed tool call answered as one `Error: ...` line whatever
+    the input (issue 47): arguments the schema refuses, a call the wire refused
+    (`wire.REFUSED`), an unknown tool, and a crash all read as a `LedgerError` does."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if isinstance(arguments, dict) and REFUSED in arguments:
+            return error_result(arguments[REFUSED])
+        try:
+            return await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError):
+                LOG.error("tool %r failed", name, exc_info=exc.__cause__ or exc)
+            return error_result(call_error(name, exc))
 
 
 def answered(work: Callable[[], dict]) -> CallToolResult:
@@ -84,25 +124,11 @@ def argument_error(tool: str, exc: ValidationError) -> str:
     """The `Error: ...` line for arguments the schema refused: each argument by name, with what
     is wrong in a few words (never the value given: it is the caller's data)."""
     parts = []
-    for err in exc.errors():
+    for err in exc.errors(include_url=False, include_input=False):
         name = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
         parts.append(f"missing argument {name!r}" if err.get("type") == "missing"
                      else f"argument {name!r}: {err.get('msg', 'not valid').lower()}")
     return f"Error: {tool}: {'; '.join(parts)}; nothing was changed"
-
-
-class _Server(MCPServer):
-    """The SDK's server, with refused arguments answered as factledger's `Error: ...` line."""
-
-    async def call_tool(self, name, arguments, context=None):
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(argument_error(name, exc.__cause__)) from None
-            if not str(exc).startswith("Error"):
-                raise ToolError(f"Error: {escape(str(exc))}") from None
-            raise
 
 
 def package_version() -> str:
@@ -132,8 +158,8 @@ class TokenVerifier:
 
 def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **server_options) -> MCPServer:
     """An `MCPServer` with the seven tools, the facts resource template and the doctrine prompt."""
-    server = _Server("factledger", instructions=INSTRUCTIONS, log_level="WARNING", version=package_version(),
-                     **server_options)
+    server = LedgerServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", version=package_version(),
+                          **server_options)
 
     @server.tool(annotations=READ, title="Recall stored facts")
     def recall(query: Annotated[str, Field(description="What the next answer is about")] = "",
@@ -231,10 +257,19 @@ def token_scope(tokens: TokenFile) -> Callable[[], Scope]:
 
 
 def serve_stdio(tools: MemoryTools, scope: Scope) -> None:
+    """As `MCPServer.run_stdio_async`, with stdin read as UTF-8 with `surrogateescape` and each
+    line checked first (`wire.CheckedLines`): a call the SDK cannot parse is answered."""
     import anyio
 
     server = build_server(tools, stdio_scope(scope))
-    anyio.run(server.run_stdio_async)
+    lowlevel = server._lowlevel_server
+
+    async def run() -> None:
+        lines = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
+        async with stdio_server(stdin=CheckedLines(lines)) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    anyio.run(run)
 
 
 def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):

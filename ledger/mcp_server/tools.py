@@ -204,6 +204,8 @@ class MemoryTools:
                 session = json.loads(session)
             except ValueError as exc:
                 raise LedgerError(f"the session is not JSON: {exc}") from None
+            except RecursionError:
+                raise LedgerError("the session's JSON is nested too deeply to read; nothing was written") from None
         if not isinstance(session, dict):
             raise LedgerError("an ADK session must be a JSON object")
         own_app = session.get("appName", session.get("app_name"))

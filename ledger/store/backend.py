@@ -153,6 +153,11 @@ class Engine(Protocol):
         """Whether the location exists yet (SQLite: the file; PostgreSQL: the schema), before a
         command that may create it; `remove` undoes only what such a command created."""
 
+    def owned_paths(self, location: str | os.PathLike, conn: Any = None) -> list[str]:
+        """The files and folders of this machine that hold the ledger's data (SQLite: the file
+        and its -wal, -shm, -journal; PostgreSQL: the data directory and tablespaces, when the
+        open `conn` may read where they are): no output file may be written over them."""
+
     def remove(self, location: str | os.PathLike) -> None:
         """Remove a location a failed command just created (SQLite: the file and its -wal, -shm,
         -journal; PostgreSQL: the schema, with what was put in it), leaving nothing behind."""

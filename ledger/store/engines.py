@@ -44,6 +44,29 @@ def remove_location(location: str | os.PathLike) -> None:
     engine_for(location).remove(location)
 
 
+def output_clash(path: str | os.PathLike, location: str | os.PathLike, conn=None) -> str | None:
+    """Which of the ledger's own files (or folders) `path` is, or lies in, after symbolic
+    links, `..` and relative names, or shares an inode with (a hard link); None when it is
+    none of them.  `conn`: the ledger's open connection, for a server to say where its files
+    are (`Engine.owned_paths`)."""
+    target = os.path.realpath(path)
+    try:
+        stat = os.stat(path)
+    except OSError:               # not there yet (or unreadable): only its name can clash
+        stat = None
+    for owned in engine_for(location).owned_paths(location, conn):
+        real = os.path.realpath(owned)
+        if target == real or target.startswith(real.rstrip(os.sep) + os.sep):
+            return owned
+        if stat is not None:
+            try:
+                if os.path.samestat(stat, os.stat(owned)):
+                    return owned
+            except OSError:
+                continue
+    return None
+
+
 def display_location(location: str | os.PathLike) -> str:
     """A location as messages may show it (a server URL's password hidden)."""
     return engine_for(location).describe(location)

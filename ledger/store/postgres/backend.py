@@ -475,6 +475,16 @@ def fresh_postgres(location: str) -> bool:
         conn.close()
 
 
+def data_paths(conn: PgConnection) -> list[str]:
+    """Where the server keeps its files on its machine: the data directory (shown only to a role
+    that may read every setting) and each tablespace's folder.  A local server's are this
+    machine's files, which no output of the ledger may overwrite."""
+    rows = conn.raw.execute(
+        "SELECT setting FROM pg_settings WHERE name = 'data_directory'"
+        " UNION ALL SELECT pg_tablespace_location(oid) FROM pg_tablespace").fetchall()
+    return [row[0] for row in rows if row[0]]
+
+
 def standby_status(conn: PgConnection) -> dict | None:
     """On a hot standby: the WAL it has received and replayed (positions, and the bytes between),
     and when the last transaction it replayed committed on the primary; None on a primary.  A

@@ -64,6 +64,12 @@ class PostgresEngine:
     def remove(self, location) -> None:
         backend.drop_schema(str(location))
 
+    def owned_paths(self, location, conn=None) -> list[str]:
+        """The server's data directory and tablespaces, as far as the session may read them (a
+        role without `pg_read_all_settings` is told nothing: then the server's files are not
+        this machine's user's to write either, as a rule)."""
+        return [] if conn is None else backend.data_paths(conn)
+
     def attach(self, store: EventLog, location, synchronous: str, read_only: bool = False) -> None:
         return None                   # the server checkpoints its own WAL
 

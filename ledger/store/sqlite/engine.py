@@ -70,8 +70,13 @@ class SqliteEngine:
         return str(location) == ":memory:" or Path(location).exists()
 
     def remove(self, location: str | os.PathLike) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{location}{suffix}").unlink(missing_ok=True)
+        for path in self.owned_paths(location):
+            Path(path).unlink(missing_ok=True)
+
+    def owned_paths(self, location: str | os.PathLike, conn=None) -> list[str]:
+        if str(location) == ":memory:":
+            return []
+        return [f"{location}{suffix}" for suffix in ("", "-wal", "-shm", "-journal")]
 
     def attach(self, store: EventLog, location: str | os.PathLike, synchronous: str,
                read_only: bool = False) -> WalCheckpointer | None:
