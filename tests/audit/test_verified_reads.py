@@ -213,7 +213,7 @@ def test_a_forged_projection_row_is_never_served(db, name, statements, table, re
 def test_the_command_line_refuses_a_forged_current_row(db, name, statements, table, refusing):
     edit(db, *statements)
     commands = {"facts": ["facts", "--app", APP, "--user", USER, "--include-sensitive"],
-                "recall": ["recall", "--app", APP, "--user", USER, "--clearance", "personal,health"]}
+                "recall": ["recall", "--preload", "--app", APP, "--user", USER, "--clearance", "personal,health"]}
     for read, args in commands.items():
         result = invoke(db, *args)
         assert FORGED not in result.output and "500 mg" not in result.output
@@ -228,7 +228,7 @@ def test_the_metoprolol_edit(db):
     fact = fact_id(db, "medication_dose")
     result = invoke(db, "verify")
     assert result.exit_code == 1 and "facts_current" in result.output and fact in result.output
-    for args in (["recall", "--app", APP, "--user", USER, "--clearance", "health"],
+    for args in (["recall", "--preload", "--app", APP, "--user", USER, "--clearance", "health"],
                  ["facts", "--app", APP, "--user", USER, "--include-sensitive"], ["why", fact]):
         result = invoke(db, *args)
         assert result.exit_code == 1, (args, result.output)
