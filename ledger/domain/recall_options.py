@@ -44,8 +44,6 @@ class RecallOptions:
     # whether the caller named a threshold: if not, a kind's own serving threshold applies
     # (the registry's `[kinds.NAME] min_confidence`), else the caller's, for every kind
     threshold_given: bool = False
-    # the same for the recency weight: unnamed, a kind's own (`[kinds.NAME] recency_weight`) applies
-    recency_given: bool = False
 
     @classmethod
     def build(cls, *, clearance=None, min_confidence=None, max_age=None, recency_weight=None,
@@ -61,7 +59,7 @@ class RecallOptions:
             limit=DEFAULT_LIMIT if limit is None else _count("--limit", limit),
             budget=None if budget is None else _count("--budget", budget),
             preload=bool(preload), domain=bool(domain), mode=parse_mode(mode), kinds=parse_kinds(kinds),
-            threshold_given=min_confidence is not None, recency_given=recency_weight is not None)
+            threshold_given=min_confidence is not None)
         return opts
 
     def as_dict(self) -> dict:

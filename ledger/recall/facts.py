@@ -60,13 +60,11 @@ class KindRules:
     kind (`[kinds.NAME] min_confidence`), each looked up by name."""
 
     def __init__(self, retention: dict[str, int] | None = None, kind_retention: dict[str, int] | None = None,
-                 thresholds: dict[str, float] | None = None, predicates: frozenset[str] = frozenset(),
-                 recency: dict[str, float] | None = None):
+                 thresholds: dict[str, float] | None = None, predicates: frozenset[str] = frozenset()):
         self.retention = retention or {}
         self.kind_retention = kind_retention or {}
         self.thresholds = thresholds or {}
         self.predicates = predicates                 # the registry's own names (their rules win)
-        self.recency = recency or {}                 # kind -> its recency weight (`[kinds.NAME]`)
 
     def expired(self, predicate: str, kind: str, age_days: float) -> bool:
         days = self.retention.get(predicate)
@@ -100,7 +98,7 @@ class InScope:
         self._relevance: dict[int, float] = {}          # hits: relevance before rounding
         self._lexical_scores: dict[int, float] = {}
         self._scored: dict[int, tuple] = {}             # hits: (relevance, recency, score)
-        self._by_age: dict[tuple, tuple] = {}           # non-hits: the same, once per (age, weight)
+        self._by_age: dict[float, tuple] = {}           # non-hits: the same, once per distinct age
         self._times: dict = {}
         self._by_id: dict[str, int] | None = None
         # Meaning (the semantic extra): position -> (rescaled meaning, raw cosine).
@@ -268,37 +266,23 @@ class InScope:
         """(minus the score before rounding, position) for each of `pool`, by the arithmetic of
         `scores`; recency is worked out once per distinct confirmation time.  Without numpy;
         with it, `_raw_arrays`."""
+        w = self.options.recency_weight
         half_life = self.options.half_life_days
-        rows, relevance, weighted, weight = self.rows, self._relevance.get, {}, self.weight
+        rows, relevance, weighted = self.rows, self._relevance.get, {}
         out = []
         for i in pool:
-            w = weight(i)
             confirmed = rows[i][CONFIRMED]
-            recency = weighted.get((confirmed, w))
+            recency = weighted.get(confirmed)
             if recency is None:
-                recency = weighted[(confirmed, w)] = w * 0.5 ** (self.when(i)[2] / half_life)
+                recency = weighted[confirmed] = w * 0.5 ** (self.when(i)[2] / half_life)
             out.append((-((1.0 - w) * relevance(i, 0.0) + recency), i))
         return out
 
-    def weight(self, i: int) -> float:
-        """The recency weight of a fact: the call's, or its kind's own when the caller named none
-        (`[kinds.NAME] recency_weight`: an event's age is when it happened, not staleness)."""
-        if self.options.recency_given or not self.rules.recency:
-            return self.options.recency_weight
-        return self.rules.recency.get(self.rows[i][KIND], self.options.recency_weight)
-
-    def _weights(self, at, np):
-        """`weight` of each position of `at`, as an array (one number when every fact has the call's)."""
-        if self.options.recency_given or not self.rules.recency:
-            return self.options.recency_weight
-        return np.fromiter((self.weight(i) for i in at.tolist()), dtype=np.float64, count=len(at))
-
     def _raw_arrays(self, pool: list[int]):
         """(positions, scores before rounding) of `pool` as arrays, by `scores`' arithmetic."""
-        half_life = self.options.half_life_days
+        w, half_life = self.options.recency_weight, self.options.half_life_days
         np, confirmed = self.arrays[0], self.arrays[3]
         at = np.asarray(pool, dtype=np.int64)
-        w = self._weights(at, np)
         ages = np.round(np.maximum(0.0, (self.now.timestamp() - confirmed[at]) / 86400.0), 3)
         return at, (1.0 - w) * self._relevance_array[at] + w * 0.5 ** (ages / half_life)
 
@@ -381,16 +365,17 @@ class InScope:
             return _WITHHELD
         relevance = self._relevance.get(i)
         if relevance is not None:
-            w = self.weight(i)
+            w = self.options.recency_weight
             recency = 0.5 ** (self.when(i)[2] / self.options.half_life_days)
             known = self._scored[i] = (round(relevance, 4), round(recency, 4),
                                        round((1.0 - w) * relevance + w * recency, 4))
             return known
-        age, w = self.when(i)[2], self.weight(i)
-        known = self._by_age.get((age, w))
+        age = self.when(i)[2]
+        known = self._by_age.get(age)
         if known is None:
+            w = self.options.recency_weight
             recency = 0.5 ** (age / self.options.half_life_days)
-            known = self._by_age[(age, w)] = (0.0, round(recency, 4),
+            known = self._by_age[age] = (0.0, round(recency, 4),
                                          round((1.0 - w) * 0.0 + w * recency, 4))
         return known
 

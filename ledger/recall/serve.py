@@ -116,8 +116,7 @@ _CONFIRM_AGES: dict[str, dict[str, int]] = {}
 
 
 def _kind_rules(registry: Registry | None) -> KindRules:
-    """Retention, serving thresholds and recency weights by predicate and kind, from the registry
-    (cached by its hash)."""
+    """Retention and serving thresholds by predicate and kind, from the registry (cached by its hash)."""
     if registry is None:
         return KindRules()
     cached = _KIND_RULES.get(registry.sha256)
@@ -126,8 +125,7 @@ def _kind_rules(registry: Registry | None) -> KindRules:
             {name: spec.retention_days for name, spec in registry.predicates.items() if spec.retention_days},
             {name: kind.retention_days for name, kind in registry.kinds.items() if kind.retention_days},
             {name: kind.min_confidence for name, kind in registry.kinds.items() if kind.min_confidence is not None},
-            frozenset(registry.predicates),
-            {name: kind.recency_weight for name, kind in registry.kinds.items() if kind.recency_weight is not None})
+            frozenset(registry.predicates))
     return cached
 
 

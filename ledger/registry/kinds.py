@@ -38,15 +38,7 @@ class KindSpec:
     retention_days: int | None = None
     min_confidence: float | None = None          # the serving threshold; None: the ledger's one
     dated: bool = False                          # an event: its said date is its effective date
-    # recall's recency weight for the kind's facts (None: the call's); docs/recall.md, "Score"
-    recency_weight: float | None = None
 
-
-# An event's age says when it happened, not that it may have gone stale (an event is never
-# superseded), so recency only breaks near-ties between events: at the call's default (0.3) a
-# LoCoMo conversation's first-month events lost to its last month's whatever the query
-# (docs/semantic.md, "LoCoMo").
-EVENT_RECENCY_WEIGHT = 0.05
 
 # The kinds every registry has (a registry's `[kinds.NAME]` table overrides one or adds one).
 # `one`: a new value supersedes (a changed preference, decision or fact); `many`: values
@@ -57,7 +49,7 @@ DEFAULT_KINDS: dict[str, KindSpec] = {k.name: k for k in (
     KindSpec("decision", "one", "normal", "a choice made; a later decision on the key replaces it"),
     KindSpec("fact", "one", "personal", "a fact about the user or their world; a new value replaces the old"),
     KindSpec("event", "many", "personal", "something that happened, dated by when it was said; never superseded",
-             dated=True, recency_weight=EVENT_RECENCY_WEIGHT),
+             dated=True),
     KindSpec("open_item", "many", "normal", "something still to do; closed by a negation (done, dropped)"),
     KindSpec("measurement", "series", "normal", "a dated reading; a new date is a new reading"),
     KindSpec("relationship", "one", "personal", "who someone is to the user"),
@@ -109,7 +101,7 @@ def check_kind_table(name: str, body, fail) -> KindSpec:
     if not isinstance(body, dict):
         raise fail("(table)", "must be a table")
     known = {"cardinality", "sensitivity", "description", "confirm_after_days", "retention_days",
-             "min_confidence", "dated", "recency_weight"}
+             "min_confidence", "dated"}
     for key in body:
         if key not in known:
             raise fail(key, f"unknown field (known: {', '.join(sorted(known))})")
@@ -129,10 +121,6 @@ def check_kind_table(name: str, body, fail) -> KindSpec:
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
                                   or not 0 <= threshold <= 1):
         raise fail("min_confidence", "must be a number from 0 to 1")
-    recency = body.get("recency_weight", base.recency_weight if base else None)
-    if recency is not None and (isinstance(recency, bool) or not isinstance(recency, int | float)
-                                or not 0 <= recency <= 1):
-        raise fail("recency_weight", "must be a number from 0 to 1")
     dated = body.get("dated", base.dated if base else False)
     if not isinstance(dated, bool):
         raise fail("dated", "must be true or false")
@@ -140,5 +128,4 @@ def check_kind_table(name: str, body, fail) -> KindSpec:
     if not isinstance(description, str):
         raise fail("description", "must be text")
     return KindSpec(name, cardinality, sensitivity, description, days["confirm_after_days"],
-                    days["retention_days"], None if threshold is None else float(threshold), dated,
-                    None if recency is None else float(recency))
+                    days["retention_days"], None if threshold is None else float(threshold), dated)
