@@ -18,9 +18,7 @@ install-test: $(BIN)/python
 # `make demo` leaves its ledger in $(DEMO_OUT)/ to explore afterwards (made afresh each run).
 DEMO_OUT ?= demo-out
 demo: install
-	mkdir -p $(DEMO_OUT)
-	rm -f $(DEMO_OUT)/factledger.db $(DEMO_OUT)/factledger.db-wal $(DEMO_OUT)/factledger.db-shm
-	$(BIN)/factledger demo --out $(DEMO_OUT)/factledger.db
+	$(BIN)/factledger demo --out $(DEMO_OUT)/factledger.db --replace
 
 test: lint
 	$(BIN)/python -m pytest

@@ -134,10 +134,14 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
                         valid_at=valid_at, include_sensitive=True, kinds=kinds or None)
     if not rows:
         check_partition(ledger, app, user)
-        check_predicate(ledger, predicate)
+        check_predicate(ledger, predicate, app, user)
         check_as_of(ledger, as_of)
     if status:
         rows = [r for r in rows if r["status"] in status]
+        closed = sorted(set(status) & {"superseded", "retracted"})
+        if closed and not rows and not (as_of or valid_at):
+            note(f"{' and '.join(closed)} facts are not open now: add --valid-at TIME (what was true then) "
+                 "or --as-of TIME, or see `factledger history`")
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     if valid_at:
         emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
@@ -170,7 +174,7 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
     rows = ledger.history(app, user, subject=subject, predicate=predicate)
     if not rows:
         check_partition(ledger, app, user)
-        check_predicate(ledger, predicate)
+        check_predicate(ledger, predicate, app, user)
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS)
 
@@ -210,7 +214,7 @@ def log(state, app, user, type_, predicate, session, fact, since, until, after, 
     if first is None:                           # why nothing matched, before the empty answer
         if app is not None and user is not None:
             check_partition(ledger, app, user)
-        check_predicate(ledger, predicate)
+        check_predicate(ledger, predicate, app, user)
         check_session(ledger, app, user, session)
         emit_stream(iter(()), fmt, LOG_COLUMNS)
         return

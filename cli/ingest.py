@@ -227,7 +227,10 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
 
 @review.command("accept")
 @click.argument("hold_id")
-@click.option("--as", "predicate", required=True, help="Registry predicate to apply it under")
+@click.option("--as", "predicate", default=None,
+              help="Predicate to apply it under  [default: the candidate's own, e.g. after unsupported_by_quote]")
+@click.option("--kind", default=None, metavar="KIND",
+              help="Apply it as an open key of this kind (a dotted --as that the registry does not know)")
 @click.option("--confirm-sensitivity", "confirm_sensitivity", metavar="LEVEL",
               help="Confirm the predicate's sensitivity when it differs from the candidate's "
                    "(accepting an unknown predicate as home_city: --confirm-sensitivity personal)")
@@ -235,12 +238,12 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
 @click.option("--reason", help="Why (recorded in the events; shown by why)")
 @output_options
 @pass_state
-def review_accept(state, hold_id, predicate, confirm_sensitivity, by, reason, fmt) -> None:
-    """Apply a held candidate under a registry predicate (through the normal decision path).
+def review_accept(state, hold_id, predicate, kind, confirm_sensitivity, by, reason, fmt) -> None:
+    """Apply a held candidate under a predicate (through the normal decision path).
 
     The predicate's normaliser and closed vocabulary apply to the value; a predicate of another
     sensitivity than the candidate's is refused unless --confirm-sensitivity names it."""
-    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason,
+    outcome = state.ledger().review_accept(hold_id, predicate, by=by, reason=reason, kind=kind,
                                            confirm_sensitivity=confirm_sensitivity).as_dict()
     emit_one(outcome, fmt, render=lambda o: o["summary"])
 

@@ -10,6 +10,7 @@ import click
 
 from factledger.cli.context import pass_state
 from factledger.cli.files import write_private
+from factledger.cli.notices import warn_exposure
 from factledger.ledger import LedgerError
 
 
@@ -54,6 +55,7 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
             raise LedgerError(f"{tokens_path} holds no token: add one with factledger mcp --new-token")
         tools = MemoryTools(lambda read_only: open_ledger(state, read_only))
         click.echo(f"factledger: serving MCP on http://{host}:{port}/mcp ({len(tokens)} tokens)", err=True)
+        warn_exposure(host, "the MCP server")
         try:
             server.serve_http(tools, tokens, host, port)
         finally:

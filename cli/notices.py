@@ -28,6 +28,21 @@ def note(text: str) -> None:
     click.echo(f"factledger: {escape(text)}", err=True)
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def warn_exposure(host: str, what: str, *, public_clearance: str | None = None) -> None:
+    """A warning line for a risky way to start a server: listening beyond this machine with no TLS
+    of its own (a reverse proxy must add it), and anonymous readers cleared above `normal`.  The
+    server still starts: a deployment may mean it; the operator must have read it."""
+    if host not in LOOPBACK and not host.startswith("127."):
+        click.echo(f"factledger: warning: {what} listens on {host}, beyond this machine, without TLS: bearer tokens, "
+                   "passwords and fact values cross the network in clear unless a TLS proxy is in front", err=True)
+    if public_clearance is not None and public_clearance != "normal":
+        click.echo(f"factledger: warning: anyone who can reach {what} reads {public_clearance} values without "
+                   "signing in (--public --public-clearance " + public_clearance + ")", err=True)
+
+
 def check_partition(ledger, app: str, user: str) -> bool:
     """Notice when the partition is unknown (or erased); True when it exists."""
     text = ledger.partition_notice(app, user)
@@ -36,9 +51,12 @@ def check_partition(ledger, app: str, user: str) -> bool:
     return text is None
 
 
-def check_predicate(ledger, predicate: str | None) -> None:
-    """Called when a read found nothing: a predicate the registry does not know is an error."""
+def check_predicate(ledger, predicate: str | None, app: str | None = None, user: str | None = None) -> None:
+    """Called when a read found nothing: a predicate the registry does not know is an error,
+    unless the partition recorded an open key of that name (its facts may all be closed)."""
     if predicate and ledger.registry.resolve(predicate) is None:
+        if app and user and ledger.key_kind(app, user, predicate) is not None:
+            return
         raise ledger.registry.unknown(predicate)
 
 

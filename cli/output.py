@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import re
 import sys
 import unicodedata
 
@@ -114,9 +115,16 @@ def emit_one(obj: dict, fmt: str | None, render=None) -> None:
         click.echo("\n".join(escape(line) for line in text.split("\n")))
 
 
+# A stored time in a table cell is shown to the second: `2026-09-30T18:00:00Z`, not
+# `...:00.000000Z` (the JSON, CSV and NL outputs keep the microseconds the log holds).
+_STORED_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+Z")
+
+
 def cell(value, width: int | None = None) -> str:
     if value is None:
         text = ""
+    elif isinstance(value, str) and len(value) == 27 and value.endswith("Z"):
+        text = _STORED_TIME.sub(r"\1Z", value)
     elif isinstance(value, (list, dict)):
         text = dumps(value, pretty=False)
     elif isinstance(value, float):

@@ -22,7 +22,6 @@ import functools
 import click
 from click.core import ParameterSource
 
-from factledger.ledger import LedgerError
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
 
 ENV = {"app": "FACTLEDGER_APP", "user": "FACTLEDGER_USER"}
@@ -55,7 +54,7 @@ def partition_options(func=None, *, required: bool = True, help_app: str | None 
                       help_user: str | None = None):
     """--app/--user honouring FACTLEDGER_APP/FACTLEDGER_USER, announced on stderr when used.
 
-    `required`: both are needed (a missing one is bad input, exit 1, not a usage error); otherwise
+    `required`: both are needed (a missing one is a usage error naming it, exit 2); otherwise
     they are optional filters.  The command receives normalised ids.
     """
     def decorate(f):
@@ -82,9 +81,11 @@ def partition_options(func=None, *, required: bool = True, help_app: str | None 
 
 
 def require_partition(app: str | None, user: str | None) -> tuple[str, str]:
-    if not app or not app.strip() or not user or not user.strip():
-        raise LedgerError("a partition is required: --app and --user "
-                          "(or FACTLEDGER_APP and FACTLEDGER_USER)")
+    """Both ids, normalised; a missing (or blank) one is a usage error that names it."""
+    missing = [f"--{name} (or {ENV[name]})" for name, value in (("app", app), ("user", user))
+               if not value or not value.strip()]
+    if missing:
+        raise click.UsageError(f"this command acts on one partition: give {' and '.join(missing)}")
     return normalise_partition(app, user)      # the library's one spelling of ids
 
 

@@ -58,6 +58,8 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
            recency_weight, half_life, limit, budget, mode, no_domain, kinds, as_of, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
+    if not (query or "").strip() and not preload and not explain:
+        raise click.UsageError("say what to recall (a QUERY), or --preload to serve the best facts without one")
     ledger = state.ledger(read_only=True)
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,

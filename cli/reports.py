@@ -11,14 +11,17 @@ from factledger.cli.output import emit, output_options
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
+from factledger.ledger.audit.inventory import kinds as list_kinds
 from factledger.ledger.audit.inventory import pattern_coverage
 from factledger.ledger.audit.inventory import predicates as list_predicates
 from factledger.ledger.registry.predicates import load_registry
+from factledger.ledger.service import display_location
 
 PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
                      "last_recorded")
 PREDICATE_COLUMNS = ("name", "cardinality", "sensitivity", "kind", "aliases", "retention_days")
 CHECK_COLUMNS = ("name", "status", "rules", "patterns", "values")
+KIND_COLUMNS = ("name", "cardinality", "sensitivity", "retention_days", "min_confidence", "description")
 
 
 @click.command()
@@ -41,10 +44,15 @@ def partitions(state, app, user, fmt) -> None:
 @click.option("--check", is_flag=True,
               help="Lint the registry: list each predicate's offline rules and patterns; exit 1 if "
                    "any predicate has none (no ledger needed)")
+@click.option("--kinds", "show_kinds", is_flag=True,
+              help="The kinds an open key may take (observe --kind), with the rules each gives")
 @output_options
 @pass_state
-def predicates(state, check, fmt) -> None:
+def predicates(state, check, show_kinds, fmt) -> None:
     """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
+    if show_kinds:
+        emit(list_kinds(load_registry(state.registry)), fmt, KIND_COLUMNS)
+        return
     if not check:
         emit(list_predicates(state.ledger(read_only=True).registry), fmt, PREDICATE_COLUMNS)
         return
@@ -73,7 +81,10 @@ def report() -> None:
 def report_erasure(state, seq, form, out) -> None:
     """One erasure receipt with its scope hash, counts, ticket, heads and a fresh verify."""
     form = report_format(form, out)
-    text = RENDERERS[form](state.ledger(read_only=True).erasure_report(seq))
+    report = state.ledger(read_only=True).erasure_report(seq)
+    if state.read_db:                 # read on a replica: the ledger it names is the primary
+        report["ledger"] = display_location(state.db)
+    text = RENDERERS[form](report)
     if out:
         write_private(out, text if text.endswith("\n") else text + "\n")
         click.echo(f"wrote the erasure report for seq {seq} to {out}", err=True)

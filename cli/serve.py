@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from factledger.cli.context import pass_state
+from factledger.cli.notices import warn_exposure
 from factledger.ledger import LedgerError
 from factledger.ledger.registry.predicates import load_registry
 from factledger.ledger.vocabulary.clock import clock_from_env
@@ -88,6 +89,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
     shown = display_location(location) + (f" (pages read {display_location(state.read_db)})"
                                           if state.read_db else "")
     click.echo(f"factledger web view of {shown} on http://{host}:{port}/ ({who}); Ctrl-C to stop", err=True)
+    warn_exposure(host, "the web view", public_clearance=public_clearance if public else None)
     uvicorn.run(datasette.app(), host=host, port=port, log_level="warning")
 
 

@@ -281,8 +281,9 @@ class Reads:
         (`ledger.audit.erasure_report`); a `LedgerError` when `seq` is no receipt."""
         # the record's fresh check is of the chain (`verify --log-only`): a record is printed per
         # receipt, and checking every projection costs a rebuild of the whole log
-        return erasure_report(self._conn, seq, verify=lambda: self.verify(log_only=True), head=self.head,
-                              clock=self.clock)
+        report = erasure_report(self._conn, seq, verify=lambda: self.verify(log_only=True), head=self.head,
+                                clock=self.clock)
+        return {"ledger": self.shown_location(), **report}
 
     def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""

@@ -31,6 +31,7 @@ from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope
 from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
+from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolve
@@ -162,6 +163,15 @@ class Ledger(Reads):
                              at=normalise_time(as_of) if as_of is not None else None)
         return found
 
+    def key_kind(self, app: str, user: str, predicate: str) -> str | None:
+        """The kind the partition recorded an open key of this name under (None: it has none), so
+        a read or a forget can name a key the registry does not (docs/ingestion.md, "Open keys")."""
+        name = open_key_name(predicate)
+        if name is None or self.registry.resolve(predicate) is not None:
+            return None
+        app, user = normalise_partition(app, user)
+        return queries.key_kind(self._conn, app, user, name)
+
     def _known_kinds(self, kinds) -> tuple[str, ...] | None:
         """Kind names checked against the registry's kinds (an unknown one is an error that
         names the known ones, not an empty answer)."""
@@ -292,13 +302,15 @@ class Ledger(Reads):
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return contradictions(self._conn, self.registry, app, user)
 
-    def review_accept(self, hold_id: str, predicate: str, *, by: str | None = None,
-                      reason: str | None = None, confirm_sensitivity: str | None = None) -> Outcome:
-        """Apply a held candidate under `predicate`; `by` and `reason` are recorded in its events.
+    def review_accept(self, hold_id: str, predicate: str | None = None, *, by: str | None = None,
+                      reason: str | None = None, confirm_sensitivity: str | None = None,
+                      kind: str | None = None) -> Outcome:
+        """Apply a held candidate under `predicate` (None: its own, with its own kind; `kind`: as
+        an open key of that kind); `by` and `reason` are recorded in its events.
         A predicate of another sensitivity than the candidate's needs `confirm_sensitivity` set to
         that class (`SensitivityUnconfirmed` otherwise); a closed vocabulary must hold the value."""
         return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason,
-                             confirm_sensitivity=confirm_sensitivity)
+                             confirm_sensitivity=confirm_sensitivity, kind=kind)
 
     def held_class(self, predicate: str | None) -> str:
         """The sensitivity class a held candidate of `predicate` has until a reviewer places it
@@ -320,7 +332,8 @@ class Ledger(Reads):
         app, user = normalise_partition(app, user)
         session, fact = normalise_optional(session, "session"), normalise_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
-                            sensitivity=sensitivity, registry=self.registry)
+                            sensitivity=sensitivity, registry=self.registry,
+                            open_keys=lambda name: self.key_kind(app, user, name) is not None)
         try:
             return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
                                  ticket=ticket)

@@ -20,6 +20,7 @@ fact (`sync`), so vectors of two encoders are never compared.
 from __future__ import annotations
 
 import sqlite3
+import warnings
 
 from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.semantic import embedder as encoders
@@ -38,6 +39,10 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 CREATE INDEX IF NOT EXISTS {TABLE}_partition ON {TABLE} (app, user);
 """
 _INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
+# Facts stored without a vector because the encoder failed: the next write open re-embeds (`sync`).
+INCOMPLETE = "vectors_incomplete"
+_MARK_INCOMPLETE = f"INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('{INCOMPLETE}', '1')"
+_IS_INCOMPLETE = f"SELECT 1 FROM ledger_meta WHERE key = '{INCOMPLETE}'"
 
 
 class VectorProjection:
@@ -65,9 +70,10 @@ class VectorProjection:
         if deletes:
             conn.executemany(f"DELETE FROM {TABLE} WHERE seq = ? AND app = ? AND user = ?", deletes)
         if inserts:
-            model = encoders.get()
-            if model is not None:
-                conn.executemany(_INSERT, [_row(model, s) for s in inserts])
+            rows = _embedded(inserts)
+            conn.executemany(_INSERT, rows)
+            if len(rows) < len(inserts):
+                conn.execute(_MARK_INCOMPLETE)        # re-embedded at the next write open (`sync`)
 
     def discard(self) -> None:
         pass
@@ -82,6 +88,23 @@ class VectorProjection:
             return
         rows = sorted(_row(model, s) for s in open_facts.values())
         conn.executemany(_INSERT, rows)
+
+
+def _embedded(snaps: list[dict]) -> list[tuple]:
+    """The rows of the facts an encoder could embed.  One that fails leaves its facts without a
+    vector (recall finds them by words; `verify` reports the meaning index as incomplete, and
+    re-embedding refreshes it) rather than failing the write that opened them: a fact is never
+    lost to the encoder."""
+    try:
+        model = encoders.get()
+        return [] if model is None else [_row(model, s) for s in snaps]
+    except LedgerError:
+        raise                                 # the encoder was asked for and is not installed
+    except Exception as exc:    # noqa: BLE001 - whatever the runtime raises, the facts are kept
+        warnings.warn(f"factledger: the encoder failed ({type(exc).__name__}: {exc}); {len(snaps)} fact(s) "
+                      "stored without a meaning vector, to be embedded at the next write",
+                      RuntimeWarning, stacklevel=2)
+        return []
 
 
 def _row(model, s: dict) -> tuple:
@@ -101,6 +124,8 @@ def sync(conn: sqlite3.Connection, transaction) -> bool:
         if found is None:
             return False
         return _rewrite(conn, transaction, None)
+    if conn.execute(_IS_INCOMPLETE).fetchone() is not None:     # an encoder failed mid-write before
+        return _rewrite(conn, transaction, encoders.get())
     if found is not None and found[0] == expected:
         return False
     if found is None and conn.execute("SELECT 1 FROM facts_current LIMIT 1").fetchone() is None:
@@ -118,6 +143,7 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
     try:
         with transaction():
             conn.execute(f"DELETE FROM {TABLE}")
+            conn.execute(f"DELETE FROM ledger_meta WHERE key = '{INCOMPLETE}'")
             if model is not None:
                 rows = [_row(model, dict(zip(names, r))) for r in conn.execute(_OPEN).fetchall()]
                 conn.executemany(_INSERT, rows)
@@ -125,6 +151,10 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
         raise                                 # not a ledger that merely cannot be written now
     except LedgerError:                       # read-only or busy (factledger's, whatever the engine)
         return False                          # read-only or busy: recall skips other encoders' rows
+    except Exception as exc:    # noqa: BLE001 - the encoder failed again: keep what is there, and the mark
+        warnings.warn(f"factledger: the encoder failed ({type(exc).__name__}: {exc}); the meaning index "
+                      "stays incomplete until it works", RuntimeWarning, stacklevel=2)
+        return False
     return True
 
 

@@ -68,11 +68,19 @@ async def erase_commit(ctx: Context):
 @page()
 async def receipts(ctx: Context):
     """Every receipt, newest first; `?ticket=T` keeps those filed under that ticket (as the DPO
-    has it: spaces around it and letter case forgiven)."""
-    wanted = (ctx.request.args.get("ticket") or "").strip()
+    has it: spaces around it and letter case forgiven); `?app=A&user=U` those of one data subject,
+    found by hashing the ids as the receipts do (as `factledger erasures --app A --user U`), so a
+    receipt still names no one and the subject's ids are never stored by the lookup."""
+    args = ctx.request.args
+    wanted = (args.get("ticket") or "").strip()
+    app, user = (args.get("app") or "").strip(), (args.get("user") or "").strip()
     with ctx.config.ledger() as ledger:
         rows = ledger.erasures(ticket=wanted or None)   # as `factledger erasures --ticket` finds them
-    return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)), ticket=wanted)
+        if app and user:
+            seqs = ledger.receipt_seqs(app, user, None)
+            rows = [r for r in rows if r["redaction_seq"] in seqs]
+    return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)), ticket=wanted,
+                            subject_app=app, subject_user=user, subject=bool(app and user))
 
 
 @page()

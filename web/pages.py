@@ -28,10 +28,18 @@ def _time(value: str | None) -> str | None:
 
 @page()
 async def home(ctx: Context):
+    args = ctx.request.args
+    search = (args.get("q") or "")[:200]
+    try:
+        wanted_page = int(args.get("page") or 1)
+    except ValueError:
+        wanted_page = 1
     with ctx.config.ledger() as ledger:
-        rows = reading.partitions(ledger)
+        rows, matched, shown_page = reading.partitions(ledger, search, wanted_page)
         head = ledger.head()
-    return await ctx.render("factledger_home.html", partitions=rows, head=head)
+    pages = max(1, -(-matched // reading.PAGE_SIZE))
+    return await ctx.render("factledger_home.html", partitions=rows, head=head, q=search, matched=matched,
+                            page=shown_page, pages=pages)
 
 
 def _user_data(ctx: Context) -> dict:

@@ -41,9 +41,20 @@ def split(actor: Actor, rows: list[dict], sensitivity=lambda row: row["sensitivi
     return shown, withheld
 
 
-def partitions(ledger: Ledger) -> list[dict]:
-    """Every partition with open facts, held candidates or ingested sessions, and their counts."""
-    return ledger.partition_summaries()
+PAGE_SIZE = 100
+
+
+def partitions(ledger: Ledger, search: str = "", page: int = 1) -> tuple[list[dict], int, int]:
+    """One page of the partitions with open facts, held candidates or ingested sessions, and
+    their counts: those whose app or user contains `search` (case forgiven), `PAGE_SIZE` a page.
+    Returns (rows, how many matched, the page shown): a ledger of ten thousand users is a page
+    a reviewer can read, not a table of megabytes."""
+    wanted = search.strip().casefold()
+    rows = [r for r in ledger.partition_summaries()
+            if not wanted or wanted in r["app"].casefold() or wanted in r["user"].casefold()]
+    pages = max(1, -(-len(rows) // PAGE_SIZE))
+    page = min(max(1, page), pages)
+    return rows[(page - 1) * PAGE_SIZE:page * PAGE_SIZE], len(rows), page
 
 
 def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | None = None,

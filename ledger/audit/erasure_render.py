@@ -22,16 +22,21 @@ def fields(report: dict) -> list[tuple[str, str]]:
     verify = report["verify"]
     verdict = (f"ok: {verify['events']} events verified ({verify['redacted']} redacted), head {verify['head']}"
                if verify["ok"] else f"BROKEN at seq {verify['first_bad_seq']}: {verify['problem']}")
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items())) or "none"
+    plain = {k: v for k, v in r["counts"].items() if not k.startswith("rows:")}
+    rows = {k.removeprefix("rows:"): v for k, v in r["counts"].items() if k.startswith("rows:")}
+    counts = ", ".join(f"{v} {COUNT_WORDS.get(k, k)}" for k, v in sorted(plain.items())) or "none"
+    tables = ", ".join(f"{v} in {k}" for k, v in sorted(rows.items())) or "none"
     return [
+        ("Ledger", report.get("ledger") or "-"),
         ("Redaction", f"seq {r['redaction_seq']}, event {r['event_id']}"),
-        ("Recorded at", r["recorded_at"]),
+        ("Recorded at", _second(r["recorded_at"])),
         ("App", r["app"]),
         ("Scope", f"{r['scope_kind']} {r['scope_hash']}"),
         ("Reason", r["reason"]),
         ("Requested by", r["requester"]),
         ("Ticket", r["ticket"] or "-"),
         ("Counts", counts),
+        ("Derived rows removed", tables),
         ("Events scrubbed", str(report["events_scrubbed_now"])),
         ("Sessions forgotten whole", str(r["sessions_forgotten"])),
         ("Facts forgotten", str(r["counts"].get("facts", r["facts_forgotten"]))),
@@ -41,8 +46,21 @@ def fields(report: dict) -> list[tuple[str, str]]:
         ("Head at redaction", report["head_at_redaction"]),
         ("Head now", report["head_now"]),
         ("Verify (now)", verdict),
-        ("Generated at", report["generated_at"]),
+        ("Generated at", _second(report["generated_at"])),
     ]
+
+
+# The receipt's count keys in words (the JSON form keeps the keys as the receipt has them).
+COUNT_WORDS = {"events": "events scrubbed", "facts": "facts forgotten", "sessions": "sessions forgotten",
+               "keys": "keys decided again", "restated": "statements recorded again",
+               "partitions": "partitions"}
+
+
+def _second(timestamp: str) -> str:
+    """A stored time to the second, as a person reads it (the JSON form keeps the microseconds)."""
+    if len(timestamp) > 20 and timestamp.endswith("Z") and "." in timestamp:
+        return timestamp.split(".", 1)[0] + "Z"
+    return timestamp
 
 
 def to_json(report: dict) -> str:

@@ -37,6 +37,14 @@ def predicates(registry: Registry) -> list[dict]:
             for s in sorted(registry.predicates.values(), key=lambda s: s.name)]
 
 
+def kinds(registry: Registry) -> list[dict]:
+    """The kinds an open key may take (`predicates --kinds`), with the rules each gives its keys."""
+    return [{"name": k.name, "cardinality": k.cardinality, "sensitivity": k.sensitivity,
+             "retention_days": k.retention_days, "min_confidence": k.min_confidence,
+             "confirm_after_days": k.confirm_after_days, "dated": k.dated, "description": k.description}
+            for k in registry.kinds.values()]
+
+
 def pattern_coverage(registry: Registry) -> list[dict]:
     """Per predicate, what the offline extractor has for it (`predicates --check`): a predicate
     with no rule and no pattern is one the offline extractor can never find, whatever is said."""

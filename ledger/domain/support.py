@@ -93,7 +93,7 @@ def has_substance(quote: str) -> bool:
     return False
 
 
-def _declared(spec: PredicateSpec | None, subject: str, value: str, negated: bool, quote: str) -> bool:
+def declared(spec: PredicateSpec | None, subject: str, value: str, negated: bool, quote: str) -> bool:
     """A registry pattern of the predicate matches the quote and yields this very proposal."""
     if spec is None:
         return False
@@ -135,11 +135,11 @@ def value_supported(value: str, quote: str, spec: PredicateSpec | None, subject:
     words = spec.values.get(_fold(value), ()) if spec is not None else ()
     if any(_contains(folded, _fold(word)) or _contains(plain, _plain(word)) for word in words):
         return True
-    return _declared(spec, subject, value, negated, quote)
+    return declared(spec, subject, value, negated, quote)
 
 
 def negation_supported(value: str, quote: str, spec: PredicateSpec | None, subject: str = "user") -> bool:
-    return bool(NEGATION_CUES.search(quote if quote.isascii() else quote.translate(_TYPOGRAPHIC))) or _declared(
+    return bool(NEGATION_CUES.search(quote if quote.isascii() else quote.translate(_TYPOGRAPHIC))) or declared(
         spec, subject, value, True, quote)
 
 

@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass
 
 from factledger.ledger.errors import LedgerError
+from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.words import (  # noqa: F401  (callers name them from here too)
     ALL_APPS,
@@ -104,8 +105,10 @@ class Scope:
 
 def build_scope(app: str | None, user: str | None, *, session: str | None = None,
                 fact: str | None = None, predicate: str | None = None,
-                sensitivity: str | None = None, registry=None) -> Scope:
-    """Check a forget request's options and name its scope; bad input is a `LedgerError`."""
+                sensitivity: str | None = None, registry=None, open_keys=None) -> Scope:
+    """Check a forget request's options and name its scope; bad input is a `LedgerError`.
+    `open_keys(name)`: whether the partition holds an open key of that name (a predicate the
+    registry does not know is then that key, not an error)."""
     if not app or not app.strip() or not user or not user.strip():
         raise LedgerError("forget needs a partition: --app and --user")
     app, user = app.strip(), user.strip()
@@ -127,6 +130,8 @@ def build_scope(app: str | None, user: str | None, *, session: str | None = None
         return Scope("fact", app, user, fact_id=fact.strip())
     if predicate is not None:
         spec = registry.resolve(predicate) if registry is not None else None
+        if spec is None and open_keys is not None and open_keys(predicate):
+            return Scope("predicate", app, user, predicate=open_key_name(predicate))   # a key of its own
         if spec is None:
             if registry is None:
                 raise LedgerError(f"unknown predicate {predicate!r} (not in the registry)")

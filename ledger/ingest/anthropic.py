@@ -1,10 +1,12 @@
 """The `anthropic` extractor: Claude, through the official SDK, with structured output.
 
 One Messages API call per session delta.  The prompt carries the registry (predicates,
-cardinality, kinds) and the partition's current keys, and asks for candidates with a quote and
-an evidence event id, plus a one-line digest of the session.  The answer is constrained by a
-JSON schema and validated again by pydantic here: the model's output is data, never trusted
-until the validator has checked each candidate against the transcript.
+cardinality, kinds, and the kinds an open key may take) and the partition's current keys, and
+asks for candidates with a quote and an evidence event id, plus a one-line digest of the session.
+A fact no registry predicate fits is proposed under a kind with a dotted key of the model's own
+(`code.language`), reusing the user's current keys where one fits (docs/ingestion.md, "Open keys").
+The answer is constrained by a JSON schema and validated again by pydantic here: the model's
+output is data, never trusted until the validator has checked each candidate against the transcript.
 
 Failure is all or nothing: a network error, a 4xx/5xx after the SDK's bounded retries, a
 timeout, or output that does not validate raises `ExtractionFailed`; ingestion then appends
@@ -30,13 +32,15 @@ DEFAULT_MODEL = os.environ.get("FACTLEDGER_MODEL", "claude-haiku-4-5")
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
 MAX_TOKENS = 4096
-PROMPT_VERSION = "factledger-extract/1"
+PROMPT_VERSION = "factledger-extract/2"
 
 
 class ProposedFact(BaseModel):
     model_config = ConfigDict(extra="forbid")
     subject: str = Field(description="user, or user.partner, user.daughter, account:ID ...")
-    predicate: str = Field(description="a predicate name from the registry")
+    predicate: str = Field(description="a predicate name from the registry, or (with kind) a dotted "
+                                       "key of lower-case words such as code.language")
+    kind: str | None = Field(default=None, description="for a key not in the registry: one of the kinds listed")
     value: str
     quote: str = Field(description="the exact words from the evidence event that state it")
     evidence_event: str = Field(description="the id in [brackets] of the event quoted")
@@ -57,8 +61,12 @@ fact ledger. Each transcript line is `[event-id] author: text`; author is user, 
 document.
 
 Rules:
-- Propose only facts the transcript supports, using ONLY the predicates listed below (or their \
-aliases). Use subject "user" unless the fact is about someone else (user.partner ...).
+- Propose only facts the transcript supports. Use a predicate listed below (or an alias) when one \
+fits. Otherwise set kind to one of the kinds listed below and predicate to a short dotted key of \
+lower-case words (code.language, deploy.region, support_group.attended); reuse one of the user's \
+current keys when it fits. Use subject "user" unless the fact is about someone else (user.partner ...).
+- kind "event": something that happened; keep its date words in the value ("went to a support \
+group yesterday"). kind "preference" needs the user's own words.
 - quote: copy the exact words from ONE event that state the fact; evidence_event: that event's id.
 - basis: "stated" when the user says it; "inferred" when you derive it from agent or tool \
 text or from indirect hints; "verified" only for a document author (an order, a record).
@@ -77,11 +85,14 @@ Predicates (name | cardinality | kind | aliases | description):
 def registry_prompt(registry: Registry) -> str:
     lines = [f"- {s.name} | {s.cardinality} | {s.kind} | {', '.join(s.aliases) or '-'} | "
              f"{s.description}" for s in registry.predicates.values()]
-    return INSTRUCTIONS + "\n".join(lines)
+    kinds = [f"- {k.name} | {k.cardinality} | {k.description}" for k in registry.kinds.values()]
+    return (INSTRUCTIONS + "\n".join(lines) + "\n\nKinds for keys of your own (name | cardinality | meaning):\n"
+            + "\n".join(kinds))
 
 
 def user_prompt(context: Context, delta: Delta) -> str:
     current = "\n".join(f"- {f['subject']} {f['predicate']} = {f['value']}"
+                        + (f" (kind {f['kind']})" if f.get("kind") else "")
                         for f in context.current) or "(none)"
     return (f"Current facts of this user (keys already known):\n{current}\n\n"
             f"Transcript (session {delta.session.id}):\n{delta.render()}")

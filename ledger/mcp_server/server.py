@@ -102,7 +102,8 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
         return answered(lambda: tools.recall(scope_of_call(), query, limit, app, user))
 
     @server.tool(annotations=OBSERVE, title="Remember a fact the user stated")
-    def remember(predicate: Annotated[str, Field(description="A registry predicate: home_city, diet, ...")],
+    def remember(predicate: Annotated[str, Field(description="A registry predicate (home_city, diet, ...), or "
+                                                             "with kind a dotted key of your own (code.language)")],
                  value: str,
                  quote: Annotated[str, Field(description="The user's exact words that state it")],
                  session: Annotated[str, Field(description="The conversation it was said in")],
@@ -110,11 +111,14 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
                  said_at: Annotated[str | None, Field(description="When it was said (ISO 8601; default now)")] = None,
                  subject: str = "user", negated: bool = False,
                  basis: Annotated[str, Field(description="stated | inferred | verified")] = "stated",
-                 app: App = None, user: User = None) -> Annotated[CallToolResult, Decision]:
-        """Offer one fact; the ledger decides (insert, supersede, dispute, reinforce, retract, or
-        reject with its reason) by the same rules as every other write."""
+                 app: App = None, user: User = None,
+                 kind: Annotated[str | None, Field(description=(
+                     "For a key not in the registry: preference, constraint, decision, fact, event "
+                     "or open_item"))] = None) -> Annotated[CallToolResult, Decision]:
+        """Offer one fact; the ledger decides (insert, supersede, dispute, reinforce, retract, hold
+        for review, or reject with its reason) by the same rules as every other write."""
         return answered(lambda: tools.remember(scope_of_call(), predicate, value, quote, session, event_id,
-                                               said_at, subject, negated, basis, app, user))
+                                               said_at, subject, negated, basis, app, user, kind))
 
     @server.tool(annotations=INGEST, title="Ingest an ADK session")
     def ingest_session(session: Annotated[dict[str, Any] | str, Field(

@@ -178,16 +178,17 @@ class MemoryTools:
     def remember(self, scope: Scope, predicate: str, value: str, quote: str, session: str,
                  event_id: str | None = None, said_at: str | None = None, subject: str = "user",
                  negated: bool = False, basis: str = "stated", app: str | None = None,
-                 user: str | None = None) -> Decision:
+                 user: str | None = None, kind: str | None = None) -> Decision:
         """One candidate, through the validator and decision table every write takes."""
         app, user = scope.partition(app, user)
         said_at = said_at or iso(self.writer.clock())
         if not event_id:               # the same statement offered again is the same evidence
-            seed = json.dumps([session, subject, predicate, value, quote, said_at, negated])
+            seed = json.dumps([session, subject, predicate, value, quote, said_at, negated]
+                              + ([kind] if kind else []))
             event_id = "mcp-" + hashlib.sha256(seed.encode()).hexdigest()[:24]
         candidate = make_candidate(app=app, user=user, subject=subject, predicate=predicate, value=value,
                                    quote=quote, session=session, evidence_event=event_id, said_at=said_at,
-                                   basis=basis, author="user", negated=negated)
+                                   basis=basis, author="user", negated=negated, kind=kind)
         with self._write_lock:
             return self.writer.observe(candidate).as_dict()
 

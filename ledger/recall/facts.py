@@ -29,7 +29,7 @@ from factledger.ledger.domain.confidence import (
     SERVING_THRESHOLD,
 )
 from factledger.ledger.domain.recall_options import RecallOptions
-from factledger.ledger.domain.textindex import document_terms
+from factledger.ledger.domain.textindex import document_terms, terms
 from factledger.ledger.recall.lexical import LexicalIndex
 from factledger.ledger.registry.predicates import CONFIRM_AFTER_DAYS
 
@@ -54,17 +54,30 @@ _NO_MEANING = (0.0, None)
 _MARGIN = 1e-3                          # see InScope.best_first
 
 
+# The share of the recency weight a dated fact (an event) gets: measured on LoCoMo
+# (docs/semantic.md, "LoCoMo"): at the full weight a first-session event lost to every later one.
+DATED_RECENCY_SHARE = 0.05
+
+
 class KindRules:
     """What recall asks of the registry per fact beyond its clearance: the retention period (a
     registry predicate's `retention_days`, else its kind's) and the serving threshold of its
     kind (`[kinds.NAME] min_confidence`), each looked up by name."""
 
     def __init__(self, retention: dict[str, int] | None = None, kind_retention: dict[str, int] | None = None,
-                 thresholds: dict[str, float] | None = None, predicates: frozenset[str] = frozenset()):
+                 thresholds: dict[str, float] | None = None, predicates: frozenset[str] = frozenset(),
+                 dated: frozenset[str] = frozenset(("event",))):
         self.retention = retention or {}
         self.kind_retention = kind_retention or {}
         self.thresholds = thresholds or {}
         self.predicates = predicates                 # the registry's own names (their rules win)
+        self.dated = dated                           # kinds whose facts are dated events
+
+    def recency_share(self, kind: str) -> float:
+        """How much of the recency weight a fact of this kind gets: an event is never superseded,
+        so its age says when it happened, not that it may be stale; a newer event is no truer than
+        an older one.  Its recency only breaks near-ties (`DATED_RECENCY_SHARE`, docs/recall.md)."""
+        return DATED_RECENCY_SHARE if kind in self.dated else 1.0
 
     def expired(self, predicate: str, kind: str, age_days: float) -> bool:
         days = self.retention.get(predicate)
@@ -98,7 +111,7 @@ class InScope:
         self._relevance: dict[int, float] = {}          # hits: relevance before rounding
         self._lexical_scores: dict[int, float] = {}
         self._scored: dict[int, tuple] = {}             # hits: (relevance, recency, score)
-        self._by_age: dict[float, tuple] = {}           # non-hits: the same, once per distinct age
+        self._by_age: dict[tuple, tuple] = {}           # non-hits: the same, once per distinct age and weight
         self._times: dict = {}
         self._by_id: dict[str, int] | None = None
         # Meaning (the semantic extra): position -> (rescaled meaning, raw cosine).
@@ -115,6 +128,7 @@ class InScope:
         # confirmation time in POSIX seconds), to score a scope at once; see `_raw_scores`.
         self.arrays = None
         self._relevance_array = None
+        self._weight_array = None                       # per position: recency weight (`weight`)
         # A zero-argument function giving the cleared facts' lexical index, when the caller
         # keeps one with the scope (`projections.recallcache`); None builds it per call.
         self.lexical_index = None
@@ -266,23 +280,35 @@ class InScope:
         """(minus the score before rounding, position) for each of `pool`, by the arithmetic of
         `scores`; recency is worked out once per distinct confirmation time.  Without numpy;
         with it, `_raw_arrays`."""
-        w = self.options.recency_weight
         half_life = self.options.half_life_days
         rows, relevance, weighted = self.rows, self._relevance.get, {}
         out = []
         for i in pool:
+            w = self.weight(i)
             confirmed = rows[i][CONFIRMED]
-            recency = weighted.get(confirmed)
+            recency = weighted.get((confirmed, w))
             if recency is None:
-                recency = weighted[confirmed] = w * 0.5 ** (self.when(i)[2] / half_life)
+                recency = weighted[(confirmed, w)] = w * 0.5 ** (self.when(i)[2] / half_life)
             out.append((-((1.0 - w) * relevance(i, 0.0) + recency), i))
         return out
 
+    def weight(self, i: int) -> float:
+        """The recency weight of one fact: the call's, times its kind's share (`KindRules`)."""
+        return self.options.recency_weight * self.rules.recency_share(self.rows[i][KIND])
+
+    def _weights(self, np, at):
+        """`weight` of each position of `at`, as an array (the call's weight where every fact
+        takes it whole)."""
+        if self._weight_array is None:
+            self._weight_array = np.asarray([self.weight(i) for i in range(len(self.rows))], dtype=np.float64)
+        return self._weight_array[at]
+
     def _raw_arrays(self, pool: list[int]):
         """(positions, scores before rounding) of `pool` as arrays, by `scores`' arithmetic."""
-        w, half_life = self.options.recency_weight, self.options.half_life_days
+        half_life = self.options.half_life_days
         np, confirmed = self.arrays[0], self.arrays[3]
         at = np.asarray(pool, dtype=np.int64)
+        w = self._weights(np, at)
         ages = np.round(np.maximum(0.0, (self.now.timestamp() - confirmed[at]) / 86400.0), 3)
         return at, (1.0 - w) * self._relevance_array[at] + w * 0.5 ** (ages / half_life)
 
@@ -343,7 +369,7 @@ class InScope:
         return index.cosine_arrays(q_counts, self.arrays[0])
 
     def build_lexical_index(self) -> LexicalIndex:
-        return lexical_index(self.rows, self.cleared, self.suffixes)
+        return lexical_index(self.rows, self.cleared, self.suffixes, self.rules.dated)
 
     def relevance(self, i: int) -> float:
         """`scores(i)[0]` without the recency and the score: what the gate asks of every hit
@@ -364,19 +390,18 @@ class InScope:
         if self.outcome[i] == "sensitivity":
             return _WITHHELD
         relevance = self._relevance.get(i)
+        w = self.weight(i)
         if relevance is not None:
-            w = self.options.recency_weight
             recency = 0.5 ** (self.when(i)[2] / self.options.half_life_days)
             known = self._scored[i] = (round(relevance, 4), round(recency, 4),
                                        round((1.0 - w) * relevance + w * recency, 4))
             return known
         age = self.when(i)[2]
-        known = self._by_age.get(age)
+        known = self._by_age.get((age, w))
         if known is None:
-            w = self.options.recency_weight
             recency = 0.5 ** (age / self.options.half_life_days)
-            known = self._by_age[age] = (0.0, round(recency, 4),
-                                         round((1.0 - w) * 0.0 + w * recency, 4))
+            known = self._by_age[(age, w)] = (0.0, round(recency, 4),
+                                              round((1.0 - w) * 0.0 + w * recency, 4))
         return known
 
     def order_key(self, i: int):
@@ -427,11 +452,29 @@ class InScope:
                 "outcome": self.gate(i), "via": self.via.get(i)}
 
 
-def lexical_index(rows: list[tuple], cleared: list[int], suffixes: dict[str, str]) -> LexicalIndex:
+def lexical_index(rows: list[tuple], cleared: list[int], suffixes: dict[str, str],
+                  dated: frozenset[str] = frozenset()) -> LexicalIndex:
     """The lexical index of the cleared rows.  A function of the rows, not a method: what a call
     stores on its `InScope` must not point back at it (a cycle would keep each call's per-fact
-    lists alive until the cyclic collector runs, and its runs were recall's slowest calls)."""
-    return LexicalIndex([_document(rows[i], suffixes) for i in cleared], cleared)
+    lists alive until the cyclic collector runs, and its runs were recall's slowest calls).
+    `dated`: the kinds whose facts also match the words of their date (`date_terms`)."""
+    return LexicalIndex([_document(rows[i], suffixes, dated) for i in cleared], cleared)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+
+
+def date_terms(day: str | None) -> str:
+    """The words of a dated fact's day, as a question names it ("in May 2023", "on 8 May"):
+    the month's name, the year and the day of the month.  Added at query time, like the
+    registry's terms, so the stored index is unchanged; a reread of the scope drops them."""
+    if not day or len(day) < 10:
+        return ""
+    year, month, date = day[:4], day[5:7], day[8:10]
+    if not (year.isdigit() and month.isdigit() and date.isdigit()) or not 1 <= int(month) <= 12:
+        return ""
+    return " " + " ".join(terms(f"{_MONTHS[int(month) - 1]} {year} {int(date)}"))
 
 
 class Cleared:
@@ -456,14 +499,15 @@ class Cleared:
         return self._mask
 
 
-def _document(row: tuple, suffixes: dict[str, str]) -> str:
+def _document(row: tuple, suffixes: dict[str, str], dated: frozenset[str] = frozenset()) -> str:
     """A fact's terms, space separated: the index's stored terms (or, for a row the index has
     not seen yet, the same cut of subject, predicate and value) plus its predicate's registry
-    terms."""
+    terms, and for a dated fact (an event) the words of its day."""
     stored = row[TERMS]
     if stored is None:
         stored = document_terms(row[SUBJECT], row[PREDICATE], row[VALUE], "")
-    return stored + suffixes.get(row[PREDICATE], "")
+    day = date_terms(row[EFFECTIVE] or row[SAID]) if row[KIND] in dated else ""
+    return stored + suffixes.get(row[PREDICATE], "") + day
 
 
 def effective(confidence: float, age_days: float) -> float:

@@ -125,7 +125,7 @@ def _kind_rules(registry: Registry | None) -> KindRules:
             {name: spec.retention_days for name, spec in registry.predicates.items() if spec.retention_days},
             {name: kind.retention_days for name, kind in registry.kinds.items() if kind.retention_days},
             {name: kind.min_confidence for name, kind in registry.kinds.items() if kind.min_confidence is not None},
-            frozenset(registry.predicates))
+            frozenset(registry.predicates), frozenset(name for name, kind in registry.kinds.items() if kind.dated))
     return cached
 
 
@@ -158,7 +158,7 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
     scope = InScope(rows, now, options, _registry_suffixes(registry), cleared, _confirm_ages(registry),
                     _kind_rules(registry))
     scope.lexical_index = partial(kept.derived, ("lexical", registry and registry.sha256, clearance),
-                                  partial(lexical_index, rows, scope.cleared, scope.suffixes))
+                                  partial(lexical_index, rows, scope.cleared, scope.suffixes, scope.rules.dated))
     scope.mode = resolve_mode(options.mode)
     if scope.mode != "lexical":
         scope.meaning_weight = MEANING_WEIGHT

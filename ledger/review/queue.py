@@ -40,7 +40,8 @@ def held_sensitivity(registry: Registry, candidate: dict) -> str:
     """The sensitivity class a held candidate has before a reviewer places it: its predicate's,
     or the registry's default for a predicate that declares none when the registry does not
     know it (shown as withheld from all but full clearance until then: `web/reading.py`)."""
-    spec = registry.resolve(candidate.get("predicate") or "")
+    spec = registry.spec_for(candidate.get("predicate") or "", candidate.get("kind"), candidate.get("sensitivity"),
+                             (str(candidate.get("value") or ""), str(candidate.get("quote") or "")))
     return spec.sensitivity if spec is not None else UNCLASSIFIED
 
 
@@ -74,18 +75,28 @@ def _confirmed(registry: Registry, item: dict, spec: PredicateSpec, confirm: str
         predicate=spec.name, sensitivity=spec.sensitivity, was=was)
 
 
-def accept(work: UnitOfWork, hold_id: str, predicate: str, *, by: str | None = None,
-           reason: str | None = None, confirm_sensitivity: str | None = None) -> Outcome:
-    if not predicate or not predicate.strip():
+def accept(work: UnitOfWork, hold_id: str, predicate: str | None, *, by: str | None = None,
+           reason: str | None = None, confirm_sensitivity: str | None = None,
+           kind: str | None = None) -> Outcome:
+    """`predicate` None: the candidate's own (a hold `unsupported_by_quote` is accepted as it
+    was proposed); `kind`: an open key of that kind, else the candidate's own kind if it had one."""
+    if predicate is not None and not predicate.strip():
         raise LedgerError("say which predicate: --as PREDICATE")
-    spec = work.registry.resolve(predicate)
-    if spec is None:
-        raise LedgerError(f"{predicate!r} is not a predicate of the registry")
+    if kind is not None and kind not in work.registry.kinds:
+        raise LedgerError(f"unknown kind {kind!r} (known: {', '.join(work.registry.kinds)})")
     with work.transaction():
         item = open_item(work.conn, hold_id)
+        held_as = item["candidate"]
+        name = predicate if predicate is not None else str(held_as.get("predicate") or "")
+        spec = work.registry.spec_for(name, kind or held_as.get("kind"), held_as.get("sensitivity"),
+                                      (str(held_as.get("value") or ""), str(held_as.get("quote") or "")))
+        if spec is None:
+            raise LedgerError(f"{name!r} is not a predicate of the registry (to keep it as a key of its own, "
+                              "name its kind: --kind preference, fact, event, ...)")
         _confirmed(work.registry, item, spec, confirm_sensitivity)
         value = in_vocabulary(spec, spec.normalise_value(str(item["candidate"].get("value") or "")))
-        fields = dict(item["candidate"], predicate=spec.name, value=value, app=item["app"], user=item["user"])
+        fields = dict(item["candidate"], predicate=spec.name, value=value, app=item["app"], user=item["user"],
+                      kind=spec.kind if spec.open else None)
         candidate = make_candidate(**fields)
         outcome = work.append_candidate(candidate, hold_id=hold_id, review=_reviewer(by, reason))
     outcome.summary = said.accepted(item["candidate"], item["app"], item["user"], spec.name, candidate.value,

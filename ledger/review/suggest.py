@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import sqlite3
 
+from factledger.ledger.domain import support
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.textindex import terms
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.recall.meaning import FLOOR, predicate_vectors
 from factledger.ledger.registry.predicates import Registry
+from factledger.ledger.registry.slots import NumberSlot
 from factledger.ledger.review.opposites import inferred
+from factledger.ledger.review.queue import in_vocabulary
 from factledger.ledger.semantic import embedder as encoders
 from factledger.projections.current import pairs
 
@@ -49,9 +53,32 @@ def suggestions(registry: Registry, predicate: str | None, value: str | None, qu
     return [name for cosine, name in scored if cosine > FLOOR][:SUGGESTIONS]
 
 
+def fits(spec, value: str | None, quote: str | None) -> bool:
+    """Whether a held value has the shape of `spec`'s values, as the registry gives it: in its
+    closed vocabulary; for a predicate read only by number rules or regex patterns (a count, a
+    reading, a dose), yielded from the quote by one of them, since any number has a number's
+    shape; free words and places take any value.  So `shoe_size = 39` ("my shoe size is 39") is
+    never offered as `household_size` ("there are 4 of us"), nor "teal" as a cuisine."""
+    value, quote = str(value or ""), str(quote or "")
+    if spec.vocabulary:
+        try:
+            in_vocabulary(spec, spec.normalise_value(value))
+        except LedgerError:
+            return False
+        return True
+    shaped = bool(spec.patterns) or (bool(spec.rules) and all(isinstance(r.slot, NumberSlot) for r in spec.rules))
+    if shaped:
+        return support.declared(spec, "user", spec.normalise_value(value), False, quote)
+    return True
+
+
 def with_suggestions(rows: list[dict], registry: Registry) -> list[dict]:
+    """Each held row's suggested predicates: the closest by name or meaning whose value shape the
+    held value fits (`fits`), so a suggestion is never a predicate the value cannot be."""
     for row in rows:
-        row["suggestions"] = suggestions(registry, row.get("predicate"), row.get("value"), row.get("quote"))
+        named = suggestions(registry, row.get("predicate"), row.get("value"), row.get("quote"))
+        row["suggestions"] = [name for name in named
+                              if fits(registry.predicates[name], row.get("value"), row.get("quote"))]
     return rows
 
 

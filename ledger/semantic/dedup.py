@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import warnings
 
 from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.errors import LedgerError
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.vocabulary.words import Rule
 
@@ -116,8 +118,22 @@ def _names(text: str) -> set[str]:
 
 def restated_by(candidate, spec, open_facts, stored_vectors):
     """What a candidate only restates, asked before the decision table by the live ledger and by
-    re-decision after a forget alike: `same_meaning` when meaning is on, else (None, None)."""
-    return same_meaning(candidate, spec, open_facts, stored_vectors) if encoders.wanted() else (None, None)
+    re-decision after a forget alike: `same_meaning` when meaning is on, else (None, None).
+
+    An encoder that fails (a runtime error, a file that no longer loads) costs the candidate its
+    meaning check, never the candidate: it is decided by the exact rules (a duplicate is cheap; a
+    lost fact is not), and a warning says so.  The decision records no meaning rule, so a replay
+    gives the same facts with or without the encoder."""
+    if not encoders.wanted():
+        return None, None
+    try:
+        return same_meaning(candidate, spec, open_facts, stored_vectors)
+    except LedgerError:
+        raise                                 # an encoder asked for that is not usable: the person's to fix
+    except Exception as exc:    # noqa: BLE001 - whatever the runtime raises, the fact is kept
+        warnings.warn(f"factledger: the meaning check failed ({type(exc).__name__}: {exc}); "
+                      "the candidate was decided by the exact rules", RuntimeWarning, stacklevel=2)
+        return None, None
 
 
 def same_meaning(candidate, spec, open_facts, stored_vectors):

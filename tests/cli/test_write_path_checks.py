@@ -70,25 +70,24 @@ def test_the_three_negations_retract_their_facts_through_ingest(tmp_path):
     assert ended == {"2026-02-01", "2026-04-01"}            # each dog ended when it was retracted
 
 
-def test_observe_refuses_a_quote_that_does_not_state_the_value_and_writes_nothing(tmp_path):
+def test_observe_holds_an_unsupported_value_and_refuses_a_negation_that_does_not_negate(tmp_path):
     db = tmp_path / "l.db"
     assert cli(db, "init").returncode == 0
     base = ["observe", *PART, "--predicate", "employer", "--session", "s1", "--said-at", "2026-01-01"]
     kept = cli(db, *base, "--value", "Acme Corp", "--quote", "I work at Acme Corp", "--event-id", "e1")
     assert kept.returncode == 0, kept.stderr
-    head = cli(db, "head").stdout
 
-    refused = cli(db, *base, "--value", "Globex", "--quote", "I ate steak", "--event-id", "e2")
-    assert refused.returncode == 1
-    assert refused.stderr.startswith("Error: ") and "value_not_in_quote" in refused.stderr
-    assert "Traceback" not in refused.stderr and refused.stdout == ""
-    assert cli(db, "head").stdout == head                       # not even a rejection recorded
-    assert open_values(db) == {("employer", "Acme Corp")}
+    held = cli(db, *base, "--value", "Globex", "--quote", "I ate steak", "--event-id", "e2")
+    assert held.returncode == 0, held.stderr
+    assert json.loads(held.stdout)["decision"] == "hold" and "unsupported_by_quote" in held.stdout
+    assert open_values(db) == {("employer", "Acme Corp")}       # held, not served
+    head = cli(db, "head").stdout
 
     negation = cli(db, *base, "--value", "Acme Corp", "--quote", "Acme Corp is big", "--negated",
                    "--event-id", "e3")
     assert negation.returncode == 1 and "negation_not_in_quote" in negation.stderr
-    assert cli(db, "head").stdout == head
+    assert negation.stderr.startswith("Error: ") and "Traceback" not in negation.stderr
+    assert cli(db, "head").stdout == head                       # not even a rejection recorded
 
 
 def test_observe_on_a_mistyped_db_creates_nothing(tmp_path):
@@ -102,7 +101,7 @@ def test_observe_on_a_mistyped_db_creates_nothing(tmp_path):
 
 def test_a_refused_observe_with_create_leaves_no_new_ledger(tmp_path):
     db = tmp_path / "new.db"
-    refused = cli(db, "observe", *PART, "--predicate", "employer", "--value", "Globex", "--quote", "I ate steak",
+    refused = cli(db, "observe", *PART, "--predicate", "employer", "--value", "Globex", "--quote", "!!",
                   "--session", "s1", "--event-id", "e1", "--said-at", "2026-01-01", "--create")
     assert refused.returncode == 1 and refused.stderr.startswith("Error: ")
     assert not db.exists() and not list(tmp_path.glob("new.db*"))

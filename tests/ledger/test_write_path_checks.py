@@ -35,28 +35,32 @@ def test_a_missing_postgresql_schema_is_refused_too(postgres):
         assert events(made) == 0
 
 
-def test_observe_refuses_a_quote_that_does_not_state_the_value(tmp_path):
+def test_observe_holds_a_value_its_quote_does_not_support_and_refuses_no_evidence(tmp_path):
+    """Support, not spelling (docs/ingestion.md): a value the quote does not support is held for
+    a reviewer, never served and never lost; a quote of no substance, or a negation that does not
+    negate, is refused and nothing is written."""
     with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(predicate="employer", value="Acme Corp", quote="I work at Acme Corp"))
+        held = ledger.observe(cand(predicate="employer", value="Globex", quote="I ate steak",
+                                   session="s2", event="e2"))
+        assert (held.decision, held.reason) == ("hold", "unsupported_by_quote")
         before = events(ledger)
-        with pytest.raises(CandidateRefused, match="value_not_in_quote") as raised:
-            ledger.observe(cand(predicate="employer", value="Globex", quote="I ate steak",
-                                session="s2", event="e2"))
-        assert raised.value.reason == "value_not_in_quote"
         with pytest.raises(CandidateRefused, match="negation_not_in_quote"):
             ledger.observe(cand(predicate="employer", value="Acme Corp", quote="Acme Corp is big",
                                 negated=True, session="s3", event="e3"))
-        with pytest.raises(CandidateRefused, match="quote_too_short"):
+        with pytest.raises(CandidateRefused, match="quote_too_short") as raised:
             ledger.observe(cand(predicate="employer", value="Globex", quote="!!", session="s4"))
+        assert raised.value.reason == "quote_too_short"
         assert events(ledger) == before                          # nothing, not even a rejection
         assert [f["value"] for f in ledger.facts("app", "u1", include_sensitive=True)] == ["Acme Corp"]
+        assert [h["value"] for h in ledger.held("app", "u1") if h.get("hold_id")] == ["Globex"]
 
 
 def test_one_refused_candidate_writes_none_of_its_batch(tmp_path):
     with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         with pytest.raises(CandidateRefused):
             ledger.observe_many([cand(predicate="diet", value="vegan", quote="I am vegan"),
-                                 cand(predicate="employer", value="Globex", quote="I ate steak",
+                                 cand(predicate="employer", value="Globex", quote="!!",
                                       session="s2", event="e2")])
         assert events(ledger) == 0
 

@@ -112,3 +112,18 @@ def test_a_declared_pair_is_not_inferred_twice(meaning):
     from factledger.ledger.review import opposites
 
     assert opposites.inferred(load_registry(None)) == {}     # avoided_region is declared already
+
+
+def test_a_suggestion_fits_the_value_shape_of_the_predicate(ledger, monkeypatch):
+    """`shoe_size = 39` shares a number's shape with household_size but not its rules' reading:
+    it is never offered as household_size; a count said as the household's rules say it is."""
+    from factledger.ledger.review.suggest import fits
+
+    household = ledger.registry.resolve("household_size")
+    assert not fits(household, "39", "my shoe size is 39")
+    assert fits(household, "4", "there are 4 of us")
+    cuisine = ledger.registry.resolve("favorite_cuisine")
+    assert not fits(cuisine, "teal", "my favourite colour is teal") and fits(cuisine, "thai", "thai please")
+    monkeypatch.setenv("FACTLEDGER_EMBEDDER", "off")
+    ledger.observe(cand(predicate="shoe_size", value="39", quote="my shoe size is 39"))
+    assert "household_size" not in ledger.held("app", "u1")[0]["suggestions"]

@@ -142,3 +142,30 @@ def test_a_public_clearance_needs_public(tmp_path):
     Ledger(db, create=True).close()
     refused = run("--db", str(db), "serve", "--public-clearance", "personal")
     assert refused.exit_code == 1 and "give --public too" in refused.stderr
+
+
+def test_risky_ways_to_start_a_server_print_a_warning_line(tmp_path):
+    """`serve --public --public-clearance health --host 0.0.0.0` starts (a deployment may mean it)
+    and says both risks on stderr; the same for `mcp --http --host 0.0.0.0` without TLS."""
+    db = tmp_path / "ledger.db"
+    Ledger(db, create=True).close()
+    factledger = str(Path(sys.executable).parent / "factledger")
+    tokens = tmp_path / "tokens.toml"
+    made = subprocess.run([factledger, "--db", str(db), "mcp", "--new-token", "--tokens", str(tokens), "--app", "a",
+                           "--user", "u"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    for args, wanted in (
+            (["serve", "--public", "--public-clearance", "health", "--host", "0.0.0.0"],
+             ("listens on 0.0.0.0", "without TLS", "reads health values without signing in")),
+            (["mcp", "--http", "--tokens", str(tokens), "--host", "0.0.0.0"], ("listens on 0.0.0.0", "without TLS"))):
+        process = subprocess.Popen([factledger, "--db", str(db), *args, "--port", str(free_port())],
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            said = ""
+            while not all(w in said for w in wanted):     # the lines come before the server runs
+                line = process.stderr.readline()
+                assert line, said
+                said += line
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
