@@ -2,7 +2,7 @@
 
     python -m bench.locomo LOCOMO_JSON --conversations 0-4 --json OUT
         [--modes observations,turns,extractor] [--rankings lexical,semantic,hybrid] [--k 10]
-        [--dump FILE.jsonl]
+        [--dump FILE.jsonl] [--recency-weight W]
 
 LOCOMO_JSON is `data/locomo10.json` of snap-research/LoCoMo (CC BY-NC: pass its path, never copy
 it into the repository).  Develop on conversations 0-4; 5-9 are held out.
@@ -199,11 +199,12 @@ class Store:
                 self.refused += sum(n for reason, n in result.counts.items() if reason.startswith("reject"))
 
 
-def ask(ledger, conv: Conversation, question: str, ranking: str, k: int, explain: bool = False):
+def ask(ledger, conv: Conversation, question: str, ranking: str, k: int, explain: bool = False,
+        recency_weight: float | None = None):
     """The served facts (both speakers' partitions merged by score, best first, cut at k), and
-    with `explain` every in-scope fact of both."""
+    with `explain` every in-scope fact of both.  `recency_weight`: None as shipped."""
     results = [ledger.recall(conv.sample_id, speaker, question, mode=ranking, limit=k, clearance="all",
-                             explain=explain) for speaker in conv.speakers]
+                             explain=explain, recency_weight=recency_weight) for speaker in conv.speakers]
     served = [f for r in results for f in r.selected]
     served.sort(key=lambda f: -(f["score"] or 0.0))          # stable: speaker a first on a tie
     return served[:k], [c for r in results for c in r.candidates]
@@ -214,7 +215,7 @@ def _share(hits: int, n: int) -> float | None:
 
 
 def measure(store: Store, convs: list[Conversation], ranking: str, k: int, progress: Progress,
-            dump=None) -> dict:
+            dump=None, recency_weight: float | None = None) -> dict:
     ledger = store.ledger
     cuts = sorted({1, 5, k} if k >= 5 else {1, k})
     hits = {n: 0 for n in cuts}
@@ -230,7 +231,7 @@ def measure(store: Store, convs: list[Conversation], ranking: str, k: int, progr
             store.clock.now = conv.last_said + timedelta(days=1)
             explain = dump is not None and ranking == "hybrid" and q.category != ADVERSARIAL
             began = time.perf_counter()
-            served, candidates = ask(ledger, conv, q.question, ranking, k, explain=explain)
+            served, candidates = ask(ledger, conv, q.question, ranking, k, explain, recency_weight)
             times.append((time.perf_counter() - began) * 1000)
             rank = next((i for i, f in enumerate(served, 1)
                          if store.evidence.get(f["fact_id"], set()) & q.evidence), None)
@@ -292,7 +293,8 @@ def _dumped(store: Store, conv: Conversation, qi: int, q, rank, candidates) -> d
 
 
 def run(path: str, indices: list[int], modes=MODES, rankings=RANKINGS, k: int = 10,
-        progress: Progress | None = None, dump_path: str | None = None) -> dict:
+        progress: Progress | None = None, dump_path: str | None = None,
+        recency_weight: float | None = None) -> dict:
     """{mode: {ranking: figures}}; see the module docstring."""
     from factledger.ledger import Ledger
     from factledger.ledger.semantic import embedder
@@ -313,7 +315,8 @@ def run(path: str, indices: list[int], modes=MODES, rankings=RANKINGS, k: int = 
                     with progress.stage(f"{mode}: storing", convs) as items:
                         for conv in items:
                             store.write(conv)
-                    results[mode] = {r: measure(store, convs, r, k, progress, dump) for r in rankings}
+                    results[mode] = {r: measure(store, convs, r, k, progress, dump, recency_weight)
+                                     for r in rankings}
     finally:
         if dump:
             dump.close()
@@ -329,14 +332,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--json", dest="json_out")
     parser.add_argument("--dump", help="JSONL of every hybrid question's candidate scores (no dataset text)")
+    parser.add_argument("--recency-weight", type=float, help="recall's recency weight (default: as shipped)")
     args = parser.parse_args(argv)
     try:
         modes = _choices(args.modes, MODES, "modes")
         rankings = _choices(args.rankings, RANKINGS, "rankings")
         if args.k < 1:
             raise LocomoError("--k must be at least 1")
+        if args.recency_weight is not None and not 0 <= args.recency_weight <= 1:
+            raise LocomoError("--recency-weight must be from 0 to 1")
         results = run(args.locomo_json, parse_indices(args.conversations), modes, rankings, args.k,
-                      dump_path=args.dump)
+                      dump_path=args.dump, recency_weight=args.recency_weight)
     except LocomoError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

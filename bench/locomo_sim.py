@@ -1,6 +1,6 @@
 """Ranking variants replayed on `bench.locomo --dump`, and why each miss was missed.
 
-    python -m bench.locomo_sim DUMP.jsonl [--mode observations] [--k 10]
+    python -m bench.locomo_sim DUMP.jsonl [--mode observations] [--k 10] [--recency-weight W]
 
 Why a replay: `explain=True` gives every in-scope fact's meaning, lexical and recency scores, so
 another blend weight, recency weight, half-life or relevance floor can be scored without asking
@@ -9,7 +9,10 @@ arithmetic (docs/semantic.md, "Hybrid recall"): relevance = a * meaning + (1 - a
 fact no query word reaches is served only at meaning >= max(floor, share * the partition's best
 meaning); score = (1 - w) * relevance + w * recency; each partition cut at k, merged by score.
 Scores are the explanation's (rounded to 4 places), so a replay of the shipped settings agrees
-with the measured ranks to within ties (`reproduced` says how many).
+with the measured ranks to within ties (`reproduced` says how many).  `--recency-weight`: the
+weight the dumped run scored the mode's facts with; by default an event's (the call's 0.3 times
+`DATED_RECENCY_SHARE`: the `observations` and `turns` modes store events); 0.3 for the registry
+facts of `extractor` and for a dump made before events took a share.
 
 Each miss of the shipped settings among the answerable questions is put down to the first of:
 - `floor`: the best evidence fact is `no_match` (no shared word, meaning under the floor);
@@ -27,7 +30,11 @@ import json
 import sys
 from collections import Counter
 
-SHIPPED = {"a": 0.6, "w": 0.3, "half_life": 90.0, "floor": 0.05, "share": 0.3}
+from factledger.ledger.domain.recall_options import DEFAULT_RECENCY_WEIGHT
+from factledger.ledger.recall.facts import DATED_RECENCY_SHARE
+
+SHIPPED = {"a": 0.6, "w": round(DEFAULT_RECENCY_WEIGHT * DATED_RECENCY_SHARE, 6), "half_life": 90.0,
+           "floor": 0.05, "share": 0.3}
 
 
 def read(path: str, mode: str) -> list[dict]:
@@ -110,13 +117,13 @@ def evidence_rank(question: dict, **settings) -> int | None:
 def grid(questions: list[dict], k: int) -> list[dict]:
     rows = []
     for a in (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
-        for w in (0.0, 0.02, 0.05, 0.1, 0.2, 0.3):
+        for w in (0.0, 0.015, 0.05, 0.1, 0.2, 0.3):
             rows.append({"a": a, "w": w, "recall": recall(questions, k, **{**SHIPPED, "a": a, "w": w})})
     for half_life in (180.0, 365.0, 730.0):
-        rows.append({"a": 0.6, "w": 0.3, "half_life": half_life,
+        rows.append({"a": 0.6, "w": SHIPPED["w"], "half_life": half_life,
                      "recall": recall(questions, k, **{**SHIPPED, "half_life": half_life})})
     for floor, share in ((0.0, 0.0), (0.05, 0.0), (0.1, 0.3), (0.05, 0.5)):
-        rows.append({"a": 0.6, "w": 0.3, "floor": floor, "share": share,
+        rows.append({"a": 0.6, "w": SHIPPED["w"], "floor": floor, "share": share,
                      "recall": recall(questions, k, **{**SHIPPED, "floor": floor, "share": share})})
     return rows
 
@@ -126,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dump")
     parser.add_argument("--mode", default="observations")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--recency-weight", type=float, default=SHIPPED["w"])
     args = parser.parse_args(argv)
+    SHIPPED["w"] = args.recency_weight
     try:
         questions = read(args.dump, args.mode)
     except (OSError, ValueError, KeyError) as exc:
