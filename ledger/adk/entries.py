@@ -101,7 +101,8 @@ def candidate(app: str, user: str, entry: MemoryEntry, shared: dict, now: str) -
             evidence_event=str(meta.get("evidence_event") or entry.id or f"adk-memory-{digest}"),
             said_at=entry.timestamp or now, author=author, basis=basis,
             negated=strict_bool(meta.get("negated"), "custom_metadata.negated", default=False),
-            confidence=meta.get("confidence"), effective_date=meta.get("effective_date"))
+            confidence=meta.get("confidence"), effective_date=meta.get("effective_date"),
+            kind=meta.get("kind"), sensitivity=meta.get("sensitivity"))
     except (InvalidMemory, InvalidId):
         raise
     except LedgerError as exc:

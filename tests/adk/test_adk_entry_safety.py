@@ -161,3 +161,18 @@ def test_one_bad_entry_stores_nothing_of_the_call(ledger):
     with pytest.raises(InvalidMemory):
         run(memory.add_memory(app_name="mealkit", user_id="priya", memories=[good, bad]))
     assert ledger._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+
+
+def test_add_memory_meets_the_support_rule_and_takes_a_kind(ledger):
+    """The google-adk write path is the library's: a value its quote does not support is held
+    (not lost, not served), and an entry's `kind` opens a key of its own."""
+    memory = LedgerMemoryService(ledger)
+    held = MemoryEntry(id="m1", author="user", content=types.Content(parts=[types.Part(text="I ate steak")]),
+                       custom_metadata={"predicate": "employer", "value": "Globex"})
+    own = MemoryEntry(id="m2", author="user",
+                      content=types.Content(parts=[types.Part(text="I prefer TypeScript for new services")]),
+                      custom_metadata={"predicate": "code.language", "value": "TypeScript", "kind": "preference"})
+    run(memory.add_memory(app_name="mealkit", user_id="priya", memories=[held, own]))
+    facts = {f["predicate"]: f for f in ledger.facts("mealkit", "priya", include_sensitive=True)}
+    assert facts["code.language"]["kind"] == "preference" and "employer" not in facts
+    assert [h["value"] for h in ledger.held("mealkit", "priya") if h.get("hold_id")] == ["Globex"]
