@@ -145,13 +145,13 @@ def test_bad_input_is_an_error_and_writes_nothing(run, overrides, message):
     assert count_events(run) == before
 
 
-def test_missing_partition_is_an_error(run, monkeypatch):
+def test_missing_partition_is_a_usage_error_naming_it(run, monkeypatch):
     monkeypatch.delenv("FACTLEDGER_USER", raising=False)
     args = observe_args()
     args.remove("--user")
     args.remove("priya")
     result = run(*args, ok=False)
-    assert result.exit_code == 1 and "partition" in result.output
+    assert result.exit_code == 2 and "--user (or FACTLEDGER_USER)" in result.output
 
 
 def test_environment_supplies_the_partition(run, monkeypatch):

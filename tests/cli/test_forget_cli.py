@@ -110,9 +110,9 @@ def test_bad_input_is_error_exit_1_and_changes_nothing(db, args, message):
     assert head(db) == before
 
 
-def test_missing_partition_is_exit_1(db):
+def test_missing_partition_is_a_usage_error(db):
     result = run(db, "forget", "--app", "app", "--reason", "r")
-    assert result.exit_code == 1 and "Error:" in result.stderr
+    assert result.exit_code == 2 and "Error:" in result.stderr and "--user" in result.stderr
 
 
 def test_retain_is_a_dry_run_unless_apply(tmp_path):

@@ -121,7 +121,7 @@ def test_sessions_command_lists_watermark_counts_digest(tmp_path):
     assert [(r["session"], r["watermark"], r["applied"]) for r in rows] == [
         ("meal-1", "m1-e4", 2), ("meal-2", "m2-e5", 2), ("meal-3", "m3-e2", 1)]
     assert "digest" in rows[0]
-    assert run(db, "sessions").exit_code == 1
+    assert run(db, "sessions").exit_code == 2                   # a usage error: no partition named
 
 
 def test_review_list_accept_and_reject_are_events(tmp_path):

@@ -111,9 +111,9 @@ def test_bad_input_is_an_error_exit_1(db, args, message):
     assert "Traceback" not in result.output
 
 
-def test_missing_partition_is_an_error(db):
+def test_missing_partition_is_a_usage_error(db):
     result = invoke(db, "recall", "x")
-    assert result.exit_code == 1 and "partition is required" in result.stderr
+    assert result.exit_code == 2 and "one partition: give --app" in result.stderr
 
 
 def test_real_subprocess(db):
