@@ -114,7 +114,9 @@ def _fresh_file(out: str, replace: bool) -> None:
 def demo(out: str | None, replace: bool) -> None:
     """Run the bundled examples end to end on a fresh ledger, at the examples' own dates."""
     workdir = None
-    given = click.get_current_context().find_root().params.get("db")
+    root = click.get_current_context().find_root()
+    named = root.get_parameter_source("db") not in (None, click.core.ParameterSource.DEFAULT)
+    given = root.params.get("db") if named else None     # --db typed or FACTLEDGER_DB, not the default
     if out is None and given:
         out = given
     if out is not None and is_server_location(out):
