@@ -24,6 +24,13 @@ export interface FactledgerMemoryServiceOptions {
   token: string;
   /** At most this many facts per search (the server's recall default when unset). */
   limit?: number;
+  /**
+   * When a query matches no fact, serve the partition's best facts instead (recall with an
+   * empty query), as the Python service's `preload=True` does: for PreloadMemoryTool, which
+   * sends the raw user message.  Off by default: a query that matches nothing returns nothing,
+   * as ADK JS's contract has it.
+   */
+  preload?: boolean;
   /** The MCP client name the server sees. */
   clientName?: string;
 }
@@ -110,6 +117,7 @@ export class FactledgerMemoryService implements BaseMemoryService {
   private readonly url: URL;
   private readonly token: string;
   private readonly limit: number | undefined;
+  private readonly preload: boolean;
   private readonly clientName: string;
   private client: Promise<Client> | null = null;
 
@@ -120,6 +128,7 @@ export class FactledgerMemoryService implements BaseMemoryService {
     this.url = new URL(options.url);
     this.token = options.token;
     this.limit = options.limit;
+    this.preload = options.preload ?? false;
     this.clientName = options.clientName ?? 'factledger-adk';
   }
 
@@ -135,15 +144,16 @@ export class FactledgerMemoryService implements BaseMemoryService {
 
   /**
    * The facts recall serves for the query (an empty query: the partition's best facts, as
-   * before a model call), each an entry, plus an entry saying how many were withheld.
+   * before a model call; see `preload`), each an entry, plus an entry saying how many were
+   * withheld.
    */
   async searchMemory(request: SearchMemoryRequest): Promise<FactledgerSearchResponse> {
-    const recalled = await this.call('recall', {
-      query: request.query ?? '',
-      limit: this.limit,
-      app: request.appName,
-      user: request.userId,
-    });
+    const recall = (query: string) => this.call('recall', {query, limit: this.limit, app: request.appName,
+                                                           user: request.userId});
+    let recalled = await recall(request.query ?? '');
+    if (this.preload && (request.query ?? '').trim() && !(recalled.facts as unknown[] | undefined)?.length) {
+      recalled = await recall('');
+    }
     const facts = (recalled.facts ?? []) as ServedFact[];
     const block = String(recalled.text ?? '');
     const withheld = Number(recalled.withheld ?? 0);

@@ -75,6 +75,15 @@ describe('searchMemory', () => {
     assert.deepEqual((await search(alice, 'goodbye')).memories, []);
   });
 
+  it('serves the best facts for an unmatched query only with preload (for PreloadMemoryTool)', async () => {
+    const alice = who('alice');
+    await memory.addSessionToMemory(await adkSession(APP, alice, [{author: 'user', text: 'I am vegan.'}]));
+    assert.deepEqual((await search(alice, 'what should I cook tonight?')).memories, []);
+    const preloading = service('agent', {preload: true});
+    const {memories} = await preloading.searchMemory({appName: APP, userId: alice, query: 'what should I cook tonight?'});
+    assert.deepEqual(memories.map((m) => (m.customMetadata as {value: string}).value), ['vegan']);
+  });
+
   it('matches case-insensitively', async () => {
     const alice = who('alice');
     await memory.addSessionToMemory(await adkSession(APP, alice, [{author: 'user', text: 'I live in Nantes.'}]));

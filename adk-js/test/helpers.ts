@@ -25,12 +25,12 @@ export const OTHER_APP = 'otherapp';    // the app of the `other_app` token
 const opened: FactledgerMemoryService[] = [];
 
 /** A service on the named token (see the harness for what each covers). */
-export function service(token: string): FactledgerMemoryService {
+export function service(token: string, options: {preload?: boolean} = {}): FactledgerMemoryService {
   const value = TOKENS[token];
   if (!value) {
     throw new Error(`no token ${token}`);
   }
-  const made = new FactledgerMemoryService({url: URL, token: value});
+  const made = new FactledgerMemoryService({url: URL, token: value, ...options});
   opened.push(made);
   return made;
 }

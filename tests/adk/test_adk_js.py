@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -66,6 +67,9 @@ def test_the_package_passes_the_adk_js_contract_and_the_factledger_points(tmp_pa
                               env={**env, "FACTLEDGER_MCP_URL": url})
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "# fail 0" in done.stdout and "# pass 0" not in done.stdout
+    for suite in ("addSessionToMemory", "searchMemory", "facts over sessions", "forgetting", "errors",
+                  "inside a Runner"):
+        assert re.search(rf"^ok \d+ - {suite}$", done.stdout, re.MULTILINE), f"suite {suite!r} did not pass"
 
 
 def test_the_example_moves_asha_to_bengaluru_and_another_token_cannot_see_it(tmp_path, built):
