@@ -39,10 +39,12 @@ describe('facts over sessions', () => {
   it('withholds health facts at the default clearance, and says how many', async () => {
     const user = who('patient');
     await memory.addSessionToMemory(await adkSession(APP, user, [
-      {author: 'user', text: 'I live in Goa.'}, {author: 'user', text: 'I have diabetes.'}]));
+      {author: 'user', text: 'I live in Goa and I have diabetes.'}]));
     const found = await memory.searchMemory({appName: APP, userId: user, query: ''});
     assert.equal(found.withheld, 1);
     assert.doesNotMatch(JSON.stringify(found), /diabetes/);
+    const home = found.memories.find((m) => m.id !== WITHHELD_ID);
+    assert.match(String((home?.customMetadata as FactMetadata).quote), /^I live in Goa and I have \S+\.$/);
     const kept = found.memories.find((m) => m.id === WITHHELD_ID);
     assert.ok(kept, 'an entry says facts were withheld');
     assert.match(textOf(kept), /^Withheld: 1 stored fact/);
@@ -71,6 +73,9 @@ describe('forgetting', () => {
     assert.ok(done.receipt);
     assert.deepEqual((await memory.searchMemory({appName: APP, userId: user, query: 'where do I live'})).memories, []);
     assert.deepEqual((await memory.facts({appName: APP, userId: user})).facts, []);
+    // the MCP tool refuses a forgotten session outright (the Python service skips what was erased)
+    await assert.rejects(memory.addSessionToMemory(session), {message: /^Error: .*forgotten/});
+    assert.deepEqual((await memory.searchMemory({appName: APP, userId: user, query: 'where do I live'})).memories, []);
   });
 });
 
