@@ -79,7 +79,8 @@ function keyOf(line: string): string {
 
 /**
  * The block's line for `fact`: a line whose key is the fact's predicate (own or app-wide, of
- * the user or another subject) and which shows its value; the first such one.  A fact the block
+ * the user or another subject) and which shows its value (as the whole value when one does: a
+ * key of many values, `allergy = fish` beside `allergy = shellfish`); the first such one.  A fact the block
  * does not show (it always does) gets a line of its own, in the block's shape.
  */
 export function lineFor(fact: ServedFact, block: string, basis: string | null): string {
@@ -89,8 +90,9 @@ export function lineFor(fact: ServedFact, block: string, basis: string | null): 
     const ofSubject = fact.subject === 'user' ? key === fact.predicate : key.endsWith(` ${fact.predicate}`);
     return ofSubject && line.includes(fact.value);
   });
-  if (matches.length) {
-    return matches[0];
+  const exact = matches.find((line) => line.includes(` = ${fact.value} (`) || line.includes(` = ${JSON.stringify(fact.value)} (`));
+  if (exact ?? matches[0]) {
+    return exact ?? matches[0];
   }
   return `${fact.predicate} = ${JSON.stringify(fact.value)} (${basis ?? 'stated'} ${fact.said_at.slice(0, 10)})`;
 }

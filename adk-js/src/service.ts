@@ -240,6 +240,11 @@ export class FactledgerMemoryService implements BaseMemoryService {
     return rows;
   }
 
+  private dropSession(client: Client): void {
+    this.client = null;
+    client.close().catch(() => undefined);
+  }
+
   private connect(): Promise<Client> {
     if (!this.client) {
       const transport = new StreamableHTTPClientTransport(this.url, {
@@ -264,6 +269,7 @@ export class FactledgerMemoryService implements BaseMemoryService {
     try {
       answer = (await client.callTool({name: tool, arguments: defined(args)})) as ToolAnswer;
     } catch (cause) {
+      this.dropSession(client);          // the next call opens a new MCP session
       throw new FactledgerError(
         `Error: the ${tool} call failed: ${cause instanceof Error ? cause.message : String(cause)}`, tool, {cause});
     }

@@ -68,7 +68,7 @@ def test_the_package_passes_the_adk_js_contract_and_the_factledger_points(tmp_pa
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "# fail 0" in done.stdout and "# pass 0" not in done.stdout
     for suite in ("addSessionToMemory", "searchMemory", "facts over sessions", "forgetting", "errors",
-                  "inside a Runner"):
+                  "inside a Runner", "lineFor", "withheldEntry", "wireSession"):
         assert re.search(rf"^ok \d+ - {suite}$", done.stdout, re.MULTILINE), f"suite {suite!r} did not pass"
 
 
