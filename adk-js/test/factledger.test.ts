@@ -67,7 +67,7 @@ describe('forgetting', () => {
     await assert.rejects(memory.forgetNow(request), FactledgerError);
     assert.equal((await memory.searchMemory({appName: APP, userId: user, query: 'where do I live'})).memories.length, 1);
     const reviewer = service('reviewer');
-    await assert.rejects(reviewer.forget(request, 'not-a-code'), {message: /^Error: the confirmation code does not match/});
+    await assert.rejects(reviewer.forget(request, 'not-a-code'), {message: /^Error: the confirmation code /});
     const done = await reviewer.forgetNow(request);
     assert.equal(done.committed, true);
     assert.ok(done.receipt);
