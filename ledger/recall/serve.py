@@ -69,6 +69,7 @@ class RecallResult:
     # what the call read its scope into (`projections.recallcache.ScopeMemo`): a caller keeps
     # what it works out from the same state there (the facade's clearance mask), not in as_dict
     scope: object = field(default=None, repr=False, compare=False)
+    served_seq: int | None = None              # the serve record's seq, when the call recorded one
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,
