@@ -234,7 +234,8 @@ class Ledger(Reads):
         kept = self._work.recall_kept
         records = record is not False and at is None and (served_to is not None or not self._work.read_only)
         with snapshot(self._conn), served.keeping(self._served_kept), remembering(kept.texts):
-            head_seq = self._store.head()[0] if records else 0
+            # the head the read sees (a serve re-renders from there), unless nothing will be recorded
+            head_seq = self._store.head()[0] if record is not False else 0
             result = recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
                             options=opts, registry=self.registry, explain=explain, as_of=at, kept=kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
@@ -246,23 +247,33 @@ class Ledger(Reads):
         if mask:
             for fact in result.selected + result.candidates:
                 fact.update(mask.row(fact))
+        result.head_seq = head_seq
         if records:
-            result.served_seq = access.record(
-                self._work, app=app, user=user, users=users, caller=served_to, surface=surface,
-                clearance=opts.clearance, facts=result.selected, text=result.text, head_seq=head_seq,
-                withheld=result.withheld, limit=opts.limit, query=query or None)
+            self.record_recall(result, served_to=served_to, surface=surface)
         return result
 
+    def record_recall(self, result, *, served_to: str | None, surface: str) -> int:
+        """Record `result` (a `RecallResult`, perhaps read on another connection of this ledger:
+        an MCP reader) as served to `served_to`; its seq, also set as `result.served_seq`."""
+        opts = result.options
+        users = [result.user] + ([DOMAIN_USER] if opts.domain and result.user != DOMAIN_USER else [])
+        result.served_seq = access.record(
+            self._work, app=result.app, user=result.user, users=users, caller=served_to, surface=surface,
+            clearance=opts.clearance, facts=result.selected, text=result.text, head_seq=result.head_seq,
+            withheld=result.withheld, limit=opts.limit, query=result.query or None)
+        return result.served_seq
+
     def record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
-                     clearance: str, facts: list[dict], text: str, query: str | None = None,
-                     users: list[str] | None = None) -> int:
+                     clearance, facts: list[dict], text: str, query: str | None = None,
+                     users: list[str] | None = None, head_seq: int | None = None) -> int:
         """Record a serve of `facts` (dicts with `fact_id`, and `user` for another partition's) as
         `text`, by a shell that hands out values itself (an MCP tool's facts, history or why, a
-        web page); the seq of its `FactsServed`.  The head is read now, before the record."""
+        web page); the seq of its `FactsServed`.  `head_seq`: the head its read saw (else now)."""
         app, user = normalise_partition(app, user)
+        once = list({f["fact_id"]: f for f in facts}.values())      # a history lists a fact per interval
         return access.record(self._work, app=app, user=user, users=users or [user], caller=caller,
-                             surface=surface, tool=tool, clearance=clearance, facts=facts, text=text,
-                             head_seq=self._store.head()[0], query=query)
+                             surface=surface, tool=tool, clearance=clearance, facts=once, text=text,
+                             head_seq=self._store.head()[0] if head_seq is None else head_seq, query=query)
 
     # The access ledger: what was served, to whom (ledger/audit/access.py, docs/audit.md).
 

@@ -73,6 +73,7 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
                           "be recorded here; record it on the primary, or do not say whom it is for")
     with work.transaction():
         conn = work.conn
+        before = work.store.head()
         key = _query_key(conn) if query else b""
         seqs = establishing_seqs(conn, [f["fact_id"] for f in facts], head_seq)
         served = [{"fact_id": f["fact_id"], "seqs": seqs.get(f["fact_id"], []),
@@ -86,6 +87,7 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
             query_sha256=hmac.new(key, query.encode("utf-8"), hashlib.sha256).hexdigest() if query else None,
             query=query if query and os.environ.get(KEEP_QUERIES) == "1" else None)
         event = work.append(body)
+    work.recall_kept.advance(work.conn, before)     # a serve changes nothing recall reads
     return event.seq
 
 

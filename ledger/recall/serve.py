@@ -70,6 +70,7 @@ class RecallResult:
     # what it works out from the same state there (the facade's clearance mask), not in as_dict
     scope: object = field(default=None, repr=False, compare=False)
     served_seq: int | None = None              # the serve record's seq, when the call recorded one
+    head_seq: int = 0                          # the log's head the read saw (a serve record names it)
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,
