@@ -15,15 +15,15 @@ from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.access import render_html, render_markdown
 
-SERVED_COLUMNS = ("seq", "recorded_at", "caller", "surface", "tool", "clearance", "facts", "withheld",
+SERVED_COLUMNS = ("seq", "served_at", "caller", "surface", "tool", "clearance", "facts", "withheld",
                   "text_sha256", "fact_ids")
 SURFACES = ("library", "adk", "mcp", "web", "cli")
 
 
 @click.group(invoke_without_command=True)
 @partition_options(required=False)
-@click.option("--since", metavar="TIME", help=f"Serves recorded at or after TIME. {TIME_FORMATS}")
-@click.option("--until", metavar="TIME", help="Serves recorded at or before TIME")
+@click.option("--since", metavar="TIME", help=f"Serves made at or after TIME. {TIME_FORMATS}")
+@click.option("--until", metavar="TIME", help="Serves made at or before TIME")
 @click.option("--by", "caller", metavar="CALLER", help="Only serves to this caller")
 @click.option("--fact", metavar="FACT_ID", help="Only serves that handed out this fact")
 @click.option("--surface", type=click.Choice(SURFACES), help="Only serves through this surface")
@@ -58,7 +58,7 @@ def show(state, seq, with_text, as_json) -> None:
             click.echo(shown["text"])
         verdict = {True: "identical", False: "different", None: "not checked"}[shown["identical"]]
         click.echo(f"serve {seq} to {shown['caller']} ({shown['surface']}, {len(shown['fact_ids'])} facts) "
-                   f"at {shown['recorded_at']}: {verdict}")
+                   f"at {shown['served_at']}: {verdict}")
     if shown["identical"] is False:
         raise LedgerError(f"serve {seq}: {shown['difference']}")
     if shown["identical"] is None:

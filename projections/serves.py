@@ -17,12 +17,12 @@ from factledger.ledger.domain.eventrow import Event
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS serves (
-    seq INTEGER PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL, recorded_at TEXT NOT NULL,
+    seq INTEGER PRIMARY KEY, app TEXT NOT NULL, user TEXT NOT NULL, served_at TEXT NOT NULL,
     caller TEXT NOT NULL, surface TEXT NOT NULL, tool TEXT NOT NULL, clearance TEXT NOT NULL,
     users TEXT NOT NULL, facts INTEGER NOT NULL, withheld TEXT NOT NULL, text_sha256 TEXT,
     query_sha256 TEXT, head_seq INTEGER NOT NULL, restates INTEGER
 );
-CREATE INDEX IF NOT EXISTS serves_partition ON serves (app, user, recorded_at);
+CREATE INDEX IF NOT EXISTS serves_partition ON serves (app, user, served_at);
 CREATE TABLE IF NOT EXISTS served_facts (
     seq INTEGER NOT NULL, app TEXT NOT NULL, user TEXT NOT NULL, fact_id TEXT NOT NULL,
     position INTEGER NOT NULL, PRIMARY KEY (seq, position)
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS served_facts (
 CREATE INDEX IF NOT EXISTS served_facts_fact ON served_facts (app, user, fact_id);
 """
 
-SERVE_FIELDS = ("seq", "app", "user", "recorded_at", "caller", "surface", "tool", "clearance", "users",
+SERVE_FIELDS = ("seq", "app", "user", "served_at", "caller", "surface", "tool", "clearance", "users",
                 "facts", "withheld", "text_sha256", "query_sha256", "head_seq", "restates")
 
 
@@ -47,8 +47,8 @@ class ServesProjection:
         facts = body.get("facts") or []
         conn.execute(
             "INSERT OR REPLACE INTO serves VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (event.seq, event.app, event.user, event.recorded_at, body["caller"], body["surface"],
-             body.get("tool", "recall"), body["clearance"], orjson.dumps(body["users"]).decode(),
+            (event.seq, event.app, event.user, body.get("served_at") or event.recorded_at, body["caller"],
+             body["surface"], body.get("tool", "recall"), body["clearance"], orjson.dumps(body["users"]).decode(),
              len(facts), orjson.dumps(body.get("withheld") or {}, option=orjson.OPT_SORT_KEYS).decode(),
              body.get("text_sha256"), body.get("query_sha256"), body["head_seq"], body.get("restates")))
         conn.executemany("INSERT OR REPLACE INTO served_facts VALUES (?,?,?,?,?)",
@@ -60,7 +60,7 @@ def serve_rows(conn: sqlite3.Connection, app: str, user: str, *, since: str | No
                surface: str | None = None) -> list[dict]:
     """The serves of one partition, oldest first, each with the ids of the facts it handed out."""
     where, args = ["s.app = ?", "s.user = ?"], [app, user]
-    for column, op, value in (("recorded_at", ">=", since), ("recorded_at", "<=", until),
+    for column, op, value in (("served_at", ">=", since), ("served_at", "<=", until),
                               ("caller", "=", caller), ("surface", "=", surface)):
         if value is not None:
             where.append(f"s.{column} {op} ?")

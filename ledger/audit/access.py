@@ -19,7 +19,7 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import FactsServed
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.recall import render
-from factledger.ledger.vocabulary.clock import parse_time
+from factledger.ledger.vocabulary.clock import iso, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.ledger.vocabulary.words import DOMAIN_USER, SENSITIVITIES
 from factledger.projections import queries
@@ -83,7 +83,7 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
         body = FactsServed(
             app=app, user=user, users=users, caller=caller_name(caller), surface=surface, tool=tool,
             clearance=clearance_name(clearance), facts=served, withheld=dict(withheld or {}), limit=limit,
-            text_sha256=text_hash(text), head_seq=head_seq,
+            text_sha256=text_hash(text), head_seq=head_seq, served_at=iso(work.clock()),
             query_sha256=hmac.new(key, query.encode("utf-8"), hashlib.sha256).hexdigest() if query else None,
             query=query if query and os.environ.get(KEEP_QUERIES) == "1" else None)
         event = work.append(body)
@@ -107,7 +107,8 @@ def show(conn, seq: int) -> dict:
     """Serve `seq` re-rendered from the log as it stood at the serve, and compared with the hash
     it recorded: `identical`, or `difference` naming what differs."""
     body, recorded_at = serve_body(conn, seq)
-    out = {"seq": seq, "recorded_at": recorded_at, "caller": body["caller"], "surface": body["surface"],
+    out = {"seq": seq, "served_at": body.get("served_at", recorded_at), "caller": body["caller"],
+           "surface": body["surface"],
            "tool": body.get("tool", "recall"), "head_seq": body["head_seq"], "recorded_sha256": body.get("text_sha256"),
            "fact_ids": [f["fact_id"] for f in body.get("facts", ())]}
     if body.get("text_sha256") is None:
@@ -160,7 +161,7 @@ def accounting(conn, app: str, user: str) -> dict:
             group = groups.setdefault((sensitivity, row["caller"]), {
                 "class": sensitivity, "caller": row["caller"], "serves": set(), "disclosures": []})
             group["serves"].add(row["seq"])
-            group["disclosures"].append({"at": row["recorded_at"], "seq": row["seq"], "fact_id": fact_id,
+            group["disclosures"].append({"at": row["served_at"], "seq": row["seq"], "fact_id": fact_id,
                                          "key": f"{subject} / {predicate}" if subject else "(a fact since erased)",
                                          "surface": row["surface"], "clearance": row["clearance"]})
     callers = sorted(groups.values(), key=lambda g: (order.get(g["class"], len(order)), g["class"], g["caller"]))

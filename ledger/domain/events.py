@@ -361,6 +361,7 @@ class FactsServed(Body):
     query_sha256: str | None = None
     query: str | None = None
     head_seq: int
+    served_at: Timestamp                   # when the text left (a copy a forget records keeps it)
     cause: int | None = None
     restates: int | None = None
 
