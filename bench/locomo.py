@@ -204,7 +204,8 @@ def ask(ledger, conv: Conversation, question: str, ranking: str, k: int, explain
     """The served facts (both speakers' partitions merged by score, best first, cut at k), and
     with `explain` every in-scope fact of both.  `recency_weight`: None as shipped."""
     results = [ledger.recall(conv.sample_id, speaker, question, mode=ranking, limit=k, clearance="all",
-                             explain=explain, recency_weight=recency_weight) for speaker in conv.speakers]
+                             explain=explain, recency_weight=recency_weight, record=False)  # ranking, not serving
+               for speaker in conv.speakers]
     served = [f for r in results for f in r.selected]
     served.sort(key=lambda f: -(f["score"] or 0.0))          # stable: speaker a first on a tie
     return served[:k], [c for r in results for c in r.candidates]

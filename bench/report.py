@@ -23,6 +23,7 @@ TARGETS = {
     "vs_eventsourcing_ratio": (">=", 1.0),
     "vs_adk_add_ratio": (">=", 0.5),
     "recall_p99_vs_adk_search": ("<=", 1.0),    # recall_p99_ms / adk_sqlite_search_p99_ms
+    "recall_recorded_vs_unrecorded_p99": ("<=", 1.5),   # the access ledger: a serve recorded
 }
 
 ORDER = (
@@ -31,7 +32,8 @@ ORDER = (
     "raw_read_per_s", "replay_ratio", "replay_jobs2_per_s", "replay_jobs2_ratio",
     "replay_speedup_2", "parallel_ceiling_2", "replay_peak_rss_mb", "forget_user_p50_ms",
     "forget_user_p99_ms", "forget_1k_s", "forget_10k_s", "recall_p50_ms", "recall_p99_ms",
-    "recall_mean_selected", "recall_unchecked_p50_ms", "recall_unchecked_p99_ms", "as_of_p50_ms",
+    "recall_mean_selected", "recall_unchecked_p50_ms", "recall_unchecked_p99_ms", "recall_recorded_p99_ms",
+    "recall_unrecorded_p50_ms", "recall_unrecorded_p99_ms", "recall_recorded_vs_unrecorded_p99", "as_of_p50_ms",
     "as_of_p99_ms", "verify_per_s", "raw_chain_per_s", "verify_ratio", "verify_full_per_s",
     "verify_full_ratio", "checkpoint_ms", "prove_inclusion_p50_ms", "prove_consistency_p50_ms",
     "verify_checkpoint_s", "bytes_per_event", "eventsourcing_append_per_s", "vs_eventsourcing_ratio",

@@ -109,7 +109,7 @@ def _probes(k_values, filler: int) -> dict:
             served_total = 0
             for probe in questions:
                 result = ledger.recall(probe["app"], probe["user"], probe["q"], mode=mode, clearance="all",
-                                       min_confidence=0, limit=max(k_values))
+                                       min_confidence=0, limit=max(k_values), record=False)   # ranking only
                 served = [f["value"] for f in result.selected]
                 served_total += len(served)
                 for k in k_values:
@@ -126,7 +126,7 @@ def _probes(k_values, filler: int) -> dict:
             for app, user in users:
                 for query in unrelated:
                     result = ledger.recall(app, user, query["q"], mode=mode, clearance="all",
-                                           min_confidence=0, limit=max(k_values))
+                                           min_confidence=0, limit=max(k_values), record=False)
                     asked += 1
                     served_any += bool(result.selected)
                     unrelated_served += len(result.selected)

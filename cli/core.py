@@ -119,10 +119,12 @@ def check_as_of(ledger, as_of: str | None) -> None:
               help="Only facts in this state today (repeatable); --valid-at can show superseded and retracted")
 @click.option("--kind", "kinds", multiple=True, metavar="KIND", help="Only facts of this kind (repeatable)")
 @clearance_option("personal")
+@click.option("--served", "with_served", is_flag=True,
+              help="Add `served`: how many recorded serves handed out each fact (factledger served)")
 @output_options
 @pass_state
 def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, clearance, include_sensitive,
-          fmt) -> None:
+          with_served, fmt) -> None:
     """Open facts of a partition (or, with --as-of / --valid-at, as they were).
 
     Health facts are withheld unless cleared (--clearance health, which shows normal and personal
@@ -143,10 +145,14 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
             note(f"{' and '.join(closed)} facts are not open now: add --valid-at TIME (what was true then) "
                  "or --as-of TIME, or see `factledger history`")
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
+    if with_served:
+        counts = ledger.served_counts(app, user)
+        rows = [{**r, "served": counts.get(r["fact_id"], 0)} for r in rows]
     if valid_at:
         emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
         return
-    emit(rows, fmt, TIME_COLUMNS if as_of else FACT_COLUMNS)
+    columns = TIME_COLUMNS if as_of else FACT_COLUMNS
+    emit(rows, fmt, columns + ("served",) if with_served else columns)
 
 
 def label_then(row: dict) -> dict:

@@ -63,6 +63,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "retain": ("forget:retain",
                "Forget facts past retention: each predicate's retention_days, or --older-than for a class."),
     "review": ("ingest:review", "The review queue: held candidates (unknown predicate ...) and open disputes."),
+    "served": ("served:served",
+               "What was served, to whom, when: the recorded serves of a partition (no value, no query)."),
     "serve": ("serve:serve",
               "Serve the reviewer's web view of the ledger on Datasette (read-only; writes go through the ledger)."),
     "sessions": ("ingest:sessions", "A user's ingested sessions: watermark, counts and digest."),

@@ -52,20 +52,27 @@ EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status",
 @click.option("--as-of", "as_of", metavar="TIME",
               help=f"Serve what the ledger would have served at TIME (its open facts then, scored then). "
                    f"{TIME_FORMATS}")
+@click.option("--as", "served_to", envvar="FACTLEDGER_AS", default=None, metavar="NAME",
+              help="Whom this output is for: the serve is recorded (docs/audit.md) on the primary, "
+                   "before it is printed. Without it, recall is an inspection that writes nothing")
 @output_options(help={"json": "Selected facts as JSON (with --explain: everything)",
                       "nl": "Newline-delimited JSON rows", "csv": "CSV rows", "table": "A table of rows"})
 @pass_state
 def recall(state, query, app, user, preload, explain, clearance, min_confidence, max_age,
-           recency_weight, half_life, limit, budget, mode, no_domain, kinds, as_of, fmt) -> None:
+           recency_weight, half_life, limit, budget, mode, no_domain, kinds, as_of, served_to, fmt) -> None:
     """Serve the current facts that belong in the next prompt, rendered for a model."""
     if not (query or "").strip() and not preload and not explain:
         raise click.UsageError("say what to recall (a QUERY), or --preload to serve the best facts without one")
-    ledger = state.ledger(read_only=True)
+    if served_to is not None and as_of is not None:
+        raise click.UsageError("--as records a serve of the present; --as-of is an inspection of the past")
+    # --as: a serve, read and recorded on the primary (never a replica); else a read-only inspection
+    ledger = state.ledger() if served_to is not None else state.ledger(read_only=True)
     options = dict(clearance=clearance, min_confidence=min_confidence, max_age=max_age,
                    recency_weight=recency_weight, half_life=half_life, limit=limit, budget=budget,
                    preload=preload, domain=not no_domain, mode=mode, as_of=as_of, kinds=kinds or None)
-    result = ledger.recall(app, user, query, explain=explain, **options)
-    explained = result if explain else ledger.recall(app, user, query, explain=True, **options)
+    result = ledger.recall(app, user, query, explain=explain, served_to=served_to, surface="cli",
+                           record=served_to is not None, **options)
+    explained = result if explain else ledger.recall(app, user, query, explain=True, record=False, **options)
     if not explained.candidates:
         check_partition(ledger, app, user)
         check_as_of(ledger, as_of)

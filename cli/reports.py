@@ -9,6 +9,7 @@ from factledger.cli.files import refuse_evidence, write_private
 from factledger.cli.notices import check_partition
 from factledger.cli.output import emit, output_options
 from factledger.cli.partition import partition_options
+from factledger.cli.served import report_access
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
 from factledger.ledger.audit.inventory import kinds as list_kinds
@@ -108,5 +109,7 @@ def report_format(form: str | None, out: str | None) -> str:
                           f"drop --format (the extension decides) or name the file for {form}")
     return form or implied or "markdown"
 
+
+report.add_command(report_access, "access")      # the accounting of disclosures (cli/served.py)
 
 COMMANDS = (partitions, predicates, report)

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import served
+from factledger.ledger.audit import access, served
 from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
@@ -28,7 +28,7 @@ from factledger.ledger.domain.support import refused
 from factledger.ledger.domain.textindex import remembering
 from factledger.ledger.errors import CandidateRefused, LedgerError
 from factledger.ledger.forget.residue import residue
-from factledger.ledger.forget.scope import build_scope
+from factledger.ledger.forget.scope import build_scope, pseudonym
 from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
 from factledger.ledger.registry.kinds import open_key_name
@@ -44,7 +44,7 @@ from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_optional, normalise_partition
-from factledger.projections import queries
+from factledger.projections import queries, serves
 from factledger.projections import vectors as vectors_projection
 from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
@@ -221,6 +221,7 @@ class Ledger(Reads):
         return self._store.head()
 
     def recall(self, app: str, user: str, query: str | None = "", *, explain: bool = False,
+               served_to: str | None = None, surface: str = "library", record: bool | None = None,
                **options):
         """The few current facts that belong in the next prompt, rendered and explained.
 
@@ -228,7 +229,12 @@ class Ledger(Reads):
         max_age, recency_weight, half_life, limit, budget, preload, domain, mode, kinds (only
         facts of these kinds); and `as_of` (a time: the facts open then, scored as of then).  Returns a `RecallResult`:
         `.text` is the block for the model, `.selected` the facts, `.candidates` the explanation.
-        """
+
+        On a ledger open for writing every recall of the present is a serve, recorded (a
+        `FactsServed` event, `.served_seq`) before the text is returned: `served_to` names the
+        caller ("anonymous" when None), `surface` where it left (docs/audit.md).  A read-only
+        open records nothing, unless `served_to` asks it to, which fails there; `record=False`
+        is a caller's inspection that hands nothing out (the CLI's second, explaining call)."""
         as_of = options.pop("as_of", None)     # serve what would have been served then
         app, user = normalise_partition(app, user)
         if isinstance(query, str):             # the encoder and the text index take only Unicode
@@ -240,7 +246,10 @@ class Ledger(Reads):
         self._known_kinds(opts.kinds)
         at = normalise_time(as_of) if as_of is not None else None
         kept = self._work.recall_kept
+        records = record is not False and at is None and (served_to is not None or not self._work.read_only)
         with snapshot(self._conn), served.keeping(self._served_kept), remembering(kept.texts):
+            # the head the read sees (a serve re-renders from there), unless nothing will be recorded
+            head_seq = self._store.head()[0] if record is not False else 0
             result = recall(self._conn, app, user, query, now=parse_time(at) if at else self.clock(),
                             options=opts, registry=self.registry, explain=explain, as_of=at, kept=kept)
             users = [user] + ([DOMAIN_USER] if opts.domain and user != DOMAIN_USER else [])
@@ -260,7 +269,66 @@ class Ledger(Reads):
         if mask:
             for fact in result.selected + result.candidates:
                 fact.update(mask.row(fact))
+        result.head_seq = head_seq
+        if records:
+            self.record_recall(result, served_to=served_to, surface=surface)
         return result
+
+    def record_recall(self, result, *, served_to: str | None, surface: str) -> int:
+        """Record `result` (a `RecallResult`, perhaps read on another connection of this ledger:
+        an MCP reader) as served to `served_to`; its seq, also set as `result.served_seq`."""
+        opts = result.options
+        users = [result.user] + ([DOMAIN_USER] if opts.domain and result.user != DOMAIN_USER else [])
+        result.served_seq = access.record(
+            self._work, app=result.app, user=result.user, users=users, caller=served_to, surface=surface,
+            clearance=opts.clearance, facts=result.selected, text=result.text, head_seq=result.head_seq,
+            withheld=result.withheld, limit=opts.limit, query=result.query or None)
+        return result.served_seq
+
+    def record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
+                     clearance, facts: list[dict], text: str, query: str | None = None,
+                     users: list[str] | None = None, head_seq: int | None = None) -> int:
+        """Record a serve of `facts` (dicts with `fact_id`, and `user` for another partition's) as
+        `text`, by a shell that hands out values itself (an MCP tool's facts, history or why, a
+        web page); the seq of its `FactsServed`.  `head_seq`: the head its read saw (else now)."""
+        app, user = normalise_partition(app, user)
+        once = list({f["fact_id"]: f for f in facts}.values())      # a history lists a fact per interval
+        return access.record(self._work, app=app, user=user, users=users or [user], caller=caller,
+                             surface=surface, tool=tool, clearance=clearance, facts=once, text=text,
+                             head_seq=self._store.head()[0] if head_seq is None else head_seq, query=query)
+
+    # The access ledger: what was served, to whom (ledger/audit/access.py, docs/audit.md).
+
+    def served(self, app: str, user: str, *, since: str | None = None, until: str | None = None,
+               by: str | None = None, fact: str | None = None, surface: str | None = None) -> list[dict]:
+        """The serves recorded for one partition, oldest first (`factledger served`)."""
+        app, user = normalise_partition(app, user)
+        since = normalise_time(since) if since is not None else None
+        until = normalise_time(until) if until is not None else None
+        filters = dict(since=since, until=until, caller=normalise_optional(by, "caller"),
+                       fact=normalise_optional(fact, "fact id"), surface=surface)
+        with snapshot(self._conn):
+            # a forgotten user's serve records live on under the pseudonym (ledger/forget/restate.py)
+            return [row for who in (user, pseudonym(app, user))
+                    for row in serves.serve_rows(self._conn, app, who, **filters)]
+
+    def served_show(self, seq: int) -> dict:
+        """Serve `seq` re-rendered from the log at its position, compared with its recorded hash."""
+        with snapshot(self._conn):
+            return access.show(self._conn, seq)
+
+    def access_report(self, app: str, user: str) -> dict:
+        """The accounting of disclosures for one user: per class and caller, what was served when."""
+        app, user = normalise_partition(app, user)
+        with snapshot(self._conn):
+            return access.accounting(self._conn, app, user)
+
+    def served_counts(self, app: str, user: str, domain: bool = True) -> dict[str, int]:
+        """fact_id -> how many recorded serves handed it out (`facts --served`)."""
+        app, user = normalise_partition(app, user)
+        users = [user] + ([DOMAIN_USER] if domain and user != DOMAIN_USER else [])
+        with snapshot(self._conn):
+            return serves.served_counts(self._conn, app, users)
 
     # Ingestion and review.
 

@@ -9,6 +9,7 @@ from factledger.projections.negations import NegationsProjection
 from factledger.projections.provenance import ProvenanceProjection
 from factledger.projections.recall import RecallProjection
 from factledger.projections.review import ReviewProjection
+from factledger.projections.serves import ServesProjection
 from factledger.projections.sessions import SessionsProjection
 from factledger.projections.vectors import VectorProjection
 
@@ -21,4 +22,4 @@ def all_projections() -> tuple:
     facts = FactsProjection()
     return (facts, ProvenanceProjection(), ReviewProjection(), RecallProjection(facts),
             SessionsProjection(), ErasuresProjection(), NegationsProjection(), VectorProjection(facts),
-            MerkleProjection())
+            ServesProjection(), MerkleProjection())

@@ -19,6 +19,8 @@ Why this is safe:
   forgotten fact's text or vector stays in its memory; another ledger's (or process's) forget
   drops it here at this ledger's next recall (a new head);
 - an empty ledger and a recall `--as-of` are not kept;
+- a serve record this ledger appends (`advance`) changes nothing recall reads: what was kept at
+  the head before it is kept at the head after it (a serve by another process still drops it);
 - at most `MAX_SCOPES` scopes are kept, least recently used dropped first.
 """
 
@@ -109,6 +111,20 @@ class KeptScopes:
                     for other in [k for k in heads if k not in known]:
                         del heads[other]
         return memo
+
+    def advance(self, conn: sqlite3.Connection, before: tuple[int, str]) -> None:
+        """This ledger has just appended one event that changes nothing recall reads (a serve
+        record: ledger/audit/access.py) on the head `before`: what was kept at `before` is kept at
+        the head after it, if that is still the head and folded; else nothing is carried over."""
+        ledger, seq, hash_, position = _key(conn)
+        if not ledger or position != seq or seq != before[0] + 1:
+            return
+        with self._lock:
+            if self._heads.get(ledger) != before:
+                return
+            self._heads[ledger] = (seq, hash_)
+            for key in [k for k in self._kept if k[0] == ledger and k[1] == before]:
+                self._kept[(ledger, (seq, hash_), *key[2:])] = self._kept.pop(key)
 
     def _drop_ledger(self, ledger: str) -> None:
         for key in [k for k in self._kept if k[0] == ledger]:

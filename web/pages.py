@@ -10,6 +10,8 @@ from factledger.web import reading
 from factledger.web.access import PREFIX, Context, page
 from factledger.web.timeline import STYLE, transaction_time_svg, valid_time_svg
 
+NORMAL = "normal"                   # the class a page may show without a serve record
+
 
 async def root(datasette, request):
     return Response.redirect(PREFIX + "/")
@@ -53,19 +55,32 @@ def _user_data(ctx: Context) -> dict:
             "withheld": dict(withheld), "sessions": sessions}
 
 
+def _served(ctx: Context, tool: str, facts: list[dict], response: Response) -> Response:
+    """A page that displays a value above `normal` is a serve to the signed-in reviewer: recorded
+    on the ledger itself (never a replica) before the page is sent (docs/audit.md)."""
+    shown = [f for f in facts if f.get("sensitivity") not in (None, NORMAL)]
+    if shown:
+        body = response.body if isinstance(response.body, str) else response.body.decode("utf-8")
+        with ctx.config.ledger(write=True) as ledger:
+            ledger.record_serve(shown[0]["app"], shown[0]["user"], caller=ctx.actor.name, surface="web",
+                                tool=tool, clearance=ctx.actor.clearance, facts=facts, text=body)
+    return response
+
+
 @page()
 async def user_page(ctx: Context):
     data = _user_data(ctx)
     # The pickers show what was asked, in their own formats (datetime-local has no zone: UTC).
-    return await ctx.render("factledger_user.html", **data, as_of_input=(data["as_of"] or "")[:19],
-                            valid_at_input=(data["valid_at"] or "")[:10])
+    response = await ctx.render("factledger_user.html", **data, as_of_input=(data["as_of"] or "")[:19],
+                                valid_at_input=(data["valid_at"] or "")[:10])
+    return _served(ctx, "page", data["facts"], response)
 
 
 @page()
 async def user_json(ctx: Context):
     data = _user_data(ctx)
     data["withheld_count"] = sum(data["withheld"].values())
-    return Response.json(data)
+    return _served(ctx, "page", data["facts"], Response.json(data))
 
 
 @page()
@@ -73,7 +88,7 @@ async def fact_page(ctx: Context):
     fact_id = normalise_id(ctx.request.args.get("id", ""), "fact id")
     with ctx.config.ledger() as ledger:
         found = reading.fact_page(ledger, ctx.actor, fact_id)
-    return await ctx.render("factledger_fact.html", **found)
+    return _served(ctx, "page", [found["fact"]], await ctx.render("factledger_fact.html", **found))
 
 
 @page()

@@ -88,7 +88,8 @@ class LedgerMemoryService(BaseMemoryService):
                  limit: int | None = None, budget: int | None = None,
                  min_confidence: float | None = None, domain: bool = True, mode: str | None = None,
                  forget_reason: str = "deleted through the ADK memory service",
-                 requested_by: str = "adk-memory-service", create: bool = False):
+                 requested_by: str = "adk-memory-service", create: bool = False,
+                 agent: str | None = None):
         self._opened = not isinstance(ledger, Ledger)     # a ledger the service opened, it closes
         if isinstance(ledger, Ledger):
             self.ledger = ledger
@@ -106,6 +107,7 @@ class LedgerMemoryService(BaseMemoryService):
                                            domain=domain, mode=mode)
         self.forget_reason = forget_reason
         self.requested_by = requested_by
+        self.agent = agent                 # a serve record names its caller `app/agent` (docs/adk.md)
         self._lock = threading.Lock()      # one thread at a time on the ledger's connection
         self._extractor = None
 
@@ -175,7 +177,9 @@ class LedgerMemoryService(BaseMemoryService):
 
     def _search(self, app: str, user: str, query: str) -> SearchMemoryResponse:
         with self._lock:
-            result = self.ledger.recall(app, user, query, options=self.options)
+            # a serve, recorded before the memories leave: hashed as the block they are cut from
+            caller = f"{app}/{self.agent}" if self.agent else app
+            result = self.ledger.recall(app, user, query, options=self.options, served_to=caller, surface="adk")
         memories = entries.memory_entries(result.selected)
         if result.withheld:
             memories.append(entries.withheld_entry(result.withheld, self.options.limit))

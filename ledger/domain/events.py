@@ -355,10 +355,54 @@ class CheckpointIssued(Body):
     key_id: str | None = None
 
 
+Surface = Literal["library", "adk", "mcp", "web", "cli"]      # where a serve left the ledger
+
+
+class ServedFact(BaseModel):
+    """One fact a serve handed out: its id, the partition it came from when that is not the
+    serve's own (a `_domain` fact), the seqs of the events that had established its value by
+    then, and what the text said of it that the log alone does not (`unconfirmed`: not confirmed
+    since, `ask`: ask the user to confirm; both worked out from the clock at the serve)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    fact_id: str
+    seqs: list[int] = []
+    user: str | None = None
+    unconfirmed: bool = False
+    ask: bool = False
+
+
+class FactsServed(Body):
+    """A serve: text holding facts handed to a model or a person (docs/audit.md, "What the agent
+    was shown").  It lives in the partition served (`user`; `users` lists every partition read,
+    `_domain` included), so a forget of that user finds it.  No value and no quote: the facts by
+    id, the text by its sha256, the query by a keyed hash (`query` in clear only where the
+    deployment opts in).  `head_seq` is the log's head the read saw, so `served show` can
+    re-render the text from the log as it stood.  A forget of a served fact records it again
+    without `text_sha256`, `query_sha256` and `query` (`cause`, `restates`)."""
+
+    type: Literal["FactsServed"] = "FactsServed"
+    users: list[str]
+    caller: str
+    surface: Surface
+    tool: str = "recall"                   # what was served: recall | facts | history | why | page
+    clearance: str
+    facts: list[ServedFact] = []
+    withheld: dict[str, int] = {}
+    limit: int | None = None               # the recall limit the block's withheld line names
+    text_sha256: str | None = None
+    query_sha256: str | None = None
+    query: str | None = None
+    head_seq: int
+    served_at: Timestamp                   # when the text left (a copy a forget records keeps it)
+    cause: int | None = None
+    restates: int | None = None
+
+
 EventBody = Annotated[
     FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | FactNegated
     | DisputeResolved | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed
-    | Redacted | CheckpointIssued,
+    | Redacted | CheckpointIssued | FactsServed,
     Field(discriminator="type"),
 ]
 # The type names, in the union's order, read from it: one list to keep.

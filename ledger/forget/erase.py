@@ -205,6 +205,9 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["sessions"] += len(p.sessions)
         counts["keys"] += len(r.cut)
         counts["restated"] += len(r.moved)
+        served = sum(1 for _seq, b in r.records if b.get("type") == "FactsServed")
+        if served:                            # serve records recorded again without their hashes
+            counts["serve_records"] = counts.get("serve_records", 0) + served
         p.restated = r.moved
         targets += p.targets + r.moved
         restated += r.moved

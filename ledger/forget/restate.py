@@ -40,6 +40,7 @@ from factledger.ledger.domain.statement import (
     statement_of,
 )
 from factledger.ledger.forget.redecide import KeyFold, redecide
+from factledger.ledger.forget.scope import pseudonym
 from factledger.ledger.forget.targets import CANDIDATE_TYPES, LoadedEvent, Plan
 from factledger.ledger.registry.predicates import PredicateSpec, Registry
 from factledger.ledger.semantic.embedder import wanted
@@ -60,6 +61,7 @@ class Restatement:
 def restatement(plan: Plan, registry: Registry) -> Restatement:
     """Plan what survives and must be recorded again (read only; before the scrub)."""
     out = Restatement()
+    served_again(plan, out)
     if plan.scope.kind == "user":
         return out
     targets = set(plan.targets)
@@ -243,3 +245,33 @@ def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
             if body["session"] in started:
                 out.moved.append(e.seq)
                 out.records.append((e.seq, {k: v for k, v in body.items() if k != "digest"}))
+
+
+SERVE_CONTENT = ("text_sha256", "query_sha256", "query", "cause", "restates")
+
+
+def served_again(plan: Plan, out: Restatement) -> None:
+    """Serve records (`FactsServed`) that handed out a forgotten fact, or whose kept query names a
+    forgotten value: scrubbed, and recorded again without the text hash, the query hash and the
+    query, so the fact ids and counts remain ("a fact since erased was served") and nothing of
+    the forgotten text does.  A whole user's are all recorded again, under the pseudonym its
+    events now carry (no record names the user)."""
+    scope, masker = plan.scope, plan.masker
+    targets = set(plan.targets)
+    alias = pseudonym(scope.app, scope.user) if scope.kind == "user" else None
+    for e in plan.events:
+        body = e.body
+        if body is None or e.type != "FactsServed":
+            continue
+        if alias is None:
+            kept = any(body.get(name) for name in SERVE_CONTENT[:3])
+            touched = {f["fact_id"] for f in body.get("facts", ())} & plan.facts
+            if not kept or not (touched or (masker and masker.mentions(body.get("query")))):
+                continue
+        again = {k: v for k, v in body.items() if k not in SERVE_CONTENT}
+        if alias is not None:
+            again["user"] = alias
+            again["users"] = [alias if u == scope.user else u for u in body.get("users", ())]
+        elif e.seq not in targets:
+            out.moved.append(e.seq)
+        out.records.append((e.seq, again))

@@ -74,6 +74,9 @@ class ForgetAnswer(TypedDict):
     note: str
 
 
+SURFACE = "mcp"                     # what a serve record names as where the values left
+
+
 def tool_text(answer: dict) -> str:
     """The unstructured text of an answer: the recall block as is, anything else as JSON."""
     return answer["text"] if "text" in answer else json.dumps(answer, ensure_ascii=False, default=str)
@@ -127,21 +130,36 @@ class MemoryTools:
         options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
         result = ledger.recall(app, user, query or "", explain=True, **options)
         withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
+        with self._write_lock:               # recorded on the writer before the answer leaves
+            self.writer.record_recall(result, served_to=scope.name, surface=SURFACE)
         return {"app": app, "user": user, "text": result.text, "withheld": withheld, "notices": result.notices,
                 "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
+
+    def _served(self, scope: Scope, tool: str, answer: dict, facts: list[dict], head_seq: int) -> dict:
+        """Record the values an answer hands out (a serve record; ledger/audit/access.py), before it leaves."""
+        if facts:
+            with self._write_lock:
+                self.writer.record_serve(answer["app"], answer["user"], caller=scope.name, surface=SURFACE,
+                                         tool=tool, clearance=scope.clearance, facts=facts,
+                                         text=tool_text(answer), head_seq=head_seq)
+        return answer
 
     def facts(self, scope: Scope, predicate: str | None = None, valid_at: str | None = None,
               as_of: str | None = None, app: str | None = None, user: str | None = None) -> FactsAnswer:
         app, user = scope.partition(app, user)
         ledger = self._reader()
+        head_seq = ledger.head()[0]
         rows = ledger.facts(app, user, predicate=predicate, valid_at=valid_at, as_of=as_of, include_sensitive=True)
-        return self._cleared(ledger, scope, app, user, rows, predicate)
+        answer = self._cleared(ledger, scope, app, user, rows, predicate)
+        return self._served(scope, "facts", answer, answer["facts"], head_seq)
 
     def history(self, scope: Scope, predicate: str | None = None, app: str | None = None,
                 user: str | None = None) -> FactsAnswer:
         app, user = scope.partition(app, user)
         ledger = self._reader()
-        return self._cleared(ledger, scope, app, user, ledger.history(app, user, predicate=predicate), predicate)
+        head_seq = ledger.head()[0]
+        answer = self._cleared(ledger, scope, app, user, ledger.history(app, user, predicate=predicate), predicate)
+        return self._served(scope, "history", answer, answer["facts"], head_seq)
 
     def _cleared(self, ledger: Ledger, scope: Scope, app: str, user: str, rows: list[dict],
                  predicate: str | None) -> FactsAnswer:
@@ -174,7 +192,11 @@ class MemoryTools:
                 scope.partition(fact["app"], fact["user"])
             except OutOfScope:
                 raise refusal from None
-        return ledger.cleared_why(found, scope.clearance)
+        answer = ledger.cleared_why(found, scope.clearance)
+        with self._write_lock:
+            self.writer.record_serve(fact["app"], fact["user"], caller=scope.name, surface=SURFACE, tool="why",
+                                     clearance=scope.clearance, facts=[fact], text=tool_text(answer))
+        return answer
 
     # --- writes ----------------------------------------------------------------------------
 

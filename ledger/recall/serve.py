@@ -71,6 +71,8 @@ class RecallResult:
     scope: object = field(default=None, repr=False, compare=False)
     # what the caller should know of how it ran (the facade's: meaning missing for the scope)
     notices: list[str] = field(default_factory=list)
+    served_seq: int | None = None              # the serve record's seq, when the call recorded one
+    head_seq: int = 0                          # the log's head the read saw (a serve record names it)
 
     def as_dict(self) -> dict:
         return {"query": self.query, "app": self.app, "user": self.user,

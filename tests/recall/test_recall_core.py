@@ -288,7 +288,7 @@ def test_recall_on_a_ledger_with_many_facts_is_one_read(ledger, clock):
              session=f"s{i}", event=f"e{i}", said_at="2026-09-01T00:00:00Z") for i in range(300))
     statements = []
     ledger._conn.set_trace_callback(statements.append)
-    result = ledger.recall("app", "u1", "gadget model 7", limit=5)
+    result = ledger.recall("app", "u1", "gadget model 7", limit=5, record=False)  # the read alone
     ledger._conn.set_trace_callback(None)
     assert [f["value"] for f in result.selected][0] == "gadget model 7"
     assert statements[0] == "BEGIN" and statements[-1] == "ROLLBACK"    # one read snapshot
@@ -299,7 +299,7 @@ def test_recall_on_a_ledger_with_many_facts_is_one_read(ledger, clock):
     assert len(statements[1:-1]) <= 8
     statements.clear()
     ledger._conn.set_trace_callback(statements.append)
-    again = ledger.recall("app", "u1", "gadget model 8", limit=5)
+    again = ledger.recall("app", "u1", "gadget model 8", limit=5, record=False)
     ledger._conn.set_trace_callback(None)
     assert [f["value"] for f in again.selected][0] == "gadget model 8"
     # the scope was kept, and the values to mask with it: the head, the shown facts, their check

@@ -121,10 +121,10 @@ def test_reject_and_resolve_are_recorded_with_the_reviewer(rao, ledger_file):
 
 
 def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(rao, ledger_file):
+    bengaluru = home_city(ledger_file)["Bengaluru"]
+    assert "Bengaluru" in rao.get(f"/-/factledger/fact?id={bengaluru}").text   # a serve: recorded
     with Ledger(ledger_file) as ledger:
         head = ledger.head()
-    bengaluru = home_city(ledger_file)["Bengaluru"]
-    assert "Bengaluru" in rao.get(f"/-/factledger/fact?id={bengaluru}").text
     scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "meal-2",
              "reason": "user request", "ticket": "DPO-114"}
     plan = rao.post("/-/factledger/erase/plan", scope)
