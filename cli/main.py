@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cosign": ("proofs:cosign",
                "As a witness, add a cosignature to a checkpoint (no ledger needed): the log's signature and, "
                "given the previous checkpoint and a proof, consistency with it are checked first."),
-    "demo": ("demo:demo", "Run the bundled examples end to end on a fresh ledger."),
+    "demo": ("demo:demo", "Run the bundled examples end to end on a fresh ledger, at the examples' own dates."),
     "erasures": ("forget:erasures", "List erasure receipts (one per redaction), newest last."),
     "eval": ("ingest:evaluate",
              "Score an extractor on a probe set: recall, false-memory rate, entries per session."),

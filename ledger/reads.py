@@ -24,6 +24,7 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
+from factledger.ledger.store import engines
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_partition
@@ -285,7 +286,8 @@ class Reads:
         # receipt, and checking every projection costs a rebuild of the whole log
         report = erasure_report(self._conn, seq, verify=lambda: self.verify(log_only=True), head=self.head,
                                 clock=self.clock)
-        return {"ledger": self.shown_location(), **report}
+        # the location as given, its password hidden (what the CLI names a replica's primary by too)
+        return {"ledger": engines.display_location(self._work.location), **report}
 
     def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""
