@@ -19,6 +19,7 @@ from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.events import FactsServed
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.recall import render
+from factledger.ledger.store.reads import event_at
 from factledger.ledger.vocabulary.clock import iso, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.ledger.vocabulary.words import DOMAIN_USER, SENSITIVITIES
@@ -93,14 +94,14 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
 
 def serve_body(conn, seq: int) -> tuple[dict, str]:
     """The body of serve record `seq` and its recorded_at; a `LedgerError` naming what it is not."""
-    row = conn.execute("SELECT type, body, recorded_at FROM events WHERE seq = ?", (seq,)).fetchone()
+    row = event_at(conn, seq)                 # (seq, event_id, type, app, recorded_at, body, ...)
     if row is None:
         raise LedgerError(f"no event with seq {seq}")
-    if row[0] != "FactsServed":
-        raise LedgerError(f"event {seq} is a {row[0]}, not a serve record (FactsServed)")
-    if row[1] is None:
+    if row[2] != "FactsServed":
+        raise LedgerError(f"event {seq} is a {row[2]}, not a serve record (FactsServed)")
+    if row[5] is None:
         raise LedgerError(f"serve record {seq} was erased (its masked copy says what was served)")
-    return body_of(row[1]), row[2]
+    return body_of(row[5]), row[4]
 
 
 def show(conn, seq: int) -> dict:
@@ -119,8 +120,8 @@ def show(conn, seq: int) -> dict:
         out.update(identical=None, text=None,
                    difference=f"a {body.get('tool')} serve: only a recall's block is re-rendered")
         return out
-    at_row = conn.execute("SELECT recorded_at FROM events WHERE seq = ?", (body["head_seq"],)).fetchone()
-    at = at_row[0] if at_row else recorded_at
+    at_row = event_at(conn, body["head_seq"])
+    at = at_row[4] if at_row else recorded_at
     by_user: dict[str, dict[str, dict]] = {}
     facts, missing = [], []
     for served in body.get("facts", ()):
