@@ -30,8 +30,9 @@ class LedgerNotFound(LedgerError, FileNotFoundError):
 
 class CandidateRefused(LedgerError, ValueError):
     """A candidate offered directly (`observe`) fails a check ingestion makes before it records
-    anything: its quote does not support its value or its negation.  Nothing was written;
-    `reason` is the rejection reason ingestion would record (`value_not_in_quote` ...)."""
+    anything: its quote is no evidence (too short) or its negation does not negate (a value the
+    quote does not support is held for review, not refused).  Nothing was written;
+    `reason` is the rejection reason ingestion would record (`quote_too_short`, `negation_not_in_quote`)."""
 
     def __init__(self, message: str, reason: str):
         super().__init__(message)
