@@ -31,7 +31,7 @@ lint: install-test
 	$(BIN)/ruff check .
 	rm -rf $(IMPORT_GRAPH) && mkdir -p $(IMPORT_GRAPH)/factledger
 	cp factledger/__init__.py $(IMPORT_GRAPH)/factledger/
-	for d in ledger projections cli web; do ln -s $(CURDIR)/$$d $(IMPORT_GRAPH)/factledger/$$d; done
+	for d in ledger projections cli web adk mcp_server; do ln -s $(CURDIR)/$$d $(IMPORT_GRAPH)/factledger/$$d; done
 	cd $(IMPORT_GRAPH) && PYTHONPATH=. $(CURDIR)/$(BIN)/lint-imports --no-cache $(CURDIR)/pyproject.toml
 
 # The long crash and concurrency suites (marked slow; `make test` leaves them out).

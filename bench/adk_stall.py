@@ -21,8 +21,8 @@ from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
+from factledger.adk import LedgerMemoryService
 from factledger.ledger import Ledger
-from factledger.ledger.adk import LedgerMemoryService
 from factledger.ledger.ingest.patterns import PatternsExtractor
 
 TICK = 0.01

@@ -2,7 +2,7 @@
 
 `recall` and `remember` through `factledger mcp --http` (a server subprocess, the official Python
 `mcp` client, a bearer token), with 1 client and with 16 at once, beside the same calls made
-in-process on the tools the server runs (`ledger/mcp_server/tools.py`, with 1 and 16 threads),
+in-process on the tools the server runs (`mcp_server/tools.py`, with 1 and 16 threads),
 on the same kind of ledger.  p50 and p99 per call, and the ratios HTTP / in-process: what a call
 pays for the protocol, the HTTP round trip and the token check.  Needs the `mcp` extra.
 """
@@ -58,8 +58,8 @@ def recall_args(user: int) -> dict:
 # --- in-process -------------------------------------------------------------------------------
 
 def in_process(db: Path, calls: int, clients: int) -> dict[str, list[float]]:
-    from factledger.ledger.mcp_server.scope import Scope
-    from factledger.ledger.mcp_server.tools import MemoryTools
+    from factledger.mcp_server.scope import Scope
+    from factledger.mcp_server.tools import MemoryTools
 
     tools = MemoryTools(lambda read_only: Ledger(db, read_only=read_only))
     scope = Scope.build(APP, ["*"], "personal", "agent", "bench")

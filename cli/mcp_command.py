@@ -1,6 +1,6 @@
 """`factledger mcp`: serve the ledger to MCP clients over stdio or streamable HTTP (docs/mcp.md).
 
-Parsing only: the server is `ledger/mcp_server/`, imported (with the `mcp` SDK) when the
+Parsing only: the server is `mcp_server/`, imported (with the `mcp` SDK) when the
 command runs.  On stdio nothing but the protocol reaches stdout: notices and logs go to stderr.
 """
 
@@ -41,10 +41,10 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
     if new_token:
         return add_token(state, tokens_path, app, user, users, clearance, role, name)
     try:
-        from factledger.ledger.mcp_server import server
-        from factledger.ledger.mcp_server.scope import Scope
-        from factledger.ledger.mcp_server.tokens import TokenFile
-        from factledger.ledger.mcp_server.tools import MemoryTools
+        from factledger.mcp_server import server
+        from factledger.mcp_server.scope import Scope
+        from factledger.mcp_server.tokens import TokenFile
+        from factledger.mcp_server.tools import MemoryTools
     except ImportError as exc:
         raise LedgerError(f"factledger mcp needs the mcp extra: pip install 'factledger[mcp]' ({exc})") from None
     if http:
@@ -83,8 +83,8 @@ def open_ledger(state, read_only: bool):
 
 
 def add_token(state, path, app, user, users, clearance, role, name) -> None:
-    from factledger.ledger.mcp_server.tokens import new_token, users_of
     from factledger.ledger.vocabulary.clock import clock_from_env, iso
+    from factledger.mcp_server.tokens import new_token, users_of
 
     if not path:
         raise LedgerError("--new-token needs --tokens FILE")

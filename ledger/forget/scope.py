@@ -44,7 +44,7 @@ def session_hash(app: str, user: str, session: str) -> str:
 
 
 def event_hash(app: str, user: str, session: str, event_id: str) -> str:
-    """A session event an ingestion read by id, once erased: never read again (ledger/adk/delta.py)."""
+    """A session event an ingestion read by id, once erased: never read again (adk/delta.py)."""
     return scope_hash("event", app, user, session, event_id)
 
 

@@ -90,7 +90,7 @@ def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = 
 
     `new_events(ledger, session, app, user) -> Delta`, when given, decides what is new instead
     of the watermark, and so also what a forgotten session means (the google-adk service: skip
-    what was erased, read what came after; ledger/adk/delta.py); it is asked again under the
+    what was erased, read what came after; adk/delta.py); it is asked again under the
     write lock, and a different answer (another writer, a forget) means extract again."""
     if isinstance(session, dict):
         session = parse_adk(session, source or "<memory>")

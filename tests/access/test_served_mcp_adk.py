@@ -43,7 +43,7 @@ def test_mcp_reads_are_recorded_with_the_token_name(tmp_path):
 
 def test_adk_search_memory_is_recorded_with_app_and_agent(tmp_path):
     pytest.importorskip("google.adk")
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     db = tmp_path / "ledger.db"
     from factledger.ledger import Ledger

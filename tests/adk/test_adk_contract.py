@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from factledger.ledger import Ledger, make_candidate  # noqa: E402
-from factledger.ledger.adk import (  # noqa: E402
+from factledger.adk import (  # noqa: E402
     CorruptLedger,
     InvalidId,
     LedgerMemoryService,
     MemoryNotFound,
     SharedMemory,
 )
+from factledger.ledger import Ledger, make_candidate  # noqa: E402
 from factledger.ledger.errors import LedgerError  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import AFTER, BEFORE, NOW, event, event_count, run, search, session, values  # noqa: E402

@@ -24,8 +24,8 @@ from google.genai import types  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from factledger.adk import InvalidMemory, LedgerMemoryService, memory_entries  # noqa: E402
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import InvalidMemory, LedgerMemoryService, memory_entries  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import NOW, run, search  # noqa: E402
 

@@ -25,9 +25,9 @@ from google.adk.sessions import InMemorySessionService, Session  # noqa: E402
 from google.adk.tools.preload_memory_tool import PreloadMemoryTool  # noqa: E402
 from google.genai import types  # noqa: E402
 
+from factledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.adk.entries import WITHHELD_ID  # noqa: E402
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
-from factledger.ledger.adk.entries import WITHHELD_ID  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "meal-kit"

@@ -18,8 +18,8 @@ pytest.importorskip("google.adk")
 
 from google.adk.memory import InMemoryMemoryService  # noqa: E402
 
+from factledger.adk import LedgerMemoryService, MemoryNotFound, SharedMemory  # noqa: E402
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService, MemoryNotFound, SharedMemory  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import BEFORE, event, session  # noqa: E402
 from tests.adk.test_adk_contract import shared_fact  # noqa: E402

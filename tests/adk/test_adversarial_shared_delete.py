@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from factledger.adk import LedgerMemoryService  # noqa: E402
+from factledger.adk.errors import SharedMemory  # noqa: E402
 from factledger.ledger import Ledger, make_candidate  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
-from factledger.ledger.adk.errors import SharedMemory  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import NOW, run, search  # noqa: E402
 

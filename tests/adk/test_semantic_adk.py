@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from factledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
 from tests.adk.helpers import search  # noqa: E402
 from tests.conftest import MovableClock, cand  # noqa: E402
 

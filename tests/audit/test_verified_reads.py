@@ -238,7 +238,7 @@ def test_the_metoprolol_edit(db):
 
 def test_the_adk_service_refuses_a_forged_row(db):
     pytest.importorskip("google.adk")
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     edit(db, f"UPDATE facts_current SET value = '{FORGED}' WHERE {_DIET}")
     with Ledger(db, clock=MovableClock("2026-09-02T00:00:00Z")) as ledger:

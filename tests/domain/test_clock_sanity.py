@@ -129,7 +129,7 @@ def test_adk_add_memory_from_the_future_is_refused(ledger):
     from google.adk.memory.memory_entry import MemoryEntry
     from google.genai import types
 
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     entry = MemoryEntry(id="m1", author="user", timestamp="2099-01-01T00:00:00Z",
                         content=types.Content(role="user", parts=[types.Part(text="I'm vegan")]),
@@ -143,7 +143,7 @@ def test_adk_add_session_with_a_future_event_is_refused(ledger):
     pytest.importorskip("google.adk")
     from google.adk.sessions import Session
 
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     session = Session.model_validate(future_session("adk-future"))
     with pytest.raises(LedgerError, match="adk-future.*in the future"):

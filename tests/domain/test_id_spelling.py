@@ -110,7 +110,7 @@ def test_ingest_with_flags_in_another_spelling(ledger):
 
 def test_adk_delete_memory_in_another_spelling(ledger):
     pytest.importorskip("google.adk")
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     memory = LedgerMemoryService(ledger)
     asyncio.run(memory.delete_memory(app_name=APP_NFD, user_id=USER_NFD))

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("google.adk")
 
+from factledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.ledger import Ledger  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.ledger.vocabulary.clock import fixed_clock  # noqa: E402
 from tests.adk.helpers import NOW, event, run, session, values  # noqa: E402
 

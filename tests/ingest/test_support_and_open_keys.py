@@ -127,8 +127,8 @@ def test_ingestion_holds_what_the_quote_does_not_support(tmp_path):
 
 
 def test_mcp_remember_takes_a_kind_and_holds_unsupported_values(tmp_path):
-    from factledger.ledger.mcp_server.scope import Scope
-    from factledger.ledger.mcp_server.tools import MemoryTools
+    from factledger.mcp_server.scope import Scope
+    from factledger.mcp_server.tools import MemoryTools
 
     db = tmp_path / "l.db"
     tools = MemoryTools(lambda read_only: Ledger(db, create=not read_only, read_only=read_only))

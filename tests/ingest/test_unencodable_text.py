@@ -67,7 +67,7 @@ def test_the_google_adk_service_refuses_a_lone_surrogate_on_every_write_and_sear
     from google.adk.sessions import Session
     from google.genai import types
 
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     with Ledger(tmp_path / "l.db", create=True) as ledger:
         service = LedgerMemoryService(ledger)

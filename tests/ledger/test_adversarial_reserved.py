@@ -143,7 +143,7 @@ def test_the_adk_service_files_reserved_names_under_escaped_ones(tmp_path):
     from google.adk.sessions import Session
     from google.genai import types
 
-    from factledger.ledger.adk import LedgerMemoryService
+    from factledger.adk import LedgerMemoryService
 
     said = 1788080400.0
     with Ledger(tmp_path / "adk.db", clock=MovableClock(), create=True) as ledger:

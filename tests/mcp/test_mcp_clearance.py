@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from factledger.ledger import Ledger, LedgerError
-from factledger.ledger.mcp_server.scope import Scope
-from factledger.ledger.mcp_server.tools import MemoryTools
+from factledger.mcp_server.scope import Scope
+from factledger.mcp_server.tools import MemoryTools
 from tests.conftest import cand
 
 QUOTE = "I'm vegan, and I am allergic to peanuts"

@@ -1,7 +1,7 @@
 """Isolation over random tokens and calls: no tool call ever returns or changes a fact outside
 its token's scope.  The tokens are real entries of a token file (`--new-token`'s path), each
 caller's scope is what the file gives back for its token, and the calls are the tools' own work
-(`ledger/mcp_server/tools.py`, what the server runs for each call) on a real ledger file."""
+(`mcp_server/tools.py`, what the server runs for each call) on a real ledger file."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from factledger.ledger import Ledger, LedgerError, make_candidate
-from factledger.ledger.mcp_server.tokens import TokenFile, new_token
-from factledger.ledger.mcp_server.tools import MemoryTools
+from factledger.mcp_server.tokens import TokenFile, new_token
+from factledger.mcp_server.tools import MemoryTools
 
 APPS = ("a1", "a2")
 USERS = ("u1", "u2", "u3")

@@ -6,8 +6,8 @@ mean 'kim@example.com'?)" naming another user of its app, and "no app ... (did y
 from __future__ import annotations
 
 from factledger.ledger import Ledger, make_candidate
-from factledger.ledger.mcp_server.scope import Scope
-from factledger.ledger.mcp_server.tools import MemoryTools
+from factledger.mcp_server.scope import Scope
+from factledger.mcp_server.tools import MemoryTools
 
 
 def seeded(tmp_path) -> MemoryTools:

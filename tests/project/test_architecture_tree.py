@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
-FOLDERS = ("factledger", "ledger", "projections", "cli", "web")
+FOLDERS = ("factledger", "ledger", "projections", "cli", "web", "adk", "mcp_server")
 
 
 def listed() -> set[str]:

@@ -26,7 +26,7 @@ def test_event_types_are_the_unions_types():
 
 
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-PRODUCT = ("ledger", "projections", "cli", "web")
+PRODUCT = ("ledger", "projections", "cli", "web", "adk", "mcp_server")
 WORDS = Path("ledger/vocabulary/words.py")
 
 # Words that are also words of another list, and so may be written elsewhere in that sense only

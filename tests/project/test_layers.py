@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"ledger": "factledger.ledger", "projections": "factledger.projections", "cli": "factledger.cli",
-            "web": "factledger.web"}
+            "web": "factledger.web", "adk": "factledger.adk", "mcp_server": "factledger.mcp_server"}
 
 
 def _layered() -> set[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from factledger.ledger.service import Ledger, display_location, is_server_location
 
 ROOT = Path(__file__).resolve().parents[2]
-SHELLS = ("cli", "web", "ledger/adk", "ledger/mcp_server")
+SHELLS = ("cli", "web", "adk", "mcp_server")
 BYPASS = re.compile(r"\.conn\b|factledger\.projections|factledger\.ledger\.(?:store|unit|reads)\b")
 
 

@@ -35,7 +35,7 @@ def test_the_wheel_installs_only_factledger_and_imports_in_a_fresh_venv(tmp_path
     assert {t for t in tops if not t.endswith(".dist-info")} == {"factledger"}
     # every module of the card's folders is in the wheel (a subpackage missing from pyproject's
     # package list would install without its modules)
-    for folder in ("ledger", "projections", "cli", "web"):
+    for folder in ("ledger", "projections", "cli", "web", "adk", "mcp_server"):
         for path in (ROOT / folder).rglob("*.py"):
             assert f"factledger/{path.relative_to(ROOT).as_posix()}" in names, path
 

@@ -41,13 +41,13 @@ def test_the_projection_tables_are_known():
 
 def test_no_sql_over_a_projection_table_outside_projections():
     pattern = re.compile(SQL.format("|".join(sorted(PROJECTION_TABLES))))
-    found = [(name, m.group(0)) for name, text in _sources("ledger", "cli", "web")
+    found = [(name, m.group(0)) for name, text in _sources("ledger", "cli", "web", "adk", "mcp_server")
              if name not in PROJECTION_CHECKERS for m in pattern.finditer(text)]
     assert found == []
 
 
 def test_the_events_table_is_read_by_the_store_and_the_log_tools_only():
     pattern = re.compile(SQL.format("events"))
-    found = sorted({name for name, text in _sources("ledger", "projections", "cli", "web")
+    found = sorted({name for name, text in _sources("ledger", "projections", "cli", "web", "adk", "mcp_server")
                     if pattern.search(text) and name not in LOG_TOOLS})
     assert found == []

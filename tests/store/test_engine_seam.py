@@ -244,7 +244,7 @@ def test_two_postgresql_writers_queue_rather_than_fail(postgres):
 
 # --- the seam, as the product tree has it -------------------------------------------------------
 
-_PRODUCT = ("ledger", "projections", "cli", "web", "factledger")
+_PRODUCT = ("ledger", "projections", "cli", "web", "adk", "mcp_server", "factledger")
 _ENGINE_TESTS = [
     re.compile(r"^\s*(import|from)\s+psycopg\b", re.M),
     re.compile(r"\bis_postgres\b"),

@@ -24,9 +24,9 @@ from click.testing import CliRunner  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from factledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.cli.main import cli  # noqa: E402
 from factledger.ledger import Ledger, make_candidate  # noqa: E402
-from factledger.ledger.adk import LedgerMemoryService  # noqa: E402
 from factledger.ledger.registry.predicates import SENSITIVITIES, load_registry  # noqa: E402
 from factledger.web.actors import Actor, hash_password  # noqa: E402
 from factledger.web.config import WebConfig  # noqa: E402

@@ -18,8 +18,8 @@ import hashlib
 from google.adk.memory.memory_entry import MemoryEntry
 from google.genai import types
 
-from factledger.ledger.adk.errors import InvalidMemory
-from factledger.ledger.adk.partition import caller_id, unescape
+from factledger.adk.errors import InvalidMemory
+from factledger.adk.partition import caller_id, unescape
 from factledger.ledger.domain.candidate import MAX_QUOTE, MAX_VALUE, Candidate, make_candidate
 from factledger.ledger.errors import InvalidId, LedgerError
 from factledger.ledger.recall import render

@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.mcp_server.scope import ANY_USER, Scope
+from factledger.mcp_server.scope import ANY_USER, Scope
 
 PREFIX = "fl_"
 HEADER = ("# factledger MCP tokens (docs/mcp.md): each entry is one bearer token's scope and the\n"

@@ -23,10 +23,10 @@ from typing_extensions import TypedDict  # pydantic reads a TypedDict's schema f
 
 from factledger.ledger import make_candidate
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.mcp_server.scope import OutOfScope, Scope
 from factledger.ledger.service import Ledger
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.words import DOMAIN_USER
+from factledger.mcp_server.scope import OutOfScope, Scope
 
 CODE_SECONDS = 600                  # how long a forget's confirmation code stands
 SERVED_FIELDS = ("subject", "predicate", "value", "said_at", "fact_id", "status")

@@ -5,9 +5,9 @@ out as `MemoryEntry`, entries in as candidates), `errors` (what a caller can cat
 (the `BaseMemoryService` itself).
 """
 
-from factledger.ledger.adk.entries import memory_entries
-from factledger.ledger.adk.errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound, SharedMemory
-from factledger.ledger.adk.service import DEFAULT_CLEARANCE, LedgerMemoryService
+from factledger.adk.entries import memory_entries
+from factledger.adk.errors import CorruptLedger, InvalidId, InvalidMemory, MemoryNotFound, SharedMemory
+from factledger.adk.service import DEFAULT_CLEARANCE, LedgerMemoryService
 
 __all__ = ["DEFAULT_CLEARANCE", "CorruptLedger", "InvalidId", "InvalidMemory", "LedgerMemoryService",
            "MemoryNotFound", "SharedMemory", "memory_entries"]

@@ -37,9 +37,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.mcp_server.scope import OutOfScope, Scope
-from factledger.ledger.mcp_server.tokens import TokenFile, token_hash
-from factledger.ledger.mcp_server.tools import (
+from factledger.ledger.vocabulary.terminal import escape
+from factledger.mcp_server.scope import OutOfScope, Scope
+from factledger.mcp_server.tokens import TokenFile, token_hash
+from factledger.mcp_server.tools import (
     Decision,
     FactsAnswer,
     ForgetAnswer,
@@ -47,8 +48,7 @@ from factledger.ledger.mcp_server.tools import (
     RecallAnswer,
     tool_text,
 )
-from factledger.ledger.mcp_server.wire import REFUSED, CheckedLines
-from factledger.ledger.vocabulary.terminal import escape
+from factledger.mcp_server.wire import REFUSED, CheckedLines
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 OBSERVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)

@@ -27,9 +27,9 @@ from typing import Any
 from google.adk.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry
 
-from factledger.ledger.adk import entries, partition
-from factledger.ledger.adk.delta import new_events
-from factledger.ledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMemory
+from factledger.adk import entries, partition
+from factledger.adk.delta import new_events
+from factledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMemory
 from factledger.ledger.errors import LedgerError, LedgerNotFound
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
