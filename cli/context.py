@@ -7,7 +7,6 @@ No rule lives here: commands parse, call `ledger.Ledger`, and format.  `LedgerEr
 from __future__ import annotations
 
 import os
-import sqlite3
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -53,12 +52,6 @@ class LedgerGroup(click.Group):
             raise click.ClickException(str(exc)) from None
         except UnicodeEncodeError as exc:      # e.g. an environment variable with invalid UTF-8
             raise click.ClickException(f"input is not valid UTF-8 text ({exc.reason})") from None
-        except sqlite3.OperationalError as exc:
-            from factledger.ledger.service import busy_error
-
-            raise click.ClickException(str(busy_error(exc))) from None
-        except sqlite3.DatabaseError as exc:
-            raise click.ClickException(f"the ledger file is not usable: {exc}") from None
 
 
 class State:

@@ -36,8 +36,9 @@ from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.review import queue as review
 from factledger.ledger.review.dispute import resolve
 from factledger.ledger.review.suggest import contradictions, with_suggestions
-from factledger.ledger.store import engines, eventlog
+from factledger.ledger.store import engines
 from factledger.ledger.store import reads as logread
+from factledger.ledger.store.errors import storage_errors_at_the_door
 from factledger.ledger.store.eventlog import EventStore, snapshot
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
@@ -56,11 +57,12 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 # a `Ledger`, and a read such as `facts` need not pay for importing the write paths it never takes
 # (docs/performance.md, "Imports that cost nothing").
 
-__all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "busy_error", "display_location",
+__all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
            "refuse_output", "remove_location"]
 
 
+@storage_errors_at_the_door
 class Ledger(Reads):
     def __init__(self, path: str | os.PathLike = "factledger.db",
                  registry: Registry | str | os.PathLike | None = None, clock: Clock | None = None,
@@ -639,12 +641,6 @@ def refuse_output(path: str | os.PathLike, location: str | os.PathLike, conn=Non
 # The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they
 # admit: a shell that filters facts by clearance (the MCP server) reads them as recall does.
 parse_clearance = recall_options.parse_clearance
-
-
-def busy_error(exc) -> LedgerError:
-    """A SQLite `OperationalError` in the words a user acts on (busy past the timeout, read-only,
-    disk full), so that a shell reports it as a `LedgerError`."""
-    return eventlog.busy_error(exc)
 
 
 def refuse_unsupported(candidate: Candidate, registry: Registry) -> None:

@@ -8,12 +8,11 @@ POST that carries a cookie); a `LedgerError` is shown as the CLI would print it,
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from datasette.utils.asgi import NotFound, Response
 
-from factledger.ledger import LedgerError
+from factledger.ledger import LedgerBusy, LedgerError
 from factledger.web.actors import Actor
 from factledger.web.config import WebConfig, config_of
 from factledger.web.reading import Withheld
@@ -94,10 +93,10 @@ def page(*, act: bool = False, methods: tuple[str, ...] = ("GET",)):
                 return await view(ctx)
             except Withheld as exc:
                 return await ctx.render("factledger_denied.html", 403, message=f"Withheld: {exc}.")
+            except LedgerBusy as exc:                       # busy or locked: nothing was changed
+                return await ctx.render("factledger_error.html", 503, message=str(exc))
             except LedgerError as exc:
                 return await ctx.render("factledger_error.html", 400, message=str(exc))
-            except sqlite3.OperationalError as exc:        # busy or locked: nothing was changed
-                return await ctx.render("factledger_error.html", 503, message=f"the ledger is busy ({exc})")
         # Not functools.wraps: Datasette reads the view's signature to pass it arguments.
         wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
         return wrapped
