@@ -15,7 +15,7 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.ingest.evaluate import render_report, run_probes
+from factledger.ledger.service import evaluate_probes, probe_report
 from factledger.ledger.vocabulary.terminal import escape
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
@@ -275,12 +275,12 @@ def evaluate(state, probes, extractor, model, candidates, fmt) -> None:
     """Score an extractor on a probe set: recall, false-memory rate, entries per session."""
     if candidates and extractor == "patterns":
         extractor = "candidates"
-    report = run_probes(probes, extractor=extractor, model=model, candidates=list(candidates) or None,
+    report = evaluate_probes(probes, extractor=extractor, model=model, candidates=list(candidates) or None,
                         registry=state.registry)
     if resolve_format(fmt) in ("json", "nl"):
         emit_one(report, fmt)
     else:
-        click.echo(render_report(report))
+        click.echo(probe_report(report))
 
 
 COMMANDS = (ingest, sessions, review, evaluate)

@@ -6,7 +6,7 @@ import click
 
 from factledger.cli.context import pass_state, require_file
 from factledger.cli.output import emit, output_options
-from factledger.ledger.audit.query import query as run_query
+from factledger.ledger.service import query as run_query
 
 
 @click.command()

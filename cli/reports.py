@@ -12,11 +12,8 @@ from factledger.cli.partition import partition_options
 from factledger.cli.served import report_access
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import RENDERERS
-from factledger.ledger.audit.inventory import kinds as list_kinds
-from factledger.ledger.audit.inventory import pattern_coverage
-from factledger.ledger.audit.inventory import predicates as list_predicates
 from factledger.ledger.registry.predicates import load_registry
-from factledger.ledger.service import display_location
+from factledger.ledger.service import display_location, registry_rows
 
 PARTITION_COLUMNS = ("app", "user", "kind", "events", "open_facts", "held", "first_recorded",
                      "last_recorded")
@@ -52,12 +49,12 @@ def partitions(state, app, user, fmt) -> None:
 def predicates(state, check, show_kinds, fmt) -> None:
     """The predicate registry: name, cardinality, sensitivity, kind, aliases, retention."""
     if show_kinds:
-        emit(list_kinds(load_registry(state.registry)), fmt, KIND_COLUMNS)
+        emit(registry_rows(load_registry(state.registry), "kinds"), fmt, KIND_COLUMNS)
         return
     if not check:
-        emit(list_predicates(state.ledger(read_only=True).registry), fmt, PREDICATE_COLUMNS)
+        emit(registry_rows(state.ledger(read_only=True).registry, "predicates"), fmt, PREDICATE_COLUMNS)
         return
-    rows = pattern_coverage(load_registry(state.registry))
+    rows = registry_rows(load_registry(state.registry), "coverage")
     emit(rows, fmt, CHECK_COLUMNS)
     missing = [r["name"] for r in rows if r["status"] != "ok"]
     if missing:

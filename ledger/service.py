@@ -59,7 +59,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
-           "refuse_output", "remove_location"]
+           "refuse_output", "remove_location", "query", "registry_rows", "evaluate_probes", "probe_report"]
 
 
 @storage_errors_at_the_door
@@ -654,3 +654,40 @@ def refuse_unsupported(candidate: Candidate, registry: Registry) -> None:
            "negation_not_in_quote": "the quote does not negate the value"}.get(reason, reason)
     raise CandidateRefused(f"refused {what}: {why} ({reason}; quote {candidate.quote!r}); "
                            "nothing was written", reason)
+
+
+# What a shell asks that needs no open `Ledger`: ad-hoc SQL over a file, the registry as rows, and
+# an extractor scored on a probe set (each on ledgers of its own).  They live behind the facade so
+# that no shell imports a use case's module (docs/architecture.md, "One door").
+
+def query(location: str | os.PathLike, sql: str, params: dict | None = None) -> list[dict]:
+    """`factledger query`: one read-only statement over a ledger file, behind SQLite's own locks
+    (`ledger/audit/query.py`)."""
+    from factledger.ledger.audit.query import query as run
+
+    return run(location, sql, params or {})
+
+
+def registry_rows(registry: Registry, what: str) -> list[dict]:
+    """The registry as rows: its `predicates`, its `kinds`, or each predicate's offline rules
+    (`coverage`, what `predicates --check` lints)."""
+    from factledger.ledger.audit import inventory
+
+    readers = {"predicates": inventory.predicates, "kinds": inventory.kinds, "coverage": inventory.pattern_coverage}
+    return readers[what](registry)
+
+
+def evaluate_probes(path: str, extractor: str = "patterns", model: str | None = None,
+                    candidates: list[str] | None = None, registry=None) -> dict:
+    """`factledger eval`: an extractor scored on a probe set, each probe's sessions ingested into a
+    throwaway ledger (`ledger/ingest/evaluate.py`)."""
+    from factledger.ledger.ingest.evaluate import run_probes
+
+    return run_probes(path, extractor=extractor, model=model, candidates=candidates, registry=registry)
+
+
+def probe_report(report: dict) -> str:
+    """`evaluate_probes`' report as the table `factledger eval` prints."""
+    from factledger.ledger.ingest.evaluate import render_report
+
+    return render_report(report)
