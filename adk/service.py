@@ -33,13 +33,11 @@ from factledger.adk.errors import CorruptLedger, MemoryNotFound, SharedMemory
 from factledger.ledger.errors import LedgerError, LedgerNotFound
 from factledger.ledger.ingest.extractor import Context
 from factledger.ledger.ingest.extractors import make_extractor
-from factledger.ledger.recall.serve import DEFAULT_CLEARANCE as RECALL_DEFAULT_CLEARANCE
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions
-from factledger.ledger.service import Ledger
+from factledger.ledger.service import DEFAULT_CLEARANCE, Ledger  # the agent-facing default (docs/recall.md)
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.ids import normalise_id
 
-DEFAULT_CLEARANCE = RECALL_DEFAULT_CLEARANCE        # the same as library recall (docs/recall.md)
 EVENT_FIELDS = {"id", "author", "timestamp", "content", "partial", "custom_metadata"}   # what ingestion reads
 
 

@@ -21,8 +21,10 @@ from factledger.cli.notices import (
 from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError, make_candidate
+from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE, DEFAULT_CLEARANCE
 from factledger.ledger.vocabulary.bounds import check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import normalise_time
+from factledger.ledger.vocabulary.words import SENSITIVITIES
 
 FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
                 "effective_confidence", "said_at", "session", "fact_id")
@@ -58,7 +60,7 @@ def init(state) -> None:
 @click.option("--kind", default=None, metavar="KIND",
               help="A key of its own (a dotted --predicate) under this kind's rules: preference, constraint, "
                    "decision, fact, event, open_item (`factledger predicates --kinds`)")
-@click.option("--sensitivity", default=None, type=click.Choice(["normal", "personal", "health"]),
+@click.option("--sensitivity", default=None, type=click.Choice(SENSITIVITIES),
               help="Raise an open key's class above its kind's default "
                    "(never lowers; a registry predicate keeps its own)")
 @create_option
@@ -118,7 +120,7 @@ def check_as_of(ledger, as_of: str | None) -> None:
 @click.option("--status", type=click.Choice(STATUSES), multiple=True,
               help="Only facts in this state today (repeatable); --valid-at can show superseded and retracted")
 @click.option("--kind", "kinds", multiple=True, metavar="KIND", help="Only facts of this kind (repeatable)")
-@clearance_option("personal")
+@clearance_option(DEFAULT_CLEARANCE)
 @click.option("--served", "with_served", is_flag=True,
               help="Add `served`: how many recorded serves handed out each fact (factledger served)")
 @output_options
@@ -130,7 +132,7 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
     Health facts are withheld unless cleared (--clearance health, which shows normal and personal
     facts too); the count withheld goes to stderr.
     """
-    allowed = cleared(clearance, include_sensitive, "personal")
+    allowed = cleared(clearance, include_sensitive, DEFAULT_CLEARANCE)
     ledger = state.ledger(read_only=True)
     rows = ledger.facts(app, user, subject=subject, predicate=predicate, as_of=as_of,
                         valid_at=valid_at, include_sensitive=True, kinds=kinds or None)
@@ -167,7 +169,7 @@ def label_then(row: dict) -> dict:
 @partition_options
 @click.option("--subject")
 @click.option("--predicate")
-@clearance_option("health")
+@clearance_option(AUDIT_CLEARANCE)
 @output_options
 @pass_state
 def history(state, app, user, subject, predicate, clearance, include_sensitive, fmt) -> None:
@@ -175,7 +177,7 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
 
     An auditor's view: every level unless --clearance says less; text carrying a value above the
     clearance is masked."""
-    allowed = cleared(clearance, include_sensitive, "health")
+    allowed = cleared(clearance, include_sensitive, AUDIT_CLEARANCE)
     ledger = state.ledger(read_only=True)
     rows = ledger.history(app, user, subject=subject, predicate=predicate)
     if not rows:

@@ -18,7 +18,7 @@ from collections import Counter
 import click
 
 from factledger.ledger.audit.presence import type_notice
-from factledger.ledger.domain.recall_options import parse_clearance
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE, parse_clearance
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.terminal import escape
@@ -38,7 +38,7 @@ def warn_exposure(host: str, what: str, *, public_clearance: str | None = None) 
     if host not in LOOPBACK and not host.startswith("127."):
         click.echo(f"factledger: warning: {what} listens on {host}, beyond this machine, without TLS: bearer tokens, "
                    "passwords and fact values cross the network in clear unless a TLS proxy is in front", err=True)
-    if public_clearance is not None and public_clearance != "normal":
+    if public_clearance is not None and public_clearance != PUBLIC_CLEARANCE:
         click.echo(f"factledger: warning: anyone who can reach {what} reads {public_clearance} values without "
                    "signing in (--public --public-clearance " + public_clearance + ")", err=True)
 

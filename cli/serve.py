@@ -12,6 +12,7 @@ from factledger.cli.context import pass_state
 from factledger.cli.files import refuse_evidence
 from factledger.cli.notices import warn_exposure
 from factledger.ledger import LedgerError
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.ledger.registry.predicates import load_registry
 from factledger.ledger.vocabulary.clock import clock_from_env
 from factledger.ledger.vocabulary.words import SENSITIVITIES
@@ -42,7 +43,7 @@ def read_password() -> str:
 @click.option("--public", is_flag=True,
               help="Let anyone look without signing in (normal clearance, no actions): for demos")
 @click.option("--public-clearance", "public_clearance", type=click.Choice(SENSITIVITIES),
-              default="normal", show_default=True,
+              default=PUBLIC_CLEARANCE, show_default=True,
               help="What anonymous visitors of --public may read (the demo's story: personal)")
 @click.option("--hash-password", "hash_only", is_flag=True,
               help="Read a password (prompted, or from stdin) and print its hash for the actors file")
@@ -59,7 +60,7 @@ def serve(state, host: str, port: int, actors_file: str | None, public: bool, pu
         from factledger.web.sessions import Sessions
     except ImportError:
         raise LedgerError(INSTALL_HINT) from None
-    if public_clearance != "normal" and not public:
+    if public_clearance != PUBLIC_CLEARANCE and not public:
         raise LedgerError("--public-clearance is what anonymous visitors of --public may read: give --public too")
     if hash_only:
         click.echo(hash_password(read_password()))

@@ -8,12 +8,13 @@ from factledger.cli.context import pass_state
 from factledger.cli.notices import clearance_option, cleared
 from factledger.cli.output import emit_one, output_options
 from factledger.ledger import LedgerError
+from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE
 from factledger.ledger.vocabulary.terminal import escape
 
 
 @click.command()
 @click.argument("fact_id")
-@clearance_option("health")
+@clearance_option(AUDIT_CLEARANCE)
 @output_options
 @pass_state
 def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
@@ -29,7 +30,7 @@ def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
                               f"(`factledger report erasure {erased}`)") from None
         raise
     report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
-    emit_one(ledger.cleared_why(report, cleared(clearance, include_sensitive, "health")), fmt,
+    emit_one(ledger.cleared_why(report, cleared(clearance, include_sensitive, AUDIT_CLEARANCE)), fmt,
              render=render_why)
 
 

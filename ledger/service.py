@@ -59,6 +59,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
+           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE",
            "refuse_output", "remove_location", "query", "registry_rows", "evaluate_probes", "probe_report"]
 
 
@@ -641,6 +642,10 @@ def refuse_output(path: str | os.PathLike, location: str | os.PathLike, conn=Non
 # The clearance words a caller may be given (`personal,health`, `all`) as the sensitivities they
 # admit: a shell that filters facts by clearance (the MCP server) reads them as recall does.
 parse_clearance = recall_options.parse_clearance
+# The clearance a caller gets when it names none: an agent's (recall, facts, the ADK service, MCP)
+# and an auditor's (`history`, `why`); both written once, in `ledger/domain/recall_options.py`.
+DEFAULT_CLEARANCE = recall_options.DEFAULT_CLEARANCE
+AUDIT_CLEARANCE = recall_options.AUDIT_CLEARANCE
 
 
 def refuse_unsupported(candidate: Candidate, registry: Registry) -> None:

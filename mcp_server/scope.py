@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.service import parse_clearance
+from factledger.ledger.service import DEFAULT_CLEARANCE, parse_clearance
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.ledger.vocabulary.words import ALL_APPS, DOMAIN_USER, ERASED_PREFIX, RESERVED_USERS
 
 ROLES = ("agent", "reviewer")
-DEFAULT_CLEARANCE = "personal"       # as `factledger facts` and the ADK service: health only when cleared
 ANY_USER = "*"
 
 
@@ -35,7 +34,7 @@ def reserved(user: str) -> bool:
 class Scope:
     app: str
     users: tuple[str, ...]          # (ANY_USER,) for every user of the app
-    clearance: tuple[str, ...] = ("normal", "personal")     # the sensitivities this caller is served
+    clearance: tuple[str, ...] = parse_clearance(DEFAULT_CLEARANCE)     # the sensitivities this caller is served
     role: str = "agent"
     name: str = "stdio"             # what receipts record as the requester (the token's label)
 

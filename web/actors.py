@@ -21,6 +21,7 @@ import tomllib
 from dataclasses import dataclass
 
 from factledger.ledger import LedgerError
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.vocabulary.ids import normalise_id
 
@@ -56,7 +57,7 @@ class Actor:
                 "signed_in": self.signed_in}
 
 
-ANONYMOUS = Actor("anonymous", "normal", "viewer", signed_in=False)
+ANONYMOUS = Actor("anonymous", PUBLIC_CLEARANCE, "viewer", signed_in=False)
 
 
 def hash_password(password: str, salt: str | None = None, iterations: int = ITERATIONS) -> str:
@@ -96,7 +97,7 @@ def parse_actors(text: str, source: str) -> dict[str, Actor]:
         unknown = set(fields) - {"password", "clearance", "role"}
         if unknown:
             raise LedgerError(f"{source}: actor {name!r} has unknown keys {sorted(unknown)}")
-        password, clearance, role = (fields.get("password"), fields.get("clearance", "normal"),
+        password, clearance, role = (fields.get("password"), fields.get("clearance", PUBLIC_CLEARANCE),
                                      fields.get("role", "viewer"))
         if not isinstance(password, str) or not password.startswith("pbkdf2_sha256$"):
             raise LedgerError(f"{source}: actor {name!r} needs a password hash "

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.clock import Clock, system_clock
@@ -37,7 +38,7 @@ class WebConfig:
     sessions: Sessions = field(default_factory=Sessions)    # the live sign-ins (web/sessions.py)
     # what an anonymous visitor of --public may read: normal, unless the operator names another
     # class (`serve --public --public-clearance personal` shows the demo's moving city)
-    public_clearance: str = "normal"
+    public_clearance: str = PUBLIC_CLEARANCE
     _actors_stamp: tuple | None = None        # the file as last read (none yet: read it first)
     # where the pages read, when not the ledger itself: a replica (`--read-db`, a hot standby);
     # a reviewer's action always writes to `ledger_path`

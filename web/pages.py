@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datasette.utils.asgi import Response
 
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web import reading
 from factledger.web.access import PREFIX, Context, page
 from factledger.web.timeline import STYLE, transaction_time_svg, valid_time_svg
 
-NORMAL = "normal"                   # the class a page may show without a serve record
+NORMAL = PUBLIC_CLEARANCE           # the class a page may show without a serve record
 
 
 async def root(datasette, request):

@@ -22,6 +22,12 @@ DEFAULT_HALF_LIFE_DAYS = 90.0
 # caller names none: an assistant serving a user needs to know where that user lives, not their
 # health record.  Every surface's default is in one table in docs/recall.md.
 DEFAULT_CLEARANCE = "personal"
+# The clearance of the auditor's reads of one fact or key (`history`, `why`): a person inspecting
+# provenance sees every class unless they narrow it.
+AUDIT_CLEARANCE = "health"
+# The clearance of whoever is not named at all: an anonymous web visitor, an actor the operator gave
+# no clearance; the lowest class.
+PUBLIC_CLEARANCE = SENSITIVITIES[0]
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hdwmy]?)\s*", re.IGNORECASE)   # fullmatch
 _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
 
@@ -30,7 +36,7 @@ _UNIT_DAYS = {"h": 1 / 24, "d": 1.0, "": 1.0, "w": 7.0, "m": 30.0, "y": 365.0}
 class RecallOptions:
     """Every knob of recall, checked once (bad input is a `LedgerError` for the person)."""
 
-    clearance: tuple[str, ...] = ("normal", "personal")
+    clearance: tuple[str, ...] = SENSITIVITIES[:SENSITIVITIES.index(DEFAULT_CLEARANCE) + 1]
     min_confidence: float = SERVING_THRESHOLD
     max_age_days: float | None = None
     recency_weight: float = DEFAULT_RECENCY_WEIGHT
@@ -164,5 +170,5 @@ def _count(option: str, value) -> int:
 
 
 __all__ = ["RecallOptions", "MODES", "parse_mode", "parse_kinds", "parse_clearance", "clearance_level", "parse_days",
-           "DEFAULT_CLEARANCE", "DEFAULT_LIMIT",
+           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE", "PUBLIC_CLEARANCE", "DEFAULT_LIMIT",
            "DEFAULT_RECENCY_WEIGHT", "DEFAULT_HALF_LIFE_DAYS"]

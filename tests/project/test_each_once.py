@@ -112,3 +112,29 @@ def test_guard_triggers_name_the_pseudonym_prefix():
 
     assert f"LIKE '{words.ERASED_PREFIX}%'" in SCHEMA
     assert f"LIKE '{words.ERASED_PREFIX}%'" in backend._GUARD_SQL["events_refuse_update"]
+
+
+CLEARANCES = Path("ledger/domain/recall_options.py")
+
+
+def test_default_clearances_are_written_in_one_module():
+    """The clearance a caller gets when it names none (an agent's, an auditor's, an anonymous
+    visitor's) is spelt in `ledger/domain/recall_options.py` only: no other module assigns a
+    clearance default, or passes one to a CLI option, as a literal class name."""
+    from factledger.ledger.vocabulary.words import SENSITIVITIES
+
+    bad = []
+    for path in _modules():
+        if path == CLEARANCES:
+            continue
+        for node in ast.walk(ast.parse((ROOT / path).read_text())):
+            literals = []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any("clearance" in ast.unparse(t).lower() for t in targets):
+                    literals = [node.value]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("clearance_option", "cleared"):
+                literals = node.args[-1:]
+            bad += [(str(path), n.lineno, n.value) for n in literals
+                    if isinstance(n, ast.Constant) and n.value in SENSITIVITIES]
+    assert bad == []
