@@ -9,6 +9,7 @@ of the registry it was taken under.
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
@@ -410,6 +411,9 @@ EVENT_TYPES: tuple[str, ...] = tuple(
     name for member in get_args(get_args(EventBody)[0])
     for name in get_args(member.model_fields["type"].annotation)
 )
+# The names as attributes, so that every other module writes `EVENT.FactObserved`, never the string:
+# a misspelt type is an AttributeError where it is written, not a query that silently finds nothing.
+EVENT = SimpleNamespace(**{name: name for name in EVENT_TYPES})
 event_adapter: TypeAdapter = TypeAdapter(EventBody, config=ConfigDict(defer_build=True))   # as Body
 
 
