@@ -1,23 +1,11 @@
 """Which events of a google-adk session are new: decided by event id, never by timestamp.
 
-google-adk's base class lets an application add a session many times during its life and send
-event deltas in any grouping (`add_events_to_memory`), so the ledger's default watermark (the last
-event read, with a timestamp fallback when that event is not in the batch) is not enough here: a
-re-sent event with a later timestamp and new text would be read again, and a deleted fact could
-come back that way.  This module decides instead:
-
-- an event is *seen* when an earlier ingestion of this session read it: every `SessionIngested`
-  this path writes lists the ids it read (`event_ids`); one written without them (the CLI's
-  ingestion) covers the events up to its watermark;
-- an event is *erased* when its session, or the whole user, was forgotten after it was read
-  (the erasure keeps a hash of each id this path had read: `Redacted.event_hashes`), or after it
-  was said although not yet read (a turn added to the live session after the last add: the
-  erasure's recorded time is the cut, compared with the event's timestamp, so the application
-  and the ledger must share one clock; docs/adk.md).  Erased events are never read again; the
-  turns after the erasure are new (an app adds the live session after every turn, also after a
-  "forget me");
-- everything else is new, in session order.  Erased ids are listed with the new ones in the next
-  `SessionIngested`, so an erased event re-sent later with a later timestamp stays erased.
+google-adk lets an application add a session many times and send deltas in any grouping, so a
+watermark is not enough: a re-sent event with a later timestamp would be read again, and a deleted
+fact could come back.  An event is *seen* when an earlier ingestion listed its id; *erased* when
+its session or user was forgotten after it was read (the erasure keeps a hash of each id) or
+after it was said (the erasure's time is the cut: one clock for app and ledger, docs/adk.md);
+everything else is new, in session order, and erased ids stay erased when re-sent.
 """
 
 from __future__ import annotations

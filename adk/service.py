@@ -1,18 +1,10 @@
 """`LedgerMemoryService`: factledger as a google-adk memory service (the `factledger[adk]` extra).
 
-Written against google-adk 2.13, whose `BaseMemoryService` has two abstract methods,
-`add_session_to_memory(session)` and `search_memory(app_name=, user_id=, query=)`, and three
-optional ones that raise `NotImplementedError` by default: `add_events_to_memory(...)`,
-`add_memory(...)` and `delete_memory(app_name=, user_id=, memory_id=None)`.  All five are here;
-docs/adk.md says what each does in ledger terms and where a fact memory differs from google-adk's
-own services on purpose.
-
-Every id passes through `partition.caller_id` (the library's one normalisation, then the escape
-that keeps callers out of the ledger's reserved names).  Which events are new is decided by
-event id (`delta.new_events`).  The work runs off the event loop, in a worker thread: the
-ledger's one SQLite connection is used by one thread at a time under `_lock`, and a model call
-(the extractor) runs with the lock released, so neither the loop nor another task's search waits
-for it.
+Written against google-adk 2.13's `BaseMemoryService`: the two abstract methods and the three
+optional ones are all here (docs/adk.md: what each does in ledger terms, and where a fact memory
+differs on purpose).  Ids pass through `partition.caller_id`; new events are decided by id
+(`delta.new_events`).  The work runs in a worker thread under `_lock`, and a model call runs with
+the lock released, so neither the loop nor another task waits for it.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Which partition a command acts on: the one rule every command follows.
 
-The rule (README, "Which partition a command acts on"):
-
-1. `--app` / `--user` typed on the command line win.
-2. Otherwise `FACTLEDGER_APP` / `FACTLEDGER_USER` stand in for them, for EVERY command that takes
-   a partition (reads, writes, filters of `log`, `review`, `erasures`, `partitions`), exactly as if
-   typed, and the command says on stderr which partition it took from the environment: a value
-   left in a shell's environment must never act in silence.
-3. A command that acts on the whole ledger (`retain`, the whole-log `export`) does so only when
-   told `--all`, and refuses `--all` while a partition is set (typed or from the environment):
-   "everything" and "this tenant" are never guessed from one another.
-
-Why a notice and not a refusal for rule 2: scripts set the variables on purpose (that is what they
-are for); the notice makes the choice visible to the person reading the terminal.
+The rule (docs/cli.md, "Which partition a command acts on"): typed `--app` / `--user` win;
+otherwise `FACTLEDGER_APP` / `FACTLEDGER_USER` stand in for them in every command that takes a
+partition, exactly as if typed, and the command says so on stderr (a value left in a shell must
+never act in silence; a notice, not a refusal, because scripts set them on purpose); a command on
+the whole ledger (`retain`, the whole-log `export`) needs `--all`, refused while a partition is
+set: "everything" and "this tenant" are never guessed from one another.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Export and import of the log, and the data-subject export of one user.
 
-The log export is JSONL: a header line, then one line per event with its whole envelope
-(`seq`, `event_id`, `type`, `app`, `user`, `recorded_at`, `commitment`, `prev_hash`, `hash`,
-`redacted_by`), the body as its canonical JSON *text* (byte for byte: the commitment covers those
-bytes, and re-serialising could change them) and the salt in hex.  A redacted event travels as its
-envelope: body and salt are null, exactly as in the table.
-
-Why salts travel: without them no commitment of a surviving body could be checked, so an import
-could not prove it holds the same log.  It also means an export is as sensitive as the ledger
-itself (it holds every surviving value), and an erasure done after an export does not reach that
-copy: see docs/forgetting.md.
-
-`import` only accepts a complete export into an empty ledger: it inserts the rows verbatim,
-rebuilds every projection from them and runs `verify`; on any problem nothing is kept.
+The log export is JSONL: a header, then each event's whole envelope, its body as the canonical
+JSON text (byte for byte, as the commitment covers it) and its salt in hex; a redacted event
+travels as its envelope.  Salts travel so an import can prove it holds the same log, which makes
+an export as sensitive as the ledger, and beyond a later forget's reach (docs/forgetting.md).
+`import` accepts a complete export into an empty ledger only: rows verbatim, every projection
+rebuilt, `verify` run; on any problem nothing is kept.
 """
 
 from __future__ import annotations

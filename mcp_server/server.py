@@ -1,21 +1,11 @@
 """The MCP server: `MemoryTools` as the official SDK's `MCPServer` tools, over stdio or streamable HTTP.
 
-Each tool's input JSON Schema comes from its type hints (the SDK's `func_metadata`), and its
-output schema from the `tools` answer type it returns.  The annotations say what a tool does:
-the four reads are read-only; `ingest_session` writes and is idempotent (the same session up to
-its watermark appends nothing again); `remember` writes and is not (a statement offered again is
-recorded again, as a reinforcement or a rejection, though the facts stay as they were); `forget`
-is destructive.  None reaches beyond the ledger (open_world false).  A `LedgerError` becomes an MCP
-tool error whose text is the CLI's `Error: ...` line; nothing of the call was written.
-
-Over HTTP the SDK's bearer middleware asks `TokenVerifier` for each request (HTTP 401 without a
-token the file holds), and each tool asks the request's token for the caller's `Scope`.  The 401
-names no OAuth metadata: tokens are made by `factledger mcp --new-token`, there is no
-authorization server to point a client at (a pointer to one answered 404).
-
-Arguments the tool's schema refuses (missing, or of the wrong type) are a tool error in the same
-`Error: ...` form, naming the arguments, not the validator's own text; `serverInfo.version` is the
-installed package's version.
+Schemas come from the tools' type hints and answer types; annotations say what each does (reads
+read-only, `ingest_session` idempotent, `remember` not, `forget` destructive; none open-world).
+Every failure, a `LedgerError` or an argument the schema refuses, is a tool error in the CLI's
+`Error: ...` form, naming arguments, never values.  Over HTTP the SDK's bearer middleware asks
+`TokenVerifier` (401 without a known token, and no OAuth metadata: there is no authorization
+server), and each tool asks the token for the caller's `Scope` (docs/mcp.md).
 """
 
 from __future__ import annotations

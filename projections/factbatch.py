@@ -1,27 +1,11 @@
 """The facts fold over a batch of events, held in memory and written with one `executemany` a table.
 
-Two callers, one fold:
-- a rebuild folds one `(app, user)` partition from nothing (every fact lives in exactly one
-  partition: fact ids are partition-local, which is also what makes a one-partition rebuild
-  after forgetting exact);
-- a write transaction folds the events it appends, starting from what the tables hold: a fact
-  the batch has not seen yet is read once (`lookup`, or the decision table's read of its key,
-  `seed`), and at the end the batch writes only what changed.  Each statement of the old
-  event-at-a-time fold (read the open interval, close it, insert the next, upsert or delete the
-  current row) became a row of one of a handful of `executemany` calls at commit.
-
-Per fact, `fact_history` keeps one row per interval.  An interval that would last no transaction
-time (several events of one transaction touching one fact, or two transactions under one fixed
-clock) is overwritten instead of closed: no `--as-of` query could return it, and the log keeps
-every step for `why`.  Its reason is added to the interval closed at that same time.
-
-The rows written are the same in both uses and the same as the event-at-a-time SQL fold this
-replaced would write (tests/projections/test_fold_reference.py folds the log through that old fold and
-compares every table; tests/projections/test_fold_rebuild.py, `replay --check`).  `facts_current` rows go in
-the order the facts were (re)opened, which is the order `decide` sees a key's open facts in: a
-rebuild inserts them in that order (a fact closed and opened again moves to the end, as the old
-delete and insert did); a transaction's upsert keeps a stored row's rowid (no event that
-`observe_many` or ingestion appends closes a fact and opens it again).
+Two callers, one fold: a rebuild folds one `(app, user)` partition from nothing, and a write
+transaction folds the events it appends from what the tables hold, writing only what changed at
+the end.  An interval that would last no transaction time is overwritten, not closed (no
+`--as-of` could return it; the log keeps every step for `why`).  The rows are those the
+event-at-a-time SQL fold it replaced would write (tests/projections/test_fold_reference.py), and
+`facts_current` keeps the order `decide` sees a key's open facts in.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """`fact_history`: the bitemporal record, one row per interval in which a fact held one state.
 
-Transaction time is `recorded_from` / `recorded_to` (when the ledger believed it); valid time is
-`valid_from` / `valid_to` (when it was true in the world, by the ledger's knowledge in that
-interval).  `--as-of` and `--valid-at` are plain queries over these columns.  The open interval of
-each fact (`recorded_to IS NULL`) is also the fold's memory of that fact; the fold itself, and
-how it writes these rows, is `projections/factbatch.py`.
-
-`fact_history_intervals` serves every read of a partition's history: `--as-of T` (the interval
-test runs on index entries, which lie together for a partition, so only the intervals that held
-at T are read from the table; rows are scattered through the file, one write each over the
-partition's lifetime), `--valid-at` (the open intervals) and `history --subject/--predicate`
-(the key is tested on index entries too).  One index instead of a key index beside an interval
-index: each is a random insert per interval, and at a million events the key index alone was a
-sixth of the pages a batch of observations wrote (docs/performance.md).  The decision table's
-read of a key's past has a partial index of its own (`fact_history_past`, below `KEY_PAST`).
+Transaction time is `recorded_from` / `recorded_to`, valid time `valid_from` / `valid_to`;
+`--as-of` and `--valid-at` are plain queries over them, and a fact's open interval is the fold's
+memory of it (the fold: `projections/factbatch.py`).  One index, `fact_history_intervals`, serves
+every read of a partition's history, rather than a key index beside an interval index, which
+cost a sixth of the pages a batch wrote at a million events (docs/performance.md); the decision
+table's read of a key's past has its own partial index (`fact_history_past`).
 """
 
 from __future__ import annotations

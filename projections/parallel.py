@@ -1,31 +1,13 @@
 """A full rebuild folded by worker processes (`replay --jobs N`); the parent writes and commits once.
 
-Every partitioned projection is a pure fold of one `(app, user)` partition, so partitions can be
-folded anywhere; only writing them is the parent's.  What runs where (docs/decisions.md,
-"Parallel replay"):
-
-- the log is cut into shares: runs of whole partitions in `(app, user)` order, a few per worker
-  so a slow share does not leave the other workers idle, and smaller at the end so the workers
-  finish together and little is left to copy after the last fold (`plan`);
-- each worker opens its own read-only connection to the log (`Engine.scan_reader`: SQLite
-  `mode=ro` with the file memory-mapped, a read-only PostgreSQL session), reads a share with
-  one index range scan up to the head the parent holds, and folds it with the one-process
-  rebuild's own code (`Projector.fold_partition`) into an in-memory SQLite copy of the
-  projections' tables, which it sends back whole as an image (`Connection.serialize()`: one
-  copy of memory, however many rows);
-- one worker task folds the Merkle tree, which is log-wide (every chain hash in seq order), into
-  memory the same way, beside the shares;
-- the parent holds the write transaction throughout: it hands the workers their tasks, clears
-  the tables while they fold, writes the shares' images in share order (each table gets its
-  rows in the order a one-process rebuild writes them; how is the engine's,
-  `Engine.image_loader`: SQLite copies them inside the database) and the tree's between two
-  shares once it is folded, then the deferred indexes and the position, and commits once.  A
-  worker that raises or dies, at any moment (halfway through sending an image too), fails the
-  replay with a `LedgerError`, its fellows are killed and the transaction rolls back: nothing is
-  half-written and the write lock is free again;
-- each worker has a pipe of its own and dies with the parent (Linux's parent-death signal, and
-  the pipe's end of file elsewhere), so a killed replay leaves no worker behind
-  (docs/decisions.md, "Replay workers that die").
+Every partitioned projection is a pure fold of one `(app, user)` partition, so partitions are
+folded in spawned workers, in shares of whole partitions (finer at the tail, `plan`), each read
+through the worker's own read-only connection and sent back as an in-memory SQLite image; one
+task folds the log-wide Merkle tree.  The parent holds the write transaction throughout, writes
+the images in share order (`Engine.image_loader`) and commits once.  A worker that raises or dies
+fails the replay with a `LedgerError`, the others are killed and nothing is written; each worker
+has its own pipe and dies with the parent.  Why each choice: docs/decisions.md, "Parallel replay"
+and "Replay workers that die".
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """`recall_index`: the per-fact term index over open facts that recall scores.
 
-One row per open fact (current or disputed), keyed by the fact's `observed_seq` (so a partition
-rebuild gives every row the same key as the live table had), with the partition, the key, and
-`terms`: the fact's subject, predicate, value and quote cut by `ledger.textindex` (case folded,
-stop words dropped, stemmed), space separated.  Recall reads one partition's rows with one
-indexed query and scores them in memory.
-
-Why a plain table and not FTS5 (the design allows "FTS5 or an equivalent"):
-- recall's statistics must be partition-local: FTS5's bm25() takes its idf from the whole table,
-  so one user's records would shift another user's scores (and a user's scores would hint at
-  what others hold);
-- `--explain` must show every in-scope fact with its relevance, so recall reads the whole scope
-  anyway; an inverted index would only help a search that ignores the rest;
-- forgetting must leave no byte: deleting from a plain table under `PRAGMA secure_delete = ON`
-  (set by `ledger.store.connect`) zeroes the row's bytes, where FTS5 (3.40, without its
-  secure-delete option) keeps a deleted row's terms in old index segments until a merge;
-- a query never reaches SQLite as syntax: terms are compared in Python, so no quote, bracket,
-  `NEAR`, `*` or newline in a query can cause an FTS syntax error.
-
-The fold follows the facts projection (so this projection flushes after it): for every fact
-the facts fold changes, the row exists while the fact is open and is gone once it is not, so a
-superseded or retracted fact can never be found by recall.
+One row per open fact, keyed by its `observed_seq`, with the partition, the key and its `terms`
+(subject, predicate, value and quote cut by the text index); recall reads one partition's rows
+with one indexed query and scores them in memory.  A plain table, not FTS5: recall's statistics
+must be partition-local (bm25's idf is table-wide), `--explain` reads the whole scope anyway, a
+row deleted under `secure_delete` is zeroed where FTS5 keeps old segments, and no query reaches
+SQLite as syntax.  The fold follows the facts projection, so a closed fact is never found.
 """
 
 from __future__ import annotations

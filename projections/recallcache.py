@@ -1,27 +1,12 @@
 """What recall keeps between calls about a scope: its rows, and what is derived from them once.
 
-Why keep anything: at a thousand open facts per user, a call spent most of its time reading the
-same thin rows again, cutting and counting the same documents for TF-IDF, and decoding the same
-vector BLOBs, none of which changes until the ledger does.  So a scope's rows, its lexical index
-(per clearance and registry) and its meaning matrix (per encoder and registry) are kept, keyed by
-the ledger (its first event's hash: the same for every connection to one ledger file, different
-for any other ledger) and the log's head (seq and hash, read inside the call's read transaction).
-
-Why this is safe:
-- every change to what recall reads is an append (an observation, a review decision, a forget's
-  `Redacted` event, another process's write), so it changes the head, and the first call that
-  sees a new head for a ledger drops everything kept for that ledger; the hashes make a key mean
-  one log, so a file recreated at the same ledger is never mistaken for the old one;
-- an entry is kept only when the projections' position equals the head (inside a write whose
-  projections are not flushed yet, the rows are read and used once, not kept);
-- what is kept is held by the ledger (`KeptScopes`, on its unit of work), not the process; a
-  forget through a ledger drops everything it kept at once (`KeptScopes.forget`), so no
-  forgotten fact's text or vector stays in its memory; another ledger's (or process's) forget
-  drops it here at this ledger's next recall (a new head);
-- an empty ledger and a recall `--as-of` are not kept;
-- a serve record this ledger appends (`advance`) changes nothing recall reads: what was kept at
-  the head before it is kept at the head after it (a serve by another process still drops it);
-- at most `MAX_SCOPES` scopes are kept, least recently used dropped first.
+Why: at a thousand facts a call spent most of its time re-reading the same rows, re-counting
+TF-IDF and decoding the same vectors.  So a scope's rows, lexical index and meaning matrix are
+kept, keyed by the ledger (its first event's hash) and the log's head.  Why it is safe: every
+change recall could see is an append, which moves the head, and the first call at a new head
+drops what was kept; only a flushed position is kept; what is kept is the ledger's (`KeptScopes`),
+dropped whole by its forget; a serve record (`advance`) changes nothing recall reads; at most
+`MAX_SCOPES` scopes, least recently used dropped first.
 """
 
 from __future__ import annotations

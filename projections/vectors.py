@@ -1,26 +1,11 @@
 """`fact_vectors`: one meaning vector per open fact, for recall and dedup by meaning.
 
-A row per open fact (current or disputed), keyed like the recall index by the fact's
-`observed_seq`, partitioned by (app, user), with the predicate, the encoder's identity (`model`)
-and the vector as a little-endian float32 BLOB of the fact rendered as a sentence (predicate,
-value, quote: `ledger.semantic.embedder.sentence`).  Search is an exact cosine with numpy over
-one partition's rows (per-user sets are small), so no approximate index keeps stale copies.
-
-It follows what the facts projection flushes, like the recall index: a row exists while its fact
-is open and is deleted once it is not; `replay` rebuilds it; a forget rebuilds the partition,
-and since `ledger.store.eventlog.connect` sets `PRAGMA secure_delete = ON`, the deleted vector's float
-bytes are zeroed (tests/semantic/test_semantic_recall.py scans for them).
-
-Without the `semantic` extra (or with FACTLEDGER_EMBEDDER=off) the table stays empty and nothing
-else changes.  The encoder is loaded the first time something is embedded, not when a ledger
-opens.  A ledger opened with a different encoder than the one its rows name re-embeds every open
-fact (`sync`), so vectors of two encoders are never compared.
-
-Whoever checks the table need not have the encoder (`check`, used by `verify` and `replay
---check`): the rows are checked as stored (one per open fact, under its keys, a well-formed
-encoder identity, a float32 vector of one dimension per encoder), and recomputed only where the
-checker's encoder is the one that made them.  An index with no rows, or missing some open facts,
-is stale, not damaged: it ranks facts and says nothing about them (`factledger replay` refreshes it).
+A row per open fact, keyed like the recall index, with the encoder's identity (`model`) and a
+float32 vector of the fact as a sentence; search is an exact cosine over one partition's rows.
+It follows the facts fold, so a closed fact's row is deleted (zeroed under `secure_delete`).
+Without the `semantic` extra the table stays empty; another encoder re-embeds every open fact
+(`sync`).  `check` (for `verify` and `replay --check`) checks rows as stored and recomputes only
+where the checker has the same encoder: a missing row is staleness, not damage.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Live sign-in sessions, kept by the server: what makes signing out end a session.
 
-Datasette's `ds_actor` cookie is signed and self-contained: any copy of it reads the ledger until
-it expires, whatever the server does.  So the cookie also carries a session id (`sid`, 128 random
-bits) and the server keeps the allow-list of live sessions: a cookie counts only while its
-session is on the list.  Signing out takes it off; an actor removed from the actors file loses
-every session (coming back later does not revive them); a changed password ends the sessions
-made with the old one; a session past its hours drops off by itself.
-
-The list holds, per session, the sha256 of its id (never the id: the list alone lets no one in,
-even with the signing secret), the actor's name, when it ends, and a digest of the actor's
-password hash at sign-in.  It is kept in memory and, when the actors come from a file, in a
-file beside it (`<actors file>.sessions`, mode 0600), re-read when it changes: sign-ins survive
-a restart (with `FACTLEDGER_UI_SECRET` set) and every process serving the same actors file sees
-one list.  Writes are read-modify-write under an exclusive lock (`<actors file>.sessions.lock`)
-and replace the file whole.  A list that cannot be read counts as empty: nobody is signed in.
+Datasette's signed `ds_actor` cookie is valid until it expires, whatever the server does, so it
+also carries a session id and the server keeps the allow-list of live sessions: signing out, an
+actor removed from the file, a changed password or a session past its hours ends it.  The list
+holds each id's sha256 (never the id), the actor, the end and a digest of the password hash; it
+is kept in memory and in `<actors file>.sessions` (0600, replaced whole under a lock), so sign-ins
+survive a restart and every process sees one list.  An unreadable list counts as empty.
 """
 
 from __future__ import annotations

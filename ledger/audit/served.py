@@ -1,25 +1,12 @@
 """Verified reads: a fact leaves the ledger only if the log says it.
 
-Every fact the facade's reads hand out (`facts`, `history`, `why`, `recall`, and so the CLI, the
-web view and the ADK service) passes through `check` before it leaves.  For the facts of one
-answer it
-
-1. finds the events that touched them (`fact_events`, one indexed query per 500 facts), and the
-   facts those events link them to (a dispute's other side, the fact a split was cut from), since
-   their events change these facts' rows too;
-2. reads those events (one query per 500 seqs) and checks each one's body against its
-   commitment (a redacted event has no body, and the fold skips it, as a rebuild does);
-3. folds them with the facts fold itself (`projections.factbatch.FactBatch`, nothing stored), which
-   gives each fact's intervals exactly as a rebuild would write them;
-4. compares every served field (value, subject, predicate, status, sensitivity, provenance:
-   session, quote, said_at, author, evidence; basis, confidence, dates, disputes; an interval's
-   own columns) with the interval the read claims to serve: the open one, the one held at an
-   `as_of` time, or, for `history`, every interval of the fact.
-
-The cost is per served fact (its events), not per event of the log.  A disagreement raises
-`ProjectionMismatch` naming the table, the fact, the field and the event; no row is dropped.
-What a read cannot see this way (a fact missing from every table, a `fact_events` row removed
-together with the rows it explains) `verify` finds: it compares every projection with a rebuild.
+Every fact the facade's reads hand out (`facts`, `history`, `why`, `recall`: so the CLI, the web
+view, MCP and the ADK service) passes `check`: the events that touched the served facts (found by
+`fact_events`, with the facts a dispute or split links in) are read, their bodies checked against
+their commitments, folded with the facts fold itself, and every served field compared with the
+interval the read claims.  The cost is per served fact, not per event of the log.  A
+disagreement raises `ProjectionMismatch` naming table, fact, field and event; no row is dropped.
+What a read cannot see (a fact missing from every table) `verify` finds by a full rebuild.
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
 """Does the quote support what the candidate claims?  Evidence, not spelling (docs/ingestion.md).
 
-A quote found in the evidence event proves only that someone said those words.  An extractor (a
-model above all, which can be talked into anything by the transcript it reads) may attach any
-value to them.  But a correct value is often not spelled by its quote ("I eat fish now" for
-`diet = pescatarian`, "BP 148/92" for `148/92 mmHg`), and "a duplicate is cheap; a lost fact is
-not".  So the rule is one of support, and what it cannot support is held for a person, never lost:
-
-- every candidate needs a quote of substance (at least `MIN_QUOTE_CHARS` letters or digits), and
-  a negation a quote that negates (a declared negated pattern, or one of `NEGATION_CUES`): else
-  refused (`observe`) or rejected (ingestion), as a retraction must never rest on nothing;
-- an `inferred` value need not be spelled: it enters below the serving threshold;
-- a `stated` or `verified` value is supported when
-  1. the quote spells it (compared as `value_key` compares values, or case and spacing folded), or
-     a word the registry lists for it (`values`), or a registry rule yields it from the quote;
-  2. it is the same number in another unit or format: every number of the value is in the quote
-     and its other words are units the quote leaves out (148/92 and 148/92 mmHg);
-  3. the words the quote leaves out are those of the key's open value it updates ("my dose is
-     now 50 mg" for `metoprolol tartrate 50 mg` while `metoprolol tartrate 25 mg` is current);
-  4. a yes/no predicate: the quote speaks of the predicate (a word of its name or aliases)
-     without negating it for yes, negating it for no ("spicy please": `likes_spicy = true`);
-  5. meaning (the semantic extra): the quote and the value's sentence are close enough
-     (`support_meaning`, a callable the unit of work passes when the encoder is on);
-- anything else is held for review, `unsupported_by_quote`: never served, never lost.
-
-A value made of look-alike letters (Cyrillic `е` in "pеscatarian") is not spelled by a quote
-written in Latin letters, so it is held instead of silently replacing the real value.
+A quote proves only that someone said those words, yet a correct value is often not spelled by
+it ("I eat fish now" for `diet = pescatarian`).  So: every candidate needs a quote of substance
+and a negation a quote that negates (else refused or rejected); an `inferred` value need not be
+spelled; a `stated` or `verified` value is supported by its spelling or the registry's words, the
+same number in another format, the open value it updates, a yes/no predicate spoken of, or (the
+semantic extra) the quote's meaning.  Anything else is held `unsupported_by_quote`: never served,
+never lost.  The rules, one by one: docs/ingestion.md, "The support rule".
 """
 
 from __future__ import annotations

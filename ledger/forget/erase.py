@@ -1,21 +1,12 @@
 """Right-to-forget and retention: one request, one transaction, one receipt, no byte left behind.
 
-The steps (docs/forgetting.md), all inside one `BEGIN IMMEDIATE` transaction:
-
-1. plan the target events (`ledger/forget/targets.py`);
-2. scrub their bodies and salts, naming the `Redacted` event that authorises it (its seq is the
-   next one, known under the write lock); for a whole user, pseudonymise the `user` column;
-3. rebuild the affected partitions' projections (every projection of `projections.all_projections()`, recall
-   index included), which is the fold of the surviving events;
-4. append `Redacted` (scope hash, reason, requester, counts, target seqs; no personal content);
-5. re-decide the affected keys and append the compensating events (`ledger/forget/redecide.py`), through
-   the live projections, so the state afterwards is exactly a rebuild from the log.
-
-After the commit the engine makes the scrub physical (`UnitOfWork.purge`; SQLite: the WAL
-checkpointed with TRUNCATE, every page that held a scrubbed byte having been overwritten in place
-and `secure_delete` having zeroed the freed ones, and `vacuum=True` compacts the file too;
-PostgreSQL: VACUUM FULL of the touched tables unless `vacuum=False` defers it).  A dry run does
-all of it and rolls back, so the plan it prints is the real one.
+Inside one `BEGIN IMMEDIATE` transaction: plan the target events (`targets.py`); scrub their
+bodies and salts (for a whole user, pseudonymise `user`); rebuild the affected partitions'
+projections; append the content-free `Redacted` receipt; decide the affected keys again
+(`redecide.py`), so the state is exactly a rebuild from the log.  After the commit the engine makes
+the scrub physical (`UnitOfWork.purge`: SQLite's WAL truncated, `vacuum=True` compacts the file;
+PostgreSQL's VACUUM FULL unless `vacuum=False`).  A dry run does all of it and rolls back, so its
+plan is the real one (docs/forgetting.md).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Masking forgotten values in what survives: "I'm vegan and we live in [erased]".
 
-One utterance can yield several facts with one quote.  When a value is forgotten by fact,
-predicate, sensitivity or retention, the quotes of the surviving statements that contain it are
-recorded again with the value replaced by `MASK` (a forget never edits a body: the statement is
-scrubbed and recorded again, `ledger.restate`).  A quote is not masked for a value its own
-statement holds (that value survives as the statement's value anyway).
-
-A value matches as a whole word or phrase, under full Unicode case folding (`str.casefold`, the
-fold `value_key` keys values by: "Straße" is "STRASSE", "ﬁle" is "FILE", "İzmir" is "i̇zmir", a
-final sigma is a sigma), however it is spaced ("25 mg", "25mg"); a letter followed by a
-combining mark is another letter (a value never matches short of the marks on its last letter).  A
-value shorter than `MIN_LENGTH` characters is not looked for in other text (it would mask every
-"no" or "2" in a sentence).  This is the one matcher for every text a forget masks (quotes,
-held and rejected candidates' quotes, a resolution's reason, digests).
+When a value is forgotten by fact, predicate, sensitivity or retention, surviving quotes that
+contain it are recorded again with the value replaced by `MASK` (`restate.py`); a quote keeps the
+value its own statement holds.  A value matches as a whole word or phrase under full Unicode case
+folding (`str.casefold`, as `value_key`), however spaced, and a letter with a combining mark is
+another letter; values shorter than `MIN_LENGTH` are not looked for.  The one matcher for every
+text a forget masks.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """What a forget records again, so that the ledger ends as if the forgotten had never been said.
 
-A key's decisions depend on everything said about it before (a negation that found nothing to
-retract included: a value learnt after it may end there).  So for each key a forget touches,
-every surviving event of the key from its first forgotten event on is scrubbed with the
-forgotten ones (of a `many` or `series` key, whose decisions only look at open facts of the same
-value, every surviving event of that value), and its statements (`ledger.statement`) are decided
-again, in their original order, from the state the key had just before (`ledger.redecide`: the live ledger's decide,
-record and fold), and appended after the `Redacted` event with `cause` = its seq and `restates` =
-the seq each statement was first recorded at.  The key's log then reads, in order: what was said
-before the first forgotten statement, and the survivors decided again: exactly the statements a
-ledger that never heard the forgotten ones would have decided, in the same order.  The next
-forget starts from that, so any sequence of forgets ends where a fresh ledger fed the final
-survivors would (tests/forget/test_forget_sequences.py).
-
-The same scrub-and-record-again masks what survives: a surviving statement whose quote names a
-value forgotten by fact, predicate, sensitivity or retention moves its key's cut to it and is
-recorded again with the value masked (`ledger.masking`); an open hold whose quote names one is
-recorded again masked, and so is a rejection outside the decision table that was never held; a
-session whose statements were forgotten this way loses its digest (its `SessionIngested` events,
-from the first with a digest, are recorded again without one, the session's `IngestFailed`
-events in between with them, so the watermark and the retry queue fold as before).
+For each key a forget touches, every surviving event of the key from its first forgotten event
+on (of a `many` or `series` key, of that value) is scrubbed with the forgotten ones, and its
+statements are decided again in their original order through the live path (`redecide`),
+appended after the `Redacted` event with `cause` and `restates`.  So any sequence of forgets ends
+where a fresh ledger fed the survivors would (tests/forget/test_forget_sequences.py).  The same
+pass masks forgotten values where they survive as text (quotes of surviving statements, holds,
+rejections) and drops a session's digest when its statements were forgotten (docs/forgetting.md).
 """
 
 from __future__ import annotations

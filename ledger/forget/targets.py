@@ -1,30 +1,12 @@
 """Which events a forget request scrubs: the scope's own events and every decision they caused.
 
-Planning only reads.  It loads the one partition the request touches (the write path keeps
-partitions small and indexed, so this never scans the whole log) and decides, event by event in
-log order, whether the event goes:
-
-* the scope's own events: a session's observations, reinforcements, retractions, the candidates it
-  offered that were rejected or held, its `SessionIngested` / `IngestFailed`; a fact's observation;
-  a predicate's or sensitivity class's observations and candidates; everything of a user;
-* the decisions those caused: a `FactSuperseded` whose replacement is forgotten, a `FactDisputed`
-  or `FactReinstated` or `DisputeResolved` about a forgotten fact, a `FactDisputed` whose `disputes`
-  names a forgotten fact (either side of a dispute goes with the forgotten fact, so no surviving
-  event points at a fact that is gone; a fact id is not personal data, but a dispute against
-  nothing is not a decision the survivors would have taken), the `DisputeResolved` a forgotten
-  reinforcement settled;
-* the held candidate (`CandidateHeld`, and any `CandidateRejected` of it) a scrubbed event came
-  from through a reviewer's accept: same `hold_id`, same value;
-* for every scope but a session, every statement about a forgotten fact (its reinforcements and
-  retractions from other sessions, a rejected repeat of its value).  A session scope keeps other
-  sessions' statements: they are those sessions' data, and re-decision gives them back their say;
-* for every scope but a session or a user, the forgotten values wherever the partition still
-  holds them outside a fact: a candidate rejected by the validator, a session validator or a
-  reviewer, or held, whose value names one, and a closed hold (its `CandidateHeld` and the
-  reviewer's rejection) whose quote does.  An open hold, or a rejection that was never held,
-  whose quote only names one is recorded again masked (`Plan.masker`, `ledger/forget/restate.py`): it
-  is still what was said of its own predicate, which a later forget of that predicate or its
-  sensitivity class must find, with its value, to mask that value where others quote it.
+Planning only reads the one partition the request touches, event by event in log order: the
+scope's own events; the decisions they caused (supersessions, disputes either way, resolutions,
+reinstatements), so no surviving event points at a fact that is gone; the held candidate a
+scrubbed event came from through a review; for every scope but a session, every statement about
+a forgotten fact; for scopes narrower than a user, candidates and closed holds naming a forgotten
+value.  An open hold or a rejection that only quotes one is recorded again masked (`Plan.masker`,
+ledger/forget/restate.py).  The table of scopes: docs/forgetting.md, "Scopes".
 """
 
 from __future__ import annotations

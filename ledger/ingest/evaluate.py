@@ -1,20 +1,11 @@
 """The evaluation harness: how well an extractor turns the bundled sessions into served facts.
 
-A probe names session files, a question and an expected answer (or a value that must NOT be
-served: a superseded, rejected or not-yet-said value).  Each distinct set of sessions is ingested
-once into a fresh ledger whose clock stands just after the last session, so decay does not
-blur what is being measured (extraction, validation and decisions, not age).
-
-Figures:
-- recall: share of `expect` probes whose answer appears among the facts served;
-- wrong_served: share of `expect_absent` probes whose forbidden value was served;
-  an answer "appears" in a served value when it is the value (`value_key` equality) or a run of
-  whole words of it (`answers`): "50 mg" is in "metoprolol tartrate 50 mg", "25 mg" is not in
-  "125 mg", "us-east" is not in "us-east-2";
-- false_memory_rate: share of stored facts whose value is not supported by their own quote;
-- entries_per_session: facts stored per session ingested.
-
-"Served" is `Ledger.recall`: the recall engine's selection for the question.
+A probe names session files, a question and an expected answer (or a value that must not be
+served).  Each set of sessions is ingested once into a fresh ledger whose clock stands just after
+them, so age does not blur what is measured.  Figures: recall, wrong values served,
+false-memory rate (stored facts their quote does not support) and entries per session; "served"
+is `Ledger.recall`'s selection, and an answer counts when it is the value or a run of whole words
+of it (`answers`; docs/ingestion.md, "Evaluation").
 """
 
 from __future__ import annotations

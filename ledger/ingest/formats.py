@@ -160,7 +160,7 @@ def _adk_content(content, where: str) -> tuple[str, bool]:
 # --- JSONL ----------------------------------------------------------------------------------
 
 def parse_jsonl(text: str, source: str = "<memory>", default_id: str | None = None) -> Session:
-    """A plain transcript: an optional header line, then one event a line (see README)."""
+    """A plain transcript: an optional header line, then one event a line (docs/ingestion.md, "Session formats")."""
     header: dict = {}
     events, seen = [], set()
     first = True

@@ -1,27 +1,13 @@
 """The validator rules that need the session (docs/ingestion.md).
 
-An extractor's proposal is only a claim about the transcript.  Before the registry rules
-(`ledger/domain/validate.py`, run by `Ledger.append_candidate`) and the decision table see it, it is
-checked against the session itself:
-
-1. the evidence event exists in the session            -> else rejected `evidence_event_missing`
-2. ... and is part of the delta being ingested          -> else rejected `evidence_already_ingested`
-   (a partial event is never evidence                   -> rejected `evidence_event_partial`)
-3. the quote occurs in that event's text, whitespace-normalised
-                                                        -> else rejected `quote_not_in_evidence`
-   ... and is evidence (`ledger/domain/support.py`): a quote of some substance, a negation
-   that negates                                         -> else rejected `quote_too_short`,
-                                                           `negation_not_in_quote`
-   (whether it supports the value is the write path's rule for every writer: else held
-   `unsupported_by_quote`, never lost)
-4. author and said_at are the evidence event's own, never the extractor's; proposals are decided
-   in transcript order, and two that give one single-valued key different values from the
-   same event are both rejected                         -> `conflicting_proposals`
-5. the candidate is well-formed data (bounded, NFC, no control characters, a valid subject)
-                                                        -> else rejected `invalid_candidate`
-
-A rejection is returned as a `CandidateRejected` body to append, so "was it ever stored, and if
-not why not?" always has an answer in the log.
+An extractor's proposal is only a claim about the transcript, so before the registry rules and
+the decision table see it, it is checked against the session: the evidence event exists, is in
+the delta being ingested and is not partial; the quote occurs in its text and is evidence (of
+substance, a negation that negates); author and said_at are the event's own; two proposals giving
+one single-valued key different values from one event are both rejected; the candidate is
+well-formed data.  Each rule and its rejection reason: docs/ingestion.md, "The validator".  A
+rejection is a `CandidateRejected` body to append, so "was it stored, and if not why?" is always
+answered in the log.
 """
 
 from __future__ import annotations

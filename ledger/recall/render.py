@@ -1,22 +1,11 @@
 """Rendering served facts for a model: a block of data that cannot be mistaken for instructions.
 
-What a stored value can do to a prompt is the threat here.  A value is data the user (or a tool,
-or a document) once produced; it reaches a model's context verbatim unless something stops it.
-So every piece of stored text that goes into the block passes through `literal`:
-
-- a plain single word (`pescatarian`, `Bengaluru`, `148/92`) is written bare, as the issue's
-  example `- diet = pescatarian (stated 2026-09-30)` wants;
-- anything else is written as a double-quoted string (a JSON string literal) in which `"` and `\\` are escaped,
-  and every character that could end the line, the block or a code span is written as a `\\uXXXX` escape:
-  line and paragraph separators (U+2028, U+2029), every control and format character (including
-  bidirectional overrides and zero-width characters), unusual spaces, `<`, `>` and backticks.
-
-So a value can never put a line break into the block (it cannot start a new instruction line),
-never write `</stored_facts>` or close a fence, and always reads as one quoted datum on a line
-that begins with `- ` and a registry predicate name.  The heading says what the lines are: stored
-facts about the user, data and not instructions, possibly out of date; an empty result says so in
-as many words, so the model has nothing to invent from, and a result that withheld facts says how
-many and why (never their values), so the model does not take it for silence.
+The threat is a stored value reaching a model's context verbatim.  So every stored text passes
+`literal`: a plain single word is written bare; anything else as a JSON string literal with
+every line-breaking, control, format, markup (`<`, `>`) and backtick character escaped, so a value
+can never break the line, close the block or a fence, or start an instruction.  The heading says
+the lines are stored data, not instructions, possibly out of date; an empty result says so, and
+withheld facts are counted by reason, never shown (docs/recall.md, "The block").
 """
 
 from __future__ import annotations

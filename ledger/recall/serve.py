@@ -1,19 +1,11 @@
 """Recall: the few current facts that belong in the next prompt, and why each one was or was not.
 
-The current-state path only: candidates come from `facts_current` (open facts, current or
-disputed), so a superseded or retracted value is never a candidate; the historical path lives in
-`projections/queries.py` (`facts --as-of/--valid-at`, `history`).  One read of the partition (plus the
-app's `_domain` user) joined with the recall index's stored terms; everything else happens in
-memory, so a user with a thousand facts costs one query, not a thousand.  What a call works out
-about each fact lives in `ledger.recall_facts` (which says why no fact is a dict there).
-
-Order of the gates, each with the outcome it gives in `--explain`:
-sensitivity (not cleared; the value is withheld even from the explanation) -> no_match (a
-search, and neither words nor meaning tie the fact to the query) -> confidence (below the
-threshold: an inferred fact's decayed confidence, a stated, verified or document fact's own,
-since age never hides those) -> age (last confirmed longer ago than --max-age) -> packing:
-limit, budget -> selected.  What was withheld is counted by reason in the result and the block.
-Scoring and packing are documented in docs/recall.md.
+The current-state path only: candidates are the open facts of `facts_current`, read with the
+recall index's terms in one query of the partition (and the app's `_domain`); everything else is
+in memory (`ledger/recall/facts.py`).  The gates, in order, each an `--explain` outcome:
+sensitivity -> no_match -> confidence (an inferred fact's decayed confidence, a stated one's own)
+-> age (`--max-age`) -> limit, budget -> selected; what was withheld is counted by reason.
+Scoring and packing: docs/recall.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """The registry's pattern language: declarative rules the offline extractor runs (docs/ingestion.md).
 
-One regular expression per phrasing could not keep up with real speech ("i'm an omnivore", "i have
-two dogs and one cat", "i live in the middle of alabama"), and every hand-written expression
-got value boundaries, articles and negation wrong in its own way.  A rule instead says *what* is
-stated: a template of cue words around a `{value}` slot, the kind of slot (a vocabulary, free
-words up to a boundary, a place, a number), whether a list of values may follow, and which guards
-apply (negation, question, hypothetical or future).  The rule is compiled once per registry load,
-runs deterministically, and every value it yields carries the rule's id, so "which pattern made
-this candidate?" always has an answer.
-
-Template syntax (case-insensitive, whitespace-separated items):
-  word            a literal word; an apostrophe in it is optional ("i'm" also matches "im")
-  (a|b c)         one of the alternatives, each a sequence of items
-  [a|b c]         optional: one of the alternatives, or nothing
-  {name}          a phrase of the registry's [extract.phrases] (or a built-in one)
-  {digits}        a number written in digits
-  {gap}           up to `gap` filler words (extract.gap_words) before the value
-  {value}         the slot; at most once, anywhere in the template
+One regular expression per phrasing could not keep up with real speech, and each got value
+boundaries, articles and negation wrong in its own way.  A rule says what is stated: cue words
+around a `{value}` slot, the slot's kind (vocabulary, free words, a place, a number), whether a
+list may follow, and its guards (negation, question, hypothetical).  Rules are compiled once per
+registry load, run deterministically, and each value carries its rule's id.  The template syntax:
+docs/ingestion.md, "The pattern language".
 """
 
 from __future__ import annotations

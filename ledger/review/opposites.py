@@ -1,20 +1,11 @@
 """Contradicting predicates the registry does not declare, inferred from what they mean.
 
-A registry may declare `contradicts` (deploy.region contradicts deploy.avoided_region); a
-registry written by someone else may not.  The semantic hint finds such pairs from the registry
-alone: a predicate whose name, aliases or description carry a negation or avoidance word
-("avoided", "never", "must not", "dislikes") reads as the opposite of another predicate that
-carries none, when its sentence with those words taken out means the same as the other's
-(cosine at least HINT_THRESHOLD).  `deploy.avoided_region` ("deploy region: A cloud region the
-team must use", once "not" and "avoided" are out) and `deploy.region` score 0.95; the next
-closest predicate of the default registry scores 0.66 (deploy.cloud), and `disliked_ingredient`
-is at most 0.41 from anything, so nothing else is paired.
-
-Why from the registry and not from each pair of facts: what two keys mean does not depend on
-their values, so the pairs are worked out once per registry and encoder (they hold no fact text),
-and open facts are then checked by value exactly as for a declared relation.  Without the
-semantic extra the same test is made on words: the two names are the same once the marker words
-are out (`deploy.avoided_region` -> `deploy region`).
+A registry written by someone else may not declare `contradicts`.  A predicate whose name,
+aliases or description carry a negation or avoidance word reads as the opposite of another that
+carries none when, with those words taken out, the two sentences mean the same (cosine at least
+HINT_THRESHOLD; the default registry's scores are in docs/semantic.md).  Worked out once per
+registry and encoder, since what two keys mean does not depend on their values; open facts are
+then checked by value as for a declared relation.  Without the extra the test is made on words.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Help for the reviewer: the registry predicates a held candidate most likely meant, and the
 open facts of two keys that contradict each other.
 
-Both are worked out when the queue is read, not stored: the registry is configuration, not an
-event, and a projection must be a pure fold over the log.
-
-- Suggestions: a candidate held for an unknown predicate ("residence_town") is embedded as
-  "residence town is Pune. we live in Pune" and compared with every registry predicate's name,
-  aliases and description (`meaning.predicate_sentence`); the closest SUGGESTIONS names above
-  the meaning floor are offered.  Without the semantic extra the names that share a word with
-  the candidate's predicate are offered instead.
-- Contradictions: a predicate may declare `contradicts = [...]` in the registry, or a pair may be
-  inferred from what the two predicates mean (`opposites`: one reads as the negation of the
-  other); an open fact of one and an open fact of the other, same partition and subject, with
-  equal values (`candidate.value_key`) are a pair the ledger must not serve silently
-  (deploy.region = us-east beside deploy.avoided_region = us-east).  `semantic_hint` adds the
-  cosine of the two facts' sentences when meaning is on, for the reviewer.
+Both are worked out when the queue is read, not stored (the registry is configuration, not an
+event).  Suggestions: the held candidate's sentence compared by meaning with every registry
+predicate's (or, without the extra, names sharing a word).  Contradictions: open facts of two
+predicates declared (`contradicts`) or inferred (`opposites`) to contradict, same partition and
+subject, equal values; `semantic_hint` adds their cosine for the reviewer (docs/semantic.md).
 """
 
 from __future__ import annotations

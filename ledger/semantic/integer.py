@@ -1,33 +1,13 @@
 """An int8 encoder's matrix products run as integer kernels, by rewriting its graph in memory.
 
-Why: the bundled MiniLM file stores each weight matrix as int8 with one float scale per output
-column and dequantises it in the graph (`MatMul(A, Mul(Cast(W_int8), scale))`).  onnxruntime
-folds that into float32 weights when the session loads, so every query streams about 42 MB of
-float weights through a float MatMul; the query's encoder run was most of a recall's time.
-Rewritten as `DynamicQuantizeLinear(A) -> MatMulInteger(A_u8, W_int8, A_zero) -> Cast -> Mul
-(A_scale * scale)` (the graph onnxruntime's own dynamic quantiser writes, which its optimiser
-fuses into one `DynamicQuantizeMatMul` kernel), the same int8 weights are read as int8 and
-multiplied by integer kernels, at about half the time.
-
-Which integer kernel: onnxruntime multiplies uint8 activations by int8 weights with VNNI where the
-CPU has it (exact), but on x86 CPUs without VNNI with an instruction that adds pairs of products
-into 16 bits and saturates (its documentation's advice: 7-bit weights, or uint8 weights).  So the
-weights are passed as int8 only when the CPU lists VNNI; otherwise as uint8 (each plus 128, zero
-point 128), whose kernels widen to 16 bits first and never saturate.  Both are exact integer
-arithmetic, so both give the same vectors (a test checks it on this machine); uint8 was measured
-about 15% slower here, hence the choice.
-
-Nothing is re-quantised: the weights and scales are the file's own, a weight with one scale per
-output column factors out of the product exactly (`A @ (W * s) = (A @ W) * s`), so the only new
-rounding is the activations' (per tensor, per run; one sentence per run keeps it independent of
-other sentences).  Only this exact pattern is rewritten (int8 weight initializer of two
-dimensions, Cast to float, Mul by a float initializer that is one scale or one per output
-column, feeding a MatMul's second input), and, when a graph has it, the same dequantisation
-feeding a Gather (an embedding table, one scale per row or one in all): the rows are looked up in
-int8 and then cast and scaled, the same multiplication per element as before, so the same
-numbers, while the table stays int8 in memory instead of being folded into float32 at load.
-Anything else stays as it is.  The file on disk is never changed and nothing is cached.
-The graph is read and written with protobuf through onnx_wire.py (why not `onnx`: there).
+Why: the bundled file dequantises its int8 weights in the graph, and onnxruntime folds that into
+float32 weights at load, so every query streamed float weights through a float MatMul.  The
+exact pattern (int8 weight, Cast, one scale or one per output column, MatMul; and the same
+feeding a Gather) is rewritten into `DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul` on
+the file's own weights and scales: nothing re-quantised, the only new rounding the activations'.
+Weights go as int8 where the CPU has VNNI (exact), else as uint8 with zero point 128 (the non-VNNI
+int8 kernel saturates); both give the same vectors.  The file on disk is never changed; the graph
+is read and written through onnx_wire.py.  Measurements: docs/performance.md, "Integer kernels".
 """
 
 from __future__ import annotations

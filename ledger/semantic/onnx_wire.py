@@ -1,12 +1,9 @@
 """The few ONNX messages and fields the integer rewrite reads or writes, as protobuf classes.
 
-Why not the `onnx` package: importing it costs 0.6-0.8 s of a process's start (its `ml_dtypes`
-extension), more than the rewrite saves a CLI call that recalls once, and it is not otherwise
-needed.  `protobuf` is already there (onnxruntime depends on it).  The field numbers below are
-onnx.proto's (proto2; protobuf field numbers never change meaning); every field not named here is
-kept by protobuf as an unknown field and written back unchanged, so a parse and a serialisation
-lose nothing.  Messages live in a private descriptor pool under their own package name, so they
-never clash with the `onnx` package's if a process imports both.
+Why not the `onnx` package: its import would cost every CLI recall more than the rewrite saves
+(docs/performance.md), and `protobuf` is already there (onnxruntime depends on it).  The field
+numbers are onnx.proto's; every field not named here is kept as an unknown field and written back
+unchanged, and the messages live in a private descriptor pool, so they never clash with `onnx`'s.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The store's boundary: what the rest of the ledger needs from a database backend.
 
-Two backends implement it: SQLite (`ledger/store/eventlog.py: open_sqlite`, a file) and PostgreSQL
-(`ledger/store/postgres/backend.py: open_postgres`, a `postgresql://` URL), each behind an engine
-object (`Engine` below) that `ledger/store/engines.py` picks from the location.  Both return
-the same `EventStore` (one `append`, one chain) on a connection that speaks the store's SQL; the
-contract suites `tests/store/contract.py` (this protocol) and `tests/ledger/contract.py` (the
-whole ledger) run against both (`tests/store/test_store_contract.py`,
-`tests/ledger/test_ledger_contract.py`).  What a backend brings, beside the log itself:
-
-- the transaction discipline: `transaction()` is one writer at a time with the tail read under
-  the lock (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: a transaction holding an advisory lock keyed
-  by the ledger), and `snapshot()` is one consistent read (SQLite: a deferred read transaction in
-  WAL; PostgreSQL: `REPEATABLE READ`);
-- the append-only guard (SQLite: triggers, `ledger/store/sqlite/triggers.py`; PostgreSQL: triggers calling
-  functions of the ledger's schema, `ledger/store/postgres/backend.py`);
-- the projections' SQL: each projection owns its DDL (`schema`) and its statements, written once
-  in the SQL both engines share; `ledger/store/postgres/dialect.py` is the whole difference on the way to
-  PostgreSQL (docs/decisions.md, "PostgreSQL: a second backend behind the same store").
+Two backends implement it, SQLite (a file) and PostgreSQL (a `postgresql://` URL), each behind an
+`Engine` that `ledger/store/engines.py` picks from the location; both return the same
+`EventStore` on a connection that speaks the store's SQL, and the contract suites
+(`tests/store/contract.py`, `tests/ledger/contract.py`) run on both.  A backend brings the
+transaction discipline (one writer with the tail read under the lock; one consistent snapshot
+for reads), the append-only guard, and runs the projections' one SQL text (PostgreSQL through
+`ledger/store/postgres/dialect.py`).
 """
 
 from __future__ import annotations

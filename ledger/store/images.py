@@ -1,19 +1,12 @@
 """Tables folded in another process, written into the ledger's: from an image of a SQLite database.
 
-A parallel replay's workers (`projections/parallel.py`) fold their shares of the log into
-in-memory SQLite databases and send each one whole, as the bytes `Connection.serialize()` gives:
-one copy of memory, however many rows it holds, where sending rows meant encoding every value on
-one side and decoding it on the other.  How the image's rows reach the ledger's tables is the
-engine's (`Engine.image_loader`): SQLite attaches the image beside the ledger and copies each
-table inside the database (`ledger/store/sqlite/images.py`); a server is sent the rows read
-back from the image, here (`row_loader`), each table by the engine's `write`: PostgreSQL's is
-one COPY (`ledger/store/postgres/images.py`), with `INSERT OR IGNORE` (`insert_rows`) where a
-key repeats.
-
-Rows go in with `INSERT OR IGNORE` in the image's rowid order (the order the fold wrote them), so
-a table receives its rows in the order a one-process rebuild writes them, and a key that spans
-partitions (a forgotten scope's `(kind, hash)`) keeps its first row, as the folds' own
-`INSERT OR IGNORE` does.
+A parallel replay's workers send each folded share whole, as `Connection.serialize()` bytes: one
+copy of memory however many rows, where rows meant encoding every value twice.  How an image's
+rows reach the ledger is the engine's (`Engine.image_loader`): SQLite copies inside the database
+(`sqlite/images.py`); a server gets the rows read back here (`row_loader`), by COPY on PostgreSQL
+(`postgres/images.py`), with `INSERT OR IGNORE` where a key repeats.  Rows go in image rowid order,
+so each table gets them in a one-process rebuild's order, and a key spanning partitions keeps
+its first row.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """One read over a scope of several partitions of an app (a user and `_domain`), as one statement.
 
-A scope is read as one `SELECT` per partition, each filtering `app = ? AND user = ?`, joined by
-`UNION ALL` (or summed), and never as `app = ? AND user IN (...)`.  Both engines answer the two
-forms alike, but on a hash-partitioned PostgreSQL ledger (`ledger/store/postgres/partitions.py`)
-the `IN` form reads every leaf: PostgreSQL prunes a leaf only where both partition keys are
-equalities, and with the text columns kept out of statistics (`statistics.py`) its planner used
-the index on (app, user, ...) for `app` alone, filtering `user` over each leaf's whole index.
-Measured on the 1M bench ledger with 8 leaves: the served-row check's count of a scope's facts
-and recall rows took 17 ms in the `IN` form, 0.45 ms in this one.  SQLite reads one index range
-per partition either way.
+A scope is read as one `SELECT` per partition (`app = ? AND user = ?`), joined by `UNION ALL` (or
+summed), never as `user IN (...)`: on a hash-partitioned PostgreSQL ledger the `IN` form reads
+every leaf, since PostgreSQL prunes leaves only on equalities of both keys (measured in
+docs/performance.md, "Figures behind choices in the code").  SQLite reads one index range per
+partition either way.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """google-adk's own InMemoryMemoryService and factledger's LedgerMemoryService, side by side.
 
-First the README's comparison (the same three meal-kit sessions, asked "where do I live and what
+First docs/adk.md's comparison (the same three meal-kit sessions, asked "where do I live and what
 do I eat?"), then a conformance suite: the same scenarios through both services, asserting the
 contract points of google-adk's `BaseMemoryService` they share (isolation by app and user,
 idempotent adds, deltas, deletes, tasks and threads at once), and `DIFFERENCES`, the one list of

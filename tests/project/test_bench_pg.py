@@ -1,5 +1,5 @@
 """`python -m bench.pg` runs end to end at a tiny N on a SQLite file, and forgets its sized users
-first, a hundred of them (docs/scale.md, "What still grew with the ledger"); it measures replay
+first, a hundred of them (docs/performance.md, "What still grew with the ledger"); it measures replay
 at one job and two as the file bench does (`bench/replay.py`), on PostgreSQL too.
 
 No timing is asserted (figures on shared machines drift): only the keys, the sample count and

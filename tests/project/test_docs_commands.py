@@ -11,7 +11,9 @@ reads, so the marks do not show):
 
 - ```` ```sh ```` : run as written on a fresh ledger (none exists until the block makes one).
 - ```` ```sh demo ```` : run as written with `FACTLEDGER_DB` naming a fresh copy of the demo ledger
-  (`factledger demo --out`), for blocks that act on the demo's users (priya's sessions, arun).
+  (`factledger demo --out`), for blocks that act on the demo's users (priya's sessions, arun); the
+  folder is laid out as a checkout after `make demo` (`demo-out/factledger.db` and its key and
+  checkpoint, `.venv/bin/factledger`, `.venv/bin/activate`), so the README's lines run as printed.
 - ```` ```sh postgres ```` : run against the test server (tests/pg_server.py) on both backends'
   behalf: each distinct `postgresql://...` URL in the block (a host the reader replaces with theirs)
   is replaced by a fresh schema of the test server, and the block otherwise runs as written.
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -41,6 +42,7 @@ from pathlib import Path
 import pytest
 
 from factledger.cli.main import COMMANDS
+from tests.project.conftest import lay_out_demo_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -117,16 +119,6 @@ def run_block(text: str, folder: Path, env_extra: dict[str, str] | None = None) 
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def demo_ledger(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    done = subprocess.run([str(Path(sys.executable).with_name("factledger")), "demo", "--out", str(path)],
-                          capture_output=True, text=True, timeout=600,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("FACTLEDGER_")})
-    assert done.returncode == 0, done.stderr
-    return path
-
-
 FILE_BLOCKS = [(p, n, m, t) for p, n, m, t in BLOCKS if m in ("", "demo")]
 SERVER_BLOCKS = [(p, n, m, t) for p, n, m, t in BLOCKS if m == "postgres"]
 
@@ -134,9 +126,8 @@ SERVER_BLOCKS = [(p, n, m, t) for p, n, m, t in BLOCKS if m == "postgres"]
 @pytest.mark.parametrize("page, line, mark, text", FILE_BLOCKS, ids=[f"{p}:{n}" for p, n, _, _ in FILE_BLOCKS])
 def test_a_shell_block_runs_as_written(page, line, mark, text, tmp_path, request):
     env = {}
-    if mark == "demo":
-        copy = tmp_path / "demo.db"
-        shutil.copyfile(request.getfixturevalue("demo_ledger"), copy)
+    if mark == "demo":      # a checkout after `make demo`: demo-out/, .venv/bin (tests/project/conftest.py)
+        copy = lay_out_demo_checkout(tmp_path, request.getfixturevalue("demo_ledger"))
         env["FACTLEDGER_DB"] = str(copy)
     done = run_block(text, tmp_path, env)
     assert done.returncode == 0, f"{page}:{line} fails as written:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"

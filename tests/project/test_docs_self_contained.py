@@ -33,3 +33,10 @@ def test_every_relative_link_resolves_inside_the_repository():
             if not resolved.is_relative_to(ROOT) or not resolved.exists():
                 broken.append((page.name, target))
     assert broken == []
+
+
+def test_the_readme_is_short_and_docs_hold_no_data_files():
+    """A newcomer finishes the README (at most 250 lines); bench results live in bench/results/,
+    not among the pages of docs/."""
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+    assert sorted(p.name for p in (ROOT / "docs").rglob("*.json")) == []

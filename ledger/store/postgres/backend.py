@@ -1,21 +1,12 @@
 """The PostgreSQL backend: the same event store on a connection that speaks the store's SQL.
 
-`open_postgres` returns the very `EventStore` the SQLite backend uses (one `append`, one chain,
-one transaction discipline), on a `PgConnection`: a psycopg 3 connection behind the small part of
-the DB-API the ledger uses (`execute`, `executemany`, `executescript`, `cursor`, `in_transaction`,
-`close`), which passes each statement through `ledger/store/postgres/dialect.py` and raises factledger's own
-error classes for psycopg's (`ledger/store/postgres/errors.py`).  What differs is here and nowhere else:
-
-- the ledger lives in a schema of its own (`?schema=` in the URL, default `factledger`), and
-  the connection's `search_path` is that schema alone;
-- `BEGIN IMMEDIATE` (one writer at a time, the tail read under the lock) is a transaction that
-  first takes `pg_advisory_xact_lock` keyed by the schema: writers of one ledger queue, writers
-  of different ledgers run in parallel; `PRIMARY KEY (seq)` and a unique `prev_hash` are the
-  backstops against a fork should anything write without the lock;
-- a read snapshot (`BEGIN`) is a `REPEATABLE READ` transaction;
-- the busy timeout is the connection's `lock_timeout`;
-- the append-only guard is three triggers (DELETE, TRUNCATE, and any UPDATE but a redaction),
-  each calling a function of the ledger's schema (`trigger_problems` checks both for `verify`).
+`open_postgres` returns the very `EventStore` SQLite uses, on a `PgConnection` (psycopg 3 behind
+the part of the DB-API the ledger calls, each statement through `dialect.py`, psycopg's errors
+raised as factledger's, `errors.py`).  What differs is here: the ledger is a schema of its own
+(`?schema=`, the `search_path`); `BEGIN IMMEDIATE` takes `pg_advisory_xact_lock` keyed by the
+schema, so writers of one ledger queue and of different ledgers run in parallel; a snapshot is
+`REPEATABLE READ`; the busy timeout is `lock_timeout`; the append-only guard is three triggers on
+functions of the schema (`trigger_problems` checks them for `verify`).
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """The SQLite statements of the store and the projections, as PostgreSQL runs them.
 
-The projections and the read modules are written once, in the SQL both engines share, with the
-few SQLite spellings they need; this module is the whole difference, applied to each statement
-on its way to PostgreSQL (and cached: the same few hundred statement texts repeat):
-
-- `?` placeholders become psycopg's `%s` (and a literal `%` becomes `%%` when there are
-  arguments);
-- `user` (a reserved word in PostgreSQL, a column of nearly every table here) is quoted;
-- `INSERT OR IGNORE` becomes `ON CONFLICT DO NOTHING`; `INSERT OR REPLACE` becomes
-  `ON CONFLICT (primary key) DO UPDATE SET` every other column (the table's columns are looked
-  up once in the catalog: `columns_of`);
-- `json_extract(x, '$.name')` becomes `(x::jsonb ->> 'name')`, `instr` becomes `strpos`,
-  `INDEXED BY` (a planner hint) goes, and the index list of `sqlite_master` is read from
-  `pg_indexes`;
-- in DDL: `INTEGER` is `BIGINT`, `REAL` is `DOUBLE PRECISION`, `BLOB` is `BYTEA`, `TEXT` is
-  `TEXT COLLATE "C"` (byte order, as SQLite's BINARY collation: the same ORDER BY on both), and
-  `facts_current` gains the `rowid` its readers order a key's facts by (an identity column, kept
-  by an upsert as SQLite keeps a rowid).
-
-Why translate rather than write every statement twice: a second copy of the folds' SQL is a
-second implementation that can drift, and the contract suite would have to catch every drift.
-Translation keeps one text per statement; the contract suite runs that text on both engines.
+The projections and read modules are written once, in the SQL both engines share; this module is
+the whole difference, applied (and cached) on each statement's way to PostgreSQL: placeholders,
+the reserved word `user` quoted, `INSERT OR IGNORE/REPLACE` as `ON CONFLICT`, `json_extract` and
+`instr` in PostgreSQL's spelling, `INDEXED BY` dropped, and in DDL the types (`BIGINT`, `DOUBLE
+PRECISION`, `BYTEA`, `TEXT COLLATE "C"` for SQLite's byte order) and `facts_current`'s `rowid`.
+Why translate rather than write each statement twice: a second copy can drift; one text runs on
+both engines under the same contract suite.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """A PostgreSQL ledger's log and per-partition projections, partitioned by HASH of (app, "user").
 
-Why: after a forget, VACUUM must run on every table the scrub changed, and a VACUUM reads each
-of a table's indexes whole.  On one table per kind that cost grows with the whole ledger; with
-each table split into `leaves` hash partitions (PostgreSQL's own declarative partitioning on
-the columns (app, "user"), so the server computes the same partition everywhere) a forget
-vacuums only the leaves holding the partition it forgot (`leaves_of`), about 1/leaves of the
-ledger (docs/scale.md, "Partitioning").
-
-What a partitioned table cannot have is a unique index without the partition key; so
-- each partitioned table's primary key (and unique index) is made partition-local by adding
-  (app, "user") after its columns (fact ids and seqs are partition-local or global anyway: no
-  value that was unique before can repeat), so a read by fact id or seq alone still finds its
-  row through each leaf's index;
-- the log's global uniqueness (seq, event_id, prev_hash: the backstops against a fork) lives in
-  `event_chain`, a small unpartitioned table filled by a trigger on `events` in the insert's
-  own statement, and never changed by a forget (it holds no user, no body);
-- a whole-user forget replaces `user` by its pseudonym, which moves each event to the
-  pseudonym's leaf: PostgreSQL runs that as a DELETE and an INSERT, so the update guard marks
-  the row it allowed (`factledger.moving`, transaction-local) and the delete guard and the chain
-  trigger let exactly that row through.
-
-A ledger records its leaf count in `ledger_meta` (`pg_partitions`) when created; a ledger made
-before partitioning (no record, `events` a plain table) keeps its plain tables and works as
-before (docs/decisions.md, "PostgreSQL partitioning").  The DDL of a new ledger is sent in one
-round trip.
+Why: a forget's VACUUM reads what it vacuums, so with each table split into `leaves` hash
+partitions a forget vacuums only the leaves holding its partition (`leaves_of`), about 1/leaves of
+the ledger (docs/scale.md, "Partitioning").  A partitioned table cannot hold a global unique
+index, so each key gains (app, "user") after its columns, and the log's global uniqueness lives
+in `event_chain`, filled by a trigger.  A whole-user forget moves rows to the pseudonym's leaf;
+the guards let exactly that row through.  The leaf count is recorded in `ledger_meta` at creation;
+a ledger made before keeps its plain tables (docs/decisions.md, "PostgreSQL partitioning").
 """
 
 from __future__ import annotations

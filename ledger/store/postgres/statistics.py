@@ -1,19 +1,11 @@
 """Keeping the ledger's text out of PostgreSQL's catalog statistics.
 
-ANALYZE (autovacuum runs it on its own) samples every column into `pg_statistic`: most common
-values and histogram bounds.  Of a text column those are values, quotes, bodies and user ids,
-copies that a forget's scrub and VACUUM never touch (the catalog is not the table), readable by
-any role that may read the table, through `pg_stats`.  So every column that can hold text (all
-but numbers) is excluded from statistics (`SET STATISTICS 0`: ANALYZE skips it), when the schema
-is created and on every open of an older one; numbers keep theirs (the planner's seq ranges).
-
-Excluding a column does not remove what an earlier ANALYZE sampled: altering the column to its
-own type and collation does (PostgreSQL drops a column's statistics when its type is altered; the
-same type needs no rewrite and keeps the indexes), then a VACUUM of `pg_statistic` removes the old
-row versions (a superuser's; for another role PostgreSQL skips it with a warning, and `residue`
-says so).  A forget's clean-up analyses again any touched table whose text an operator let back
-into statistics, so the sample is of what is left (`reanalyze`); `residue` names those columns,
-extended statistics on the ledger's tables and old row versions of `pg_statistic`.
+ANALYZE samples columns into `pg_statistic`, and of a text column those samples are values,
+quotes and user ids that a forget never reaches.  So every column that can hold text is excluded
+(`SET STATISTICS 0`) when the schema is created and on every open of an older one; an old sample
+is dropped by altering the column to its own type, then vacuuming `pg_statistic` (a superuser's
+step; `residue` says when it could not run).  A forget re-analyses a touched table whose text an
+operator let back in (`reanalyze`); `residue` names such columns (docs/forgetting.md).
 """
 
 from __future__ import annotations

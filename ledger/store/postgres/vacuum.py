@@ -1,56 +1,15 @@
 """After a forget on PostgreSQL: VACUUM the tables the scrub touched, and say what it left.
 
-A VACUUM cannot remove a row version that an open transaction may still see: a reader's
-snapshot, another session's long transaction, even autovacuum's ANALYZE of a table for a moment.
-The scrubbed rows' old versions then stay, readable by that snapshot, until it ends.  So each
-table is vacuumed again for about a second while any are left (a short snapshot ends by then),
-and what is still held back is counted in the receipt (`held_back`, from the statistics VACUUM
-reports) instead of the receipt claiming a purge that did not happen; SQLite's checkpoint says
-`busy` the same way (ledger/forget/erase.py).  The statistics can also count, for up to a second, the
-scrub's own updates not yet flushed when VACUUM reported: the next pass corrects them.
-
-On a partitioned ledger (`partitions.py`) a forget names the partitions it scrubbed, and only
-the leaves holding them are vacuumed (with the plain tables): a VACUUM reads each index of what
-it vacuums whole, so the cost is that of 1/leaves of the ledger, not of the ledger.  What each
-pass could not remove is read from VACUUM's own report (VERBOSE: "N are dead but not yet
-removable", per table and its TOAST table), not from the statistics views, which lag by up to a
-second and would send the common case round the loop for that second; a pass whose report
-cannot be read (another message language) falls back to the statistics.
-
-The pass skips the projections' indexes (`INDEX_CLEANUP OFF`): it removes the dead row versions'
-data from the heap pages and leaves each version's line pointer marked dead, which the index
-entries still point at.  Cleaning an index means reading it whole, whatever the forget touched, so
-with the indexes a forget's cost grows with the size of the leaf; without them it grows with the
-pages the scrub dirtied (the visibility map lets VACUUM skip every other page).  What is left in an
-index is the indexed columns of the old versions (app, user, subject, predicate, session, a
-retracted value's normalised key; never a body or a quote), unreachable by any query: an index
-scan finds a dead line pointer and returns nothing, and an index-only scan visits the heap page,
-because a page holding dead line pointers is never marked all-visible
-(`tests/forget/test_pg_forget.py`).  A later VACUUM that cleans indexes removes them (`VACUUM
-(INDEX_CLEANUP ON)`; autovacuum, once enough of a table's pages hold dead line pointers, by
-PostgreSQL's own threshold; or `forget --vacuum`, which rewrites the table and its indexes): the
-receipt says `"index_entries": "left until a VACUUM cleans the indexes"` and `residue` names the
-place.
-
-The log's leaves are the exception: they are vacuumed with their indexes (`INDEX_CLEANUP ON`,
-`PARALLEL 0`).  A user's events lie wherever the stream put them, one or two to a page over the
-whole leaf, and a page left holding dead line pointers is never all-visible again, so every
-later forget's VACUUM read it, and the up to 31 all-visible pages before it (VACUUM skips only runs
-of 32 or more): on the 1M bench ledger 480 such pages of 13,215 made a leaf's pass read 3,068 of
-them, 18.6 ms, against 1 page (and 3 ms for the two indexes) once they were cleaned.  A log leaf's
-indexes are small beside its heap (the partition key and seq: 1,200 pages against 13,215; the
-chain's unique hashes live in `event_chain`, which a forget never changes), where a projection's
-are a quarter to all of it (fact_history's four: 4,900 pages, 24 ms).  `PARALLEL 0`: a parallel
-index pass starts a worker process, 40 ms to save none.  On a plain (unpartitioned) ledger the log
-keeps the chain's indexes on `events` itself, and they are skipped as the projections' are.
-
-After a full replay (`vacuum_rebuilt`) every row of the projections has a dead old version: a
-plain VACUUM then, in the replay's wake, so that neither the next reads nor the next forget's
-pass pay for the replay's churn.
-
-Catalog statistics hold no text of the ledger (`ledger/store/postgres/statistics.py`); a touched
-table whose text an operator let back into them is analysed again, so its sample is of the rows
-left (`analyzed` in the receipt), and with FULL the catalog's old samples are vacuumed too.
+A VACUUM cannot remove a row version an open snapshot may still see, so each table is vacuumed
+again for about a second while any are left, and what is still held back is counted in the
+receipt (`held_back`, read from VACUUM VERBOSE's own report) rather than claimed purged.  On a
+partitioned ledger only the leaves holding the forgotten partitions are vacuumed.  The
+projections' leaves skip their indexes (`INDEX_CLEANUP OFF`: the cost follows the pages the
+scrub dirtied, not the leaf; the index entries left point at dead line pointers no scan returns,
+and the receipt and `residue` say so); the log's leaves keep theirs (`INDEX_CLEANUP ON`,
+`PARALLEL 0`), since the dead line pointers `OFF` leaves made every later forget read more of
+the leaf.  `vacuum_rebuilt` vacuums a full replay's churn.  Why and the measurements:
+docs/decisions.md, "PostgreSQL partitioning"; docs/performance.md.
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
 """WAL checkpoints, mostly on a thread of their own, so a commit seldom waits for one.
 
-With SQLite's autocheckpoint, the commit that pushes the WAL past 1,000 pages copies the WAL into
-the database file and fsyncs it before it returns: one single-candidate observation in about a
-hundred paid ~5-10 ms for that (the `observe_single_p99_ms` of docs/performance.md).  Here the
-ledger's connection has autocheckpoint off, and every commit wakes this thread, which runs a
-PASSIVE checkpoint on its own connection: PASSIVE never blocks a writer or a reader and never
-waits.  The durability of a commit does not change: it is durable when its WAL frames are synced,
-before this thread is woken.
-
-A background checkpoint alone would let the WAL grow without end under a steady writer: SQLite
-starts the WAL over only when a write transaction begins after a checkpoint has copied all of
-it, and a steady writer always begins again before the thread is done.  So once the WAL has
-passed `RESTART_FRAMES`, the writer runs one PASSIVE checkpoint itself just before it begins its
-next transaction: by then the thread has had the time between the two transactions to copy the
-last one, so this usually copies a few pages and syncs, and the transaction starts the WAL over.
-If the thread is still copying, the writer does not wait for it, unless the WAL has passed four
-times `RESTART_FRAMES` (a writer with no pause at all): then it waits, and finishes the job.
-
-The thread starts on the first commit and ends after `IDLE_SECONDS` without one (a ledger a
-script forgets to close leaves no thread behind for long); `close` stops it and waits for a
-checkpoint in progress (the connection's own close checkpoints what is left when it is the last
-one).  A checkpoint that fails (a full disk, a read-only file) is left for a later commit, or for
-the checkpoint SQLite runs when the last connection closes; if the thread cannot be started or
-cannot open the file, the writer gets its autocheckpoint back.  A forked child's first commit
-starts it with fresh locks and no thread (a ledger is still not to be used across a fork:
-SQLite's rule).  `exclusive()` keeps this thread out
-while the caller runs a checkpoint of its own (forget's TRUNCATE).
+SQLite's autocheckpoint made the commit that pushed the WAL past 1,000 pages copy and fsync it
+before returning (the single-observation p99 of docs/performance.md).  Here autocheckpoint is off
+and every commit wakes a thread that runs a PASSIVE checkpoint, which never blocks; a commit is
+as durable as before.  So that a steady writer does not grow the WAL without end, the writer
+itself runs a PASSIVE checkpoint before its next transaction once the WAL passes
+`RESTART_FRAMES`, and waits for the thread only past four times that.  The thread ends after
+`IDLE_SECONDS` idle; a failed checkpoint is left for a later one; a thread that cannot start
+gives the writer its autocheckpoint back; `exclusive()` keeps it out of forget's TRUNCATE.
 """
 
 from __future__ import annotations
