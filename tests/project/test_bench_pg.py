@@ -51,7 +51,8 @@ def test_the_replay_bench_measures_a_postgresql_ledger_as_it_does_a_file(postgre
         events = ledger.verify(log_only=True)["events"]
     results = replay.measure(location)
     assert results["replay_events"] == events
-    assert all(results[k] > 0 for k in REPLAY_KEYS)
+    # measured, not judged: at 60 events on a loaded machine a ratio rounded to three places can be 0.0
+    assert all(results[k] is not None and results[k] >= 0 for k in REPLAY_KEYS)
     assert [len(r) for r in results["replay_rounds"]] == [5] * replay.ROUNDS
     with Ledger(location) as ledger:
         assert ledger.replay_differences() == []
