@@ -458,6 +458,7 @@ class Ledger(Reads):
             if name in options:
                 options[name] = normalise_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
+        check_days("--serves-older-than", options.get("serves_older_than"), self.clock())
         try:
             return forget.retain(self._work, **options)
         finally:

@@ -92,7 +92,7 @@ def test_the_registry_policy_expires_serve_records_with_retain_apply(tmp_path):
         assert ledger.verify()["ok"]
     bad = subprocess.run([*FACTLEDGER, "retain", "--all", "--serves-older-than", "0"],
                          capture_output=True, text=True, env={**_base_env(), **env})
-    assert bad.returncode == 1 and bad.stderr.startswith("Error: --serves-older-than must be a positive")
+    assert bad.returncode == 1 and bad.stderr.startswith("Error: --serves-older-than")
 
 
 def test_the_registry_checks_its_serves_table():
