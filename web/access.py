@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from datasette.utils.asgi import NotFound, Response
 
 from factledger.ledger import LedgerError
+from factledger.ledger.vocabulary.words import SENSITIVITIES
 from factledger.web.actors import Actor
 from factledger.web.config import WebConfig, config_of
 from factledger.web.reading import Withheld
 
 PREFIX = "/-/factledger"
-NORMAL = "normal"                   # the class a page may show without a serve record
+NORMAL = SENSITIVITIES[0]           # the class a page may show without a serve record ("normal")
 
 
 def current_actor(datasette, request) -> Actor | None:
