@@ -181,6 +181,9 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
 @click.option("--older-than", "older_than", type=int, help="Days, for the class given")
 @click.option("--predicate", help="Class: one predicate")
 @click.option("--sensitivity", help="Class: a sensitivity (normal, personal, health)")
+@click.option("--serves-older-than", "serves_older_than", type=int,
+              help="Days: expire serve records served longer ago (a run of its own; the registry's "
+                   "[serves] retention_days is applied by a run of the whole policy)")
 @partition_options(required=False, help_app="Only this app (env FACTLEDGER_APP)",
                    help_user="Only this user, with --app (env FACTLEDGER_USER)")
 @all_option
@@ -192,9 +195,10 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
                    "the default; --no-vacuum defers it (the bytes stay in freed page space until the next VACUUM FULL)")
 @output_options
 @click.pass_context
-def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, reason, requested_by,
-           yes, vacuum, fmt) -> None:
-    """Forget facts past retention: each predicate's retention_days, or --older-than for a class.
+def retain(ctx, apply_, older_than, predicate, sensitivity, serves_older_than, app, user, all_, reason,
+           requested_by, yes, vacuum, fmt) -> None:
+    """Forget facts past retention: each predicate's retention_days, or --older-than for a class;
+    serve records past the registry's [serves] retention_days, or --serves-older-than.
 
     Acts on every partition only with --all; --app (and --user) limit it to one.
     """
@@ -202,7 +206,7 @@ def retain(ctx, apply_, older_than, predicate, sensitivity, app, user, all_, rea
     if user is not None and app is None:
         raise LedgerError("--user needs --app")
     options = dict(older_than=older_than, predicate=predicate, sensitivity=sensitivity, app=app,
-                   user=user, reason=reason, requester=requested_by)
+                   user=user, reason=reason, requester=requested_by, serves_older_than=serves_older_than)
     ledger = ctx.obj.ledger(leave_schema=not apply_)   # a plan changes nothing, not even the schema
     if apply_ and not yes:
         confirm(ledger.retain(apply=False, **options), "retain --apply")

@@ -61,7 +61,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "List the places a forget cannot reach (WAL archive, replicas, slots, backups, dumps, copies)."),
     "resolve": ("core:resolve", "A reviewer settles a dispute (DisputeResolved)."),
     "retain": ("forget:retain",
-               "Forget facts past retention: each predicate's retention_days, or --older-than for a class."),
+               "Forget facts past retention: each predicate's retention_days, or --older-than for a class; "
+               "serve records past the registry's [serves] retention_days, or --serves-older-than."),
     "review": ("ingest:review", "The review queue: held candidates (unknown predicate ...) and open disputes."),
     "served": ("served:served",
                "What was served, to whom, when: the recorded serves of a partition (no value, no query)."),

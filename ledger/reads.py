@@ -34,6 +34,7 @@ from factledger.projections.history import open_interval
 from factledger.projections.history import values_above as history_values_above
 from factledger.projections.provenance import observed_in, seqs_touching
 from factledger.projections.review import held_counts
+from factledger.projections.serves import fact_classes
 from factledger.projections.sessions import session_counts
 
 # What `fact_relations` shows of a related fact (its latest statement), checked against the log.
@@ -183,6 +184,13 @@ class Reads:
                 served.check(self._conn, [dict(zip(("value", "state", "sensitivity"), found), fact_id=fact_id)],
                              table="fact_history")
         return found
+
+    def served_fact_classes(self, app: str, fact_ids: list[str]) -> dict[str, tuple[str, str, str]]:
+        """fact_id -> (sensitivity, subject, predicate) of the facts serve records name, as their
+        history has it (a `_domain` fact's too); an erased fact is absent.  No value: the web
+        view's page of a partition's serves."""
+        with snapshot(self._conn):
+            return fact_classes(self._conn, app, fact_ids)
 
     def fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a

@@ -290,15 +290,18 @@ class Ledger(Reads):
 
     def record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
                      clearance, facts: list[dict], text: str, query: str | None = None,
-                     users: list[str] | None = None, head_seq: int | None = None) -> int:
+                     users: list[str] | None = None, head_seq: int | None = None,
+                     held: list[str] | None = None) -> int:
         """Record a serve of `facts` (dicts with `fact_id`, and `user` for another partition's) as
         `text`, by a shell that hands out values itself (an MCP tool's facts, history or why, a
-        web page); the seq of its `FactsServed`.  `head_seq`: the head its read saw (else now)."""
+        web page); the seq of its `FactsServed`.  `head_seq`: the head its read saw (else now);
+        `held`: the hold ids of held candidates the text shows (the review page)."""
         app, user = normalise_partition(app, user)
         once = list({f["fact_id"]: f for f in facts}.values())      # a history lists a fact per interval
         return access.record(self._work, app=app, user=user, users=users or [user], caller=caller,
                              surface=surface, tool=tool, clearance=clearance, facts=once, text=text,
-                             head_seq=self._store.head()[0] if head_seq is None else head_seq, query=query)
+                             head_seq=self._store.head()[0] if head_seq is None else head_seq, query=query,
+                             held=held)
 
     # The access ledger: what was served, to whom (ledger/audit/access.py, docs/audit.md).
 
@@ -458,6 +461,7 @@ class Ledger(Reads):
             if name in options:
                 options[name] = normalise_optional(options[name], name)
         check_days("--older-than", options.get("older_than"), self.clock())
+        check_days("--serves-older-than", options.get("serves_older_than"), self.clock())
         try:
             return forget.retain(self._work, **options)
         finally:

@@ -1,7 +1,8 @@
 """The MCP server: `MemoryTools` as the official SDK's `MCPServer` tools, over stdio or streamable HTTP.
 
-Schemas come from the tools' type hints and answer types; annotations say what each does (reads
-read-only, `ingest_session` idempotent, `remember` not, `forget` destructive; none open-world).
+Schemas come from the tools' type hints and answer types; annotations say what each does (the four
+reads append a serve record, so they are not read-only and not idempotent; `ingest_session` is
+idempotent, `remember` not, `forget` destructive; none open-world).
 Every failure, a `LedgerError` or an argument the schema refuses, is a tool error in the CLI's
 `Error: ...` form, naming arguments, never values.  Over HTTP the SDK's bearer middleware asks
 `TokenVerifier` (401 without a known token, and no OAuth metadata: there is no authorization
@@ -40,7 +41,8 @@ from factledger.mcp_server.tools import (
 )
 from factledger.mcp_server.wire import REFUSED, CheckedLines
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# A read that hands out facts appends its serve record: it writes, and each call writes again.
+SERVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 OBSERVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 INGEST = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 ERASE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
@@ -151,7 +153,7 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
     server = LedgerServer("factledger", instructions=INSTRUCTIONS, log_level="WARNING", version=package_version(),
                           **server_options)
 
-    @server.tool(annotations=READ, title="Recall stored facts")
+    @server.tool(annotations=SERVE, title="Recall stored facts")
     def recall(query: Annotated[str, Field(description="What the next answer is about")] = "",
                limit: Annotated[int | None, Field(ge=1, le=100, description="At most this many facts")] = None,
                app: App = None, user: User = None) -> Annotated[CallToolResult, RecallAnswer]:
@@ -185,7 +187,7 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
         """Read what is new in a google-adk session (past its watermark) and store the facts in it."""
         return answered(lambda: tools.ingest_session(scope_of_call(), session, app, user))
 
-    @server.tool(annotations=READ, title="Open facts")
+    @server.tool(annotations=SERVE, title="Open facts")
     def facts(predicate: str | None = None,
               valid_at: Annotated[str | None, Field(description="What was true at this time (ISO 8601)")] = None,
               as_of: Annotated[str | None, Field(description="What the ledger believed at this time")] = None,
@@ -193,13 +195,13 @@ def build_server(tools: MemoryTools, scope_of_call: Callable[[], Scope], **serve
         """The partition's open facts (or, with valid_at / as_of, as they were then)."""
         return answered(lambda: tools.facts(scope_of_call(), predicate, valid_at, as_of, app, user))
 
-    @server.tool(annotations=READ, title="A predicate's history")
+    @server.tool(annotations=SERVE, title="A predicate's history")
     def history(predicate: str | None = None, app: App = None,
                 user: User = None) -> Annotated[CallToolResult, FactsAnswer]:
         """Every state interval of the facts (of one predicate): the bitemporal record."""
         return answered(lambda: tools.history(scope_of_call(), predicate, app, user))
 
-    @server.tool(annotations=READ, title="Where a fact came from")
+    @server.tool(annotations=SERVE, title="Where a fact came from")
     def why(fact_id: str) -> CallToolResult:
         """A fact's provenance: session, evidence event, quote, author, and every event that touched it."""
         return answered(lambda: tools.why(scope_of_call(), fact_id))

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datasette.utils.asgi import NotFound, Response
 
 from factledger.ledger import LedgerBusy, LedgerError
+from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.web.actors import Actor
 from factledger.web.config import WebConfig, config_of
 from factledger.web.reading import Withheld
 
 PREFIX = "/-/factledger"
+NORMAL = PUBLIC_CLEARANCE           # the class a page may show without a serve record (the lowest)
 
 
 def current_actor(datasette, request) -> Actor | None:
@@ -101,3 +103,29 @@ def page(*, act: bool = False, methods: tuple[str, ...] = ("GET",)):
         wrapped.__name__, wrapped.__doc__ = view.__name__, view.__doc__
         return wrapped
     return decorate
+
+
+def served(ctx: Context, tool: str, shown: dict[tuple[str, str], dict], response: Response) -> Response:
+    """A page that displays a value above `normal` is a serve to the signed-in reviewer: one
+    record per partition whose values it shows, each naming every fact (and held candidate) of
+    that partition on the page and the sha256 of the page, recorded on the ledger itself (never a
+    replica) before the page is sent (docs/audit.md).  `shown`: (app, user) -> {"facts": [fact
+    dicts with fact_id and sensitivity], "held": [held items with hold_id and sensitivity]}."""
+    def above(row: dict) -> bool:
+        return row.get("sensitivity") not in (None, NORMAL)
+
+    recorded = [(part, items) for part, items in shown.items()
+                if any(above(row) for row in [*items.get("facts", ()), *items.get("held", ())])]
+    if recorded:
+        body = response.body if isinstance(response.body, str) else response.body.decode("utf-8")
+        with ctx.config.ledger(write=True) as ledger:
+            for (app, user), items in recorded:
+                ledger.record_serve(app, user, caller=ctx.actor.name, surface="web", tool=tool,
+                                    clearance=ctx.actor.clearance, facts=list(items.get("facts", ())),
+                                    held=[row["hold_id"] for row in items.get("held", ())] or None, text=body)
+    return response
+
+
+def partition_of(rows: list[dict], app: str, user: str) -> dict[tuple[str, str], dict]:
+    """The rows of one page of one partition, in the shape `served` takes."""
+    return {(app, user): {"facts": rows}}

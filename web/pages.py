@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from datasette.utils.asgi import Response
 
-from factledger.ledger.domain.recall_options import PUBLIC_CLEARANCE
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web import reading
-from factledger.web.access import PREFIX, Context, page
+from factledger.web.access import PREFIX, Context, page, partition_of, served
 from factledger.web.timeline import STYLE, transaction_time_svg, valid_time_svg
-
-NORMAL = PUBLIC_CLEARANCE           # the class a page may show without a serve record
 
 
 async def root(datasette, request):
@@ -56,32 +53,20 @@ def _user_data(ctx: Context) -> dict:
             "withheld": dict(withheld), "sessions": sessions}
 
 
-def _served(ctx: Context, tool: str, facts: list[dict], response: Response) -> Response:
-    """A page that displays a value above `normal` is a serve to the signed-in reviewer: recorded
-    on the ledger itself (never a replica) before the page is sent (docs/audit.md)."""
-    shown = [f for f in facts if f.get("sensitivity") not in (None, NORMAL)]
-    if shown:
-        body = response.body if isinstance(response.body, str) else response.body.decode("utf-8")
-        with ctx.config.ledger(write=True) as ledger:
-            ledger.record_serve(shown[0]["app"], shown[0]["user"], caller=ctx.actor.name, surface="web",
-                                tool=tool, clearance=ctx.actor.clearance, facts=facts, text=body)
-    return response
-
-
 @page()
 async def user_page(ctx: Context):
     data = _user_data(ctx)
     # The pickers show what was asked, in their own formats (datetime-local has no zone: UTC).
     response = await ctx.render("factledger_user.html", **data, as_of_input=(data["as_of"] or "")[:19],
                                 valid_at_input=(data["valid_at"] or "")[:10])
-    return _served(ctx, "page", data["facts"], response)
+    return served(ctx, "page", partition_of(data["facts"], data["app"], data["user"]), response)
 
 
 @page()
 async def user_json(ctx: Context):
     data = _user_data(ctx)
     data["withheld_count"] = sum(data["withheld"].values())
-    return _served(ctx, "page", data["facts"], Response.json(data))
+    return served(ctx, "page", partition_of(data["facts"], data["app"], data["user"]), Response.json(data))
 
 
 @page()
@@ -89,7 +74,9 @@ async def fact_page(ctx: Context):
     fact_id = normalise_id(ctx.request.args.get("id", ""), "fact id")
     with ctx.config.ledger() as ledger:
         found = reading.fact_page(ledger, ctx.actor, fact_id)
-    return _served(ctx, "page", [found["fact"]], await ctx.render("factledger_fact.html", **found))
+    fact = found["fact"]
+    return served(ctx, "page", partition_of([fact], fact["app"], fact["user"]),
+                  await ctx.render("factledger_fact.html", **found))
 
 
 @page()
@@ -102,10 +89,33 @@ async def timeline_page(ctx: Context):
         rows, withheld = reading.key_history(ledger, ctx.actor, app, user, subject, predicate)
         marks = reading.key_erasures(ledger, app, user, {row["fact_id"] for row in rows})
         now = ledger.clock()
-    return await ctx.render(
+    response = await ctx.render(
         "factledger_timeline.html", app=app, user=user, subject=subject, predicate=predicate,
         rows=rows, withheld=withheld, marks=marks, svg_style=STYLE, valid_svg=valid_time_svg(rows, marks, now),
         transaction_svg=transaction_time_svg(rows, marks, now))
+    return served(ctx, "timeline", partition_of(rows, app, user), response)
+
+
+@page(act=True)
+async def served_page(ctx: Context):
+    """The partition's serve records for a reviewer: when, to whom, by which surface and under
+    which clearance, the facts by id and key, the withheld counts.  No value is on the page (so
+    viewing it is no serve); a fact above the reviewer's clearance shows its class, not its key."""
+    app, user = _partition(ctx)
+    with ctx.config.ledger() as ledger:
+        rows = ledger.served(app, user)
+        classes = ledger.served_fact_classes(app, [f for row in rows for f in row["fact_ids"]])
+    masked = 0
+    for row in rows:
+        row["served"] = []
+        for fact_id in row["fact_ids"]:
+            sensitivity, subject, predicate = classes.get(fact_id, (None, None, None))
+            shown = sensitivity is not None and ctx.actor.cleared_for(sensitivity)
+            masked += sensitivity is not None and not shown
+            row["served"].append({"fact_id": fact_id if shown or sensitivity is None else None,
+                                  "sensitivity": sensitivity or "erased",
+                                  "key": f"{subject} / {predicate}" if shown else None})
+    return await ctx.render("factledger_served.html", app=app, user=user, rows=rows, masked=masked)
 
 
 ROUTES = [
@@ -114,4 +124,5 @@ ROUTES = [
     (rf"^{PREFIX}/user\.json$", user_json),
     (rf"^{PREFIX}/fact$", fact_page),
     (rf"^{PREFIX}/timeline$", timeline_page),
+    (rf"^{PREFIX}/served$", served_page),
 ]

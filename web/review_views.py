@@ -18,7 +18,7 @@ from factledger.ledger import LedgerError
 from factledger.ledger.errors import SensitivityUnconfirmed
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web import reading
-from factledger.web.access import PREFIX, Context, page
+from factledger.web.access import PREFIX, Context, page, served
 from factledger.web.reading import Withheld
 
 VERDICTS = {"accept": True, "reject": False}
@@ -32,9 +32,33 @@ async def queue(ctx: Context):
                       for spec in sorted(ledger.registry.predicates.values(), key=lambda spec: spec.name)]
         for item in items["held"]:
             item["held_class"] = ledger.held_class(item["predicate"])
+        shown = _shown(ledger, items)
     done = ctx.request.args.get("done")
-    return await ctx.render("factledger_review.html", **items, withheld_total=sum(items["withheld"].values()),
-                            predicates=predicates, done=done)
+    response = await ctx.render("factledger_review.html", **items, withheld_total=sum(items["withheld"].values()),
+                                predicates=predicates, done=done)
+    return served(ctx, "review", shown, response)
+
+
+def _shown(ledger, items: dict) -> dict[tuple[str, str], dict]:
+    """What the queue shows, per partition: the facts of its disputes (the challenger and what it
+    stands against) and of its contradictions (both sides, each with its own class), and its held
+    candidates; the page is a serve in each partition where one of them is above `normal`."""
+    parts: dict[tuple[str, str], dict] = {}
+
+    def fact(app: str, user: str, fact_id: str, sensitivity: str | None) -> None:
+        parts.setdefault((app, user), {"facts": [], "held": []})["facts"].append(
+            {"fact_id": fact_id, "user": user, "sensitivity": sensitivity})
+
+    for item in items["held"]:
+        parts.setdefault((item["app"], item["user"]), {"facts": [], "held": []})["held"].append(item)
+    for d in items["disputes"]:
+        fact(d["app"], d["user"], d["fact_id"], d.get("sensitivity"))
+        for other in d.get("against") or ():
+            fact(d["app"], d["user"], other["fact_id"], other.get("sensitivity", d.get("sensitivity")))
+    for c in items["contradictions"]:
+        for fact_id in (c["fact_id"], c["other_fact_id"]):
+            fact(c["app"], c["user"], fact_id, ledger.fact_sensitivity(fact_id))
+    return parts
 
 
 def _done(message: str) -> Response:

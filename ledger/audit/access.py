@@ -66,7 +66,7 @@ def text_hash(text: str) -> str:
 def record(work, *, app: str, user: str, users: list[str], caller: str | None, surface: str,
            clearance, facts: list[dict], text: str, head_seq: int, tool: str = "recall",
            withheld: dict[str, int] | None = None, limit: int | None = None,
-           query: str | None = None) -> int:
+           query: str | None = None, held: list[str] | None = None) -> int:
     """Append one `FactsServed` in its own transaction; returns its seq.  `facts` are the served
     fact dicts (fact_id, user, and for a recall unconfirmed_since / ask_to_confirm)."""
     if work.read_only:
@@ -83,7 +83,8 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
                    **({"ask": True} if f.get("ask_to_confirm") else {})} for f in facts]
         body = FactsServed(
             app=app, user=user, users=users, caller=caller_name(caller), surface=surface, tool=tool,
-            clearance=clearance_name(clearance), facts=served, withheld=dict(withheld or {}), limit=limit,
+            clearance=clearance_name(clearance), facts=served, held=sorted(set(held)) if held else None,
+            withheld=dict(withheld or {}), limit=limit,
             text_sha256=text_hash(text), head_seq=head_seq, served_at=iso(work.clock()),
             query_sha256=hmac.new(key, query.encode("utf-8"), hashlib.sha256).hexdigest() if query else None,
             query=query if query and os.environ.get(KEEP_QUERIES) == "1" else None)
@@ -111,7 +112,7 @@ def show(conn, seq: int) -> dict:
     out = {"seq": seq, "served_at": body.get("served_at", recorded_at), "caller": body["caller"],
            "surface": body["surface"],
            "tool": body.get("tool", "recall"), "head_seq": body["head_seq"], "recorded_sha256": body.get("text_sha256"),
-           "fact_ids": [f["fact_id"] for f in body.get("facts", ())]}
+           "fact_ids": [f["fact_id"] for f in body.get("facts", ())], "held": body.get("held") or []}
     if body.get("text_sha256") is None:
         out.update(identical=False, text=None, difference="its text hash was erased with a fact it served "
                    f"(forget, event {body.get('cause')}): there is nothing to compare")

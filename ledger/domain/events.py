@@ -389,6 +389,7 @@ class FactsServed(Body):
     tool: str = "recall"                   # what was served: recall | facts | history | why | page
     clearance: str
     facts: list[ServedFact] = []
+    held: list[str] | None = None          # held candidates a review page showed, by hold id
     withheld: dict[str, int] = {}
     limit: int | None = None               # the recall limit the block's withheld line names
     text_sha256: str | None = None

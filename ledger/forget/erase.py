@@ -15,9 +15,10 @@ import sqlite3
 import time
 from datetime import timedelta
 
-from factledger.ledger.domain.events import Redacted
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import Redacted, parse_body
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget.restate import restate, restatement
+from factledger.ledger.forget.restate import has_content, restate, restatement, without_content
 from factledger.ledger.forget.scope import (
     ALL_APPS,
     ERASURES_USER,
@@ -32,13 +33,14 @@ from factledger.ledger.forget.scope import (
 from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.reads import candidate_bodies, has_partition
+from factledger.ledger.store.reads import bodies_at, candidate_bodies, has_partition
 from factledger.ledger.vocabulary.clock import iso
-from factledger.ledger.vocabulary.words import ERASED_PREFIX
+from factledger.ledger.vocabulary.words import DOMAIN_USER, ERASED_PREFIX
 from factledger.projections.current import open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
 from factledger.projections.history import partitions_confirmed_before, predicates_of_sensitivity
 from factledger.projections.keystate import StoredPartition
+from factledger.projections.serves import drop_serves, partitions_served_before, served_elsewhere
 
 DEFAULT_REQUESTER = "unspecified"
 
@@ -80,23 +82,31 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
                 dry_run=dry_run, vacuum=vacuum, ticket=ticket)
 
 
+SERVES_POLICY = "[serves]"        # the policy's name for serve records (no predicate is spelled so)
+
+
 def retain(ledger, *, apply: bool = False, older_than: int | None = None,
            predicate: str | None = None, sensitivity: str | None = None, app: str | None = None,
            user: str | None = None, reason: str | None = None, requester: str | None = None,
-           vacuum: bool | None = None) -> dict:
+           vacuum: bool | None = None, serves_older_than: int | None = None) -> dict:
     """Forget facts past their retention: the registry's `retention_days`, or `older_than` days
-    for one predicate or sensitivity class.  A dry run unless `apply`; one receipt."""
-    days = _policy(ledger, older_than, predicate, sensitivity)
+    for one predicate or sensitivity class; and serve records past theirs (the registry's
+    `[serves] retention_days`, or `serves_older_than` days alone), each scrubbed whole.  A dry
+    run unless `apply`; one receipt."""
+    days = _policy(ledger, older_than, predicate, sensitivity, serves_older_than)
     reason, requester = check_words(reason or "retention policy", requester or "retention")
     now = ledger.clock()
     cutoffs = {name: iso(now - timedelta(days=n)) for name, n in days.items()}
+    serves_cutoff = cutoffs.pop(SERVES_POLICY, None)
     policy = tuple(sorted(cutoffs.items()))
     kind_hash = retention_hash(days, app, user)
 
     def plans() -> list[Plan]:
         found = []
-        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, ledger.registry, app, user):
-            scope = Scope("retention", part_app, part_user, cutoffs=policy, run_hash=kind_hash)
+        for part_app, part_user in _expired_partitions(ledger.conn, cutoffs, ledger.registry, app, user,
+                                                       serves_cutoff):
+            scope = Scope("retention", part_app, part_user, cutoffs=policy, run_hash=kind_hash,
+                          serves_cutoff=serves_cutoff)
             one = plan(ledger.conn, scope, ledger.registry)
             if not one.empty:
                 found.append(one)
@@ -104,7 +114,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
 
     receipt = _run(ledger, "retention", kind_hash, app or ALL_APPS, plans, reason, requester,
                    dry_run=not apply, vacuum=vacuum)
-    receipt["policy"] = {p: c for p, c in policy}
+    receipt["policy"] = {p: c for p, c in policy} | ({SERVES_POLICY: serves_cutoff} if serves_cutoff else {})
     receipt["retention_days"] = dict(sorted(days.items()))
     return receipt
 
@@ -159,9 +169,10 @@ def refuse_foreign(ledger) -> None:
 def changed_partitions(plans: list[Plan]) -> tuple[tuple[str, str], ...]:
     """The (app, user) partitions a forget's scrub and rebuild changed, for the purge: every event
     and projection row it rewrites or deletes is in a plan's partition (fact ids and restatements
-    are partition-local).  A whole user's events move to the pseudonym by insert, which leaves no
-    old row version there."""
-    return tuple(sorted({(p.scope.app, p.scope.user) for p in plans}))
+    are partition-local), or is a serve record of a `_domain` fact in a partition that read it.
+    A whole user's events move to the pseudonym by insert, which leaves no old row version there."""
+    return tuple(sorted({(p.scope.app, p.scope.user) for p in plans}
+                        | {(p.scope.app, other) for p in plans for other in p.served_in}))
 
 
 def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason: str,
@@ -176,6 +187,13 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
     events_read: set[str] = set()         # ids an ingestion read (ADK): erased, never read again
     emptied: set[str] = set()
     again = [restatement(p, ledger.registry) for p in plans]
+    elsewhere = _served_elsewhere(conn, plans, again)
+    if elsewhere:                             # scrubbed first: a plan's rebuild below then skips them
+        scrub(conn, sorted(elsewhere), redaction_seq)
+        drop_serves(conn, sorted(elsewhere))
+        counts["serve_records"] = len(elsewhere)
+        targets += sorted(elsewhere)
+        restated += sorted(elsewhere)
     open_before: list[set[str]] = []
     for p, r in zip(plans, again):
         s = p.scope
@@ -199,6 +217,9 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         served = sum(1 for _seq, b in r.records if b.get("type") == "FactsServed")
         if served:                            # serve records recorded again without their hashes
             counts["serve_records"] = counts.get("serve_records", 0) + served
+        expired = p.by_type.get("FactsServed", 0) if s.kind == "retention" else 0
+        if expired:                           # serve records past their own retention, scrubbed whole
+            counts["serve_records_expired"] = counts.get("serve_records_expired", 0) + expired
         p.restated = r.moved
         targets += p.targets + r.moved
         restated += r.moved
@@ -226,10 +247,33 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         s = p.scope
         restate(p, r, event.seq, ledger.registry.sha256,
                 StoredPartition(conn, s.app, s.user, lambda b: compensating.append(store.append(b).seq)), before)
+    for seq, (_user, body) in sorted(elsewhere.items()):
+        compensating.append(store.append(parse_body({**body, "cause": event.seq, "restates": seq})).seq)
     return {"noop": False, "redaction_seq": event.seq, "event_id": event.event_id,
             "scope_kind": kind, "scope_hash": digest, "recorded_at": event.recorded_at,
             "reason": reason, "requester": requester, "counts": counts,
             "compensating_seqs": compensating, "partitions": len(plans)}
+
+
+def _served_elsewhere(conn, plans: list[Plan], again) -> dict[int, tuple[str, dict]]:
+    """Serve records outside a plan's partition that handed out a fact it forgets: seq -> (their
+    partition's user, the body to record again without content).  Only a `_domain` fact is served
+    outside its own partition (a user's recall reads the domain beside the user), so only a plan
+    of the domain looks; a record a plan of its own partition records again already is left to it.
+    The text hash of such a record is a test of a guess at the forgotten value: it goes too."""
+    mine = {seq for p, r in zip(plans, again) for seq in (*p.targets, *r.moved, *(s for s, _ in r.records))}
+    found: dict[int, tuple[str, dict]] = {}
+    for p in plans:
+        if p.scope.user != DOMAIN_USER or not p.facts:
+            continue
+        seqs = served_elsewhere(conn, p.scope.app, p.scope.user, sorted(p.facts))
+        stored = bodies_at(conn, [seq for seq in seqs if seq not in mine])
+        for seq, (_at, raw) in stored.items():
+            body = body_of(raw) if raw is not None else None
+            if body is not None and body.get("type") == "FactsServed" and has_content(body):
+                found[seq] = (seqs[seq], without_content(body))
+                p.served_in.add(seqs[seq])
+    return found
 
 
 def _noop(kind: str, digest: str, reason: str, requester: str, ledger) -> dict:
@@ -262,8 +306,16 @@ def check_words(reason: str | None, requester: str | None) -> tuple[str, str]:
 
 
 def _policy(ledger, older_than: int | None, predicate: str | None,
-            sensitivity: str | None) -> dict[str, int]:
-    """predicate -> days kept: facts last confirmed longer ago are past retention."""
+            sensitivity: str | None, serves_older_than: int | None = None) -> dict[str, int]:
+    """predicate -> days kept: facts last confirmed longer ago are past retention; and under
+    `SERVES_POLICY` the days a serve record is kept (the registry's, in a run of its whole policy)."""
+    if serves_older_than is not None:
+        if isinstance(serves_older_than, bool) or serves_older_than <= 0:
+            raise LedgerError("--serves-older-than must be a positive number of days")
+        if older_than is not None or predicate is not None or sensitivity is not None:
+            raise LedgerError("--serves-older-than is a run of its own: not with --older-than, --predicate "
+                              "or --sensitivity")
+        return {SERVES_POLICY: serves_older_than}
     if predicate is not None and sensitivity is not None:
         raise LedgerError("give --predicate or --sensitivity, not both")
     if older_than is not None and (isinstance(older_than, bool) or older_than <= 0):
@@ -285,11 +337,14 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
         names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
         names |= predicates_of_sensitivity(ledger.conn, sensitivity)
         return {name: older_than for name in sorted(names)}
-    return {s.name: s.retention_days for s in registry.predicates.values() if s.retention_days}
+    days = {s.name: s.retention_days for s in registry.predicates.values() if s.retention_days}
+    if registry.serve_retention_days:
+        days[SERVES_POLICY] = registry.serve_retention_days
+    return days
 
 
 def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], registry, app: str | None,
-                        user: str | None) -> list[tuple[str, str]]:
+                        user: str | None, serves_cutoff: str | None = None) -> list[tuple[str, str]]:
     """Every partition holding anything past its retention: a fact last confirmed before its
     cutoff, or a held or rejected candidate said before it (a partition need not hold an expired
     fact for its candidates to expire; the digest of a session goes with what its plan takes)."""
@@ -299,4 +354,7 @@ def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], regis
     for part_app, part_user, body in candidate_bodies(conn, app, user):
         if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
             found.add((part_app, part_user))
-    return sorted(p for p in found if not p[1].startswith(ERASED_PREFIX) and p[1] != ERASURES_USER)
+    found = {p for p in found if not p[1].startswith(ERASED_PREFIX) and p[1] != ERASURES_USER}
+    if serves_cutoff is not None:             # a forgotten user's serve records (the pseudonym's) expire too
+        found |= partitions_served_before(conn, serves_cutoff, app, user)
+    return sorted(found)

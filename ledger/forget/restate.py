@@ -237,25 +237,39 @@ def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
 SERVE_CONTENT = ("text_sha256", "query_sha256", "query", "cause", "restates")
 
 
+def without_content(body: dict) -> dict:
+    """A serve record as a forget records it again: the ids, counts and time, no hash of what it said."""
+    return {k: v for k, v in body.items() if k not in SERVE_CONTENT}
+
+
+def has_content(body: dict) -> bool:
+    return any(body.get(name) for name in SERVE_CONTENT[:3])
+
+
 def served_again(plan: Plan, out: Restatement) -> None:
-    """Serve records (`FactsServed`) that handed out a forgotten fact, or whose kept query names a
-    forgotten value: scrubbed, and recorded again without the text hash, the query hash and the
-    query, so the fact ids and counts remain ("a fact since erased was served") and nothing of
-    the forgotten text does.  A whole user's are all recorded again, under the pseudonym its
-    events now carry (no record names the user)."""
+    """Serve records (`FactsServed`) that handed out a forgotten fact or showed a forgotten held
+    candidate, or whose kept query names a forgotten value: scrubbed, and recorded again without
+    the text hash, the query hash and the query, so the fact ids and counts remain ("a fact since
+    erased was served") and nothing of the forgotten text does.  A whole user's are all recorded
+    again, under the pseudonym its events now carry (no record names the user)."""
     scope, masker = plan.scope, plan.masker
     targets = set(plan.targets)
     alias = pseudonym(scope.app, scope.user) if scope.kind == "user" else None
+    holds = {e.body.get("hold_id") for e in plan.events if e.seq in targets and e.body is not None
+             and e.type in CANDIDATE_TYPES} - {None}          # held candidates a review page showed
     for e in plan.events:
         body = e.body
         if body is None or e.type != "FactsServed":
             continue
+        if alias is None and e.seq in targets:
+            continue                          # expired by its own retention: scrubbed whole, not recorded again
         if alias is None:
-            kept = any(body.get(name) for name in SERVE_CONTENT[:3])
-            touched = {f["fact_id"] for f in body.get("facts", ())} & plan.facts
+            kept = has_content(body)
+            touched = ({f["fact_id"] for f in body.get("facts", ())} & plan.facts
+                       | set(body.get("held") or ()) & holds)
             if not kept or not (touched or (masker and masker.mentions(body.get("query")))):
                 continue
-        again = {k: v for k, v in body.items() if k not in SERVE_CONTENT}
+        again = without_content(body)
         if alias is not None:
             again["user"] = alias
             again["users"] = [alias if u == scope.user else u for u in body.get("users", ())]

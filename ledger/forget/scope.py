@@ -82,6 +82,7 @@ class Scope:
     sensitivity: str | None = None
     cutoffs: tuple[tuple[str, str], ...] = ()   # retention: (predicate, forget if confirmed before)
     run_hash: str | None = None                 # retention: the run's `retention_hash`
+    serves_cutoff: str | None = None            # retention: serve records served before this expire
 
     @property
     def hash(self) -> str:

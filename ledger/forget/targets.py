@@ -50,6 +50,7 @@ class Plan:
     by_type: dict[str, int] = field(default_factory=dict)
     masker: Masker = field(default_factory=Masker)    # the forgotten values, to mask in what survives
     restated: list[int] = field(default_factory=list)  # surviving seqs recorded again (ledger/forget/restate.py)
+    served_in: set[str] = field(default_factory=set)   # other users whose serve records of its facts it scrubs
 
     @property
     def empty(self) -> bool:
@@ -212,8 +213,11 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[
         return by_class
     if kind == "retention":
         cutoffs = dict(scope.cutoffs)
+        serves_cutoff = scope.serves_cutoff
 
         def expired(e: LoadedEvent) -> bool:
+            if e.type == "FactsServed":         # a serve record past its own retention goes whole
+                return serves_cutoff is not None and e.body.get("served_at", "") < serves_cutoff
             if e.type == "FactObserved":
                 cutoff = cutoffs.get(e.body["predicate"])
                 return (cutoff is not None

@@ -127,6 +127,7 @@ class Registry:
     source: str
     kinds: dict[str, KindSpec] = field(default_factory=lambda: dict(DEFAULT_KINDS))
     health_words: frozenset[str] = frozenset(DEFAULT_HEALTH_WORDS)
+    serve_retention_days: int | None = None     # `[serves] retention_days`: serve records kept this long
 
     def resolve(self, name: str) -> PredicateSpec | None:
         """The spec for a predicate or one of its aliases (case and separators forgiven)."""
@@ -242,7 +243,19 @@ def _parse_cached(raw: bytes, source: str) -> Registry:
                 )
             aliases[key] = spec.name
     return Registry(predicates, aliases, hashlib.sha256(raw).hexdigest(), source, kinds,
-                    _health_words(source, data.get("open_keys", {}), predicates, aliases))
+                    _health_words(source, data.get("open_keys", {}), predicates, aliases),
+                    _serve_retention(source, data.get("serves", {})))
+
+
+def _serve_retention(source: str, table) -> int | None:
+    """`[serves] retention_days`: how long a serve record (docs/audit.md) is kept before `retain`
+    expires it; none by default (kept as long as the log)."""
+    if not isinstance(table, dict) or set(table) - {"retention_days"}:
+        raise LedgerError(f"registry {source}: serves takes only retention_days")
+    days = table.get("retention_days")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days <= 0):
+        raise LedgerError(f"registry {source}: serves: field retention_days: must be a positive number of days")
+    return days
 
 
 def _parse_kinds(source: str, table) -> dict[str, KindSpec]:

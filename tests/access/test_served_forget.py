@@ -68,3 +68,44 @@ def test_forget_fact_masks_only_the_serves_of_it(ledger):
     assert ledger.served_show(only_diet.served_seq)["identical"] is True
     shown = ledger.served_show(rows[1]["seq"])
     assert shown["identical"] is False and "erased" in shown["difference"]
+
+
+DOMAIN_VALUE = "zqxregion-north-77"
+
+
+def test_forgetting_a_domain_fact_scrubs_every_users_serve_of_it(tmp_path, clock):
+    """A `_domain` fact is served in every partition that reads the domain: forgetting it takes
+    the text hash (a test of a guess at the value) from each of those records, in whichever
+    partition, and keeps their ids and counts; a serve that did not hand it out keeps its hash."""
+    db = tmp_path / "l.db"
+    with Ledger(db, clock=clock, create=True) as ledger:
+        ledger.observe_many([
+            cand(app="ops", user="_domain", predicate="deploy.region", value=DOMAIN_VALUE,
+                 quote=f"we deploy to {DOMAIN_VALUE}", session="d"),
+            cand(app="ops", user="alice", predicate="preferred_language", value="Python",
+                 quote="I write Python", session="a"),
+            cand(app="ops", user="bob", predicate="preferred_language", value="Rust",
+                 quote="I write Rust", session="b")])
+        for user in ("alice", "bob"):
+            assert DOMAIN_VALUE in ledger.recall("ops", user, "", preload=True, served_to="bot").text
+        alone = ledger.recall("ops", "alice", "", preload=True, served_to="solo", domain=False)
+        fact = next(f["fact_id"] for f in ledger.facts("ops", "_domain"))
+        before = {u: ledger.served("ops", u) for u in ("alice", "bob")}
+        assert all(fact in rows[0]["fact_ids"] and rows[0]["text_sha256"] for rows in before.values())
+        receipt = ledger.forget("ops", "_domain", fact=fact, reason="request", requested_by="dpo")
+        assert receipt["counts"]["serve_records"] == 2
+        assert ledger.verify()["ok"]
+        after = {u: ledger.served("ops", u) for u in ("alice", "bob")}
+        for user in ("alice", "bob"):
+            copy = next(r for r in after[user] if r["restates"] == before[user][0]["seq"])
+            assert copy["text_sha256"] is None and copy["query_sha256"] is None
+            assert copy["fact_ids"] == before[user][0]["fact_ids"] and copy["caller"] == "bot"
+            assert before[user][0]["seq"] not in [r["seq"] for r in after[user]]
+            assert ledger.served_counts("ops", user)[fact] == 1
+        kept = next(r for r in after["alice"] if r["seq"] == alone.served_seq)
+        assert kept["text_sha256"] == before["alice"][1]["text_sha256"]
+        assert ledger.served_show(alone.served_seq)["identical"] is True
+        hashes = [r["text_sha256"] for u in ("alice", "bob") for r in before[u][:1]]
+        again = ledger.forget("ops", "_domain", fact=fact, reason="request", requested_by="dpo")
+        assert again["noop"]
+    assert scan(db, [DOMAIN_VALUE, *hashes]) == {}

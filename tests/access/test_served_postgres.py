@@ -27,3 +27,29 @@ def test_serves_on_postgres(postgres, clock):
     with Ledger(location, clock=clock, read_only=True) as reader:
         with pytest.raises(LedgerError, match="read-only"):
             reader.recall("app", "u1", "allergy", served_to="bot")
+
+
+def test_a_domain_forget_and_serve_retention_on_postgres(postgres, clock):
+    """What tests/access/test_served_forget.py and test_served_retention.py check on SQLite, once
+    here: a `_domain` fact's serve records in users' partitions lose their hash; expired records go."""
+    location = postgres.location("access_domain_retention")
+    with Ledger(location, clock=clock, create=True) as ledger:
+        clock.set("2026-09-01T00:00:00Z")
+        ledger.observe_many([
+            cand(app="ops", user="_domain", predicate="deploy.region", value="north-77",
+                 quote="we deploy to north-77", session="d"),
+            cand(app="ops", user="alice", predicate="preferred_language", value="Python",
+                 quote="I write Python", session="a")])
+        old = ledger.recall("ops", "alice", "", preload=True, served_to="bot")
+        fact = next(f["fact_id"] for f in ledger.facts("ops", "_domain"))
+        receipt = ledger.forget("ops", "_domain", fact=fact, reason="request")
+        assert receipt["counts"]["serve_records"] == 1
+        [copy] = ledger.served("ops", "alice")
+        assert copy["restates"] == old.served_seq and copy["text_sha256"] is None and fact in copy["fact_ids"]
+        assert ledger.verify()["ok"]
+        clock.set("2026-11-01T00:00:00Z")
+        new = ledger.recall("ops", "alice", "", preload=True, served_to="bot")
+        expired = ledger.retain(apply=True, serves_older_than=30)
+        assert expired["counts"]["serve_records_expired"] == 1
+        assert [r["seq"] for r in ledger.served("ops", "alice")] == [new.served_seq]
+        assert ledger.verify()["ok"]

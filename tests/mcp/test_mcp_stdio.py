@@ -26,9 +26,10 @@ def test_the_seven_tools_with_honest_annotations_and_schemas(tmp_path):
 
     tools = {t.name: t for t in anyio.run(listed)}
     assert set(tools) == SEVEN
-    for name in ("recall", "facts", "history", "why"):
-        assert tools[name].annotations.read_only_hint is True
+    for name in ("recall", "facts", "history", "why"):     # each answer appends its serve record
+        assert tools[name].annotations.read_only_hint is False
         assert tools[name].annotations.destructive_hint is False
+        assert tools[name].annotations.idempotent_hint is False
     for name in ("remember", "ingest_session"):
         assert tools[name].annotations.read_only_hint is False
         assert tools[name].annotations.destructive_hint is False

@@ -14,7 +14,8 @@ from tests.web.helpers import HEALTH_VALUE, HELD_VALUE, PASSWORDS, Client, fill,
 
 PAGES = ["/-/factledger/", "/-/factledger/user?app=clinic&user=arun", "/-/factledger/user.json?app=clinic&user=arun",
          "/-/factledger/timeline?app=mealkit&user=priya&predicate=home_city", "/-/factledger/review",
-         "/-/factledger/erase", "/-/factledger/erasures", "/-/factledger/integrity?run=1"]
+         "/-/factledger/erase", "/-/factledger/erasures", "/-/factledger/integrity?run=1",
+         "/-/factledger/served?app=clinic&user=arun"]
 ACTIONS = ["/-/factledger/review/accept", "/-/factledger/review/reject", "/-/factledger/resolve",
            "/-/factledger/erase/plan", "/-/factledger/erase/commit"]
 
