@@ -69,6 +69,10 @@ def render_summary(s: dict) -> str:
         f"rejected: {sum(s['rejected'].values())} ({by(s['rejected'])})",
         f"held: {sum(s['held'].values())} ({by(s['held'])})",
     ]
+    checks = s.get("meaning_checks")
+    if checks and (checks["checked"] or checks["owed"]):
+        lines.append(f"meaning checks run again: {checks['checked']} ({checks['merged']} merged into another"
+                     f" wording), still owed: {checks['owed']}")
     if s["unmatched_candidates"]:
         lines.append(f"candidates not matching any session: {s['unmatched_candidates']}")
     for skipped in s.get("skipped", ()):

@@ -10,31 +10,33 @@ projection rows they change and the projections' position commit together or not
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.domain.events import Body
+from factledger.ledger.domain.events import Body, MeaningChecked
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.support import UNSUPPORTED, unsupported
 from factledger.ledger.domain.textindex import remembering as text_memo
 from factledger.ledger.domain.validate import check
-from factledger.ledger.errors import LedgerError
+from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import Registry, load_registry
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.semantic import entail
-from factledger.ledger.semantic.dedup import key_matrix
+from factledger.ledger.semantic.dedup import key_matrix, same_meaning
 from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Engine, EventLog
 from factledger.ledger.store.engines import engine_for
-from factledger.ledger.store.reads import statement_bodies
+from factledger.ledger.store.reads import owed_meaning_checks, statement_bodies
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import vectors
@@ -84,6 +86,8 @@ class UnitOfWork:
                 self.replay()
             if not (read_only or leave_schema):   # a reader skips rows of another encoder instead
                 vectors.sync(self.conn, self.transaction)   # vectors of the encoder in use (semantic extra)
+                if vectors.checks_owed(self.conn):
+                    self._recheck_on_open()           # dedup checks an encoder failure deferred
         except BaseException:
             self.conn.close()                 # no half-opened ledger keeps the file (or its lock)
             raise
@@ -175,6 +179,59 @@ class UnitOfWork:
         bodies = stamped(bodies, hold_id, review)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def recheck_meaning(self) -> dict:
+        """Run the dedup meaning checks an encoder failure deferred (`FactObserved.unchecked`), in
+        log order, each against the key's values open before its fact (as the live check saw
+        them), and record each answer as a `MeaningChecked` event: the value it only restates
+        (its statements then count towards that one) or none.  A fact closed since is not
+        checked.  An encoder that fails again leaves the rest owed (a warning says so).  Returns
+        counts: checked, merged, owed (still)."""
+        counts = {"checked": 0, "merged": 0, "owed": 0}
+        if self.read_only or not encoders.wanted():
+            return counts
+        owed: list = []
+        try:
+            with self.transaction():
+                owed = owed_meaning_checks(self.conn)
+                for _seq, body in owed:
+                    found = self._recheck(body)
+                    if found is not None:         # None: closed since, nothing to merge
+                        self.store.append(found)
+                        counts["checked"] += 1
+                        counts["merged"] += found.by_fact_id is not None
+                vectors.checks_done(self.conn)
+        except LedgerError:
+            raise
+        except Exception as exc:    # noqa: BLE001 - the encoder failed again: the checks stay owed
+            warnings.warn(f"factledger: the encoder failed again ({type(exc).__name__}: {exc}); "
+                          f"{len(owed)} meaning check(s) stay owed", RuntimeWarning, stacklevel=2)
+            return {"checked": 0, "merged": 0, "owed": len(owed)}     # the transaction rolled back
+        return counts
+
+    def _recheck_on_open(self) -> None:
+        try:
+            self.recheck_meaning()
+        except UNUSABLE:
+            raise                             # not a ledger that merely cannot be written now
+        except LedgerError:                   # busy, or the encoder is not usable: still owed
+            return
+
+    def _recheck(self, body: dict) -> MeaningChecked | None:
+        key = StoredKey(self.projector, self.conn, body["app"], body["user"], body["subject"], body["predicate"])
+        facts = list(key.view())
+        ids = [f.fact_id for f in facts]
+        if body["fact_id"] not in ids:
+            return None
+        earlier = facts[:ids.index(body["fact_id"])]
+        said = SimpleNamespace(value=body["value"], subject=body["subject"], quote=body["quote"], negated=False)
+        spec = SimpleNamespace(name=body["predicate"], cardinality=body["cardinality"])
+        restated, rule = same_meaning(said, spec, earlier,
+                                      lambda: self._stored_key(body["app"], body["user"], body["predicate"]))
+        return MeaningChecked(app=body["app"], user=body["user"], fact_id=body["fact_id"],
+                              rule=rule if restated is not None else Rule.MEANING_RETRY,
+                              by_fact_id=restated.fact_id if restated is not None else None,
+                              registry_sha256=self.registry.sha256)
 
     def _key_kind(self, candidate: Candidate) -> str | None:
         """The kind of the partition's open key of this name, for a candidate that names no kind

@@ -242,6 +242,35 @@ def _reinstated(event: Event, body: dict, changes: _Changes):
     return changes.result()
 
 
+def _meaning_checked(event: Event, body: dict, changes: _Changes):
+    """A deferred meaning check found the fact only restates another open value of its key: its
+    statements count towards that fact, once per session as reinforcements do (ledger/domain/
+    decision.py, `reinforce`), and it closes `rejected` from when it was said: it never held as
+    a value of its own.  Found a value of its own (no `by_fact_id`): nothing changes."""
+    if not body.get("by_fact_id"):
+        return []
+    merged, kept = changes.get(body["fact_id"]), changes.get(body["by_fact_id"])
+    if merged is None or kept is None or merged["status"] not in OPEN_STATES or kept["status"] not in OPEN_STATES:
+        return []
+    counted = set(session_names(kept["sessions"]))
+    added = []
+    for entry in sorted(merged["sessions"], key=lambda e: e[2]):
+        if entry[0] not in counted:
+            counted.add(entry[0])
+            added.append(entry)
+    if added:
+        kept["sessions"] = sorted(kept["sessions"] + added, key=lambda e: e[2])
+        if BASIS_RANK[merged["basis"]] > BASIS_RANK[kept["basis"]]:
+            kept["basis"] = merged["basis"]
+        _strength(kept, kept["basis"], max(kept["base_confidence"], merged["base_confidence"]))
+        latest = max(added, key=lambda e: e[1])
+        if latest[1] >= kept["confirmed_at"]:
+            kept["confirmed_at"], kept["confirmed_by"] = latest[1], latest[0]
+        changes.put(kept, "reinforced")
+    changes.close(body["fact_id"], "rejected", merged["said_at"], "merged")
+    return changes.result()
+
+
 _HANDLERS = {
     "FactObserved": _observed,
     "FactReinforced": _reinforced,
@@ -252,4 +281,5 @@ _HANDLERS = {
     "DisputeResolved": _resolved,
     "FactReinstated": _reinstated,
     "FactSplit": _split,
+    "MeaningChecked": _meaning_checked,
 }

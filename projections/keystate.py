@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Protocol
 
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.decide import Decision, Negation, OpenFact, decide
 from factledger.ledger.registry.predicates import PredicateSpec
-from factledger.ledger.semantic.dedup import key_matrix, restated_by
+from factledger.ledger.semantic.dedup import UNCHECKED, key_matrix, restated_by
 from factledger.ledger.store.reads import statement_bodies
 from factledger.projections import vectors
 from factledger.projections.current import KEY_SNAPSHOTS
@@ -46,8 +47,11 @@ def decide_key(candidate: Candidate, spec: PredicateSpec, key: KeyState,
     (`ledger.semantic.dedup.restated_by`; `stored_vectors()`: the key's stored vectors, as
     `key_matrix` gives them), then the table."""
     view = key.view()
-    return decide(candidate, view, spec, restated_by(candidate, spec, view, stored_vectors),
-                  past=key.past(), negations=key.negations)
+    restates = restated_by(candidate, spec, view, stored_vectors)
+    decision = decide(candidate, view, spec, restates, past=key.past(), negations=key.negations)
+    if restates[1] == UNCHECKED and decision.action == "insert":
+        return replace(decision, unchecked=True)      # the new fact's meaning check is owed
+    return decision
 
 
 class StoredKey:

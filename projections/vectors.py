@@ -35,6 +35,12 @@ _INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 INCOMPLETE = "vectors_incomplete"
 _MARK_INCOMPLETE = f"INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('{INCOMPLETE}', '1')"
 _IS_INCOMPLETE = f"SELECT 1 FROM ledger_meta WHERE key = '{INCOMPLETE}'"
+# Facts opened without their dedup meaning check (`FactObserved.unchecked`): the next write open
+# with a working encoder runs the checks (`UnitOfWork.recheck_meaning`); the log says which.
+UNCHECKED = "meaning_checks_owed"
+_MARK_UNCHECKED = f"INSERT OR IGNORE INTO ledger_meta (key, value) VALUES ('{UNCHECKED}', '1')"
+_IS_UNCHECKED = f"SELECT 1 FROM ledger_meta WHERE key = '{UNCHECKED}'"
+_CLEAR_UNCHECKED = f"DELETE FROM ledger_meta WHERE key = '{UNCHECKED}'"
 
 
 class VectorProjection:
@@ -47,7 +53,10 @@ class VectorProjection:
         self.depends_on = (facts.name,)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        """Nothing per event: the vectors follow the facts the facts projection flushes."""
+        """Nothing per event (the vectors follow the facts the facts projection flushes) but the
+        mark of a meaning check owed."""
+        if event.type == "FactObserved" and event.body is not None and event.body.get("unchecked"):
+            conn.execute(_MARK_UNCHECKED)
 
     def flush(self, conn: sqlite3.Connection) -> None:
         # Deletes are made even with meaning off (no encoder needed): a row whose fact closed
@@ -151,6 +160,15 @@ def _rewrite(conn: sqlite3.Connection, transaction, model) -> bool:
                       "stays incomplete until it works", RuntimeWarning, stacklevel=2)
         return False
     return True
+
+
+def checks_owed(conn: sqlite3.Connection) -> bool:
+    """Whether a write marked a meaning check owed that no run has cleared since."""
+    return conn.execute(_IS_UNCHECKED).fetchone() is not None
+
+
+def checks_done(conn: sqlite3.Connection) -> None:
+    conn.execute(_CLEAR_UNCHECKED)
 
 
 def partition_vectors(conn: sqlite3.Connection, app: str, users: list[str], identity: str) -> dict:

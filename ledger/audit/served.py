@@ -312,6 +312,9 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[in
                 if event.type == "FactDisputed":
                     wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
                                if isinstance(f, str) and f not in seen]
+                elif event.type == "MeaningChecked":    # a rewording's statements count towards the other
+                    wanted += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
+                               if isinstance(f, str) and f not in seen]
                 elif event.type == "FactSplit" and body.get("split_id") in seen and body.get("fact_id") not in seen:
                     wanted.append(body["fact_id"])
     batch = FactBatch()

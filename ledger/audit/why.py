@@ -57,6 +57,10 @@ def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[
             other = body.get("winner_id") if body.get("winner_id") != fact_id else None
             entry = {"relation": f"dispute resolved ({body.get('outcome')})", **_fact(conn, other),
                      "resolved_by": body.get("resolved_by"), "reason": body.get("reason")}
+        elif kind == "MeaningChecked" and body.get("by_fact_id"):
+            entry = ({"relation": "restates (its statements count there)", **_fact(conn, body["by_fact_id"])}
+                     if role == "subject" else
+                     {"relation": "restated by (its statements count here)", **_fact(conn, body.get("fact_id"))})
         elif kind == "FactReinstated":
             entry = {"relation": "reinstated after erasure", "fact_id": None, "value": None,
                      "session": None, "quote": None, "said_at": None, "author": None,

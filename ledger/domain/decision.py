@@ -69,6 +69,7 @@ class Decision:
     splits: OpenFact | None = None           # backfill: the fact said before and again after it
     resumes: tuple[str, str, int] | None = None   # ... its first statement after (said_at, session, seq)
     negated_at: Negation | None = None       # a negation heard before, said after: the new fact ends there
+    unchecked: bool = False                  # the dedup meaning check failed: a new fact records it is owed
 
 
 def strongest(facts: list[OpenFact]) -> OpenFact:

@@ -120,6 +120,21 @@ class FactObserved(Decided):
     review_reason: str | None = None
     cause: int | None = None              # seq of the Redacted event that recorded it again
     restates: int | None = None           # ... and the seq of the statement it records again
+    # True when the encoder failed during the dedup meaning check: decided by the exact rules, and
+    # the check is owed (a `MeaningChecked` of this fact records it run again)
+    unchecked: bool | None = None
+
+
+class MeaningChecked(Decided):
+    """The meaning check an encoder failure deferred (`FactObserved.unchecked`), run again for the
+    fact it opened (`fact_id`).  `by_fact_id`: the open fact of the key it only restates (rule
+    `same_meaning` or `same_form`): the fact's statements count towards that one, as they would
+    have had the check run, and the fact closes `rejected`; None (rule `meaning_retry`): it is a
+    value of its own, and nothing changes."""
+
+    type: Literal["MeaningChecked"] = "MeaningChecked"
+    by_fact_id: str | None = None
+    cause: int | None = None
 
 
 class FactReinforced(Decided):
@@ -403,7 +418,8 @@ class FactsServed(Body):
 
 EventBody = Annotated[
     FactObserved | FactReinforced | FactSuperseded | FactDisputed | FactRetracted | FactNegated
-    | DisputeResolved | FactReinstated | FactSplit | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed
+    | DisputeResolved | FactReinstated | FactSplit | MeaningChecked
+    | CandidateRejected | CandidateHeld | SessionIngested | IngestFailed
     | Redacted | CheckpointIssued | FactsServed,
     Field(discriminator="type"),
 ]

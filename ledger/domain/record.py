@@ -32,7 +32,8 @@ from factledger.ledger.vocabulary.words import Reason, Rule
 
 
 def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, registry_sha: str,
-                basis_claimed: str | None = None, hold_id: str | None = None) -> FactObserved:
+                basis_claimed: str | None = None, hold_id: str | None = None,
+                unchecked: bool = False) -> FactObserved:
     return FactObserved(
         app=c.app, user=c.user, fact_id=fact_id, rule=rule, registry_sha256=registry_sha,
         subject=c.subject, predicate=spec.name, value=c.value, session=c.session,
@@ -42,7 +43,7 @@ def observation(c: Candidate, spec: PredicateSpec, fact_id: str, rule: str, regi
         said_at=c.said_at,
         effective_date=((c.effective_date or c.said_at[:10]) if spec.cardinality == "series" or spec.dated
                         else c.effective_date),
-        hold_id=hold_id,
+        hold_id=hold_id, unchecked=True if unchecked else None,
     )
 
 
@@ -97,7 +98,8 @@ def events_for(decision: Decision, c: Candidate, spec: PredicateSpec, registry_s
             return split(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said, statements)
         return backfilled(decision, c, spec, registry_sha, basis_claimed, fact_id, common, said)
     fact_id = fact_id or new_id()
-    bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed)]
+    bodies = [observation(c, spec, fact_id, decision.rule, registry_sha, basis_claimed,
+                          unchecked=decision.unchecked)]
     if action == "dispute":
         bodies.append(FactDisputed(fact_id=fact_id, rule=decision.rule, disputes=target, **common))
     elif action == "supersede":

@@ -20,7 +20,7 @@ from factledger.ledger.vocabulary.words import Rule
 
 Key = tuple[str, str]                     # (subject, predicate)
 FACT_EVENTS = ("FactObserved", "FactReinforced", "FactRetracted", "FactSuperseded", "FactDisputed",
-               "DisputeResolved", "FactReinstated", "FactSplit", "FactNegated")
+               "DisputeResolved", "FactReinstated", "FactSplit", "FactNegated", "MeaningChecked")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from factledger.ledger.vocabulary.words import Rule
 
 SESSION_EVENTS = ("SessionIngested", "IngestFailed")
 RESTATING_RULES = (Rule.SAME_MEANING, Rule.SAME_FORM)   # ledger/semantic/dedup.py (and `_settles_dispute`)
+_RESTATED_BY = ("FactReinforced", "CandidateRejected", "MeaningChecked")   # events that may carry them
 
 
 @dataclass
@@ -155,7 +156,7 @@ def _by_meaning(plan: Plan) -> bool | set[Key]:
     in its session (decided again, it may not be one)."""
     if wanted():
         return True
-    return {key for e in plan.events if e.body is not None and e.type in ("FactReinforced", "CandidateRejected")
+    return {key for e in plan.events if e.body is not None and e.type in _RESTATED_BY
             and str(e.body.get("rule", "")).startswith(RESTATING_RULES)
             and (key := key_of(e.type, e.body, plan.facts_by_id)) is not None}
 

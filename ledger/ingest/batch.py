@@ -30,6 +30,7 @@ class Summary:
     ambiguous_candidates: list[dict] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     extractors: set[str] = field(default_factory=set)    # the extractors that ran, said in the result
+    meaning_checks: dict | None = None     # `--retry-failed`: the deferred dedup checks run (`recheck_meaning`)
 
     @property
     def failed(self) -> list[SessionResult]:
@@ -60,6 +61,7 @@ class Summary:
             "failures": [{"source": r.source, "session": r.session, "error": r.error}
                          for r in self.failed],
             "extractor": ", ".join(sorted(self.extractors)) or None,
+            **({"meaning_checks": self.meaning_checks} if self.meaning_checks is not None else {}),
             "results": [r.as_dict() for r in self.results],
         }
 
@@ -104,11 +106,13 @@ def retry_failed(work: UnitOfWork, app: str | None = None, user: str | None = No
                  extractor: str | None = None, model: str | None = None,
                  progress: Callable[[int], None] | None = None,
                  on_total: Callable[[int], None] | None = None, **options) -> Summary:
-    """Re-read and re-ingest every open item of the retry queue (optionally one partition's)."""
+    """Re-read and re-ingest every open item of the retry queue (optionally one partition's), then
+    run the dedup meaning checks an encoder failure deferred (the whole ledger's)."""
     items = queue(work.conn, app, user, "open")
     if on_total:
         on_total(len(items))
     summary = Summary()
+    summary.meaning_checks = work.recheck_meaning()
     for item in items:
         source = item["source"] or "<not a file>"
         try:

@@ -107,14 +107,20 @@ def _names(text: str) -> set[str]:
         {words[0].casefold()} if words and words[0][:1].isupper() and len(words) == 1 else set())
 
 
+# What `restated_by` gives in place of a rule when the encoder failed on a `many` key's candidate:
+# the candidate is decided by the exact rules and the new fact records that its check is owed.
+UNCHECKED = "unchecked"
+
+
 def restated_by(candidate, spec, open_facts, stored_vectors):
     """What a candidate only restates, asked before the decision table by the live ledger and by
     re-decision after a forget alike: `same_meaning` when meaning is on, else (None, None).
 
     An encoder that fails (a runtime error, a file that no longer loads) costs the candidate its
-    meaning check, never the candidate: it is decided by the exact rules (a duplicate is cheap; a
-    lost fact is not), and a warning says so.  The decision records no meaning rule, so a replay
-    gives the same facts with or without the encoder."""
+    meaning check, never the candidate: it is decided by the exact rules and by form (a duplicate
+    is cheap; a lost fact is not), and a warning says so.  On a `many` key the check is owed:
+    (None, UNCHECKED), and the fact it opens says so (`FactObserved.unchecked`), to be checked
+    again once the encoder works (`UnitOfWork.recheck_meaning`), recorded as an event."""
     if not encoders.wanted():
         return None, None
     try:
@@ -123,8 +129,12 @@ def restated_by(candidate, spec, open_facts, stored_vectors):
         raise                                 # an encoder asked for that is not usable: the person's to fix
     except Exception as exc:    # noqa: BLE001 - whatever the runtime raises, the fact is kept
         warnings.warn(f"factledger: the meaning check failed ({type(exc).__name__}: {exc}); "
-                      "the candidate was decided by the exact rules", RuntimeWarning, stacklevel=2)
-        return None, None
+                      "the candidate was decided by the exact rules, its check queued", RuntimeWarning,
+                      stacklevel=2)
+        same_forms = _same_form_facts(candidate.value, list(open_facts))
+        if same_forms:
+            return same_forms[0], Rule.SAME_FORM
+        return (None, UNCHECKED) if spec.cardinality == "many" else (None, None)
 
 
 def same_meaning(candidate, spec, open_facts, stored_vectors):
@@ -148,8 +158,8 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
         return None, None                   # the exact rule of the decision table applies
     facts = list(open_facts)
     same_forms = _same_form_facts(value, facts)
-    model = encoders.get()
-    if cardinality != "many" or model is None:
+    model = encoders.get() if cardinality == "many" else None
+    if model is None:
         return (same_forms[0], Rule.SAME_FORM) if same_forms else (None, None)
     import numpy as np  # the semantic extra's: present once an encoder is (above)
 

@@ -245,3 +245,19 @@ def hold_closings(conn: sqlite3.Connection, app: str, user: str) -> list[int]:
         "SELECT seq FROM events WHERE app = ? AND user = ? AND type IN ("
         + ", ".join(f"'{t}'" for t in CLOSES_HOLD) + ") AND json_extract(body, '$.hold_id') IS NOT NULL"
         " ORDER BY seq", (app, user))]
+
+
+def owed_meaning_checks(conn: sqlite3.Connection) -> list[tuple[int, dict]]:
+    """(seq, body) of each observation whose dedup meaning check an encoder failure deferred
+    (`FactObserved.unchecked`) and that no `MeaningChecked` has answered yet, in log order.  Two
+    scans of the log: asked only after a failure marked the ledger, or by `ingest --retry-failed`."""
+    done = {row[0] for row in conn.execute(
+        "SELECT json_extract(body, '$.fact_id') FROM events WHERE type = 'MeaningChecked' AND body IS NOT NULL")}
+    owed = []
+    for seq, body in conn.execute(
+            "SELECT seq, body FROM events WHERE type = 'FactObserved' AND body IS NOT NULL"
+            " AND json_extract(body, '$.unchecked') IS NOT NULL ORDER BY seq"):
+        data = body_of(body)
+        if data.get("unchecked") and data["fact_id"] not in done:
+            owed.append((seq, data))
+    return owed

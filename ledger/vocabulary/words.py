@@ -59,6 +59,7 @@ class Rule:
     SPLIT = "split"                          # the part of a fact before a statement said within it
     SAME_MEANING = "same_meaning"            # another wording, by meaning (semantic extra)
     SAME_FORM = "same_form"                  # another wording, by form
+    MEANING_RETRY = "meaning_retry"          # a meaning check an encoder failure deferred, run again: no other wording
     SETTLES_DISPUTE = "_settles_dispute"     # suffix: a reinforcement that settles a dispute
     REVIEWER = "reviewer"
     REVIEWER_UNSETTLED = "reviewer_unsettled"   # a reviewer's judgement kept, settling nothing (now)
