@@ -124,6 +124,9 @@ class InScope:
         # ... and at least this share of the best meaning score among the cleared facts (the
         # floor moves with the query: a weak second cousin of the best match is not a match).
         self.meaning_share = 0.0
+        # ... where the best may also be that of facts the call leaves out but a question may be
+        # about: the app's shared facts under `domain=False` (`ledger.recall.serve._shared_best`).
+        self.meaning_reference = 0.0
         # With meaning: (numpy, positions with a meaning score, the scores, every row's
         # confirmation time in POSIX seconds), to score a scope at once; see `_raw_scores`.
         self.arrays = None
@@ -264,7 +267,7 @@ class InScope:
         """The meaning a fact no query word reaches needs to be served for this query: the
         floor, or the share of the best cleared fact's meaning if higher (computed over the
         cleared facts only, so a withheld fact's content moves nothing)."""
-        best = max(cleared_scores, default=0.0)
+        best = max(max(cleared_scores, default=0.0), self.meaning_reference)
         return max(self.meaning_floor, self.meaning_share * best)
 
     def parts(self, i: int) -> tuple:

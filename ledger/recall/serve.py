@@ -161,6 +161,8 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
         scope.meaning_floor = meaning.RELEVANCE_FLOOR
         scope.meaning_share = meaning.RELEVANCE_SHARE
         scope.meaning = meaning_scores(conn, app, users, query, rows, ID, PREDICATE, registry, kept.derived)
+        if not options.domain and user != DOMAIN_USER:
+            scope.meaning_reference = _shared_best(conn, app, query, registry, scopes, as_of, clearance)
         if scope.meaning.arrays is not None:
             scope.arrays = (*scope.meaning.arrays, confirmed_times(rows, CONFIRMED, kept.derived))
     scope.score_hits(terms(query))
@@ -179,6 +181,22 @@ def _served(conn: sqlite3.Connection, app: str, user: str, query: str | None, no
                           [_explained(facts_of[i]) for i in shown] if explain else [],
                           text=render.render(facts, withheld, options.limit), withheld=withheld, scope=kept)
     return result
+
+
+def _shared_best(conn: sqlite3.Connection, app: str, query: str, registry: Registry | None,
+                 scopes: KeptScopes, as_of: str | None, clearance: frozenset) -> float:
+    """The best meaning score of the app's shared (`_domain`) facts the caller is cleared for, when
+    the call leaves them out (`domain=False`): they are still what a question about the app
+    is about, so a user's fact must be a fair share of it to be served by meaning alone.  Left
+    out, "Where is the company headquartered?" served the user's `home_city` (its cosine with
+    the question is that of "Where do I live?"); the shared fact it was about is the reference
+    that cuts it.  Shared facts are no person's, so their meaning may move what is served."""
+    shared = scopes.scope(conn, app, [DOMAIN_USER], as_of)
+    if not shared.rows:
+        return 0.0
+    cleared = shared.derived(("cleared", clearance), partial(Cleared, shared.rows, clearance))
+    scores = meaning_scores(conn, app, [DOMAIN_USER], query, shared.rows, ID, PREDICATE, registry, shared.derived)
+    return max((scores[i][0] for i in cleared.positions if i in scores), default=0.0)
 
 
 def _withheld(scope: InScope, pool: list[int]) -> dict[str, int]:

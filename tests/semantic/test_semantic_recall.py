@@ -235,3 +235,29 @@ def test_the_relevance_floor_keeps_unrelated_facts_out_of_a_search(tmp_path, mea
         finally:
             relevance.RELEVANCE_FLOOR, relevance.RELEVANCE_SHARE = shipped
         assert "diet = vegan" in before.text                      # what the floor takes out
+
+
+def test_a_question_about_the_app_with_its_shared_facts_left_out_serves_no_unrelated_fact(tmp_path, meaning):
+    """Issue 45: with `domain=False` (`recall --no-domain`) a question about a shared `_domain`
+    fact served the user's `home_city` (its cosine with "Where is the company headquartered?"
+    is that of "Where do I live?"); the shared facts, left out, still set the reference a
+    user's fact must be a fair share of to be served by meaning alone."""
+    clock = MovableClock()
+    with Ledger(tmp_path / "l.db", clock=clock, create=True) as ledger:
+        for i, (user, predicate, value, quote, kind) in enumerate([
+                ("ana", "home_city", "Bengaluru", "we moved to Bengaluru last week", None),
+                ("ana", "diet", "pescatarian", "I'm pescatarian", None),
+                ("_domain", "company.headquarters", "headquartered in Berlin",
+                 "the company is headquartered in Berlin", "fact")]):
+            ledger.observe(cand(app="shop", user=user, predicate=predicate, value=value, quote=quote,
+                                session=f"s{i}", event=f"e{i}", **({"kind": kind} if kind else {})))
+            clock.tick()
+        question = "Where is the company headquartered?"
+        shared = ledger.recall("shop", "ana", question)
+        assert [f["predicate"] for f in shared.selected] == ["company.headquarters"]
+        left_out = ledger.recall("shop", "ana", question, domain=False, explain=True)
+        assert left_out.selected == []
+        assert {c["predicate"]: c["outcome"] for c in left_out.candidates}["home_city"] == "no_match"
+        # a question about the user is served as before
+        assert [f["predicate"] for f in ledger.recall("shop", "ana", "Where do I live?", domain=False).selected] == [
+            "home_city"]
