@@ -144,6 +144,19 @@ def check_current(conn, fact_id: str) -> None:
         check(conn, [fact], table="facts_current")
 
 
+def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
+    """The decision table's read of a key (`projections.facts.FactsProjection.key_view`): each
+    stored open fact it is about to decide against (`facts`, rows of `facts_current` with their
+    open interval's `recorded_from`) is what the log says, and the key's open set is the one
+    `fact_history` holds: a forged row cannot make a new value look like a restatement, a dispute
+    or a supersession.  Called once per key per write transaction, before the first decision."""
+    app, user, subject, predicate = key
+    kept = (*_COMPARED, "fact_id", "recorded_from")
+    check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
+          table="facts_current")
+    check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
+
+
 def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | None = None) -> None:
     """Recall's served facts (the selected ones, and every candidate an explanation shows): each
     is what the log says, and, read now, its recall index row holds its own terms; the scope's
