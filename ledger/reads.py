@@ -189,13 +189,18 @@ class Reads:
         """fact_id -> (sensitivity, subject, predicate) of the facts serve records name, as their
         history has it (a `_domain` fact's too); an erased fact is absent.  No value: the web
         view's page of a partition's serves."""
-        with snapshot(self._conn):
-            return fact_classes(self._conn, app, fact_ids)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = fact_classes(self._conn, app, fact_ids)
+            served.check_classes(self._conn, fact_ids, found)
+        return found
 
     def fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a
-        viewer may see it."""
-        return current.sensitivity(self._conn, fact_id)
+        viewer may see it: checked against the log first."""
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            level = current.sensitivity(self._conn, fact_id)
+            served.check_sensitivity(self._conn, fact_id, level)
+        return level
 
     def fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
         """Whether this fact was ever observed in this partition: a caller may forget only the

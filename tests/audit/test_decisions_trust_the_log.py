@@ -155,3 +155,23 @@ def test_a_domain_forget_scrubs_a_serve_whose_index_row_was_forged(tmp_path, sql
         receipt = ledger.forget("ops", "_domain", fact=fact, reason="request", requested_by="dpo")
         assert receipt["counts"]["serve_records"] == 1
         assert not _said_in_log(ledger, served["text_sha256"])      # the hash of the served text is gone
+
+
+# --- what decides whether a viewer is shown a fact ----------------------------------------------
+
+def test_a_fact_s_class_is_the_log_s_where_it_decides_who_sees_it(tmp_path):
+    """The web view's contradictions page asks `fact_sensitivity` of both facts of a pair, and the
+    serves page `served_fact_classes` of every fact a record names, to decide what a reviewer of
+    lower clearance is shown: a health fact relabelled `normal` in a row is damage, not shown."""
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
+        ledger.observe(cand(user="u5", predicate="allergy", value="peanuts", quote="I am allergic to peanuts"))
+        (fact,) = ledger.facts("app", "u5", include_sensitive=True)
+        assert ledger.fact_sensitivity(fact["fact_id"]) == fact["sensitivity"] == "health"
+        ledger.recall("app", "u5", "", preload=True, served_to="bot", clearance="all")
+        assert ledger.served_fact_classes("app", [fact["fact_id"]])[fact["fact_id"]][0] == "health"
+        forge(ledger, ("UPDATE facts_current SET sensitivity = 'normal'",))
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged: facts_current"):
+            ledger.fact_sensitivity(fact["fact_id"])
+        forge(ledger, ("UPDATE fact_history SET sensitivity = 'normal'",))
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
+            ledger.served_fact_classes("app", [fact["fact_id"]])
