@@ -77,11 +77,6 @@ class ConstraintViolation(StorageError):
     """A write the schema refused: the append-only guard, a unique or primary key."""
 
 
-# The ledger itself cannot be used (as against busy or read-only now): a batch stops on these
-# rather than record them against one session, as it did when they were the driver's.
-UNUSABLE = (LedgerDamaged, NotALedger, ConstraintViolation)
-
-
 class ProjectionMismatch(LedgerError):
     """What a read would serve disagrees with the log: a projection row (`table`) of a fact
     (`fact_id`) is not what the committed event at `seq` established, or an event's body does not
@@ -92,6 +87,12 @@ class ProjectionMismatch(LedgerError):
         at = f" (event seq {seq})" if seq is not None else ""
         super().__init__(f"the ledger is damaged: {where}: {problem}{at}; run factledger verify")
         self.table, self.fact_id, self.seq, self.problem = table, fact_id, seq, problem
+
+
+# The ledger itself cannot be used (as against busy or read-only now): a batch stops on these
+# rather than record them against one session, as it did when they were the driver's; a
+# projection that disagrees with the log is damage too (a batch must not go on acting on it).
+UNUSABLE = (LedgerDamaged, NotALedger, ConstraintViolation, ProjectionMismatch)
 
 
 class SensitivityUnconfirmed(LedgerError):

@@ -23,7 +23,7 @@ from factledger.ledger.audit.why import related
 from factledger.ledger.domain.eventrow import body_of
 from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.errors import LedgerError
-from factledger.ledger.forget.scope import ERASURES_USER, event_hash, fact_hash, session_hash, user_hash
+from factledger.ledger.forget.scope import event_hash, fact_hash, session_hash, user_hash
 from factledger.ledger.store import engines
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.eventlog import snapshot
@@ -189,13 +189,18 @@ class Reads:
         """fact_id -> (sensitivity, subject, predicate) of the facts serve records name, as their
         history has it (a `_domain` fact's too); an erased fact is absent.  No value: the web
         view's page of a partition's serves."""
-        with snapshot(self._conn):
-            return fact_classes(self._conn, app, fact_ids)
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            found = fact_classes(self._conn, app, fact_ids)
+            served.check_classes(self._conn, fact_ids, found)
+        return found
 
     def fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a
-        viewer may see it."""
-        return current.sensitivity(self._conn, fact_id)
+        viewer may see it: checked against the log first."""
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            level = current.sensitivity(self._conn, fact_id)
+            served.check_sensitivity(self._conn, fact_id, level)
+        return level
 
     def fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
         """Whether this fact was ever observed in this partition: a caller may forget only the
@@ -300,11 +305,12 @@ class Reads:
     def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""
         app, user = normalise_partition(app, user)
-        return erasures.is_forgotten(self._conn, "fact", fact_hash(app, user, normalise_id(fact_id, "fact id")))
+        return erasures.is_forgotten(self._conn, app, "fact", fact_hash(app, user, normalise_id(fact_id, "fact id")))
 
     def is_forgotten_user(self, app: str, user: str) -> bool:
         """Whether this whole user was forgotten (its fact ids are then no longer kept)."""
-        return erasures.is_forgotten(self._conn, "user", user_hash(*normalise_partition(app, user)))
+        app, user = normalise_partition(app, user)
+        return erasures.is_forgotten(self._conn, app, "user", user_hash(app, user))
 
     # --- what a session's ingestions read ------------------------------------------------------
 
@@ -316,7 +322,7 @@ class Reads:
     def session_erased_until(self, app: str, user: str, session: str) -> str | None:
         """When this session, or its whole user, was last forgotten (the receipt's recorded
         time), or None: events said up to then are not read again."""
-        return erasures.last_erased(self._conn, app, ERASURES_USER,
+        return erasures.last_erased(self._conn, app,
                                     [("user", user_hash(app, user)),
                                      ("session", session_hash(app, user, session))])
 
@@ -324,4 +330,4 @@ class Reads:
         """Which of these events of a session an erasure scrubbed after an ingestion had read them
         (the receipt keeps a hash of each id: `Redacted.event_hashes`)."""
         by_hash = {event_hash(app, user, session, event_id): event_id for event_id in event_ids}
-        return {by_hash[h] for h in erasures.forgotten_among(self._conn, "event", list(by_hash), CHUNK)}
+        return {by_hash[h] for h in erasures.forgotten_among(self._conn, app, "event", list(by_hash), CHUNK)}

@@ -49,6 +49,7 @@ from factledger.projections import queries, serves
 from factledger.projections import vectors as vectors_projection
 from factledger.projections.erasures import receipts
 from factledger.projections.factcolumns import FACT_FIELDS
+from factledger.projections.logkept import forget_kept
 from factledger.projections.review import held_rows
 from factledger.projections.sessions import list_sessions, queue, session_state
 
@@ -82,6 +83,8 @@ class Ledger(Reads):
                                 future_tolerance=future_tolerance, read_only=read_only, repair=repair,
                                 leave_schema=leave_schema)
         self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
+        # the decision table's read of a key is checked against the log before it is decided on
+        self._work.projector.check_key = served.check_key_rows
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
     # unit of work itself stay private: the shells ask the facade's methods (docs/architecture.md,
@@ -452,6 +455,7 @@ class Ledger(Reads):
                                  ticket=ticket)
         finally:
             self._served_kept.clear()          # no forgotten value stays in the reads' kept folds
+            forget_kept()                      # nor a forgotten session's id in the log's kept folds
 
     def retain(self, **options) -> dict:
         """Forget facts past retention (`ledger.forget.retain`); a dry run unless apply=True."""
@@ -466,6 +470,7 @@ class Ledger(Reads):
             return forget.retain(self._work, **options)
         finally:
             self._served_kept.clear()
+            forget_kept()
 
     def erasures(self, app: str | None = None, ticket: str | None = None) -> list[dict]:
         """The erasure receipts, oldest first, each with the `ticket` it was filed under; with

@@ -39,7 +39,7 @@ from factledger.mcp_server.tools import (
     RecallAnswer,
     tool_text,
 )
-from factledger.mcp_server.wire import REFUSED, CheckedLines
+from factledger.mcp_server.wire import REFUSED, CheckedBodies, CheckedLines
 
 # A read that hands out facts appends its serve record: it writes, and each call writes again.
 SERVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -272,7 +272,14 @@ def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
     auth = AuthSettings(issuer_url=base, resource_server_url=None)
     server = build_server(tools, token_scope(tokens), token_verifier=TokenVerifier(tokens), auth=auth)
     # plain JSON answers, not an SSE stream per request: no tool streams, and a call costs less
-    return server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)
+    return CheckedBodies(app, lambda headers: _bearer_scope(tokens, headers) is not None)
+
+
+def _bearer_scope(tokens: TokenFile, headers: dict[str, str]) -> Scope | None:
+    """The scope of the request's `Authorization: Bearer` token, or None (as the SDK's middleware reads it)."""
+    kind, _, token = headers.get("authorization", "").partition(" ")
+    return tokens.scope_of(token.strip()) if kind.lower() == "bearer" and token.strip() else None
 
 
 def serve_http(tools: MemoryTools, tokens: TokenFile, host: str, port: int) -> None:

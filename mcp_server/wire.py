@@ -9,12 +9,19 @@ that never comes (issue 47).  Here the SDK's parse is tried first; a line it ref
 `server.LedgerServer.call_tool` answers as an `Error: ...` tool result.  Input is read as UTF-8
 with `surrogateescape`, so bytes that are not UTF-8 are refused too, where the SDK would have
 replaced them with U+FFFD and stored text the caller never sent.
+
+Over HTTP (`CheckedBodies`) the same check runs on each POSTed body before the SDK's transport
+reads it, for a caller whose bearer token is valid (any other request goes on to the SDK's 401):
+a refused `tools/call` becomes the same refused call (an `Error: ...` tool result, HTTP 200);
+any other body the SDK cannot parse (not JSON, not UTF-8, nested too deeply) is answered HTTP
+400 with a JSON-RPC error whose message is one `Error: ...` line, where the SDK would have sent
+its parser's words.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import mcp_types as types
 
@@ -54,6 +61,75 @@ def checked_line(line: str) -> str:
     refused = {"jsonrpc": "2.0", "id": fields["id"], "method": "tools/call",
                "params": {"name": _clean(name), "arguments": {REFUSED: _problem(line)}}}
     return json.dumps(refused)
+
+
+def _refused(line: str) -> str | None:
+    """None when the SDK reads `line`; else what to send it instead (a refused tool call), or ""
+    when no call with an id can be read from it."""
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:       # anything the SDK refuses
+        pass
+    replaced = checked_line(line)
+    return "" if replaced == line else replaced
+
+
+PARSE_ERROR = -32700       # JSON-RPC's code for a request that cannot be parsed
+
+
+class CheckedBodies:
+    """ASGI middleware in front of the streamable HTTP app: each POSTed body checked as a stdio
+    line is (see the module's docstring).  `authorised(headers)`: whether the request carries a
+    valid bearer token (only such a caller is answered here; the SDK answers everyone else)."""
+
+    def __init__(self, app, authorised: Callable[[dict[str, str]], bool]):
+        self.app, self.authorised = app, authorised
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        body = b""
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":       # the client went away: nothing to answer
+                return
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if self.authorised(headers):
+            text = body.decode("utf-8", "surrogateescape")
+            instead = _refused(text)
+            if instead == "":
+                await _answer_error(send, _problem(text), _top_fields(text).get("id"))
+                return
+            if instead is not None:
+                body = instead.encode("utf-8")
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive):
+    sent = False
+
+    async def again():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+    return again
+
+
+async def _answer_error(send, problem: str, request_id) -> None:
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        request_id = None
+    error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": PARSE_ERROR, "message": f"Error: {problem}"}}
+    payload = json.dumps(error).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def _clean(text: str) -> str:

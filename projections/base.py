@@ -68,8 +68,10 @@ class LogWideProjection(Protocol):
 class KeyReader(Protocol):
     """The projection the decision table reads a key's open facts from (the facts projection)."""
 
-    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
-        """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`)."""
+    def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
+                 check=None):
+        """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`);
+        `check(conn, key, stored facts, stored open ids)` vets the stored rows before they are used."""
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The key's closed facts that held it for a while, as the open transaction has them

@@ -26,11 +26,16 @@ KEY_SNAPSHOTS = (
     " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")
 
 
+KEY_OPEN_IDS = "SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND subject = ? AND predicate = ?"
+
+
 def partition_keys(conn, app: str, user: str) -> list[dict]:
-    """The partition's open facts as an extractor sees them (subject, predicate, value)."""
-    rows = conn.execute("SELECT subject, predicate, value FROM facts_current WHERE app = ? AND "
+    """The partition's open facts as an extractor sees them (subject, predicate, value), each with
+    its `fact_id` and the columns the log check compares (the caller drops them before a prompt)."""
+    rows = conn.execute("SELECT fact_id, app, user, subject, predicate, value FROM facts_current WHERE app = ? AND "
                         "user = ? ORDER BY subject, predicate, said_at, fact_id", (app, user))
-    return [{"subject": s, "predicate": p, "value": v} for s, p, v in rows]
+    return [{"fact_id": f, "app": a, "user": u, "subject": s, "predicate": p, "value": v}
+            for f, a, u, s, p, v in rows]
 
 
 def open_fact_key(conn, fact_id: str) -> tuple[str, str, str, str] | None:

@@ -9,12 +9,14 @@ in the same transaction did, written or not.  A rebuild folds a partition into a
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.errors import LedgerError
 from factledger.projections import current, history
 from factledger.projections.base import OPEN_FACTS
 from factledger.projections.factbatch import FactBatch
+from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.factstate import Snapshot
 from factledger.projections.keyindex import KeyView, LazyPast
 
@@ -44,11 +46,27 @@ class FactsProjection:
         self._live(conn).fold((event,))
 
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                 predicate: str) -> KeyView:
+                 predicate: str, check: Callable | None = None) -> KeyView:
         """The key's open facts as this transaction has them (stored, or changed and not yet
-        written), indexed by value (projections/keyindex.py)."""
+        written), indexed by value (projections/keyindex.py).  `check(conn, key, facts)` is given
+        the stored rows the batch has not folded yet (what the decision would take from
+        `facts_current` as it is) and the key, before anything is decided on them."""
         key = (app, user, subject, predicate)
-        return self._live(conn).key_view(key, lambda: conn.execute(current.KEY_SNAPSHOTS, key))
+        batch = self._live(conn)
+
+        def stored() -> list:
+            rows = conn.execute(current.KEY_SNAPSHOTS, key).fetchall()
+            if check is not None:
+                # a fact this batch folded has events the stored row does not know yet: the
+                # check reads the stored rows as of the last flush, and its open set
+                # and the key's open set as `facts_current` has it (not through the join, which a
+                # deleted history interval would shorten without a trace)
+                names = (*SNAPSHOT_COLUMNS, "recorded_from")
+                check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
+                      {row[0] for row in conn.execute(current.KEY_OPEN_IDS, key)})
+            return rows
+
+        return batch.key_view(key, stored)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
                  predicate: str) -> LazyPast:

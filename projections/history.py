@@ -63,21 +63,6 @@ def lookup(conn: sqlite3.Connection):
     return find
 
 
-def predicates_of_sensitivity(conn: sqlite3.Connection, sensitivity: str) -> set[str]:
-    """Every predicate a fact of this sensitivity was ever recorded under."""
-    return {row[0] for row in conn.execute("SELECT DISTINCT predicate FROM fact_history WHERE sensitivity = ?",
-                                           (sensitivity,))}
-
-
-def partitions_confirmed_before(conn: sqlite3.Connection, predicate: str, cutoff: str,
-                                app: str | None = None, user: str | None = None) -> set[tuple[str, str]]:
-    """The (app, user) partitions holding a fact of `predicate` last confirmed before `cutoff`."""
-    where, args = equal_filters(app=app, user=user)
-    return {tuple(row) for row in conn.execute(
-        "SELECT DISTINCT app, user FROM fact_history WHERE predicate = ? AND confirmed_at < ?"
-        " AND recorded_to IS NULL" + where, [predicate, cutoff, *args])}
-
-
 def fact_label(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | None:
     """(predicate, value) of a fact: what it was about, whatever its state."""
     row = conn.execute("SELECT predicate, value FROM fact_history WHERE fact_id = ? LIMIT 1",

@@ -61,6 +61,10 @@ class Projector:
         self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
+        # `check_key(conn, key, facts)`: raises unless a key's stored open facts (dicts of the
+        # snapshot's columns) are what the log says, before the decision table reads them; set by
+        # the facade (`ledger.service`, with `ledger.audit.served`), which this layer cannot import.
+        self.check_key: Callable | None = None
 
     obsolete_indexes = OBSOLETE_INDEXES       # indexes an earlier version kept; dropped on open
 
@@ -121,7 +125,7 @@ class Projector:
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The open facts of a key as the open transaction has them (the decision table's read:
         a `projections.keyindex.KeyView`)."""
-        return self._facts.key_view(conn, app, user, subject, predicate)
+        return self._facts.key_view(conn, app, user, subject, predicate, self.check_key)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""

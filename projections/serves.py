@@ -124,20 +124,6 @@ def fact_classes(conn: sqlite3.Connection, app: str, fact_ids: list[str]) -> dic
     return out
 
 
-def served_elsewhere(conn: sqlite3.Connection, app: str, user: str, fact_ids: list[str]) -> dict[int, str]:
-    """seq -> partition user of the serve records outside `(app, user)` that handed out one of
-    these facts: a `_domain` fact is served in every partition that reads the domain, so a
-    forget of it reaches those records too."""
-    out: dict[int, str] = {}
-    ids = sorted(set(fact_ids))
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        out.update(conn.execute(f"SELECT DISTINCT seq, user FROM served_facts WHERE app = ? AND user <> ? "
-                                f"AND fact_id IN ({marks})", [app, user, *chunk]).fetchall())
-    return out
-
-
 def drop_serves(conn: sqlite3.Connection, seqs: list[int]) -> None:
     """Remove the rows of these serve records (scrubbed by a forget outside the partitions it
     rebuilds): what a rebuild of their partitions would fold, without refolding them."""
@@ -147,15 +133,3 @@ def drop_serves(conn: sqlite3.Connection, seqs: list[int]) -> None:
         marks = ",".join("?" * len(chunk))
         for table in ("served_facts", "serves"):
             conn.execute(f"DELETE FROM {table} WHERE seq IN ({marks})", chunk)
-
-
-def partitions_served_before(conn: sqlite3.Connection, cutoff: str, app: str | None = None,
-                             user: str | None = None) -> set[tuple[str, str]]:
-    """The partitions holding a serve record served before `cutoff` (retention of serve records)."""
-    where, args = ["served_at < ?"], [cutoff]
-    for column, value in (("app", app), ("user", user)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            args.append(value)
-    return {tuple(row) for row in conn.execute(f"SELECT DISTINCT app, user FROM serves WHERE {' AND '.join(where)}",
-                                               args).fetchall()}

@@ -14,7 +14,10 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.store.eventlog import equal_filters
+from factledger.ledger.errors import ProjectionMismatch
+from factledger.ledger.store.eventlog import equal_filters, snapshot
+from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
+from factledger.projections.logkept import folded
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -101,6 +104,28 @@ def session_state(conn: sqlite3.Connection, app: str, user: str, session: str) -
     rows = _rows(conn, f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE app = ? AND"
                  " user = ? AND session = ?", (app, user, session), SESSION_COLUMNS)
     return _decoded(rows[0]) if rows else None
+
+
+def _ingested(state: dict, event: Event) -> None:
+    if event.body is not None:
+        state[event.body["session"]] = (event.seq, event.body["watermark"], event.body.get("watermark_at"))
+
+
+def checked_state(conn: sqlite3.Connection, app: str, user: str, session: str) -> dict | None:
+    """`session_state` for ingestion to act on: the row's watermark must be the one the session's
+    last surviving `SessionIngested` event recorded (the partition's ingestions folded from the
+    log and kept, `projections.logkept`; a forget's receipt starts the fold again), and a session
+    the log says was ingested must have its row: a deleted or edited row would have the session
+    read again from an earlier event, "the ledger is damaged" instead."""
+    with snapshot(conn):                  # the row and the log read in one state
+        state = session_state(conn, app, user, session)
+        logged = folded(conn, "ingestions", app, user, "SessionIngested", "sessions", dict, _ingested, dict,
+                        guards=((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))).get(session)
+    stored = (state["last_seq"], state["watermark"], state["watermark_at"]) if state else None
+    if stored != logged:
+        raise ProjectionMismatch("sessions", None, (logged or stored)[0],
+                                 "the session's watermark is not the one its last ingestion recorded")
+    return state
 
 
 def list_sessions(conn: sqlite3.Connection, app: str, user: str) -> list[dict]:

@@ -25,12 +25,12 @@ def users(conn: sqlite3.Connection, app: str) -> list[str]:
 
 def user_erased_at(conn: sqlite3.Connection, app: str, user: str) -> int | None:
     """Seq of the receipt that erased the whole user, if one did."""
-    return erasures.erased_at(conn, "user", user_hash(app, user))
+    return erasures.erased_at(conn, app, "user", user_hash(app, user))
 
 
 def session_erased_at(conn: sqlite3.Connection, app: str, user: str, session: str) -> int | None:
     """Seq of the receipt that forgot the session, or (a fact-wide forget) took all it still said."""
-    return erasures.session_erased_at(conn, session_hash(app, user, session))
+    return erasures.session_erased_at(conn, app, session_hash(app, user, session))
 
 
 def partition_notice(conn: sqlite3.Connection, app: str, user: str, *, within_apps=None,
@@ -115,9 +115,9 @@ def already_erased_at(conn: sqlite3.Connection, app: str, user: str, *, session:
     if session is not None:
         return session_erased_at(conn, app, user, session)
     if fact is not None:
-        return erasures.erased_at(conn, "fact", fact_hash(app, user, fact))
+        return erasures.erased_at(conn, app, "fact", fact_hash(app, user, fact))
     if scope is not None:
-        return erasures.erased_at(conn, *scope)
+        return erasures.erased_at(conn, app, *scope)
     return None
 
 
@@ -125,7 +125,7 @@ def fact_erased_at(conn: sqlite3.Connection, fact_id: str) -> int | None:
     """Seq of the receipt that forgot this fact, found by hashing the id with each partition the
     log still names (receipts name no one, and a scrubbed event keeps only its envelope)."""
     for app, user in logread.partitions(conn, but_user=ERASURES_USER):
-        seq = erasures.erased_at(conn, "fact", fact_hash(app, user, fact_id))
+        seq = erasures.erased_at(conn, app, "fact", fact_hash(app, user, fact_id))
         if seq is not None:
             return seq
     return None

@@ -144,6 +144,42 @@ def check_current(conn, fact_id: str) -> None:
         check(conn, [fact], table="facts_current")
 
 
+def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
+    """The decision table's read of a key (`projections.facts.FactsProjection.key_view`): each
+    stored open fact it is about to decide against (`facts`, rows of `facts_current` with their
+    open interval's `recorded_from`) is what the log says, and the key's open set is the one
+    `fact_history` holds: a forged row cannot make a new value look like a restatement, a dispute
+    or a supersession.  Called once per key per write transaction, before the first decision."""
+    app, user, subject, predicate = key
+    kept = (*_COMPARED, "fact_id", "recorded_from")
+    check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
+          table="facts_current")
+    check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
+
+
+def check_sensitivity(conn, fact_id: str, level: str | None) -> None:
+    """An open fact's sensitivity as `facts_current` gives it (None: not open) is the log's: it
+    decides whether a viewer is shown the fact (the web view's contradictions)."""
+    intervals, _ = _expected(conn, [fact_id], "facts_current")
+    found = next((i for i in intervals.get(fact_id, ()) if i["recorded_to"] is None and i["state"] in OPEN_STATUSES),
+                 None)
+    if (found["sensitivity"] if found else None) != level:
+        raise ProjectionMismatch("facts_current", fact_id, found["from_seq"] if found else None,
+                                 "its sensitivity (or whether it is open) is not the log's")
+
+
+def check_classes(conn, fact_ids: list[str], classes: dict[str, tuple[str, str, str]]) -> None:
+    """The (sensitivity, subject, predicate) `fact_history` gives each fact a serve record names
+    (absent: erased) is one the log gives it: what decides whether a reviewer sees its key."""
+    ids = list(dict.fromkeys(fact_ids))
+    intervals, _ = _expected(conn, ids, "fact_history")
+    for fact_id in ids:
+        logged = {(i["sensitivity"], i["subject"], i["predicate"]) for i in intervals.get(fact_id, ())}
+        stored = classes.get(fact_id)
+        if (stored is None) != (not logged) or (stored is not None and stored not in logged):
+            raise ProjectionMismatch("fact_history", fact_id, None, "its class is not what the log says")
+
+
 def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | None = None) -> None:
     """Recall's served facts (the selected ones, and every candidate an explanation shows): each
     is what the log says, and, read now, its recall index row holds its own terms; the scope's

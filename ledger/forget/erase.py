@@ -33,14 +33,21 @@ from factledger.ledger.forget.scope import (
 from factledger.ledger.forget.targets import Plan, candidate_expired, emptied_sessions, plan, unknown_fact
 from factledger.ledger.registry.predicates import SENSITIVITIES
 from factledger.ledger.store.eventlog import pseudonymise, scrub
-from factledger.ledger.store.reads import bodies_at, candidate_bodies, has_partition
+from factledger.ledger.store.reads import (
+    bodies_at,
+    candidate_bodies,
+    has_partition,
+    partitions_observed_before,
+    partitions_serving_before,
+    predicates_observed_as,
+    serves_naming,
+)
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.words import DOMAIN_USER, ERASED_PREFIX
 from factledger.projections.current import open_fact_ids
 from factledger.projections.erasures import is_forgotten, session_erased_at
-from factledger.projections.history import partitions_confirmed_before, predicates_of_sensitivity
 from factledger.projections.keystate import StoredPartition
-from factledger.projections.serves import drop_serves, partitions_served_before, served_elsewhere
+from factledger.projections.serves import drop_serves
 
 DEFAULT_REQUESTER = "unspecified"
 
@@ -63,16 +70,16 @@ def forget(ledger, scope: Scope, reason: str | None, requester: str | None = Non
 
     def plans() -> list[Plan]:
         conn = ledger.conn
-        if is_forgotten(conn, "user", user_hash(scope.app, scope.user)) and not has_partition(
+        if is_forgotten(conn, scope.app, "user", user_hash(scope.app, scope.user)) and not has_partition(
                 conn, scope.app, scope.user):
             return []
         found = plan(conn, scope, ledger.registry)
         if scope.kind == "fact" and scope.fact_id not in found.facts_by_id:
-            if is_forgotten(conn, "fact", fact_hash(scope.app, scope.user, scope.fact_id)):
+            if is_forgotten(conn, scope.app, "fact", fact_hash(scope.app, scope.user, scope.fact_id)):
                 return []
             raise unknown_fact(conn, scope)
         if scope.kind == "session" and found.empty:
-            if session_erased_at(conn, session_hash(scope.app, scope.user, scope.session)) is not None:
+            if session_erased_at(conn, scope.app, session_hash(scope.app, scope.user, scope.session)) is not None:
                 return []                     # forgotten, or emptied by a fact-wide forget: done
             raise LedgerError(f"no session {scope.session!r} for app {scope.app!r}, "
                               f"user {scope.user!r}")
@@ -120,7 +127,7 @@ def retain(ledger, *, apply: bool = False, older_than: int | None = None,
 
 
 def is_forgotten_session(conn: sqlite3.Connection, app: str, user: str, session: str) -> bool:
-    return is_forgotten(conn, "session", session_hash(app, user, session))
+    return is_forgotten(conn, app, "session", session_hash(app, user, session))
 
 
 # --- the one path every request takes ------------------------------------------------------
@@ -266,7 +273,7 @@ def _served_elsewhere(conn, plans: list[Plan], again) -> dict[int, tuple[str, di
     for p in plans:
         if p.scope.user != DOMAIN_USER or not p.facts:
             continue
-        seqs = served_elsewhere(conn, p.scope.app, p.scope.user, sorted(p.facts))
+        seqs = serves_naming(conn, p.scope.app, p.scope.user, sorted(p.facts))     # the log's, not served_facts
         stored = bodies_at(conn, [seq for seq in seqs if seq not in mine])
         for seq, (_at, raw) in stored.items():
             body = body_of(raw) if raw is not None else None
@@ -335,7 +342,7 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
         if sensitivity not in SENSITIVITIES:
             raise LedgerError(f"unknown sensitivity {sensitivity!r} (one of {', '.join(SENSITIVITIES)})")
         names = {s.name for s in registry.predicates.values() if s.sensitivity == sensitivity}
-        names |= predicates_of_sensitivity(ledger.conn, sensitivity)
+        names |= predicates_observed_as(ledger.conn, sensitivity)     # the log's, not a history row's
         return {name: older_than for name in sorted(names)}
     days = {s.name: s.retention_days for s in registry.predicates.values() if s.retention_days}
     if registry.serve_retention_days:
@@ -345,16 +352,18 @@ def _policy(ledger, older_than: int | None, predicate: str | None,
 
 def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], registry, app: str | None,
                         user: str | None, serves_cutoff: str | None = None) -> list[tuple[str, str]]:
-    """Every partition holding anything past its retention: a fact last confirmed before its
+    """Every partition that may hold anything past its retention: an observation said before its
     cutoff, or a held or rejected candidate said before it (a partition need not hold an expired
-    fact for its candidates to expire; the digest of a session goes with what its plan takes)."""
+    fact for its candidates to expire; the digest of a session goes with what its plan takes).
+    Chosen from the log, never from a projection row (a deleted history row would have the run
+    skip a partition); each partition's plan, from its events, decides what goes."""
     found: set[tuple[str, str]] = set()
     for predicate, cutoff in cutoffs.items():
-        found |= partitions_confirmed_before(conn, predicate, cutoff, app, user)
+        found |= partitions_observed_before(conn, predicate, cutoff, app, user)
     for part_app, part_user, body in candidate_bodies(conn, app, user):
         if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
             found.add((part_app, part_user))
     found = {p for p in found if not p[1].startswith(ERASED_PREFIX) and p[1] != ERASURES_USER}
     if serves_cutoff is not None:             # a forgotten user's serve records (the pseudonym's) expire too
-        found |= partitions_served_before(conn, serves_cutoff, app, user)
+        found |= partitions_serving_before(conn, serves_cutoff, app, user)
     return sorted(found)

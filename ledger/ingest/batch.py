@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from factledger.ledger.audit.projcheck import check_partitions
 from factledger.ledger.errors import UNUSABLE, LedgerError
 from factledger.ledger.ingest.candidates import CandidatesExtractor
 from factledger.ledger.ingest.extractor import Extractor
@@ -109,6 +110,9 @@ def retry_failed(work: UnitOfWork, app: str | None = None, user: str | None = No
     """Re-read and re-ingest every open item of the retry queue (optionally one partition's), then
     run the dedup meaning checks an encoder failure deferred (the whole ledger's)."""
     items = queue(work.conn, app, user, "open")
+    # what a retry re-reads (a source path, an extractor, a partition) is the log's: the listed
+    # partitions' queue rows against a fold of their events, so a forged row reads no other file
+    check_partitions(work.conn, work.projector, {(i["app"], i["user"]) for i in items}, ("ingest_queue",))
     if on_total:
         on_total(len(items))
     summary = Summary()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from factledger.ledger.audit import served
 from factledger.ledger.domain.candidate import refuse_reserved_user
 from factledger.ledger.domain.clocksanity import refuse_future
 from factledger.ledger.domain.events import CandidateRejected, IngestFailed, SessionIngested
@@ -22,12 +23,13 @@ from factledger.ledger.ingest.extractor import Context, ExtractionFailed, Extrac
 from factledger.ledger.ingest.extractors import make_extractor
 from factledger.ledger.ingest.formats import parse_adk
 from factledger.ledger.ingest.session import Session, tail
+from factledger.ledger.store.eventlog import snapshot
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.ids import normalise_optional
 from factledger.ledger.vocabulary.terminal import escape
 from factledger.projections.current import partition_keys
 from factledger.projections.erasures import is_forgotten
-from factledger.projections.sessions import session_state
+from factledger.projections.sessions import checked_state
 
 MAX_DIGEST = 300
 ATTEMPTS = 3
@@ -104,7 +106,7 @@ def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = 
         _refuse_if_forgotten(work, app, user, session.id, result.source)   # before a model call
     sha = work.registry.sha256
     for _attempt in range(ATTEMPTS):
-        state = session_state(work.conn, app, user, session.id)
+        state = checked_state(work.conn, app, user, session.id)
         mark = state["watermark"] if state else None
         mark_at = state["watermark_at"] if state else None
         delta = new_events(work, session, app, user) if new_events else tail(session, mark, mark_at)
@@ -114,7 +116,7 @@ def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = 
             return result
         _refuse_future_events(work, delta, result.source)          # before a model call
         context = Context(app, user, work.registry,
-                          load_current=lambda: partition_keys(work.conn, app, user))
+                          load_current=lambda: _current(work.conn, app, user))
         try:
             extraction = extractor.extract(delta, context)
         except ExtractionFailed as exc:
@@ -126,7 +128,7 @@ def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = 
                 _refuse_if_forgotten(work, app, user, session.id, result.source)
             elif not _same(new_events(work, session, app, user), delta):
                 continue
-            now = session_state(work.conn, app, user, session.id)
+            now = checked_state(work.conn, app, user, session.id)
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
@@ -202,8 +204,18 @@ def _refuse_future_events(work: UnitOfWork, delta, source: str) -> None:
 
 
 def _refuse_if_forgotten(work: UnitOfWork, app: str, user: str, session: str, source: str) -> None:
-    if is_forgotten(work.conn, "session", session_hash(app, user, session)):
+    if is_forgotten(work.conn, app, "session", session_hash(app, user, session)):
         raise SessionErased(f"{source}: session {session} was forgotten; it cannot be ingested again")
+
+
+def _current(conn, app: str, user: str) -> list[dict]:
+    """The partition's open facts an extractor is shown (a model's context), as the log says them
+    (`served.check`, `check_open`: a forged row must not steer what the model proposes)."""
+    with snapshot(conn):
+        found = partition_keys(conn, app, user)
+        served.check(conn, found, table="facts_current")
+        served.check_open(conn, app, user, {f["fact_id"] for f in found}, include_sensitive=True)
+    return [{"subject": f["subject"], "predicate": f["predicate"], "value": f["value"]} for f in found]
 
 
 def path_of(source: str) -> str | None:

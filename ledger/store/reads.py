@@ -261,3 +261,75 @@ def owed_meaning_checks(conn: sqlite3.Connection) -> list[tuple[int, dict]]:
         if data.get("unchecked") and data["fact_id"] not in done:
             owed.append((seq, data))
     return owed
+
+
+def partition_mark(conn: sqlite3.Connection, app: str, user: str) -> tuple[int, str] | None:
+    """(seq, chain hash) of a partition's last event, or None: what a fold of the partition kept
+    in memory is checked against (the hash chains every event before it)."""
+    row = conn.execute("SELECT seq, hash FROM events WHERE app = ? AND user = ? ORDER BY seq DESC LIMIT 1",
+                       (app, user)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def hash_at(conn: sqlite3.Connection, seq: int) -> str | None:
+    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    return row[0] if row else None
+
+
+def partition_events_after(conn: sqlite3.Connection, app: str, user: str, after: int, type_: str,
+                           table: str) -> list[Event]:
+    """A partition's events of one type after `after`, in seq order, each body checked against its
+    commitment (`checked_events`; a scrubbed one has no body)."""
+    seqs = [row[0] for row in conn.execute(
+        "SELECT seq FROM events WHERE app = ? AND user = ? AND seq > ? AND type = ? ORDER BY seq",
+        (app, user, after, type_))]
+    found = checked_events(conn, seqs, table)
+    return [found[seq] for seq in seqs if seq in found]
+
+
+# What a retention run chooses its partitions by, read from the log (a projection row deleted or
+# edited must not make a run skip a partition that holds something past its retention).  Each is a
+# superset the run's plans (`ledger.forget.targets.plan`, from the partition's events) narrow.
+
+def partitions_observed_before(conn: sqlite3.Connection, predicate: str, cutoff: str, app: str | None = None,
+                               user: str | None = None) -> set[tuple[str, str]]:
+    """Partitions whose log holds a surviving observation of `predicate` said before `cutoff`: a
+    fact expires only when its latest statement was said before the cutoff, so its first was."""
+    where, args = equal_filters(app=app, user=user)
+    return {(a, u) for a, u in conn.execute(
+        "SELECT DISTINCT app, user FROM events WHERE type = 'FactObserved' AND body IS NOT NULL"
+        " AND json_extract(body, '$.predicate') = ? AND json_extract(body, '$.said_at') < ?" + where,
+        [predicate, cutoff, *args])}
+
+
+def partitions_serving_before(conn: sqlite3.Connection, cutoff: str, app: str | None = None,
+                              user: str | None = None) -> set[tuple[str, str]]:
+    """Partitions whose log holds a surviving serve record served before `cutoff`."""
+    where, args = equal_filters(app=app, user=user)
+    return {(a, u) for a, u in conn.execute(
+        "SELECT DISTINCT app, user FROM events WHERE type = 'FactsServed' AND body IS NOT NULL"
+        " AND json_extract(body, '$.served_at') < ?" + where, [cutoff, *args])}
+
+
+def predicates_observed_as(conn: sqlite3.Connection, sensitivity: str) -> set[str]:
+    """Every predicate a surviving observation of this sensitivity names."""
+    return {row[0] for row in conn.execute(
+        "SELECT DISTINCT json_extract(body, '$.predicate') FROM events WHERE type = 'FactObserved'"
+        " AND body IS NOT NULL AND json_extract(body, '$.sensitivity') = ?", (sensitivity,))}
+
+
+def serves_naming(conn: sqlite3.Connection, app: str, but_user: str, fact_ids: list[str]) -> dict[int, str]:
+    """seq -> partition user of the app's surviving serve records outside `but_user` whose body
+    names one of these facts: what a forget of a `_domain` fact must scrub, found in the log (a
+    `served_facts` row deleted must not leave a record holding the forgotten text's hash).  One
+    read of the app's serve records, each body checked against its commitment."""
+    wanted = set(fact_ids)
+    seqs = [row[0] for row in conn.execute(
+        "SELECT seq FROM events WHERE app = ? AND user <> ? AND type = 'FactsServed' AND body IS NOT NULL",
+        (app, but_user))]
+    found: dict[int, str] = {}
+    for event in checked_events(conn, seqs, "served_facts").values():
+        if event.body is not None and any(isinstance(f, dict) and f.get("fact_id") in wanted
+                                          for f in event.body.get("facts") or ()):
+            found[event.seq] = event.user
+    return found

@@ -1,0 +1,58 @@
+"""Folds of one partition's events that an action reads instead of a projection row, kept.
+
+Ingestion's forgotten-session check, its watermark and the ADK service's erased event ids act on
+what the receipts and the ingestions recorded; a projection row is any writer's to delete, so
+these read the log (each body checked against its commitment) and compare the projection's answer
+with it (`projections.erasures`, `projections.sessions`).  A fold is kept per partition with the
+(seq, chain hash) of the last event it read: the log is append-only and the hash chains every
+event before it, so the next read folds only what was appended since, and a different log (a
+rolled-back write, another file) shows as a hash that is not there.  `guards` are partitions whose
+movement means the folded bodies may have changed (a receipt: a forget scrubbed events): the fold
+then starts again.  Only hashes, ids and seqs are kept, never a value.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from factledger.ledger.store.reads import hash_at, partition_events_after, partition_mark
+
+MAX_KEPT = 1024
+_LOCK = threading.Lock()
+_KEPT: dict[tuple, tuple] = {}
+
+
+def folded(conn, name: str, app: str, user: str, type_: str, table: str, empty: Callable[[], object],
+           step: Callable[[object, object], None], copy: Callable[[object], object],
+           guards: tuple[tuple[str, str], ...] = ()):
+    """The state `step(state, event)` folds from the partition's `type_` events (bodies checked)."""
+    mark = partition_mark(conn, app, user)
+    guarded = tuple(partition_mark(conn, a, u) for a, u in guards)
+    key = (name, app, user)
+    with _LOCK:
+        kept = _KEPT.get(key)
+    after, state = 0, None
+    if kept is not None:
+        kept_mark, kept_guards, kept_state = kept
+        if kept_guards == guarded and kept_mark == mark:
+            return kept_state
+        if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0] \
+                and hash_at(conn, kept_mark[0]) == kept_mark[1]:
+            after, state = kept_mark[0], copy(kept_state)
+    if state is None:
+        state = empty()
+    if mark is not None:
+        for event in partition_events_after(conn, app, user, after, type_, table):
+            step(state, event)
+    with _LOCK:
+        if len(_KEPT) >= MAX_KEPT:
+            _KEPT.clear()
+        _KEPT[key] = (mark, guarded, state)
+    return state
+
+
+def forget_kept() -> None:
+    """Drop every kept fold (after a forget: no forgotten session id stays in memory)."""
+    with _LOCK:
+        _KEPT.clear()
