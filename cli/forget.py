@@ -15,8 +15,9 @@ from factledger.ledger import LedgerError
 from factledger.ledger.forget.erase import check_words
 from factledger.ledger.vocabulary.terminal import escape
 
+# The receipt's table (--json adds its event id: redaction_seq names it here)
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
-                   "requester", "event_id")
+                   "requester")
 
 
 def interactive() -> bool:
