@@ -244,11 +244,14 @@ def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: in
 
 
 def hang(line: str, budget: int) -> list[str]:
-    """A line of text within `budget` columns: wrapped at its spaces, continuations indented."""
+    """A line of text within `budget` columns: wrapped at its spaces, continuations indented two
+    more than the line."""
     if display_width(line) <= budget:
         return [line]
-    first, *rest = wrap(line, budget)
-    return [first] + ["  " + part for part in wrap(" ".join(rest), budget - 2)] if rest else [first]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    first, *rest = wrap(line.lstrip(" "), budget - len(indent))
+    return [indent + first] + ([indent + "  " + part for part in wrap(" ".join(rest), budget - len(indent) - 2)]
+                               if rest else [])
 
 
 def block(wrapped: list[list[str]], widths: list[int]) -> list[str]:
