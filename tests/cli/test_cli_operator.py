@@ -339,7 +339,7 @@ def test_why_of_an_erased_fact_names_its_receipt(db):
     receipt = json.loads(invoke(db, "forget", *P, "--fact", fact, "--reason", "r", "--yes", "--json").stdout)
     result = invoke(db, "why", fact, "-t")                   # an answer, not an error (tests/cli/test_why_erased.py)
     assert result.exit_code == 0
-    assert f"erased by the receipt at seq {receipt['redaction_seq']}" in " ".join(result.stdout.split())
+    assert f"by the receipt at seq {receipt['redaction_seq']} (" in result.stdout
 
 
 def test_why_of_a_fact_erased_with_its_whole_user_names_the_receipt(db):
@@ -347,7 +347,7 @@ def test_why_of_a_fact_erased_with_its_whole_user_names_the_receipt(db):
     receipt = json.loads(invoke(db, "forget", *P, "--reason", "r", "--yes", "--json").stdout)
     result = invoke(db, "why", fact, "-t")
     assert result.exit_code == 0
-    assert f"erased by the receipt at seq {receipt['redaction_seq']}" in " ".join(result.stdout.split())
+    assert f"by the receipt at seq {receipt['redaction_seq']} (" in result.stdout
     assert "u1" not in json.dumps(json.loads(invoke(db, "log", "--type", "Redacted", "--json").stdout))
     unknown = invoke(db, "why", "01NEVERWASAFACT")
     assert unknown.exit_code == 1 and "erased" not in unknown.stderr
