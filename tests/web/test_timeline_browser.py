@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -108,7 +108,7 @@ def test_a_short_span_ticks_with_date_and_time_and_a_long_value_is_wrapped_whole
     long = "metoprolol tartrate 50 mg twice daily with food, and a second line of instructions"
     rows = [_row("f1", "Pune", "2026-11-20T09:00:00.000000Z", "2026-11-20T09:05:00.000000Z"),
             _row("f2", long, "2026-11-20T09:30:00.000000Z", "2026-11-20T09:35:00.000000Z")]
-    now = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
     for svg in (valid_time_svg(rows, [], now), transaction_time_svg(rows, [], now)):
         ticks = re.findall(r'class="tick">(.*?)</text>', svg)
         assert len(ticks) == 5 and all(DATE.match(t) and "UTC" in t for t in ticks)
