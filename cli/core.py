@@ -18,7 +18,7 @@ from factledger.cli.notices import (
     note,
     withhold,
 )
-from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
+from factledger.cli.output import cell, dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE, DEFAULT_CLEARANCE
@@ -26,12 +26,13 @@ from factledger.ledger.vocabulary.bounds import check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import normalise_time
 from factledger.ledger.vocabulary.words import SENSITIVITIES
 
-FACT_COLUMNS = ("subject", "predicate", "value", "status", "basis", "confidence",
-                "effective_confidence", "said_at", "session", "fact_id")
-HISTORY_COLUMNS = ("subject", "predicate", "value", "belief", "valid_from", "valid_to",
-                   "recorded_from", "recorded_to", "reason", "session", "author", "quote", "fact_id")
-LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at", "redacted_by",
-               "event_id")
+# What a table shows, chosen to fit 120 columns (--json carries every field): the facts table
+# leaves out basis and the raw confidence, the log's the event id (seq names an event), and the
+# history prints each fact once as a heading over its intervals.
+FACT_COLUMNS = ("subject", "predicate", "value", "status", "effective_confidence", "said_at", "session",
+                "fact_id")
+HISTORY_COLUMNS = ("belief", "valid_from", "valid_to", "recorded_from", "recorded_to", "reason")
+LOG_COLUMNS = ("seq", "type", "app", "user", "predicate", "value", "recorded_at", "redacted_by")
 
 
 @click.command()
@@ -86,9 +87,9 @@ def observe(state, app, user, subject, predicate, value, quote, session, event_i
 
 TIME_FORMATS = "ISO 8601: 2026-09-01 (midnight UTC), 2026-09-01T18:00:00Z or with an offset; no zone means UTC"
 # recorded_from: when the ledger learnt the row (a value learnt late shows it after valid_to)
-TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "recorded_from", "basis",
-                "effective_confidence", "said_at", "session", "fact_id")
-VALID_AT_COLUMNS = tuple(c for name in TIME_COLUMNS
+# (as-of and valid-at tables: the times carry the story; basis, confidence and ids are in --json)
+TIME_COLUMNS = ("subject", "predicate", "value", "state", "valid_from", "valid_to", "recorded_from", "session")
+VALID_AT_COLUMNS = tuple(c for name in TIME_COLUMNS if name != "session"
                          for c in (("state_then", "state_now") if name == "state" else (name,)))
 STATUSES = ("current", "disputed", "superseded", "retracted")
 
@@ -154,7 +155,9 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
         emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
         return
     columns = TIME_COLUMNS if as_of else FACT_COLUMNS
-    emit(rows, fmt, columns + ("served",) if with_served else columns)
+    if with_served:             # the count takes the place of the confidence in the table
+        columns = tuple(c for c in columns if c != "effective_confidence") + ("served",)
+    emit(rows, fmt, columns)
 
 
 def label_then(row: dict) -> dict:
@@ -184,7 +187,15 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate, app, user)
     rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
-    emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS)
+    emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS, heading=fact_heading,
+         view=lambda r: {**r, "belief": r["state"] if r["recorded_to"] is None else f"was {r['state']}"})
+
+
+def fact_heading(row: dict) -> str:
+    """The history table's line over a fact's intervals: the fact, its id, and where it was said."""
+    said = f', {row["author"]} said: "{row["quote"]}"' if row.get("quote") else ""
+    return (f'{row["subject"]} {row["predicate"]} = {cell(row["value"])}   fact {row["fact_id"]}'
+            f'   session {row["session"]}{said}')
 
 
 def belief(row: dict) -> str:

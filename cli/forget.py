@@ -15,13 +15,19 @@ from factledger.ledger import LedgerError
 from factledger.ledger.forget.erase import check_words
 from factledger.ledger.vocabulary.terminal import escape
 
+# The receipt's table (--json adds its event id: redaction_seq names it here)
 ERASURE_COLUMNS = ("redaction_seq", "recorded_at", "scope_kind", "scope_hash", "events", "reason", "ticket",
-                   "requester", "event_id")
+                   "requester")
 
 
 def interactive() -> bool:
     """Whether a person is at the keyboard (then forget asks before scrubbing)."""
     return sys.stdin.isatty()
+
+
+# The words a plan and its receipt both count in (a receipt's `counts` keys, worded)
+COUNTS = {"events": "events scrubbed", "facts": "facts forgotten", "sessions": "sessions forgotten whole",
+          "keys": "keys decided again", "restated": "events recorded again"}
 
 
 def render_plan(r: dict) -> str:
@@ -36,10 +42,10 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
             by_type = ", ".join(f"{k} {v}" for k, v in p["events_by_type"].items()) or "none"
             lines += [f"  events to scrub: {p['events']} ({by_type})",
                       f"  seqs: {', '.join(map(str, p['target_seqs'])) or '-'}",
-                      f"  facts forgotten: {len(p['facts'])}" +
+                      f"  {COUNTS['facts']}: {len(p['facts'])}" +
                       (f" ({', '.join(p['facts'])})" if p["facts"] else ""),
-                      f"  keys re-decided: {', '.join(p['keys']) or '-'}",
-                      f"  sessions forgotten whole: {p['sessions']}"]
+                      f"  {COUNTS['keys']}: {len(p['keys'])}" + (f" ({', '.join(p['keys'])})" if p["keys"] else ""),
+                      f"  {COUNTS['sessions']}: {p['sessions']}"]
             if p.get("pseudonymised"):
                 lines.append(f"  events pseudonymised: {p['pseudonymised']}")
         if not r.get("plan"):
@@ -52,7 +58,7 @@ def render_receipt(r: dict, heading: str | None = None) -> str:
     if r["noop"]:
         return (f"nothing to forget ({r['scope_kind']} {r['scope_hash']}): no event changed; "
                 "0 events, 0 facts")
-    counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items())
+    counts = ", ".join(f"{COUNTS.get(k, k)} {v}" for k, v in r["counts"].items())
     purge = r.get("purge") or {}
     return "\n".join([
         f"forgotten: {r['scope_kind']} {r['scope_hash']}",

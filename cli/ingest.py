@@ -20,12 +20,10 @@ from factledger.ledger.vocabulary.terminal import escape
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
                    "candidates", "applied", "rejected", "held", "extractor", "digest")
-REVIEW_COLUMNS = ("kind", "item", "reason", "subject", "predicate", "value", "quote", "session",
-                  "author", "held_at", "suggestions")
-HELD_COLUMNS = ("hold_id", "reason", "subject", "predicate", "value", "quote", "session",
-                "author", "held_at", "suggestions")
-CONTRADICTION_COLUMNS = ("reason", "subject", "predicate", "value", "other_predicate", "other_value",
-                         "declared", "semantic_hint", "fact_id", "other_fact_id", "app", "user")
+# Review tables show what a reviewer decides on and the id to decide with (fit 120 columns; who
+# said it and when are in --json)
+REVIEW_COLUMNS = ("kind", "item", "reason", "predicate", "value", "quote", "session", "suggestions")
+CONTRADICTION_COLUMNS = ("app", "user", "reason", "declared", "fact_id", "other_fact_id")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXPLAIN_COLUMNS = ("session", "evidence_event", "predicate", "value", "negated", "pattern", "outcome",

@@ -14,6 +14,7 @@ import csv
 import functools
 import io
 import re
+import shutil
 import sys
 import unicodedata
 
@@ -63,18 +64,6 @@ def pad(text: str, width: int) -> str:
     return text + " " * (width - display_width(text))
 
 
-def cut(text: str, width: int) -> str:
-    if display_width(text) <= width:
-        return text
-    out, used = "", 0
-    for ch in text:
-        w = display_width(ch)
-        if used + w > width - 1:
-            break
-        out, used = out + ch, used + w
-    return out + "…"
-
-
 def resolve_format(fmt: str | None) -> str:
     if fmt:
         return fmt
@@ -87,8 +76,10 @@ def dumps(value, pretty: bool = True) -> str:
     return json_safe(orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS).decode())
 
 
-def emit(rows: list[dict], fmt: str | None, columns: tuple[str, ...] | None = None) -> None:
-    """Print rows; `columns` picks what a table shows (JSON, NL and CSV always carry every field)."""
+def emit(rows: list[dict], fmt: str | None, columns: tuple[str, ...] | None = None, *,
+         heading=None, view=None) -> None:
+    """Print rows; `columns` picks what a table shows (JSON, NL and CSV always carry every field),
+    `view(row)` how a table words a row, `heading(row)` a line above each run of rows (to_table)."""
     fmt = resolve_format(fmt)
     if fmt == "json":
         click.echo(dumps(rows))
@@ -98,7 +89,7 @@ def emit(rows: list[dict], fmt: str | None, columns: tuple[str, ...] | None = No
     elif fmt == "csv":
         click.echo(to_csv(rows), nl=False)
     else:
-        click.echo(to_table(rows, columns))
+        click.echo(to_table([view(r) for r in rows] if view else rows, columns, heading=heading))
 
 
 def emit_one(obj: dict, fmt: str | None, render=None) -> None:
@@ -111,8 +102,10 @@ def emit_one(obj: dict, fmt: str | None, render=None) -> None:
     else:
         # Each line escaped again: a render function that forgets a field still cannot print a
         # CR, an escape sequence or a line break of stored text.
+        # A line wider than a table may be wraps at its spaces, its continuation indented.
         text = render(obj) if render else "\n".join(f"{escape(k)}: {cell(v)}" for k, v in obj.items())
-        click.echo("\n".join(escape(line) for line in text.split("\n")))
+        budget = table_width()
+        click.echo("\n".join(part for line in text.split("\n") for part in hang(escape(line), budget)))
 
 
 # A stored time in a table cell is shown to the second: `2026-09-30T18:00:00Z`, not
@@ -120,34 +113,165 @@ def emit_one(obj: dict, fmt: str | None, render=None) -> None:
 _STORED_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+Z")
 
 
-def cell(value, width: int | None = None) -> str:
+def cell(value) -> str:
     if value is None:
         text = ""
     elif isinstance(value, str) and len(value) == 27 and value.endswith("Z"):
         text = _STORED_TIME.sub(r"\1Z", value)
+    elif isinstance(value, (list, tuple)) and not any(isinstance(v, (list, dict)) for v in value):
+        text = ", ".join("" if v is None else str(v) for v in value)      # a table reads a list as words
+    elif isinstance(value, dict) and not any(isinstance(v, (list, dict)) for v in value.values()):
+        text = ", ".join(f"{k}: {'' if v is None else v}" for k, v in value.items())
     elif isinstance(value, (list, dict)):
         text = dumps(value, pretty=False)
     elif isinstance(value, float):
         text = f"{value:.3g}" if value < 1 else f"{value:g}"
     else:
         text = str(value)
-    text = escape(text)
-    return cut(text, width) if width else text
+    return escape(text)
 
 
-def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: int | None = -1) -> str:
-    """Aligned columns; long values are cut to `width` only on a terminal (piped, nothing is cut)."""
+# A table fits this many columns when stdout is not a terminal (on one, the terminal's width;
+# COLUMNS overrides both): long cells wrap inside their column, and a table that cannot fit even
+# so prints one record per row.  Nothing is cut; --json, --nl and --csv are never wrapped.
+TABLE_WIDTH = 120
+GAP = "  "
+# Kept whole on one line: an id, a time, a digest (to copy into the next command).  Any other
+# word wraps after `_ . , / -` where it can, and anywhere when it must, but not below SHORTEST.
+UNBROKEN = re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|\d{4}-\d\d-\d\dT[\d:.]+Z|[0-9a-f]{16,}")
+SOFT_BREAK = re.compile(r"[^_.,/-]*[_.,/-]|[^_.,/-]+")
+SHORTEST = 8
+
+
+def table_width() -> int:
+    return max(40, shutil.get_terminal_size((TABLE_WIDTH, 24)).columns)
+
+
+def split_width(text: str, width: int) -> tuple[str, str]:
+    """The longest head of `text` that fits `width` columns (at least one character), and the rest."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += display_width(ch)
+        if used > width:
+            return (text[:i], text[i:]) if i else (text[:1], text[1:])
+    return text, ""
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Greedy word wrap by display width: words join with spaces; a word too long for a line
+    is broken after `_ . , / -`, else where it must be."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        candidate = f"{line} {word}" if line else word
+        if display_width(candidate) <= width:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+            line = ""
+        for piece in SOFT_BREAK.findall(word) or [""]:
+            if display_width(line + piece) <= width:
+                line += piece
+                continue
+            if line:
+                lines.append(line)
+            while display_width(piece) > width:
+                head, piece = split_width(piece, width)
+                lines.append(head)
+            line = piece
+    lines.append(line)
+    return lines
+
+
+def narrowest(text: str) -> int:
+    """The fewest columns `text` may wrap into: its widest id, time or digest, else SHORTEST."""
+    widths = [display_width(w) if UNBROKEN.fullmatch(w) else min(display_width(w), SHORTEST)
+              for w in text.split(" ")]
+    return max(widths, default=0)
+
+
+def fit(natural: list[int], floors: list[list[int]], budget: int) -> list[int] | None:
+    """Column widths summing (with gaps) to at most `budget`, or None.  Each floor is a stage
+    (headers wrap, then cells at their spaces, then inside words): a stage is used only when the
+    one before does not fit, and within it the widest column gives way first."""
+    widths = list(natural)
+    excess = sum(widths) + len(GAP) * (len(widths) - 1) - budget
+    for least in floors:
+        while excess > 0:
+            shrinkable = [i for i, w in enumerate(widths) if w > least[i]]
+            if not shrinkable:
+                break
+            i = max(shrinkable, key=lambda j: widths[j])
+            others = [widths[j] for j in shrinkable if j != i]
+            step = max(1, min(excess, widths[i] - least[i], widths[i] - max(others, default=0)))
+            widths[i] -= step
+            excess -= step
+    return widths if excess <= 0 else None
+
+
+def longest_word(text: str) -> int:
+    return max(map(display_width, text.split(" ")), default=0)
+
+
+def to_table(rows: list[dict], columns: tuple[str, ...] | None = None, width: int | None = None,
+             heading=None) -> str:
+    """Aligned columns within `width` (default: table_width()); long cells wrap inside their column,
+    headers after their underscores; a table too wide even so prints one record per row.
+    `heading(row)`, if given, is a line printed above each run of rows it gives the same text."""
     if not rows:
         return "(no rows)"
-    if width == -1:
-        width = 40 if sys.stdout.isatty() else None
+    budget = width or table_width()
     columns = columns or tuple(rows[0].keys())
-    cells = [[cell(row.get(c), width) for c in columns] for row in rows]
-    widths = [max(display_width(escape(c)), *(display_width(r[i]) for r in cells))
-              for i, c in enumerate(columns)]
-    lines = ["  ".join(pad(escape(c), w) for c, w in zip(columns, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(pad(v, w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    heads = [escape(c) for c in columns]
+    cells = [[cell(row.get(c)) for c in columns] for row in rows]
+    head_least = [max(map(display_width, SOFT_BREAK.findall(h) or [""])) for h in heads]
+    floors = [[max(head_least[i], *(measure(r[i]) for r in cells)) for i in range(len(heads))]
+              for measure in (display_width, longest_word, narrowest)]
+    natural = [max(display_width(h), floors[0][i]) for i, h in enumerate(heads)]
+    widths = fit(natural, floors, budget)
+    if widths is None:
+        return records(heads, cells, budget)
+    lines = block([wrap(h, w) for h, w in zip(heads, widths)], widths)
+    lines.append(GAP.join("-" * w for w in widths))
+    shown = None
+    for row, r in zip(rows, cells):
+        if heading is not None and (title := escape(heading(row))) != shown:
+            lines += ([""] if shown is not None else []) + hang(title, budget)
+            shown = title
+        lines += block([wrap(v, w) for v, w in zip(r, widths)], widths)
+    return "\n".join(lines)
+
+
+def hang(line: str, budget: int) -> list[str]:
+    """A line of text within `budget` columns: wrapped at its spaces, continuations indented two
+    more than the line."""
+    if display_width(line) <= budget:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    first, *rest = wrap(line.lstrip(" "), budget - len(indent))
+    return [indent + first] + ([indent + "  " + part for part in wrap(" ".join(rest), budget - len(indent) - 2)]
+                               if rest else [])
+
+
+def block(wrapped: list[list[str]], widths: list[int]) -> list[str]:
+    """One row's cells, each already wrapped to its column, as the lines they take."""
+    height = max(len(w) for w in wrapped)
+    return [GAP.join(pad(w[k] if k < len(w) else "", width) for w, width in zip(wrapped, widths)).rstrip()
+            for k in range(height)]
+
+
+def records(heads: list[str], cells: list[list[str]], budget: int) -> str:
+    """One record per row (psql's expanded display): `column  value`, values wrapped to the width."""
+    key = min(max(map(display_width, heads)), budget // 3)
+    room = budget - key - len(GAP)
+    lines: list[str] = []
+    for n, r in enumerate(cells, 1):
+        lines.append(f"-[ {n} ]" + "-" * (min(budget, 60) - len(f"-[ {n} ]")))
+        for h, v in zip(heads, r):
+            label = pad(split_width(h, key)[0], key)
+            for k, part in enumerate(wrap(v, room)):
+                lines.append(((label if k == 0 else " " * key) + GAP + part).rstrip())
     return "\n".join(lines)
 
 

@@ -17,11 +17,12 @@ from factledger.cli.output import dumps, emit, output_options, to_table
 from factledger.cli.partition import partition_options
 from factledger.ledger.recall.serve import DEFAULT_HALF_LIFE_DAYS, DEFAULT_LIMIT, DEFAULT_RECENCY_WEIGHT, explain_rows
 
-SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "basis", "effective_confidence",
-                    "said_at", "relevance", "recency", "score", "fact_id")
-EXPLAIN_COLUMNS = ("rank", "outcome", "subject", "predicate", "value", "status", "sensitivity",
-                   "effective_confidence", "age_days", "meaning", "lexical", "relevance", "recency", "score",
-                   "fact_id")
+# Tables fit 120 columns: the selection with its score, the explanation with the parts of it
+# (--json carries every field, the fact ids of the explanation among them)
+SELECTED_COLUMNS = ("subject", "predicate", "value", "status", "effective_confidence", "said_at", "score",
+                    "fact_id")
+EXPLAIN_COLUMNS = ("rank", "outcome", "predicate", "value", "sensitivity", "effective_confidence", "age_days",
+                   "meaning", "lexical", "relevance", "recency", "score")
 
 
 @click.command()

@@ -15,8 +15,8 @@ from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.access import render_html, render_markdown
 
-SERVED_COLUMNS = ("seq", "served_at", "caller", "surface", "tool", "clearance", "facts", "withheld",
-                  "text_sha256", "fact_ids")
+# (the table leaves out text_sha256, in --json: the fact ids say what was handed out)
+SERVED_COLUMNS = ("seq", "served_at", "caller", "surface", "tool", "clearance", "facts", "withheld", "fact_ids")
 SURFACES = ("library", "adk", "mcp", "web", "cli")
 
 

@@ -6,7 +6,7 @@ import click
 
 from factledger.cli.context import pass_state
 from factledger.cli.notices import clearance_option, cleared
-from factledger.cli.output import emit_one, output_options
+from factledger.cli.output import cell, emit_one, output_options
 from factledger.ledger import LedgerError
 from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE
 from factledger.ledger.vocabulary.terminal import escape
@@ -24,14 +24,26 @@ def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
     try:
         report = ledger.why(fact_id)
     except LedgerError:
-        erased = ledger.fact_erased_at(fact_id.strip())
-        if erased is not None:
-            raise LedgerError(f"fact {fact_id!r} was erased by the receipt at seq {erased} "
-                              f"(`factledger report erasure {erased}`)") from None
-        raise
+        erased = ledger.fact_erasure(fact_id.strip())
+        if erased is None:
+            raise
+        emit_one(erased, fmt, render=render_erased)      # one shape, whatever route erased it
+        return
     report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
     emit_one(ledger.cleared_why(report, cleared(clearance, include_sensitive, AUDIT_CLEARANCE)), fmt,
              render=render_why)
+
+
+def render_erased(e: dict) -> str:
+    """An erased fact: what, when, under which receipt; the value is gone, so none is shown."""
+    ticket = f", ticket {_text(e['ticket'])}" if e.get("ticket") else ""
+    return "\n".join([
+        f"fact {_text(e['fact_id'])}: erased",
+        f"erased {cell(e['erased_at'])} by the receipt at seq {e['receipt_seq']} ({_text(e['scope_kind'])} "
+        f"scope, reason: {_text(e['reason'])}{ticket})",
+        "the ledger keeps no value, quote or session of it; the receipt: "
+        f"factledger report erasure {e['receipt_seq']}",
+    ])
 
 
 def _text(value) -> str:

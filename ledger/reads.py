@@ -169,11 +169,18 @@ class Reads:
                          table="fact_history")
         return found
 
-    def fact_erased_at(self, fact_id: str) -> int | None:
-        """Seq of the receipt that forgot this fact, or None: `why` of an erased fact names the
-        receipt instead of answering "no such fact"."""
+    def fact_erasure(self, fact_id: str) -> dict | None:
+        """What `why` says of an erased fact, whatever erased it (the user, a session, the fact, a
+        predicate, a class, retention): the fact id, when, and the receipt (seq, scope kind,
+        reason, ticket); never a value, which the ledger no longer holds.  None if not erased."""
         with snapshot(self._conn), served.keeping(self._served_kept):
-            return presence.fact_erased_at(self._conn, fact_id)
+            seq = presence.fact_erased_at(self._conn, fact_id)
+        if seq is None:
+            return None
+        receipt = next((r for r in self.erasures() if r["redaction_seq"] == seq), {})
+        return {"fact_id": fact_id, "status": "erased", "erased_at": receipt.get("recorded_at"),
+                "receipt_seq": seq, "scope_kind": receipt.get("scope_kind"), "reason": receipt.get("reason"),
+                "ticket": receipt.get("ticket")}
 
     def fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
         """(value, state, sensitivity) of a fact as it stands now, or None when the ledger no

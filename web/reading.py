@@ -88,6 +88,11 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
     try:
         found = ledger.why(fact_id)
     except LedgerError:
+        erased = ledger.fact_erasure(fact_id.strip()) if isinstance(fact_id, str) else None
+        if erased is not None:           # the answer `why` gives: when, which receipt, no value
+            raise LedgerError(f"fact {fact_id!r} was erased at {erased['erased_at'][:19]}Z by the receipt at seq "
+                              f"{erased['receipt_seq']} ({erased['scope_kind']} scope); the ledger keeps no "
+                              "value of it") from None
         raise LedgerError(f"no fact {fact_id!r} in this ledger (never recorded, or erased)") from None
     fact = found["fact"]
     if not actor.cleared_for(fact["sensitivity"]):

@@ -220,6 +220,7 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["facts"] += len(p.facts)
         counts["sessions"] += len(p.sessions)
         counts["keys"] += len(r.cut)
+        p.decided_again = set(r.cut)          # the plan names the keys this counts
         counts["restated"] += len(r.moved)
         served = sum(1 for _seq, b in r.records if b.get("type") == "FactsServed")
         if served:                            # serve records recorded again without their hashes

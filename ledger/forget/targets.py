@@ -45,7 +45,8 @@ class Plan:
     targets: list[int] = field(default_factory=list)   # seqs to scrub now
     already: list[int] = field(default_factory=list)   # seqs scrubbed earlier (pseudonymised with a user)
     facts: set[str] = field(default_factory=set)       # fact ids forgotten
-    keys: set[tuple[str, str]] = field(default_factory=set)
+    keys: set[tuple[str, str]] = field(default_factory=set)   # keys of the facts it touches
+    decided_again: set[tuple[str, str]] = field(default_factory=set)  # the keys decided again (restate's cut)
     sessions: set[str] = field(default_factory=set)    # sessions forgotten whole
     by_type: dict[str, int] = field(default_factory=dict)
     masker: Masker = field(default_factory=Masker)    # the forgotten values, to mask in what survives
@@ -63,7 +64,8 @@ class Plan:
             "events": len(self.targets), "events_by_type": dict(sorted(self.by_type.items())),
             "target_seqs": list(self.targets), "restated_seqs": list(self.restated),
             "facts": sorted(self.facts),
-            "keys": [f"{s} {p}" for s, p in sorted(self.keys)], "sessions": len(self.sessions),
+            # the keys the receipt counts (`counts.keys`): decided again, not merely touched
+            "keys": [f"{s} {p}" for s, p in sorted(self.decided_again)], "sessions": len(self.sessions),
             "pseudonymised": len(self.targets) + len(self.already) if self.scope.kind == "user" else 0,
         }
 

@@ -213,3 +213,21 @@ def test_reason_rules_are_the_library_s_and_come_before_opening_the_ledger(tmp_p
                                      "--reason", reason, "--yes"])
         assert result.exit_code == 1 and message in result.stderr, result.output
     assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("scope", [["--session", "s2"], []])
+def test_the_plan_and_the_receipt_count_the_same_keys_in_the_same_words(db, scope):
+    """The plan lists the keys decided again, the receipt counts them: a session forget decides
+    home_city (Pune comes back) and diet again, a user forget decides nothing again (issue 46)."""
+    plan = orjson.loads(run(db, "forget", *P, *scope, "--reason", "r", "--dry-run", "--json").stdout)["plan"]
+    receipt = orjson.loads(run(db, "forget", *P, *scope, "--reason", "r", "--yes", "--json").stdout)
+    keys = [k for p in plan for k in p["keys"]]
+    assert len(keys) == receipt["counts"]["keys"]
+    assert keys == (["user diet", "user home_city"] if scope else [])
+
+
+def test_the_plan_and_receipt_texts_say_keys_decided_again(db):
+    plan = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--dry-run", "-t").stdout
+    receipt = run(db, "forget", *P, "--session", "s2", "--reason", "r", "--yes", "-t").stdout
+    assert "keys decided again: 2 (user diet, user home_city)" in plan and "re-decided" not in plan
+    assert "keys decided again 2" in " ".join(receipt.split())
