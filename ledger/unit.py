@@ -19,7 +19,7 @@ from typing import Any
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.domain.events import Body
+from factledger.ledger.domain.events import Body, FactObserved
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.support import UNSUPPORTED, unsupported
@@ -125,12 +125,33 @@ class UnitOfWork:
             try:
                 yield tx
                 self._stored_keys.clear()
+                self.store.write_pending()    # the log's rows first: a projection may read them back
                 self.projector.flush(self.conn)
                 if self.store.last_seq:
                     self.projector.set_position(self.conn, self.store.last_seq)
             finally:
                 self.projector.discard()      # nothing a projection holds outlives its transaction
                 self._stored_keys.clear()
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Inside `transaction()`: the projections flush once at its end, and the log's rows are
+        written with one `executemany` (`EventStore.buffered`) before them."""
+        with self.projector.batched(), self.store.buffered():
+            yield
+
+    def read_keys(self, candidates: list[Candidate]) -> None:
+        """Inside `batched()`: read the open facts of every key these candidates name, up front
+        and in a few statements, so each decision reads the key from memory.  Only a read: a
+        candidate whose key the validator names otherwise is read when it is decided."""
+        if len(candidates) < 2:
+            return
+        resolve, keys = self.registry.resolve, []
+        for c in candidates:
+            spec = resolve(c.predicate)
+            if spec is not None:
+                keys.append((c.app, c.user, c.subject, spec.name))
+        self.projector.prefetch_keys(self.conn, keys)
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`; the projections fold it at once."""
@@ -171,10 +192,20 @@ class UnitOfWork:
                 return Outcome("reject", None, reason, Rule.VALIDATOR, [event.seq])
         decision = decide_key(c, spec, key, lambda: self._stored_key(c.app, c.user, spec.name))
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
-                                     statements=lambda seqs: statement_bodies(self.conn, seqs))
+                                     statements=self._statements)
         bodies = stamped(bodies, hold_id, review)
+        if bodies and isinstance(bodies[0], FactObserved) and (
+                decision.target is None or bodies[0].fact_id != decision.target.fact_id):
+            # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
+            # fold need not look it up
+            self.projector.minted(self.conn, bodies[0].fact_id)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
+
+    def _statements(self, seqs: list[int]) -> dict[int, dict]:
+        """The bodies of these events (a split reads its fact's statements back from the log)."""
+        self.store.write_pending()
+        return statement_bodies(self.conn, seqs)
 
     def _key_kind(self, candidate: Candidate) -> str | None:
         """The kind of the partition's open key of this name, for a candidate that names no kind

@@ -123,6 +123,15 @@ class Projector:
         a `projections.keyindex.KeyView`)."""
         return self._facts.key_view(conn, app, user, subject, predicate)
 
+    def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
+        """A fact id minted in this transaction, about to be observed: no table holds it."""
+        self._facts.minted(conn, fact_id)
+
+    def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
+        """Read the open facts of these keys (app, user, subject, predicate) now, in one read,
+        for the decisions this transaction will make on them."""
+        self._facts.prefetch_keys(conn, keys)
+
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""
         return self._facts.key_past(conn, app, user, subject, predicate)
