@@ -30,7 +30,7 @@ from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import Registry, load_registry
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.semantic import entail
-from factledger.ledger.semantic.dedup import key_matrix
+from factledger.ledger.semantic.dedup import KeyVectors
 from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Engine, EventLog
 from factledger.ledger.store.engines import engine_for
@@ -70,7 +70,7 @@ class UnitOfWork:
                                                 read_only=read_only)
         self.conn = self.store.conn
         self.projector = Projector()
-        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
+        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> KeyVectors
         self.recall_kept = KeptScopes()       # what recall keeps between calls (this ledger's only)
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
@@ -199,6 +199,8 @@ class UnitOfWork:
             # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
             # fold need not look it up
             self.projector.minted(self.conn, bodies[0].fact_id)
+            if spec.cardinality == "many" and encoders.wanted():
+                self._key_vector(c, spec, bodies[0].fact_id)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 
@@ -215,14 +217,30 @@ class UnitOfWork:
         name = open_key_name(candidate.predicate)
         return None if name is None else key_kind(self.conn, candidate.app, candidate.user, name)
 
-    def _stored_key(self, app: str, user: str, predicate: str):
-        """A key's stored vectors as a matrix (`semantic.dedup.key_matrix`), read once per
-        transaction: the table changes only when the transaction's projections flush."""
+    def _stored_key(self, app: str, user: str, predicate: str) -> KeyVectors:
+        """A key's vectors (`semantic.dedup.KeyVectors`): those stored, read once per transaction
+        (the table changes only when the transaction's projections flush), then those of the
+        facts the transaction opens on it (`_key_vector`)."""
         found = self._stored_keys.get((app, user, predicate))
         if found is None:
-            found = key_matrix(vectors.key_vectors(self.conn, app, user, predicate))
+            found = KeyVectors(vectors.key_vectors(self.conn, app, user, predicate))
             self._stored_keys[(app, user, predicate)] = found
         return found
+
+    def _key_vector(self, c: Candidate, spec, fact_id: str) -> None:
+        """A fact just opened on a `many` key joins its key's vectors for the next candidates: its
+        sentence's vector is the one its stored row will hold (the embedding is remembered for
+        the transaction, so the vectors projection does not run the encoder again)."""
+        model = encoders.get()
+        if model is None:
+            return
+        try:
+            vector = model.embed(encoders.sentence(c.subject, spec.name, c.value, c.quote))
+        except LedgerError:
+            raise
+        except Exception:       # noqa: BLE001 - as dedup: the encoder failing costs the comparison, not the fact
+            return
+        self._stored_key(c.app, c.user, spec.name).add(fact_id, vector)
 
     def replay(self, progress=None, jobs: int = 1) -> int:
         """Throw the projections away and refold them from the log (`jobs` worker processes fold,
