@@ -137,7 +137,8 @@ class Ledger(Reads):
         candidates, registry, work = list(candidates), self.registry, self._work
         for candidate in candidates:
             refuse_unsupported(candidate, registry)
-        with work.transaction(), work.projector.batched():
+        with work.transaction(), work.batched():
+            work.read_keys(candidates)
             return [work.append_candidate(c) for c in candidates]
 
     def append_candidate(self, candidate: Candidate, hold_id: str | None = None,

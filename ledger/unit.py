@@ -21,7 +21,7 @@ from typing import Any
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.domain.events import Body, MeaningChecked
+from factledger.ledger.domain.events import Body, FactObserved, MeaningChecked
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.support import UNSUPPORTED, unsupported
@@ -32,7 +32,7 @@ from factledger.ledger.registry.kinds import open_key_name
 from factledger.ledger.registry.predicates import Registry, load_registry
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.semantic import entail
-from factledger.ledger.semantic.dedup import key_matrix, same_meaning
+from factledger.ledger.semantic.dedup import KeyVectors, same_meaning
 from factledger.ledger.semantic.embedder import remembering
 from factledger.ledger.store.backend import Engine, EventLog
 from factledger.ledger.store.engines import engine_for
@@ -72,7 +72,7 @@ class UnitOfWork:
                                                 read_only=read_only)
         self.conn = self.store.conn
         self.projector = Projector()
-        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> key_matrix
+        self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> KeyVectors
         self.recall_kept = KeptScopes()       # what recall keeps between calls (this ledger's only)
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
@@ -129,12 +129,33 @@ class UnitOfWork:
             try:
                 yield tx
                 self._stored_keys.clear()
+                self.store.write_pending()    # the log's rows first: a projection may read them back
                 self.projector.flush(self.conn)
                 if self.store.last_seq:
                     self.projector.set_position(self.conn, self.store.last_seq)
             finally:
                 self.projector.discard()      # nothing a projection holds outlives its transaction
                 self._stored_keys.clear()
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Inside `transaction()`: the projections flush once at its end, and the log's rows are
+        written with one `executemany` (`EventStore.buffered`) before them."""
+        with self.projector.batched(), self.store.buffered():
+            yield
+
+    def read_keys(self, candidates: list[Candidate]) -> None:
+        """Inside `batched()`: read the open facts of every key these candidates name, up front
+        and in a few statements, so each decision reads the key from memory.  Only a read: a
+        candidate whose key the validator names otherwise is read when it is decided."""
+        if len(candidates) < 2:
+            return
+        resolve, keys = self.registry.resolve, []
+        for c in candidates:
+            spec = resolve(c.predicate)
+            if spec is not None:
+                keys.append((c.app, c.user, c.subject, spec.name))
+        self.projector.prefetch_keys(self.conn, keys)
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`; the projections fold it at once."""
@@ -175,8 +196,15 @@ class UnitOfWork:
                 return Outcome("reject", None, reason, Rule.VALIDATOR, [event.seq])
         decision = decide_key(c, spec, key, lambda: self._stored_key(c.app, c.user, spec.name))
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
-                                     statements=lambda seqs: statement_bodies(self.conn, seqs))
+                                     statements=self._statements)
         bodies = stamped(bodies, hold_id, review)
+        if bodies and isinstance(bodies[0], FactObserved) and (
+                decision.target is None or bodies[0].fact_id != decision.target.fact_id):
+            # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
+            # fold need not look it up
+            self.projector.minted(self.conn, bodies[0].fact_id)
+            if spec.cardinality == "many" and encoders.wanted():
+                self._key_vector(c, spec, bodies[0].fact_id)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 
@@ -233,6 +261,11 @@ class UnitOfWork:
                               by_fact_id=restated.fact_id if restated is not None else None,
                               registry_sha256=self.registry.sha256)
 
+    def _statements(self, seqs: list[int]) -> dict[int, dict]:
+        """The bodies of these events (a split reads its fact's statements back from the log)."""
+        self.store.write_pending()
+        return statement_bodies(self.conn, seqs)
+
     def _key_kind(self, candidate: Candidate) -> str | None:
         """The kind of the partition's open key of this name, for a candidate that names no kind
         and no registry predicate (a later statement of an open key need not repeat its kind)."""
@@ -241,14 +274,30 @@ class UnitOfWork:
         name = open_key_name(candidate.predicate)
         return None if name is None else key_kind(self.conn, candidate.app, candidate.user, name)
 
-    def _stored_key(self, app: str, user: str, predicate: str):
-        """A key's stored vectors as a matrix (`semantic.dedup.key_matrix`), read once per
-        transaction: the table changes only when the transaction's projections flush."""
+    def _stored_key(self, app: str, user: str, predicate: str) -> KeyVectors:
+        """A key's vectors (`semantic.dedup.KeyVectors`): those stored, read once per transaction
+        (the table changes only when the transaction's projections flush), then those of the
+        facts the transaction opens on it (`_key_vector`)."""
         found = self._stored_keys.get((app, user, predicate))
         if found is None:
-            found = key_matrix(vectors.key_vectors(self.conn, app, user, predicate))
+            found = KeyVectors(vectors.key_vectors(self.conn, app, user, predicate))
             self._stored_keys[(app, user, predicate)] = found
         return found
+
+    def _key_vector(self, c: Candidate, spec, fact_id: str) -> None:
+        """A fact just opened on a `many` key joins its key's vectors for the next candidates: its
+        sentence's vector is the one its stored row will hold (the embedding is remembered for
+        the transaction, so the vectors projection does not run the encoder again)."""
+        model = encoders.get()
+        if model is None:
+            return
+        try:
+            vector = model.embed(encoders.sentence(c.subject, spec.name, c.value, c.quote))
+        except LedgerError:
+            raise
+        except Exception:       # noqa: BLE001 - as dedup: the encoder failing costs the comparison, not the fact
+            return
+        self._stored_key(c.app, c.user, spec.name).add(fact_id, vector)
 
     def replay(self, progress=None, jobs: int = 1) -> int:
         """Throw the projections away and refold them from the log (`jobs` worker processes fold,

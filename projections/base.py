@@ -73,6 +73,12 @@ class KeyReader(Protocol):
         """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`);
         `check(conn, key, stored facts, stored open ids)` vets the stored rows before they are used."""
 
+    def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
+        """A fact id minted in the open transaction (no table holds it: nothing to look up)."""
+
+    def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
+        """Read the open facts of these keys now, in a few statements (a batch's keys up front)."""
+
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The key's closed facts that held it for a while, as the open transaction has them
         (a lazy iterable of `ledger.decide.OpenFact`; decide reads it only for a late statement)."""

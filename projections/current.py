@@ -29,6 +29,21 @@ KEY_SNAPSHOTS = (
 KEY_OPEN_IDS = "SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND subject = ? AND predicate = ?"
 
 
+# The same read for many keys at once (each row ends with its key), for a batch's decisions.
+PREFETCH = 200
+
+
+def keys_snapshots(count: int) -> str:
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            f" SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from,"
+            " f.app, f.user, f.subject, f.predicate"
+            " FROM k JOIN facts_current f ON f.app = k.a AND f.user = k.u"
+            " AND f.subject = k.s AND f.predicate = k.p"
+            " JOIN fact_history h ON h.app = f.app AND h.user = f.user"
+            " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL ORDER BY f.rowid")
+
+
 def partition_keys(conn, app: str, user: str) -> list[dict]:
     """The partition's open facts as an extractor sees them (subject, predicate, value), each with
     its `fact_id` and the columns the log check compares (the caller drops them before a prompt)."""

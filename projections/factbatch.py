@@ -79,6 +79,7 @@ class FactBatch:
         self.key_indexes: dict[tuple, KeyIndex] = {}   # keys the decision table has read
         self.retold: set[str] = set()              # facts whose quote changed (recall and vectors re-index)
         self._partition: tuple = ()                # (app, user) of the event being folded
+        self.minted: set[str] = set()              # ids minted in this transaction: never stored
 
     # --- what the batch knows ------------------------------------------------------------
 
@@ -86,7 +87,9 @@ class FactBatch:
         """The fact's latest snapshot; the transition's lookup."""
         snap = self.snaps.get(fact_id, _UNSEEN)
         if snap is _UNSEEN:
-            found = self._lookup(fact_id, *self._partition) if self._lookup is not None else None
+            if self._lookup is None or fact_id in self.minted:
+                return None
+            found = self._lookup(fact_id, *self._partition)
             if found is None:
                 return None
             snap = self.seed(found)
@@ -157,7 +160,7 @@ class FactBatch:
     def _record(self, seq: int, recorded_at: str, changes: list[tuple[Snapshot, str]]) -> None:
         for snap, reason in changes:
             fact_id = snap["fact_id"]
-            if fact_id not in self.snaps and self._lookup is not None:
+            if fact_id not in self.snaps and self._lookup is not None and fact_id not in self.minted:
                 self.get(fact_id)                    # a new id may still have a stored interval
             values = encode(snap)
             open_row = self.open_rows.get(fact_id)

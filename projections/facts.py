@@ -68,6 +68,24 @@ class FactsProjection:
 
         return batch.key_view(key, stored)
 
+    def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
+        """A fact id minted in this transaction (`FactBatch.minted`)."""
+        self._live(conn).minted.add(fact_id)
+
+    def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
+        """The open facts of every key not read yet in this transaction, read in one statement per
+        `current.PREFETCH` keys (in the same order `key_view` reads one key), so a batch reads the
+        key states it decides on up front instead of one statement per key."""
+        batch = self._live(conn)
+        wanted = [k for k in dict.fromkeys(keys) if k not in batch.key_indexes]
+        for start in range(0, len(wanted), current.PREFETCH):
+            chunk = wanted[start:start + current.PREFETCH]
+            rows: dict[tuple, list] = {key: [] for key in chunk}
+            for row in conn.execute(current.keys_snapshots(len(chunk)), [v for k in chunk for v in k]):
+                rows[row[-4:]].append(row[:-4])
+            for key, found in rows.items():
+                batch.key_view(key, lambda found=found: found)
+
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
                  predicate: str) -> LazyPast:
         """The key's closed facts (superseded or retracted) as this transaction has them, read

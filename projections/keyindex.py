@@ -84,6 +84,24 @@ class KeyView:
         fact = self._index.fact
         return [fact(fact_id) for _, fact_id in self._index._by_value.get(wanted, ())]
 
+    def holds(self, fact_id: str) -> bool:
+        """Whether the fact is open in this key."""
+        return fact_id in self._index._open
+
+    def place(self, fact_id: str) -> int:
+        return self._index._place[fact_id]
+
+    def fact(self, fact_id: str) -> OpenFact:
+        return self._index.fact(fact_id)
+
+    def same_form(self, form: Callable[[str], str], wanted: str) -> list[OpenFact]:
+        """The open facts whose value's `form` is `wanted`, in key order (dedup's same-form rule;
+        `form` is remembered per value for the transaction, so this is a pass over the key's
+        values without building a fact for each)."""
+        index, snaps = self._index, self._index._snaps
+        found = [f for f in index._open if form(snaps[f]["value"]) == wanted]
+        return [index.fact(f) for f in sorted(found, key=index._place.__getitem__)]
+
     def __iter__(self) -> Iterator[OpenFact]:
         index = self._index
         ordered = sorted(index._open, key=index._place.__getitem__)

@@ -132,7 +132,7 @@ def ingest_session(work: UnitOfWork, session: Session | dict, app: str | None = 
             if (now["watermark"] if now else None) != mark:
                 continue                       # another writer ingested it meanwhile: redo
             counts: Counter = Counter(candidates=len(extraction.proposals))
-            with work.projector.batched():
+            with work.batched():
                 _apply(work, extraction.proposals, delta, app, user, sha, counts, result)
             digest = one_line(extraction.digest)
             event = work.store.append(SessionIngested(

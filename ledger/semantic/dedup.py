@@ -156,8 +156,14 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     wanted = value_key(value)
     if (lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]):
         return None, None                   # the exact rule of the decision table applies
-    facts = list(open_facts)
-    same_forms = _same_form_facts(value, facts)
+    if hasattr(open_facts, "same_form"):
+        facts = None                        # a key view: asked by form and by id, never scanned
+        mine_form = _form(value)
+        same_forms = [f for f in open_facts.same_form(_form, mine_form)
+                      if value_key(f.value) != wanted] if mine_form else []
+    else:
+        facts = list(open_facts)
+        same_forms = _same_form_facts(value, facts)
     model = encoders.get() if cardinality == "many" else None
     if model is None:
         return (same_forms[0], Rule.SAME_FORM) if same_forms else (None, None)
@@ -166,12 +172,16 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     rows, matrix = stored_vectors()
     subject, predicate = candidate.subject, spec.name
     full = model.embed(encoders.sentence(subject, predicate, value, candidate.quote))
-    with_vector = [f for f in facts if f.fact_id in rows]
-    shortlist = [f for f in facts if f.fact_id not in rows]
-    if with_vector:
-        cosines = (matrix @ full)[np.asarray([rows[f.fact_id] for f in with_vector], dtype=np.int64)]
-        order = np.argsort(-cosines, kind="stable")[:PREFILTER]
-        shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
+    if hasattr(open_facts, "holds") and isinstance(rows, KeyVectors):
+        shortlist = _nearest(open_facts, rows, full)
+    else:
+        facts = facts if facts is not None else list(open_facts)
+        with_vector = [f for f in facts if f.fact_id in rows]
+        shortlist = [f for f in facts if f.fact_id not in rows]
+        if with_vector:
+            cosines = (matrix @ full)[np.asarray([rows[f.fact_id] for f in with_vector], dtype=np.int64)]
+            order = np.argsort(-cosines, kind="stable")[:PREFILTER]
+            shortlist += [with_vector[k] for k in order.tolist() if cosines[k] >= PREFILTER_FLOOR]
     shortlist += [f for f in same_forms if f not in shortlist]
     mine = None                             # the candidate in the key's frame, once a value needs it
     best, best_cosine, rule = None, THRESHOLD, None
@@ -186,6 +196,77 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
         if cosine >= best_cosine:
             best, best_cosine, rule = fact, cosine, Rule.SAME_MEANING
     return (best, rule) if best is not None else (None, None)
+
+
+class KeyVectors:
+    """A partition's vectors of one predicate for a write transaction: those stored, then those of
+    the facts the transaction opens (`add`), so a candidate is compared with every value of its
+    key by one matrix product whether the value was stored before or opened a moment ago.
+    Unpacks as (fact_id -> row, matrix), as `key_matrix` gives."""
+
+    def __init__(self, stored: dict) -> None:
+        self.rows: dict[str, int] = {}
+        self._parts: list = []
+        self._matrix = None
+        self.ids: list[str] = []
+        if stored:
+            rows, matrix = key_matrix(stored)
+            self.rows, self.ids, self._matrix = rows, list(rows), matrix
+
+    def add(self, fact_id: str, vector) -> None:
+        if fact_id in self.rows:
+            return
+        self.rows[fact_id] = len(self.ids)
+        self.ids.append(fact_id)
+        self._parts.append(vector)
+
+    @property
+    def matrix(self):
+        if self._parts:
+            import numpy as np
+
+            block = np.vstack(self._parts).astype("<f4", copy=False)
+            self._matrix = block if self._matrix is None else np.vstack((self._matrix, block))
+            self._parts = []
+        return self._matrix
+
+    def __contains__(self, fact_id: str) -> bool:
+        return fact_id in self.rows
+
+    def __getitem__(self, fact_id: str) -> int:
+        return self.rows[fact_id]
+
+    def __iter__(self):
+        return iter((self, self.matrix))
+
+
+# How many of the nearest vectors `_nearest` looks at before it sorts them all: most are the
+# key's open facts; a fact of another subject or one closed since is skipped.
+_NEAREST = 64
+
+
+def _nearest(view, vectors: KeyVectors, full) -> list:
+    """The key's open facts (in `view`) nearest to `full`, at most PREFILTER of them at or above
+    PREFILTER_FLOOR, best first, ties in key order: one matrix product over the key's vectors and
+    a look at the nearest few, whatever the key holds."""
+    import numpy as np
+
+    matrix = vectors.matrix
+    if matrix is None:
+        return []
+    cosines = matrix @ full
+    ids = vectors.ids
+    take = min(len(ids), _NEAREST)
+    while True:
+        if take < len(ids):
+            top = np.argpartition(-cosines, take - 1)[:take]
+        else:
+            top = np.arange(len(ids))
+        chosen = sorted((-float(cosines[k]), view.place(ids[k]), ids[k]) for k in top.tolist()
+                         if cosines[k] >= PREFILTER_FLOOR and view.holds(ids[k]))
+        if len(chosen) >= PREFILTER or take >= len(ids) or float(cosines[top].min()) < PREFILTER_FLOOR:
+            return [view.fact(fact_id) for _c, _p, fact_id in chosen[:PREFILTER]]
+        take = min(len(ids), take * 4)
 
 
 def key_matrix(stored: dict) -> tuple[dict, object]:

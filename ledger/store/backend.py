@@ -43,6 +43,12 @@ class EventLog(Protocol):
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`: canonical body, salt, commitment, link."""
 
+    def buffered(self) -> AbstractContextManager[None]:
+        """Hold the rows appended inside and write them with one statement when it ends."""
+
+    def write_pending(self) -> None:
+        """Write what `buffered()` holds now (before a read of the log's new rows)."""
+
     @property
     def last_seq(self) -> int:
         """Seq of the last event appended in the open transaction (0 outside one)."""

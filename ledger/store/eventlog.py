@@ -25,6 +25,9 @@ from factledger.ledger.vocabulary.clock import Clock, iso
 from factledger.ledger.vocabulary.ids import new_id
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
 
+_INSERT = ("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
+           " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -100,6 +103,8 @@ class EventStore:
         self._on_append: list[Callable[[Event], None]] = []
         self._on_commit: list[Callable[[], None]] = []
         self._before_begin: list[Callable[[], None]] = []
+        # Inside `buffered()`: the rows appended and not yet written (one `executemany` at the end).
+        self._pending: list[tuple] | None = None
 
     schema = SCHEMA
 
@@ -130,6 +135,7 @@ class EventStore:
             self._tail = tail(self.conn)
             self._now = max(iso(self.clock()), self._tail[2])
             yield self
+            self.write_pending()
             self.conn.execute("COMMIT")
         except BaseException as exc:
             if self.conn.in_transaction:
@@ -139,6 +145,8 @@ class EventStore:
             raise
         finally:
             self._tail = None
+            if self._pending:
+                self._pending = []           # rolled back: what was held is not the log's
         for callback in self._on_commit:
             try:
                 callback()
@@ -163,17 +171,40 @@ class EventStore:
         event_id = new_id()
         recorded_at = max(self._now, last_at)
         link = chain.link(last_hash, seq, event_id, data["type"], recorded_at, commit)
-        self.conn.execute(
-            "INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
-            " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (seq, event_id, data["type"], body.app, body.user, recorded_at, raw.decode(), salt,
-             commit, last_hash, link),
-        )
+        row = (seq, event_id, data["type"], body.app, body.user, recorded_at, raw.decode(), salt,
+               commit, last_hash, link)
+        if self._pending is not None:
+            self._pending.append(row)
+        else:
+            self.conn.execute(_INSERT, row)
         self._tail = (seq, link, recorded_at)
         event = Event(seq, event_id, data["type"], body.app, body.user, recorded_at, data)
         for callback in self._on_append:
             callback(event)
         return event
+
+    @contextmanager
+    def buffered(self) -> Iterator[None]:
+        """Hold the rows appended inside in memory and write them with one `executemany` when it
+        ends (or at `write_pending`, or before COMMIT).  Only where nothing reads the log's new
+        rows meanwhile (a batch of candidates): a reader of the log in between calls
+        `write_pending` first.  A rollback drops what is held with the rest."""
+        if self._pending is not None:
+            yield
+            return
+        self._pending = []
+        try:
+            yield
+            self.write_pending()
+        finally:
+            self._pending = None
+
+    def write_pending(self) -> None:
+        """Write the rows `buffered()` holds, in seq order, with one `executemany`."""
+        rows = self._pending
+        if rows:
+            self.conn.executemany(_INSERT, rows)
+            rows.clear()
 
     def head(self) -> tuple[int, str]:
         return head(self.conn)
