@@ -20,6 +20,7 @@ from factledger.cli.notices import (
 )
 from factledger.cli.output import dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from factledger.cli.partition import partition_options
+from factledger.cli.progress import Bars
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE, DEFAULT_CLEARANCE
 from factledger.ledger.vocabulary.bounds import check_jobs, check_log_window
@@ -253,7 +254,8 @@ def replay(state, check, jobs, fmt) -> None:
     jobs = check_jobs(jobs)                    # refused before the ledger is opened
     ledger = state.ledger(read_only=check)
     if check:
-        problems = ledger.replay_differences(jobs=jobs)
+        with Bars() as bars:
+            problems = ledger.replay_differences(jobs=jobs, progress=bars)
         meaning = ledger.meaning_index() if not problems else {}
         for text in meaning.pop("notices", ()):
             note(text)
@@ -298,7 +300,9 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
     if vectors and log_only:
         raise click.UsageError("--vectors checks a projection; --log-only checks none")
-    result = state.ledger(read_only=True).verify(expect_head, log_only=log_only, vectors=vectors)
+    with Bars() as bars:
+        result = state.ledger(read_only=True).verify(expect_head, log_only=log_only, vectors=vectors,
+                                                     progress=bars)
     for text in result.get("notices", ()):
         note(text)
     if result["ok"]:
