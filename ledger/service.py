@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import access, served
+from factledger.ledger.audit import access, served, verifycheck
 from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
@@ -523,12 +523,17 @@ class Ledger(Reads):
     # Checking.
 
     def verify(self, expect_head: str | None = None, log_only: bool = False, vectors: bool = False,
-               progress: Progress = SILENT) -> dict:
+               progress: Progress = SILENT, record: str | os.PathLike | None = None, full: bool = False) -> dict:
         """The chain, the commitments and the append-only triggers; then, unless `log_only`, every
         projection a read serves from against a rebuild from the log (`ledger.audit.projcheck`),
         the first disagreeing row named (`vectors`: the meaning vectors recomputed too, not only
         which facts have one).  `checked` says which parts were checked; `progress` hears of
-        each stage (`ledger/vocabulary/progress.py`)."""
+        each stage (`ledger/vocabulary/progress.py`).
+
+        `record`: a file of the verifier's own (outside the ledger's reach), where a full check
+        that finds nothing records the projections' pages; the next check then refolds only the
+        partitions that may have changed since (`ledger.audit.verifycheck`; `incremental` in the
+        result says what it read), unless `full`.  A disagreement it finds is named by a full check."""
         progress.stage("verifying the chain", logread.count(self._conn))
         result = verify(self._conn, expect_head, progress)
         result["checked"] = ["chain", "commitments", "triggers", "indexes"]
@@ -542,8 +547,17 @@ class Ledger(Reads):
         if log_only or not result["ok"]:
             return result
         with snapshot(self._conn), served.keeping(self._served_kept):
-            tables, problem, meaning = projection_problem(self._conn, self.projector, vectors=vectors,
-                                                          progress=progress)
+            quick = None
+            if record is not None and not full:
+                quick = verifycheck.check(self._conn, self.projector, record, vectors=vectors, progress=progress)
+            if quick is not None and quick[1]:
+                tables, problem, meaning = quick[0], None, quick[2]
+                result["incremental"] = quick[3]
+            else:
+                tables, problem, meaning = projection_problem(self._conn, self.projector, vectors=vectors,
+                                                              progress=progress)
+                if problem is None and record is not None:
+                    verifycheck.write(self._conn, self.projector, record)
         result["checked"].append("projections")
         if vectors and (meaning.get("recomputed") or not meaning.get("vectors")):
             result["checked"].append("vectors")
@@ -556,6 +570,14 @@ class Ledger(Reads):
         if problem is not None:
             result.update(ok=False, problem=problem["problem"], projection=problem)
         return result
+
+    def verify_record(self) -> str | None:
+        """Where `factledger verify` keeps its record of the last full check of this ledger
+        (`ledger.audit.verifycheck.default_record`); None for a ledger on a database server, whose
+        verify always refolds the log."""
+        if is_server_location(self._work.location):
+            return None
+        return str(verifycheck.default_record(self._work.location))
 
     def replay(self, progress=None, jobs: int | str = 1) -> int:
         """Throw the projections away and refold them from the log, in one transaction; `jobs`

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+import orjson
+
 from factledger.ledger.domain.eventrow import CLOSES_HOLD, EVENT_COLUMNS, Event, body_of, decode
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
@@ -245,3 +247,13 @@ def hold_closings(conn: sqlite3.Connection, app: str, user: str) -> list[int]:
         "SELECT seq FROM events WHERE app = ? AND user = ? AND type IN ("
         + ", ".join(f"'{t}'" for t in CLOSES_HOLD) + ") AND json_extract(body, '$.hold_id') IS NOT NULL"
         " ORDER BY seq", (app, user))]
+
+
+def iter_partitions(conn: sqlite3.Connection, partitions: list[tuple[str, str]], upto: int) -> Iterator[Event]:
+    """The events of these partitions up to seq `upto`, in `(app, user, seq)` order, one statement
+    (a verify's refold of what changed since its record)."""
+    listed = orjson.dumps(partitions).decode()
+    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition"
+                          " WHERE (app, user) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) AND seq <= ?"
+                          " ORDER BY app, user, seq", (listed, upto))
+    return map(decode, cursor)
