@@ -84,7 +84,7 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
         results.update(got)
     if "verify" not in skip:
         _log("verify ...")
-        results.update(verify.measure(ledger))
+        results.update(verify.measure(ledger, gen, workdir))
     save_partial("verify")
     if "proofs" not in skip:
         _log("checkpoint and proofs ...")

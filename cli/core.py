@@ -20,6 +20,7 @@ from factledger.cli.notices import (
 )
 from factledger.cli.output import cell, dumps, emit, emit_one, emit_stream, output_options, resolve_format
 from factledger.cli.partition import partition_options
+from factledger.cli.progress import Bars
 from factledger.ledger import LedgerError, make_candidate
 from factledger.ledger.domain.recall_options import AUDIT_CLEARANCE, DEFAULT_CLEARANCE
 from factledger.ledger.vocabulary.bounds import check_jobs, check_log_window
@@ -264,7 +265,8 @@ def replay(state, check, jobs, fmt) -> None:
     jobs = check_jobs(jobs)                    # refused before the ledger is opened
     ledger = state.ledger(read_only=check)
     if check:
-        problems = ledger.replay_differences(jobs=jobs)
+        with Bars() as bars:
+            problems = ledger.replay_differences(jobs=jobs, progress=bars)
         meaning = ledger.meaning_index() if not problems else {}
         for text in meaning.pop("notices", ()):
             note(text)
@@ -296,9 +298,13 @@ def replay(state, check, jobs, fmt) -> None:
               help="Check the chain, commitments and triggers only, not the projections reads serve from")
 @click.option("--vectors", is_flag=True,
               help="Also recompute every open fact's meaning vector (an embedding each: slow on a large ledger)")
+@click.option("--full", is_flag=True,
+              help="Refold the whole log, even where the record of the last full check lets verify refold only"
+                   " what changed since")
 @output_options
 @pass_state
-def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, log_only, vectors, fmt) -> None:
+def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older, log_only, vectors, full,
+           fmt) -> None:
     """Recompute the hash chain and commitments, then check every projection a read serves from
     against the log (--log-only: the chain alone); exit 1 naming the first bad seq or row."""
     # here, not at the top: the proofs (and their signatures) are only for `verify`, and every other
@@ -309,7 +315,12 @@ def verify(state, expect_head, checkpoint_file, pubkey, witnesses, quorum, older
         raise click.UsageError("--pubkey, --witness, --quorum and --older check a --checkpoint")
     if vectors and log_only:
         raise click.UsageError("--vectors checks a projection; --log-only checks none")
-    result = state.ledger(read_only=True).verify(expect_head, log_only=log_only, vectors=vectors)
+    if full and log_only:
+        raise click.UsageError("--full refolds the projections; --log-only checks none")
+    ledger = state.ledger(read_only=True)
+    with Bars() as bars:
+        result = ledger.verify(expect_head, log_only=log_only, vectors=vectors, progress=bars,
+                               record=None if log_only else ledger.verify_record(), full=full)
     for text in result.get("notices", ()):
         note(text)
     if result["ok"]:
@@ -372,7 +383,11 @@ def _checked(result: dict) -> str:
     parts = ["the chain and commitments", "the append-only triggers and the indexes"]
     if "projections" in result["checked"]:
         state = (result.get("meaning") or {}).get("state")
+        quick = result.get("incremental")
         parts.append(f"what reads serve ({', '.join(result['projections'])}) against a rebuild from the log"
+                     + (f" (the {quick['partitions_refolded']} partitions that may have changed since the full check"
+                        f" at seq {quick['since_seq']} refolded, the rest read as its record has them; --full"
+                        " refolds all)" if quick else "")
                      + ("" if "vectors" in result["checked"] else ", vectors as stored (--vectors recomputes them)")
                      + (f"; meaning index {state}" if state and state != "current" else ""))
     else:

@@ -11,6 +11,7 @@ from factledger.cli.files import private_file, refuse_evidence
 from factledger.cli.notices import check_partition, note
 from factledger.cli.output import dumps, emit, emit_one, output_options
 from factledger.cli.partition import all_option, check_whole_ledger, partition_options
+from factledger.cli.progress import Bars
 from factledger.ledger import LedgerError
 from factledger.ledger.forget.erase import check_words
 from factledger.ledger.vocabulary.terminal import escape
@@ -255,7 +256,8 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
         if data_subject:
             sys.stdout.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
         else:
-            ledger.export_log(sys.stdout, app, user)
+            with Bars() as bars:
+                ledger.export_log(sys.stdout, app, user, progress=bars)
         return
     # Into a temporary file beside FILE, renamed over it only when complete: a failed export
     # never truncates an earlier one.
@@ -264,7 +266,8 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
             handle.write(dumps(ledger.export_subject(app, user, third_parties)) + "\n")
             count = None
         else:
-            count = ledger.export_log(handle, app, user)
+            with Bars() as bars:
+                count = ledger.export_log(handle, app, user, progress=bars)
     if count is not None:
         click.echo(f"exported {count} events to {out}", err=True)
 
@@ -276,7 +279,8 @@ def export(ctx, app, user, all_, data_subject, third_parties, out) -> None:
 def import_(state, file, fmt) -> None:
     """Load a whole-log export into an empty ledger; rebuilds projections and verifies."""
     with state.ledger_undone_on_error(create=True) as ledger:   # a failed import leaves no ledger
-        result = ledger.import_log(file)
+        with Bars() as bars:
+            result = ledger.import_log(file, progress=bars)
     emit_one(result, fmt, render=lambda r: (
         f"imported {r['imported']} events ({r['redacted']} redacted); verified, head {r['head']}"))
 

@@ -36,6 +36,7 @@ from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import MAX_SEQ
 from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.files import open_regular
+from factledger.ledger.vocabulary.progress import SILENT, STEP, Progress
 from factledger.projections import queries
 from factledger.projections.sessions import list_sessions
 
@@ -48,8 +49,9 @@ MAX_LINE = 16 * 1024 * 1024      # characters; an event body is far smaller
 
 
 def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
-               user: str | None = None) -> int:
-    """Write the log (or one partition's events, for inspection only) as JSONL; returns the count."""
+               user: str | None = None, progress: Progress = SILENT) -> int:
+    """Write the log (or one partition's events, for inspection only) as JSONL; returns the count.
+    `progress` hears of each `STEP` events written."""
     if (app is None) != (user is None):
         raise LedgerError("export a partition with both --app and --user, or the whole log with neither")
     sql = f"SELECT {', '.join(COLUMNS)} FROM events"
@@ -63,6 +65,8 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
         header.update(app=app, user=user)
     out.write(orjson.dumps(header).decode() + "\n")
     count = 0
+    progress.stage("exporting", seq if app is None else
+                   conn.execute("SELECT count(*) FROM events WHERE app = ? AND user = ?", args).fetchone()[0])
     for row in conn.execute(sql + " ORDER BY seq", args):
         item = dict(zip(COLUMNS, row))
         problem = column_problem(item)
@@ -73,11 +77,15 @@ def export_log(conn: sqlite3.Connection, out: IO[str], app: str | None = None,
             item["salt"] = item["salt"].hex()
         out.write(orjson.dumps(item).decode() + "\n")
         count += 1
+        if not count % STEP:
+            progress.update(STEP)
+    progress.update(count % STEP)
     return count
 
 
-def import_log(work: UnitOfWork, source: str | Path | IO[str]) -> dict:
-    """Load a complete log export into this (empty) ledger, rebuild, verify; all or nothing."""
+def import_log(work: UnitOfWork, source: str | Path | IO[str], progress: Progress = SILENT) -> dict:
+    """Load a complete log export into this (empty) ledger, rebuild, verify; all or nothing.
+    `progress` hears of three stages: the rows loaded, the chain verified, the rebuild."""
     conn = work.conn
     if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone():
         raise LedgerError("import needs an empty ledger (this one already has events)")
@@ -95,6 +103,8 @@ def import_log(work: UnitOfWork, source: str | Path | IO[str]) -> dict:
     count = 0
     # the kinds this ledger's registry knows (its own [kinds.NAME] tables too, where it has them)
     kinds = frozenset(getattr(work.registry, "kinds", None) or KINDS)
+    total = _header_seq(header)
+    progress.stage("loading", total)
     with work.transaction():
         for number, line in enumerate(lines, start=2):
             row = _row(line, number, kinds)
@@ -105,12 +115,24 @@ def import_log(work: UnitOfWork, source: str | Path | IO[str]) -> dict:
             except ConstraintViolation as exc:
                 raise LedgerError(f"line {number}: {exc.detail}") from None
             count += 1
-        result = verify(conn, header.get("head") if count else None)
+            if not count % STEP:
+                progress.update(STEP)
+        progress.update(count % STEP)
+        progress.stage("verifying the chain", count)
+        result = verify(conn, header.get("head") if count else None, progress)
         if not result["ok"]:
             raise LedgerError(f"the imported log does not verify (seq {result['first_bad_seq']}: "
                               f"{result['problem']}); nothing was imported")
-        work.projector.rebuild(conn)
+        progress.stage("rebuilding the projections", count)
+        work.projector.rebuild(conn, progress=progress.update)
     return {"imported": count, "head": result["head"], "redacted": result["redacted"]}
+
+
+def _header_seq(header: dict) -> int:
+    """The head seq the export's header names (a progress bar's length only: the head itself is
+    checked by `verify`), 0 when it names none readable."""
+    seq = str(header.get("head") or "").partition(":")[0]
+    return int(seq) if seq.isascii() and seq.isdigit() and len(seq) <= len(str(MAX_SEQ)) else 0
 
 
 def _lines(source):

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from factledger.ledger import export
-from factledger.ledger.audit import access, served
+from factledger.ledger.audit import access, served, verifycheck
 from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
@@ -45,6 +45,7 @@ from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_jobs, check_log_window
 from factledger.ledger.vocabulary.clock import Clock, normalise_time, parse_time
 from factledger.ledger.vocabulary.ids import normalise_id, normalise_optional, normalise_partition
+from factledger.ledger.vocabulary.progress import SILENT, Progress
 from factledger.projections import queries, serves
 from factledger.projections import vectors as vectors_projection
 from factledger.projections.erasures import receipts
@@ -503,9 +504,10 @@ class Ledger(Reads):
         session = normalise_id(session, "session")
         return forget.is_forgotten_session(self._conn, app, user, session)
 
-    def export_log(self, out, app: str | None = None, user: str | None = None) -> int:
+    def export_log(self, out, app: str | None = None, user: str | None = None,
+                   progress: Progress = SILENT) -> int:
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
-        return export.export_log(self._conn, out, app, user)
+        return export.export_log(self._conn, out, app, user, progress)
 
     def export_subject(self, app: str, user: str, third_parties: bool = False) -> dict:
         app, user = normalise_partition(app, user)
@@ -521,17 +523,25 @@ class Ledger(Reads):
         primary's log (`--read-db`, docs/scale.md); None on a primary or a file."""
         return self._work.engine.standby(self._conn)
 
-    def import_log(self, source) -> dict:
-        return export.import_log(self._work, source)
+    def import_log(self, source, progress: Progress = SILENT) -> dict:
+        return export.import_log(self._work, source, progress)
 
     # Checking.
 
-    def verify(self, expect_head: str | None = None, log_only: bool = False, vectors: bool = False) -> dict:
+    def verify(self, expect_head: str | None = None, log_only: bool = False, vectors: bool = False,
+               progress: Progress = SILENT, record: str | os.PathLike | None = None, full: bool = False) -> dict:
         """The chain, the commitments and the append-only triggers; then, unless `log_only`, every
         projection a read serves from against a rebuild from the log (`ledger.audit.projcheck`),
         the first disagreeing row named (`vectors`: the meaning vectors recomputed too, not only
-        which facts have one).  `checked` says which parts were checked."""
-        result = verify(self._conn, expect_head)
+        which facts have one).  `checked` says which parts were checked; `progress` hears of
+        each stage (`ledger/vocabulary/progress.py`).
+
+        `record`: a file of the verifier's own (outside the ledger's reach), where a full check
+        that finds nothing records the projections' pages; the next check then refolds only the
+        partitions that may have changed since (`ledger.audit.verifycheck`; `incremental` in the
+        result says what it read), unless `full`.  A disagreement it finds is named by a full check."""
+        progress.stage("verifying the chain", logread.count(self._conn))
+        result = verify(self._conn, expect_head, progress)
         result["checked"] = ["chain", "commitments", "triggers", "indexes"]
         if result["ok"]:
             # The guards verify checks (ledger/audit/verify.py) and the rest of the schema: an
@@ -543,7 +553,17 @@ class Ledger(Reads):
         if log_only or not result["ok"]:
             return result
         with snapshot(self._conn), served.keeping(self._served_kept):
-            tables, problem, meaning = projection_problem(self._conn, self.projector, vectors=vectors)
+            quick = None
+            if record is not None and not full:
+                quick = verifycheck.check(self._conn, self.projector, record, vectors=vectors, progress=progress)
+            if quick is not None and quick[1]:
+                tables, problem, meaning = quick[0], None, quick[2]
+                result["incremental"] = quick[3]
+            else:
+                tables, problem, meaning = projection_problem(self._conn, self.projector, vectors=vectors,
+                                                              progress=progress)
+                if problem is None and record is not None:
+                    verifycheck.write(self._conn, self.projector, record)
         result["checked"].append("projections")
         if vectors and (meaning.get("recomputed") or not meaning.get("vectors")):
             result["checked"].append("vectors")
@@ -556,6 +576,14 @@ class Ledger(Reads):
         if problem is not None:
             result.update(ok=False, problem=problem["problem"], projection=problem)
         return result
+
+    def verify_record(self) -> str | None:
+        """Where `factledger verify` keeps its record of the last full check of this ledger
+        (`ledger.audit.verifycheck.default_record`); None for a ledger on a database server, whose
+        verify always refolds the log."""
+        if is_server_location(self._work.location):
+            return None
+        return str(verifycheck.default_record(self._work.location))
 
     def replay(self, progress=None, jobs: int | str = 1) -> int:
         """Throw the projections away and refold them from the log, in one transaction; `jobs`
@@ -570,13 +598,16 @@ class Ledger(Reads):
             _damaged, report = vectors_projection.check(self._conn, self._conn)
         return {**report, "notices": vectors_projection.notices(report)} if report else {}
 
-    def replay_differences(self, jobs: int | str = 1) -> list[str]:
-        """What a rebuild would change; first, a log row of the wrong shape (rowcheck)."""
+    def replay_differences(self, jobs: int | str = 1, progress: Progress = SILENT) -> list[str]:
+        """What a rebuild would change; first, a log row of the wrong shape (rowcheck).
+        `progress` hears of the rebuild's events."""
         jobs = check_jobs(jobs)
         bad = first_bad_row(self._conn)
         if bad is not None:                    # nothing folded from a damaged log is worth comparing
             return [f"the log's row at seq {bad[0]}: {bad[1]} (run factledger verify)"]
-        return self.projector.differences(self._conn, jobs=jobs, location=self._work.location)
+        progress.stage("rebuilding the projections", logread.count(self._conn))
+        return self.projector.differences(self._conn, jobs=jobs, location=self._work.location,
+                                          progress=progress.update)
 
     # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/audit/proofs.py).
 

@@ -261,7 +261,8 @@ class Projector:
                 for event in events:
                     projection.apply(conn, event)
 
-    def differences(self, conn: sqlite3.Connection, jobs: int = 1, location: str | None = None) -> list[str]:
+    def differences(self, conn: sqlite3.Connection, jobs: int = 1, location: str | None = None,
+                    progress: Callable[[int], None] | None = None) -> list[str]:
         """Rebuild into memory and compare with the live tables: 'rebuild == live', checked
         (`jobs`, `location`: folded by worker processes, as `rebuild`); the meaning vectors are
         checked as stored, not refolded (`projections.vectors.check`)."""
@@ -269,7 +270,7 @@ class Projector:
         self.create(fresh)
         fresh.execute("BEGIN")
         with vectors.left_out(self):
-            self.rebuild(fresh, source=conn, jobs=jobs, location=location)
+            self.rebuild(fresh, source=conn, jobs=jobs, location=location, progress=progress)
         fresh.execute("COMMIT")
         problems = []
         # As verify compares (ledger/audit/projcheck.py): the live file attached read-only to the

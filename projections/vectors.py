@@ -196,7 +196,7 @@ BUNDLED_DIM = 384                   # the bundled MiniLM's vectors: known withou
 REFRESH = "factledger replay"
 
 
-def check(live, facts, recompute: bool = False) -> tuple[dict | None, dict]:
+def check(live, facts, recompute: bool = False, progress=None) -> tuple[dict | None, dict]:
     """(the first damaged row or None, the meaning index's state), for `verify` and `replay --check`.
 
     `live` holds the stored rows; `facts` the open facts they must follow (`facts_current`: the
@@ -205,9 +205,13 @@ def check(live, facts, recompute: bool = False) -> tuple[dict | None, dict]:
     that is not an encoder's, a vector not float32 of its encoder's one dimension, and, with
     `recompute` where this install's encoder made the rows, a vector that is not its output.  A
     missing row is staleness (`state`), so the verdict does not depend on the checker's install.
-    A damaged row is a dict: row ({"seq": n}) and problem (a sentence naming the seq)."""
+    A damaged row is a dict: row ({"seq": n}) and problem (a sentence naming the seq).
+    `progress` (a `Progress`), when vectors are recomputed, hears of each one."""
     model = encoders.get() if recompute else None
     mine = model.identity if model is not None else None
+    if model is not None and progress is not None:
+        progress.stage("recomputing the meaning vectors",
+                       live.execute(f"SELECT count(*) FROM {TABLE} WHERE model = ?", (mine,)).fetchone()[0])
     stored = live.execute(_STORED_BYTES if model is not None else _STORED)
     opened = iter(facts.execute(_OPEN))
     fact = next(opened, None)
@@ -231,6 +235,8 @@ def check(live, facts, recompute: bool = False) -> tuple[dict | None, dict]:
             if bytes(row[7]) != model.embed(text).astype("<f4").tobytes():
                 return _damaged(seq, "vector not what the encoder gives for the fact"), {}
             recomputed += 1
+            if progress is not None:
+                progress.update(1)
         fact = next(opened, None)
     while fact is not None:
         open_facts, without, fact = open_facts + 1, without + 1, next(opened, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 from datetime import datetime, timedelta
 
 import pytest
@@ -17,6 +18,9 @@ from tests.pg_server import Server, Standby, find_bindir
 # turn it on (the `meaning` fixture), and subprocesses inherit whichever setting a test has.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")
+# `factledger verify` keeps a record of its last full check in the verifier's folder: the tests'
+# own, never the home directory of whoever runs them (subprocesses inherit it).
+os.environ.setdefault("FACTLEDGER_VERIFY_STATE", tempfile.mkdtemp(prefix="factledger-verified-"))
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from factledger.ledger.registry.predicates import Registry
 from factledger.ledger.service import is_server_location
 from factledger.ledger.vocabulary.clock import Clock, system_clock
 from factledger.web.actors import Actor, load_actors
+from factledger.web.jobs import Jobs
 from factledger.web.sessions import Sessions
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class WebConfig:
     # where the pages read, when not the ledger itself: a replica (`--read-db`, a hot standby);
     # a reviewer's action always writes to `ledger_path`
     read_location: str | None = None
+    jobs: Jobs = field(default_factory=Jobs)  # the Integrity checks running or just done (web/jobs.py)
 
     @staticmethod
     def _stamp_of(path: Path) -> tuple | None:

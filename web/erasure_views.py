@@ -4,11 +4,10 @@ replay --check).  Every erasure is `Ledger.forget`, requested in the signed-in r
 
 from __future__ import annotations
 
-import time
+from datasette.utils.asgi import Response
 
 from factledger.ledger import LedgerError
 from factledger.ledger.audit.erasure_render import fields
-from factledger.ledger.vocabulary.clock import iso
 from factledger.ledger.vocabulary.ids import normalise_id
 from factledger.web.access import PREFIX, Context, page
 
@@ -96,22 +95,31 @@ async def record(ctx: Context):
 
 @page()
 async def integrity(ctx: Context):
-    """verify and replay --check are reads: they run on GET, and only when asked (`run=1`)."""
+    """verify and replay --check are reads: `run=1` starts them as a background job (web/jobs.py)
+    and answers at once with its page, which reloads itself until the verdict is there."""
     args = ctx.request.args
-    expect = (args.get("expect_head") or "").strip() or None
-    result = None
+    job = _job(ctx)
+    if job is None:
+        return await ctx.render("factledger_integrity.html", job=None, expect_head=args.get("expect_head") or "")
+    return await ctx.render("factledger_integrity.html", job=job.as_dict(), expect_head=job.expect_head or "")
+
+
+@page()
+async def integrity_json(ctx: Context):
+    """The same as JSON, to poll: `run=1` starts (or joins) a job; `job=ID` says how far it is."""
+    job = _job(ctx)
+    if job is None:
+        raise LedgerError("ask with run=1 to start the check, or job=ID for one running")
+    return Response.json(job.as_dict())
+
+
+def _job(ctx: Context):
+    args = ctx.request.args
     if args.get("run"):
-        with ctx.config.ledger() as ledger:
-            started, began = time.perf_counter(), iso(ledger.clock())
-            verified = ledger.verify(expect, log_only=True)     # the projections: replay --check below
-            verify_seconds = time.perf_counter() - started
-            started = time.perf_counter()
-            differences = ledger.replay_differences()
-            replay_seconds = time.perf_counter() - started
-            result = {"verify": verified, "differences": differences, "ran_at": began,
-                      "verify_seconds": round(verify_seconds, 3), "replay_seconds": round(replay_seconds, 3),
-                      "head": "{}:{}".format(*ledger.head())}
-    return await ctx.render("factledger_integrity.html", result=result, expect_head=expect or "")
+        return ctx.config.jobs.start(ctx.config, (args.get("expect_head") or "").strip() or None)
+    if args.get("job"):
+        return ctx.config.jobs.get(args.get("job"))
+    return None
 
 
 ROUTES = [
@@ -121,4 +129,5 @@ ROUTES = [
     (rf"^{PREFIX}/erasures$", receipts),
     (rf"^{PREFIX}/erasures/record$", record),
     (rf"^{PREFIX}/integrity$", integrity),
+    (rf"^{PREFIX}/integrity\.json$", integrity_json),
 ]

@@ -16,13 +16,16 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.errors import ProjectionMismatch
+from factledger.ledger.store import reads as logread
 from factledger.ledger.store.engines import engine_of
+from factledger.ledger.vocabulary.progress import SILENT, Progress
 from factledger.projections.vectors import TABLE as VECTORS
 from factledger.projections.vectors import check as check_vectors
 from factledger.projections.vectors import left_out
 
 
-def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str], dict | None, dict]:
+def projection_problem(conn, projector, vectors: bool = False,
+                       progress: Progress = SILENT) -> tuple[list[str], dict | None, dict]:
     """(the tables checked, the first disagreement or None, the meaning index's state).  A
     disagreement is a dict: table, row (the key columns and their values), problem (a sentence
     naming them).
@@ -33,16 +36,19 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
     none; the vectors themselves are recomputed only with `vectors` and only where this
     install's encoder made them (an embedding per open fact: most of a full check's time at
     100k events, docs/performance.md).  A vector only ranks facts; what a fact says is checked
-    either way."""
+    either way.  `progress` hears of three stages: the rebuild (events), the comparison
+    (tables), the vectors recomputed (with `vectors`)."""
     fresh = sqlite3.connect(":memory:", isolation_level=None, uri=True)
     meaning: dict = {}
     try:
         projector.create(fresh)
         fresh.execute("BEGIN")
+        progress.stage("rebuilding the projections", logread.count(conn))
         with left_out(projector):
-            projector.rebuild(fresh, source=conn)
+            projector.rebuild(fresh, source=conn, progress=progress.update)
         fresh.execute("COMMIT")
         tables = list(projector.all_tables)
+        progress.stage("comparing them with the live tables", len(tables))
         # The live file attached, read-only, to the rebuilt database when the engine can lend it
         # (a SQLite file; PostgreSQL's rows are compared row by row): a table that agrees is then
         # found so inside SQLite, no row becoming a Python object; only one that does not is
@@ -50,13 +56,16 @@ def projection_problem(conn, projector, vectors: bool = False) -> tuple[list[str
         # disagreement (or to find none: a writer may have committed between the two reads).
         engine = engine_of(conn)
         attached = engine.attach_live(conn, fresh)
-        for table in tables:
+        for number, table in enumerate(tables):
             if table == VECTORS:
-                found, meaning = check_vectors(conn, fresh, recompute=vectors)
+                found, meaning = check_vectors(conn, fresh, recompute=vectors, progress=progress)
+                if vectors:                    # a stage of its own: the comparison goes on after it
+                    progress.stage("comparing them with the live tables", len(tables) - number)
             elif attached and engine.same_rows(fresh, table):
-                continue
+                found = None
             else:
                 found = _first_difference(conn, fresh, table)
+            progress.update(1)
             if found is not None:
                 return tables, found, meaning
         return tables, None, meaning

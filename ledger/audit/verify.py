@@ -14,9 +14,12 @@ from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.errors import storage_errors
 from factledger.ledger.store.rowcheck import COLUMNS, column_problem
 from factledger.ledger.vocabulary.bounds import MAX_SEQ
+from factledger.ledger.vocabulary.progress import SILENT, STEP, Progress
 
 
-def verify(conn, expect_head: str | None = None) -> dict:
+def verify(conn, expect_head: str | None = None, progress: Progress = SILENT) -> dict:
+    """The walk reports each `STEP` events it has checked to `progress` (its stage and total
+    are the caller's to name)."""
     pinned = _parse_head(expect_head) if expect_head else None
     result = {"ok": True, "events": 0, "redacted": 0, "head": None, "first_bad_seq": None,
               "problem": None}
@@ -32,7 +35,7 @@ def verify(conn, expect_head: str | None = None) -> dict:
     check = engine.integrity_check(conn)
     try:
         with storage_errors():
-            walked = _walk(conn, pinned, result, fail)
+            walked = _walk(conn, pinned, result, fail, progress)
     except StorageError as exc:
         walked = fail(result["events"] + 1, f"the file is damaged: {exc.detail}")
     problem = check.result()
@@ -49,7 +52,7 @@ def verify(conn, expect_head: str | None = None) -> dict:
     return walked
 
 
-def _walk(conn, pinned, result: dict, fail) -> dict:
+def _walk(conn, pinned, result: dict, fail, progress: Progress = SILENT) -> dict:
     prev_hash, expected_seq = chain.GENESIS, 1
     scrubbed: dict[int, int] = {}          # redacted seq -> seq of the Redacted event naming it
     redactions: dict[int, set[int]] = {}   # Redacted event seq -> its target seqs
@@ -112,12 +115,15 @@ def _walk(conn, pinned, result: dict, fail) -> dict:
             pinned_seen = True
         prev_hash, expected_seq, last_at = link, seq + 1, recorded_at
         result["events"] += 1
+        if not seq % STEP:
+            progress.update(STEP)
     if pinned and not pinned_seen:         # before orphaned scrubs: a cut tail explains them
         return _pin_failed(conn, result, fail, pinned, "the pinned head is beyond the end of the log (truncated?)")
     for seq, by in sorted(scrubbed.items()):
         if seq not in redactions.get(by, ()):
             return fail(seq, "scrubbed without a Redacted event naming it")
     result["head"] = f"{expected_seq - 1}:{prev_hash}"
+    progress.update((expected_seq - 1) % STEP)
     return result
 
 

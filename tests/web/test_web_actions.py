@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 
 import orjson
 import pytest
@@ -160,17 +162,75 @@ def test_erasure_plan_changes_nothing_then_commit_brings_the_earlier_value_back(
     assert again.status_code == 200 and "Nothing to forget" in again.text
 
 
+def finished(client, started) -> str:
+    """Poll a started Integrity job (its page, or its JSON) until it is done; its page then.
+    A bound on the polls, not a timing assertion: the checks of a small ledger take moments."""
+    text = started.text if hasattr(started, "text") else started
+    job = re.search(r"job=([A-Za-z0-9_-]+)", text).group(1)
+    for _ in range(600):
+        state = client.get(f"/-/factledger/integrity.json?job={job}").json()
+        if state["state"] != "running":
+            return client.get(f"/-/factledger/integrity?job={job}").text
+        time.sleep(0.1)
+    raise AssertionError(f"the integrity job did not finish: {state}")
+
+
 def test_integrity_runs_verify_and_replay_check(rao, ledger_file):
     idle = rao.get("/-/factledger/integrity")
     assert "Nothing has run yet" in idle.text
-    page = rao.get("/-/factledger/integrity?run=1")
-    assert 'id="verify-ok"' in page.text and 'id="replay-ok"' in page.text and "ran at" in page.text
+    page = finished(rao, rao.get("/-/factledger/integrity?run=1"))
+    assert 'id="verify-ok"' in page and 'id="replay-ok"' in page and "ran at" in page
+    assert 'http-equiv="refresh"' not in page
     with Ledger(ledger_file) as ledger:
         seq, digest = ledger.head()
-    pinned = rao.get(f"/-/factledger/integrity?run=1&expect_head={seq}:{digest}")
-    assert 'id="verify-ok"' in pinned.text
-    wrong = rao.get(f"/-/factledger/integrity?run=1&expect_head={seq + 5}:{digest}")
-    assert 'id="verify-bad"' in wrong.text or wrong.status_code == 400
+    pinned = finished(rao, rao.get(f"/-/factledger/integrity?run=1&expect_head={seq}:{digest}"))
+    assert 'id="verify-ok"' in pinned
+    wrong = finished(rao, rao.get(f"/-/factledger/integrity?run=1&expect_head={seq + 5}:{digest}"))
+    assert 'id="verify-bad"' in wrong
+    malformed = finished(rao, rao.get("/-/factledger/integrity?run=1&expect_head=nonsense"))
+    assert 'id="check-failed"' in malformed and "must look like SEQ:HASH" in malformed
+
+
+def test_integrity_answers_at_once_and_reports_progress(rao, ledger_file, monkeypatch):
+    """The start request returns while the check is still running (held here, mid-walk, until
+    the test lets it go), with a job id; polling shows the stage and how far it is, a second
+    start joins the running job, and the verdict comes when it is done."""
+    from factledger.ledger import service
+
+    gate, reached = threading.Event(), threading.Event()
+    real = service.Ledger.verify
+
+    def held(self, *args, progress, **kwargs):
+        class Held:
+            def stage(self, label, total):
+                progress.stage(label, total)
+
+            def update(self, n):
+                progress.update(n)
+                reached.set()
+                assert gate.wait(60)
+        return real(self, *args, progress=Held(), **kwargs)
+
+    monkeypatch.setattr(service.Ledger, "verify", held)
+    with Ledger(ledger_file) as ledger:
+        events = ledger.event_count()
+    try:
+        started = rao.get("/-/factledger/integrity.json?run=1").json()
+        assert started["state"] == "running" and started["job"]
+        assert reached.wait(60)
+        polled = rao.get(f"/-/factledger/integrity.json?job={started['job']}").json()
+        assert polled["state"] == "running" and polled["stage"] == "verifying the chain"
+        assert polled["total"] == events and 0 < polled["done"] <= events and "result" not in polled
+        page = rao.get(f"/-/factledger/integrity?job={started['job']}").text
+        assert 'id="progress"' in page and 'http-equiv="refresh"' in page and "verifying the chain" in page
+        assert rao.get("/-/factledger/integrity.json?run=1").json()["job"] == started["job"]
+    finally:
+        gate.set()
+    done = finished(rao, f"job={started['job']}")
+    assert 'id="verify-ok"' in done and 'id="replay-ok"' in done
+    final = rao.get(f"/-/factledger/integrity.json?job={started['job']}").json()
+    assert final["state"] == "done" and final["result"]["verify"]["ok"] and final["result"]["differences"] == []
+    assert rao.get("/-/factledger/integrity.json?job=no-such-job").status_code == 400
 
 
 def test_a_viewer_sees_erasure_receipts_without_forms(ledger_file, clock):

@@ -184,7 +184,8 @@ def test_a_reviewer_works_through_the_ledger_in_a_browser(server, browser, tmp_p
     shot("10b-timeline-after-erasure")
 
     browser.get(server + "/-/factledger/integrity")
-    follow(browser.find_element(By.ID, "run"))
+    follow(browser.find_element(By.ID, "run"))       # answers at once; the page reloads itself until done
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "verify-ok"))
     assert browser.find_element(By.ID, "verify-ok").is_displayed()
     assert browser.find_element(By.ID, "replay-ok").is_displayed()
     shot("11-integrity")

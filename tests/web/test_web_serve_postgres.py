@@ -152,7 +152,9 @@ def test_every_page_and_an_erasure_work_on_postgresql(replicated):
         for path in PAGES + [f"/-/factledger/fact?id={bengaluru}"]:
             page = client.get(path)
             assert page.status_code == 200 and "That did not work" not in page.text, (path, page.text[-800:])
-        integrity = client.get("/-/factledger/integrity?run=1").text
+        from tests.web.test_web_actions import finished
+
+        integrity = finished(client, client.get("/-/factledger/integrity?run=1"))
         assert 'id="verify-ok"' in integrity and 'id="replay-ok"' in integrity
         scope = {"app": "mealkit", "user": "priya", "kind": "session", "target": "meal-2",
                  "reason": "user request", "ticket": "DPO-114", "confirm": "yes"}

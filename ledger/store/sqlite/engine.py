@@ -118,6 +118,19 @@ class SqliteEngine:
             return False
         return True
 
+    def table_pages(self, conn, tables: tuple[str, ...]):
+        """table -> {leaf page: digest or None} as the file holds them (`sqlite/pages.py`), for a
+        verify that reads only what changed since its record; None when the file cannot be read."""
+        from factledger.ledger.store.sqlite import pages
+
+        return pages.table_pages(conn, tables)
+
+    def rowids_on(self, conn, pagenos):
+        """The rowids on these leaf pages (a superset), or None (`sqlite/pages.py`)."""
+        from factledger.ledger.store.sqlite import pages
+
+        return pages.rowids_on(conn, pagenos)
+
     def same_rows(self, fresh: sqlite3.Connection, table: str) -> bool:
         """Whether `live.table` holds exactly the rows of `main.table`: the same count and no main
         row missing from live (with its multiplicity, for a table without a primary key, whose

@@ -1,0 +1,273 @@
+"""`verify` that costs what changed: a record of the projections' pages as last proved, and a
+check that refolds only the partitions whose rows may have changed since.
+
+A full check (`projcheck.projection_problem`: every table against a rebuild of the whole log)
+that finds nothing writes a record: the log's head, the projector's schema, and for each table
+every leaf page's digest with the partitions (hashed) of the rows on it.  The next check reads the
+pages again and refolds, into memory, only the suspect partitions: those with an event after the
+recorded head or an event scrubbed since; those with a row on a page that is not as recorded (the
+page's partitions then and its rows' partitions now); and compares their rows with the live
+ones.  Why a partition that is none of these is still what the log gives: each of its rows lay
+on a recorded page, and every such page is still in its table's tree byte for byte; a row added
+to it since would be on a changed page, so it would be suspect.  Its rows are therefore exactly
+those proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle
+tree is refolded whole when any of its pages changed.  A disagreement is left to the full check,
+which names its first row.  The record is the verifier's (like a pinned head), kept outside the
+ledger by the caller: a writer of the ledger file who could also rewrite it could hide a forged
+row that a full check (`verify --full`) still finds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import orjson
+
+from factledger.ledger.store.engines import engine_of
+from factledger.ledger.store.eventlog import head
+from factledger.ledger.store.reads import iter_partitions
+from factledger.ledger.tlog import merkle
+from factledger.ledger.vocabulary.progress import SILENT, Progress
+from factledger.projections.vectors import TABLE as VECTORS
+from factledger.projections.vectors import check as check_vectors
+from factledger.projections.vectors import left_out
+
+FORMAT = "factledger-verified/1"
+STATE_ENV = "FACTLEDGER_VERIFY_STATE"    # where `factledger verify` keeps its records (a folder)
+
+
+def default_record(location: str) -> Path:
+    """The record `factledger verify` keeps for the ledger file at `location`: in the verifier's
+    own folder ($FACTLEDGER_VERIFY_STATE, else ~/.cache/factledger/verified), named by the file's
+    resolved path, so that a writer of the ledger's folder does not reach it."""
+    root = Path(os.environ.get(STATE_ENV) or Path.home() / ".cache" / "factledger" / "verified")
+    return root / (hashlib.sha256(str(Path(location).resolve()).encode()).hexdigest()[:32] + ".json")
+
+
+def partition_key(app: str, user: str) -> str:
+    """A partition as the record names it: hashed, so the record keeps no one's ids."""
+    return hashlib.sha256(f"{app}\0{user}".encode()).hexdigest()[:32]
+
+
+def fingerprint(projector) -> str:
+    return hashlib.sha256(projector.schema.encode()).hexdigest()
+
+
+def _partitioned(conn, table: str) -> bool:
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    return {"app", "user"} <= columns
+
+
+def write(conn, projector, path: str | Path) -> bool:
+    """Record the projections as they are now, just proved equal to a rebuild on this snapshot;
+    False when this engine has no pages to read (nothing is written)."""
+    engine = engine_of(conn)
+    tables = tuple(projector.all_tables)
+    pages = engine.table_pages(conn, tables)
+    if pages is None:
+        return False
+    seq, digest = head(conn)
+    names: dict[str, int] = {}
+    out_tables = {}
+    for table in tables:
+        entry: dict = {"pages": {str(p): d for p, d in pages[table].items()}}
+        if _partitioned(conn, table):
+            owner = {rowid: names.setdefault(partition_key(app, user), len(names))
+                     for rowid, app, user in conn.execute(f"SELECT rowid, app, user FROM {table}")}
+            cells = engine.rowids_on(conn, pages[table])
+            if cells is None:
+                return False
+            entry["partitions"] = {str(p): sorted({owner[r] for r in rowids if r in owner})
+                                   for p, rowids in cells.items()}
+        else:
+            cells = engine.rowids_on(conn, pages[table])
+            if cells is None:
+                return False
+            entry["first"] = {str(p): min(rowids) for p, rowids in cells.items() if rowids}
+            entry["count"] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        out_tables[table] = entry
+    record = {"format": FORMAT, "seq": seq, "hash": digest, "projector": fingerprint(projector),
+              "partitions": sorted(names, key=names.get), "tables": out_tables}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".verified-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(orjson.dumps(record))
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def _load(path: str | Path) -> dict | None:
+    try:
+        record = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) and record.get("format") == FORMAT else None
+
+
+def check(conn, projector, path: str | Path, vectors: bool = False,
+          progress: Progress = SILENT) -> tuple[list[str], bool, dict, dict] | None:
+    """(the tables checked, whether they all agree, the meaning index's state, what was read),
+    or None when the record cannot be used (none, another log or schema, an engine without
+    pages): then only a full check will do.  "Not all agree" is for the full check to name."""
+    record = _load(path)
+    if record is None or record.get("projector") != fingerprint(projector):
+        return None
+    since = record["seq"]
+    row = conn.execute("SELECT hash FROM events WHERE seq = ?", (since,)).fetchone()
+    if since and (row is None or row[0] != record["hash"]):
+        return None                                 # not this log (or not as it was)
+    engine = engine_of(conn)
+    tables = list(projector.all_tables)
+    progress.stage("reading the projections' pages", len(tables))
+    pages = engine.table_pages(conn, tuple(tables))
+    if pages is None or set(record["tables"]) != set(tables):
+        return None
+    suspects = set(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq > ? OR redacted_by > ?",
+                                (since, since)).fetchall())
+    keys: set[int] = set()
+    log_wide: dict[str, int] = {}
+    changed_pages = 0
+    for table in tables:
+        recorded, now = record["tables"][table], pages[table]
+        old = recorded["pages"]
+        changed_old = [p for p, d in old.items() if d is None or now.get(int(p)) != d]
+        changed_new = [p for p, d in now.items() if d is None or old.get(str(p)) != d]
+        changed_pages += len(changed_new)
+        if "partitions" in recorded:
+            for p in changed_old:
+                keys.update(recorded["partitions"].get(p, ()))
+            cells = engine.rowids_on(conn, changed_new) if changed_new else {}
+            if cells is None:
+                return None
+            rowids = sorted(set().union(*cells.values())) if cells else []
+            if rowids:
+                suspects.update(conn.execute(
+                    f"SELECT DISTINCT app, user FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (orjson.dumps(rowids).decode(),)).fetchall())
+        else:
+            # a log-wide table only grows at its end: the rows before the first one on a page not
+            # as recorded (now, or then) are the ones proved, and only those after it are refolded
+            cells = engine.rowids_on(conn, changed_new) if changed_new else {}
+            if cells is None:
+                return None
+            firsts = [min(rowids) for rowids in cells.values() if rowids]
+            firsts += [recorded["first"].get(p, 0) for p in changed_old]
+            log_wide[table] = min([*firsts, recorded["count"]])
+        progress.update(1)
+    if keys:
+        wanted = {record["partitions"][k] for k in keys}
+        suspects.update(part for part in conn.execute("SELECT DISTINCT app, user FROM events").fetchall()
+                        if partition_key(*part) in wanted)
+    suspects = sorted((str(a), str(u)) for a, u in suspects)
+    agree, meaning = _compare(conn, projector, suspects, log_wide, vectors, progress)
+    read = {"since_seq": since, "partitions_refolded": len(suspects), "pages_changed": changed_pages}
+    return tables, agree, meaning, read
+
+
+def _compare(conn, projector, suspects, log_wide: dict[str, int], vectors: bool,
+             progress: Progress) -> tuple[bool, dict]:
+    fresh = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        projector.create(fresh)
+        engine = engine_of(conn)
+        if not engine.attach_live(conn, fresh):
+            return False, {}
+        upto = head(conn)[0]
+        fresh.execute("BEGIN")
+        progress.stage("refolding the partitions changed since the last full check", len(suspects))
+        with left_out(projector):
+            projector.fold_into(fresh, iter_partitions(conn, suspects, upto))
+        progress.update(len(suspects))
+        kept = {}
+        for projection in projector.log_wide:
+            kept.update(_catch_up(conn, fresh, projection, log_wide, upto))
+        fresh.execute("COMMIT")
+        fresh.execute("CREATE TEMP TABLE suspects (app TEXT, user TEXT, PRIMARY KEY (app, user))")
+        fresh.executemany("INSERT INTO temp.suspects VALUES (?, ?)", suspects)
+        progress.stage("comparing them with the live tables", len(projector.all_tables))
+        for table in projector.all_tables:
+            progress.update(1)
+            if table == VECTORS:
+                continue
+            if table in kept:
+                if kept[table] is not None and not _same_tail(fresh, table, kept[table]):
+                    return False, {}
+            elif suspects and not _same_partitions(fresh, table):
+                return False, {}
+        # the vectors, as stored, against the open facts now proved (`projections.vectors.check`)
+        found, meaning = check_vectors(conn, conn, recompute=vectors, progress=progress)
+        return found is None, meaning
+    finally:
+        fresh.close()
+
+
+def _catch_up(conn, fresh: sqlite3.Connection, projection, log_wide: dict[str, int], upto: int) -> dict:
+    """table -> the first rowid refolded (None: the table is as recorded).  The Merkle tree keeps
+    its hashes in append order (`pos`), so the proved prefix is copied, cut to a whole tree, and
+    the rest is folded from the log after it; another log-wide projection is refolded whole."""
+    if not any(t in log_wide for t in projection.tables):
+        return {t: None for t in projection.tables}
+    if projection.tables == ("merkle_hashes",) and hasattr(projection, "catch_up"):
+        first = merkle.stored_count(_whole(log_wide["merkle_hashes"]))
+        fresh.execute("INSERT INTO main.merkle_hashes SELECT pos, hash FROM live.merkle_hashes WHERE pos < ?",
+                      (first,))
+        projection.catch_up(fresh, upto, source=conn)
+        return {"merkle_hashes": first}
+    projection.rebuild(fresh, conn, upto)
+    return {t: 0 for t in projection.tables}
+
+
+def _whole(count: int) -> int:
+    """The largest tree size whose stored hashes number at most `count`."""
+    size = max(0, count) // 2 + max(0, count).bit_length()
+    while size and merkle.stored_count(size) > count:
+        size -= 1
+    return size
+
+
+def _grouped(fresh: sqlite3.Connection, table: str, columns: str, source: str, where: str = "") -> str:
+    """The rows, each with how many times it occurs (a table with a primary key holds each once)."""
+    if any(row[5] for row in fresh.execute(f"PRAGMA main.table_info({table})")):
+        return f"SELECT {columns} FROM {source} {where}"
+    return f"SELECT {columns}, count(*) FROM {source} {where} GROUP BY {columns}"
+
+
+def _differ(fresh: sqlite3.Connection, one: str, other: str, args: tuple = ()) -> bool:
+    return bool(fresh.execute(f"SELECT EXISTS ({one} EXCEPT {other}) OR EXISTS ({other} EXCEPT {one})",
+                              args * 4).fetchone()[0])
+
+
+def _columns(fresh: sqlite3.Connection, table: str, alias: str = "") -> str:
+    info = fresh.execute(f"PRAGMA main.table_info({table})").fetchall()
+    return ", ".join(f'{alias}"{row[1]}"' for row in info)
+
+
+def _same_partitions(fresh: sqlite3.Connection, table: str) -> bool:
+    """The suspect partitions' rows of `table`, with their multiplicity, are the same in the
+    refold (main, which holds only theirs) and in the live file (read through its (app, user)
+    index, one partition after another)."""
+    rebuilt = _grouped(fresh, table, _columns(fresh, table), f"main.{table}")
+    live = _grouped(fresh, table, _columns(fresh, table, "x."),
+                    f"temp.suspects AS s CROSS JOIN live.{table} AS x ON x.app = s.app AND x.user = s.user")
+    return not _differ(fresh, rebuilt, live)
+
+
+def _same_tail(fresh: sqlite3.Connection, table: str, first: int) -> bool:
+    """The rows from rowid `first` on are the same in the refold and the live file, and so are
+    the tables' counts (the rows before `first` were copied from the live file, proved)."""
+    columns = _columns(fresh, table)
+    where = "WHERE rowid >= ?"
+    rebuilt, live = (_grouped(fresh, table, columns, f"{side}.{table}", where) for side in ("main", "live"))
+    if _differ(fresh, rebuilt, live, (first,)):
+        return False
+    return fresh.execute(f"SELECT (SELECT count(*) FROM main.{table}) = (SELECT count(*) FROM live.{table})"
+                         ).fetchone()[0] == 1
