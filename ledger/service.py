@@ -285,13 +285,24 @@ class Ledger(Reads):
     def record_recall(self, result, *, served_to: str | None, surface: str) -> int:
         """Record `result` (a `RecallResult`, perhaps read on another connection of this ledger:
         an MCP reader) as served to `served_to`; its seq, also set as `result.served_seq`."""
-        opts = result.options
-        users = [result.user] + ([DOMAIN_USER] if opts.domain and result.user != DOMAIN_USER else [])
-        result.served_seq = access.record(
-            self._work, app=result.app, user=result.user, users=users, caller=served_to, surface=surface,
-            clearance=opts.clearance, facts=result.selected, text=result.text, head_seq=result.head_seq,
-            withheld=result.withheld, limit=opts.limit, query=result.query or None)
-        return result.served_seq
+        return self.record_recalls([(result, served_to, surface)])[0]
+
+    def record_recalls(self, served: list[tuple]) -> list[int]:
+        """Record several recalls, each `(result, served_to, surface)`, in one transaction (one
+        commit: the group commit of concurrent readers' serves, `mcp_server/tools.py`); their
+        seqs, each also set as its `result.served_seq`.  All are recorded, or none."""
+        serves = []
+        for result, served_to, surface in served:
+            opts = result.options
+            users = [result.user] + ([DOMAIN_USER] if opts.domain and result.user != DOMAIN_USER else [])
+            serves.append(dict(app=result.app, user=result.user, users=users, caller=served_to, surface=surface,
+                               clearance=opts.clearance, facts=result.selected, text=result.text,
+                               head_seq=result.head_seq, withheld=result.withheld, limit=opts.limit,
+                               query=result.query or None))
+        seqs = access.record_many(self._work, serves)
+        for (result, _served_to, _surface), seq in zip(served, seqs):
+            result.served_seq = seq
+        return seqs
 
     def record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
                      clearance, facts: list[dict], text: str, query: str | None = None,

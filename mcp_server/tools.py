@@ -3,7 +3,8 @@
 `server` wraps these in the SDK; the bench calls them in-process as the baseline of a tool call
 over HTTP.  Every write (remember, ingest_session, forget) goes through the one writer `Ledger`
 under one lock, so many HTTP clients share it safely; every read runs on a `Ledger` of its own
-worker thread, so on SQLite (WAL) a read never waits for a write.  After a forget commits, each
+worker thread, so on SQLite (WAL) a read never waits for a write; the serve records of concurrent
+recalls, and concurrent remembers, are committed in groups (`GroupCommit`).  After a forget commits, each
 reader opens its ledger again before its next read: no forgotten value stays in a reader's
 kept folds.  Between calls the tools keep no fact text: a forget's confirmation code maps to the
 request's parameters (ids and a reason), not to what it would erase.
@@ -82,6 +83,62 @@ def tool_text(answer: dict) -> str:
     return answer["text"] if "text" in answer else json.dumps(answer, ensure_ascii=False, default=str)
 
 
+class GroupCommit:
+    """Writes of concurrent calls committed together (recalls' serve records; remembers'
+    candidates): each caller waits until its write has committed, and one of them (the leader)
+    writes every item that arrived while the previous leader wrote, in one transaction (one
+    fsync) under the writer's lock.  One client pays what it paid before; sixteen share commits
+    instead of queueing for sixteen.  A batch written together is what the same items written
+    one after another would be (`observe_many`: each candidate sees the ones before it).  A batch
+    that fails is written again one by one, so a caller sees only its own item's error."""
+
+    def __init__(self, lock: threading.Lock, write: Callable[[list], list]):
+        self._lock = lock
+        self._write = write
+        self._turn = threading.Condition()
+        self._pending: list[list] = []      # [item, done, result, error]
+        self._leading = False
+
+    def submit(self, item):
+        slot = [item, False, None, None]
+        with self._turn:
+            self._pending.append(slot)
+            while self._leading and not slot[1]:
+                self._turn.wait()
+            if not slot[1]:
+                self._leading = True
+        if not slot[1]:
+            self._lead()
+        if slot[3] is not None:
+            raise slot[3]
+        return slot[2]
+
+    def _lead(self) -> None:
+        batch: list[list] = []
+        try:
+            with self._lock:
+                with self._turn:                 # everything that arrived while the lock was busy
+                    batch, self._pending = self._pending, []
+                try:
+                    for slot, result in zip(batch, self._write([slot[0] for slot in batch])):
+                        slot[2] = result
+                except Exception as exc:
+                    if len(batch) == 1:
+                        batch[0][3] = exc
+                    else:                        # nothing of it committed: each alone, its own error
+                        for slot in batch:
+                            try:
+                                slot[2] = self._write([slot[0]])[0]
+                            except Exception as own:
+                                slot[3] = own
+        finally:
+            with self._turn:
+                for slot in batch:
+                    slot[1] = True
+                self._leading = False
+                self._turn.notify_all()
+
+
 class MemoryTools:
     """The seven tools over one ledger.  `open_ledger(read_only)` opens the writer once
     (`read_only=False`) and a reader per thread (`read_only=True`: a read tool cannot change the
@@ -92,6 +149,8 @@ class MemoryTools:
         self.extractor = extractor
         self.writer = open_ledger(False)
         self._write_lock = threading.Lock()
+        self._serves = GroupCommit(self._write_lock, self.writer.record_recalls)
+        self._remembers = GroupCommit(self._write_lock, self._observe_many)
         self._local = threading.local()
         self._readers: list[Ledger] = []
         self._readers_lock = threading.Lock()
@@ -130,8 +189,7 @@ class MemoryTools:
         options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
         result = ledger.recall(app, user, query or "", explain=True, **options)
         withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
-        with self._write_lock:               # recorded on the writer before the answer leaves
-            self.writer.record_recall(result, served_to=scope.name, surface=SURFACE)
+        self._serves.submit((result, scope.name, SURFACE))   # recorded, durably, before the answer leaves
         return {"app": app, "user": user, "text": result.text, "withheld": withheld, "notices": result.notices,
                 "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
 
@@ -214,8 +272,10 @@ class MemoryTools:
         candidate = make_candidate(app=app, user=user, subject=subject, predicate=predicate, value=value,
                                    quote=quote, session=session, evidence_event=event_id, said_at=said_at,
                                    basis=basis, author="user", negated=negated, kind=kind)
-        with self._write_lock:
-            return self.writer.observe(candidate).as_dict()
+        return self._remembers.submit(candidate)     # committed, with others that came meanwhile
+
+    def _observe_many(self, candidates: list) -> list[dict]:
+        return [outcome.as_dict() for outcome in self.writer.observe_many(candidates)]
 
     def ingest_session(self, scope: Scope, session: dict | str, app: str | None = None,
                        user: str | None = None) -> dict:

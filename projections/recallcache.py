@@ -97,12 +97,12 @@ class KeptScopes:
                         del heads[other]
         return memo
 
-    def advance(self, conn: sqlite3.Connection, before: tuple[int, str]) -> None:
-        """This ledger has just appended one event that changes nothing recall reads (a serve
-        record: ledger/audit/access.py) on the head `before`: what was kept at `before` is kept at
-        the head after it, if that is still the head and folded; else nothing is carried over."""
+    def advance(self, conn: sqlite3.Connection, before: tuple[int, str], appended: int = 1) -> None:
+        """This ledger has just appended `appended` events that change nothing recall reads (serve
+        records: ledger/audit/access.py) on the head `before`: what was kept at `before` is kept at
+        the head after them, if that is still the head and folded; else nothing is carried over."""
         ledger, seq, hash_, position = _key(conn)
-        if not ledger or position != seq or seq != before[0] + 1:
+        if not ledger or position != seq or seq != before[0] + appended:
             return
         with self._lock:
             if self._heads.get(ledger) != before:

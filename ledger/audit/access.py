@@ -3,7 +3,8 @@
 A serve is an event of the main log (docs/decisions.md, "Serves are events of the log"), so the
 chain, the checkpoints, `verify`, export and the forget machinery cover it with no second chain.
 `record` appends one in a short write transaction after the read and before the caller gets
-the text, so an acknowledged serve is on disk (`synchronous=FULL`) when the text leaves.
+the text, so an acknowledged serve is on disk (`synchronous=FULL`) when the text leaves;
+`record_many` appends the serves of concurrent reads in one (a group commit, one fsync).
 `show` re-renders a recall's block from the log as it stood at the serve and compares hashes;
 `accounting` is the accounting of disclosures for one data subject (`report access`).
 """
@@ -69,28 +70,46 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
            query: str | None = None, held: list[str] | None = None) -> int:
     """Append one `FactsServed` in its own transaction; returns its seq.  `facts` are the served
     fact dicts (fact_id, user, and for a recall unconfirmed_since / ask_to_confirm)."""
+    return record_many(work, [dict(app=app, user=user, users=users, caller=caller, surface=surface,
+                                   clearance=clearance, facts=facts, text=text, head_seq=head_seq, tool=tool,
+                                   withheld=withheld, limit=limit, query=query, held=held)])[0]
+
+
+def record_many(work, serves: list[dict]) -> list[int]:
+    """Append a `FactsServed` for each of `serves` (each the keyword arguments of `record`) in one
+    transaction, in order; their seqs.  One commit (one fsync) for all: the group commit of
+    serves from concurrent reads (`Ledger.record_recalls`).  All or none is recorded."""
     if work.read_only:
         raise LedgerError("this ledger is open read-only (a standby or a read open): a serve cannot "
                           "be recorded here; record it on the primary, or do not say whom it is for")
+    if not serves:
+        return []
     with work.transaction():
-        conn = work.conn
         before = work.store.head()
-        key = _query_key(conn) if query else b""
-        seqs = establishing_seqs(conn, [f["fact_id"] for f in facts], head_seq)
-        served = [{"fact_id": f["fact_id"], "seqs": seqs.get(f["fact_id"], []),
-                   **({"user": f["user"]} if f.get("user") not in (None, user) else {}),
-                   **({"unconfirmed": True} if f.get("unconfirmed_since") else {}),
-                   **({"ask": True} if f.get("ask_to_confirm") else {})} for f in facts]
-        body = FactsServed(
-            app=app, user=user, users=users, caller=caller_name(caller), surface=surface, tool=tool,
-            clearance=clearance_name(clearance), facts=served, held=sorted(set(held)) if held else None,
-            withheld=dict(withheld or {}), limit=limit,
-            text_sha256=text_hash(text), head_seq=head_seq, served_at=iso(work.clock()),
-            query_sha256=hmac.new(key, query.encode("utf-8"), hashlib.sha256).hexdigest() if query else None,
-            query=query if query and os.environ.get(KEEP_QUERIES) == "1" else None)
-        event = work.append(body)
-    work.recall_kept.advance(work.conn, before)     # a serve changes nothing recall reads
-    return event.seq
+        seqs = [_append(work, **serve).seq for serve in serves]
+    work.recall_kept.advance(work.conn, before, len(seqs))     # serves change nothing recall reads
+    return seqs
+
+
+def _append(work, *, app: str, user: str, users: list[str], caller: str | None, surface: str,
+            clearance, facts: list[dict], text: str, head_seq: int, tool: str = "recall",
+            withheld: dict[str, int] | None = None, limit: int | None = None,
+            query: str | None = None, held: list[str] | None = None):
+    conn = work.conn
+    key = _query_key(conn) if query else b""
+    seqs = establishing_seqs(conn, [f["fact_id"] for f in facts], head_seq)
+    served = [{"fact_id": f["fact_id"], "seqs": seqs.get(f["fact_id"], []),
+               **({"user": f["user"]} if f.get("user") not in (None, user) else {}),
+               **({"unconfirmed": True} if f.get("unconfirmed_since") else {}),
+               **({"ask": True} if f.get("ask_to_confirm") else {})} for f in facts]
+    body = FactsServed(
+        app=app, user=user, users=users, caller=caller_name(caller), surface=surface, tool=tool,
+        clearance=clearance_name(clearance), facts=served, held=sorted(set(held)) if held else None,
+        withheld=dict(withheld or {}), limit=limit,
+        text_sha256=text_hash(text), head_seq=head_seq, served_at=iso(work.clock()),
+        query_sha256=hmac.new(key, query.encode("utf-8"), hashlib.sha256).hexdigest() if query else None,
+        query=query if query and os.environ.get(KEEP_QUERIES) == "1" else None)
+    return work.append(body)
 
 
 def serve_body(conn, seq: int) -> tuple[dict, str]:

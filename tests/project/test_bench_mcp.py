@@ -18,3 +18,7 @@ def test_the_mcp_bench_measures_both_tools_both_ways_and_their_ratios():
                 for mode in ("http", "in_process"):
                     assert results[f"mcp_{mode}_{tool}_c{clients}_p{q}_ms"] > 0
                 assert results[f"mcp_http_vs_in_process_{tool}_c{clients}_p{q}"] > 0
+        for mode in ("http", "in_process"):
+            assert results[f"mcp_{mode}_recall_c{clients}_per_s"] > 0
+    for mode in ("http", "in_process"):
+        assert results[f"mcp_{mode}_recall_p99_c2_vs_c1"] > 0 and results[f"mcp_{mode}_recall_per_s_c2_vs_c1"] > 0
