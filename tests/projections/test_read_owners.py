@@ -22,7 +22,7 @@ SQL = r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+({})\b"
 LOG_TOOLS = {"ledger/store/eventlog.py", "ledger/store/reads.py", "ledger/store/postgres/backend.py", "ledger/store/postgres/schema.py",
              "ledger/store/postgres/partitions.py",
              "ledger/export.py", "ledger/audit/verify.py", "ledger/store/rowcheck.py", "ledger/audit/proofs.py",
-             "ledger/audit/logquery.py", "ledger/audit/served.py"}
+             "ledger/audit/logquery.py", "ledger/audit/served.py", "ledger/audit/verifycheck.py"}
 # What checks the projections against the log reads both, row by row, as `verify` reads the log:
 # the served-fact check and verify's projection comparison (docs/audit.md).
 PROJECTION_CHECKERS = {"ledger/audit/served.py", "ledger/audit/projcheck.py"}
