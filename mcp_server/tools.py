@@ -187,8 +187,10 @@ class MemoryTools:
         app, user = scope.partition(app, user)
         ledger = self._reader()
         options = dict(clearance=list(scope.clearance), limit=limit, preload=not (query or "").strip())
-        result = ledger.recall(app, user, query or "", explain=True, **options)
-        withheld = sum(1 for c in result.candidates if c["outcome"] == "sensitivity")
+        # no explanation: the facts of the scope above the clearance are counted by recall itself
+        # (`withheld`), and an explanation would be checked against the log fact by fact
+        result = ledger.recall(app, user, query or "", **options)
+        withheld = result.withheld.get("sensitivity", 0)
         self._serves.submit((result, scope.name, SURFACE))   # recorded, durably, before the answer leaves
         return {"app": app, "user": user, "text": result.text, "withheld": withheld, "notices": result.notices,
                 "facts": [{k: str(f.get(k) or "") for k in SERVED_FIELDS} for f in result.selected]}
