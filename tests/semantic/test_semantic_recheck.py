@@ -125,3 +125,12 @@ def test_cli_retry_failed_runs_the_owed_checks(tmp_path, monkeypatch, meaning):
     with Ledger(path) as ledger:
         assert values(ledger) == {"peanuts"}
         assert ledger.verify()["ok"]
+
+
+def test_the_owed_check_runs_on_postgresql_too(postgres, monkeypatch, meaning):
+    location = postgres.location()
+    broken_write(location, monkeypatch, "peanut")
+    with Ledger(location) as ledger:
+        assert values(ledger) == {"peanuts"}
+        assert [c["rule"] for c in events(ledger, "MeaningChecked")] == ["same_meaning"]
+        assert ledger.replay_differences() == []
