@@ -47,7 +47,7 @@ def same_answer(db: Path) -> dict:
     code_with, with_, _ = verdict(db, meaning=True)
     code_without, without, _ = verdict(db, meaning=False)
     assert code_with == code_without
-    strip = ("notices", "incremental")   # the second run reads the first run's record: a mode, not a verdict
+    strip = ("notices", "incremental")    # the second reads the first's record: the verdict is the same
     assert {k: v for k, v in with_.items() if k not in strip} == {k: v for k, v in without.items() if k not in strip}
     checks = [fl(db, "replay", "--check", "--json", meaning=m) for m in (True, False)]
     assert checks[0].returncode == checks[1].returncode == code_with

@@ -25,13 +25,19 @@ def database_file(conn: sqlite3.Connection) -> str | None:
 
 
 def wal_pages(path: str, page_size: int) -> set[int]:
-    """Every page number with a frame anywhere in the write-ahead log (valid or not)."""
+    """Every page number with a frame of the log's current generation (the frames whose salts are
+    the header's, committed or not); a frame left from before the log last restarted is one SQLite
+    ignores, its page being in the file."""
     found: set[int] = set()
     try:
         with open(path + "-wal", "rb") as wal:
-            wal.seek(WAL_HEADER)
-            while (header := wal.read(FRAME_HEADER)) and len(header) == FRAME_HEADER:
-                found.add(int.from_bytes(header[:4], "big"))
+            header = wal.read(WAL_HEADER)
+            if len(header) < WAL_HEADER:
+                return found
+            salts = header[16:24]
+            while (frame := wal.read(FRAME_HEADER)) and len(frame) == FRAME_HEADER:
+                if frame[8:16] == salts:
+                    found.add(int.from_bytes(frame[:4], "big"))
                 wal.seek(page_size, os.SEEK_CUR)
     except FileNotFoundError:
         pass
