@@ -86,6 +86,9 @@ class Ledger(Reads):
         self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
         # the decision table's read of a key is checked against the log before it is decided on
         self._work.projector.check_key = served.check_key_rows
+        self._work.projector.check_past = served.check_key_past
+        self._work.projector.check_negations = served.check_key_negations
+        self._work.projector.check_kind = served.check_key_kind
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
     # unit of work itself stay private: the shells ask the facade's methods (docs/architecture.md,

@@ -272,7 +272,10 @@ class UnitOfWork:
         if candidate.kind is not None or self.registry.resolve(candidate.predicate) is not None:
             return None
         name = open_key_name(candidate.predicate)
-        return None if name is None else key_kind(self.conn, candidate.app, candidate.user, name)
+        if name is None:
+            return None
+        return self.projector.checked_kind(self.conn, candidate.app, candidate.user, name,
+                                           key_kind(self.conn, candidate.app, candidate.user, name))
 
     def _stored_key(self, app: str, user: str, predicate: str) -> KeyVectors:
         """A key's vectors (`semantic.dedup.KeyVectors`): those stored, read once per transaction

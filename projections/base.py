@@ -76,12 +76,15 @@ class KeyReader(Protocol):
     def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
         """A fact id minted in the open transaction (no table holds it: nothing to look up)."""
 
-    def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
-        """Read the open facts of these keys now, in a few statements (a batch's keys up front)."""
+    def prefetch_keys(self, conn: sqlite3.Connection, keys, check=None) -> None:
+        """Read the open facts of these keys now, in a few statements (a batch's keys up front),
+        each key's stored rows vetted by `check` as `key_view`'s are."""
 
-    def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
+    def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
+                 check=None):
         """The key's closed facts that held it for a while, as the open transaction has them
-        (a lazy iterable of `ledger.decide.OpenFact`; decide reads it only for a late statement)."""
+        (a lazy iterable of `ledger.decide.OpenFact`; decide reads it only for a late statement);
+        `check(conn, key, stored facts, stored past ids, ids changed here)` vets the stored rows."""
 
 
 @runtime_checkable

@@ -21,6 +21,16 @@ from factledger.projections.factstate import Snapshot
 from factledger.projections.keyindex import KeyView, LazyPast
 
 
+def _check_rows(conn: sqlite3.Connection, batch: FactBatch, key: tuple, rows: list, check: Callable) -> None:
+    """Hand a key's stored open facts to `check(conn, key, facts, open_ids)` before the decision
+    table reads them.  A fact this batch folded has events the stored row does not know yet: the
+    check reads the stored rows as of the last flush, and the key's open set as `facts_current`
+    has it (not through the join, which a deleted history interval would shorten without a trace)."""
+    names = (*SNAPSHOT_COLUMNS, "recorded_from")
+    check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
+          {row[0] for row in conn.execute(current.KEY_OPEN_IDS, key)})
+
+
 class FactsProjection:
     name = "facts"
     tables = ("facts_current", "fact_history")
@@ -57,13 +67,7 @@ class FactsProjection:
         def stored() -> list:
             rows = conn.execute(current.KEY_SNAPSHOTS, key).fetchall()
             if check is not None:
-                # a fact this batch folded has events the stored row does not know yet: the
-                # check reads the stored rows as of the last flush, and its open set
-                # and the key's open set as `facts_current` has it (not through the join, which a
-                # deleted history interval would shorten without a trace)
-                names = (*SNAPSHOT_COLUMNS, "recorded_from")
-                check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
-                      {row[0] for row in conn.execute(current.KEY_OPEN_IDS, key)})
+                _check_rows(conn, batch, key, rows, check)
             return rows
 
         return batch.key_view(key, stored)
@@ -72,7 +76,7 @@ class FactsProjection:
         """A fact id minted in this transaction (`FactBatch.minted`)."""
         self._live(conn).minted.add(fact_id)
 
-    def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
+    def prefetch_keys(self, conn: sqlite3.Connection, keys, check: Callable | None = None) -> None:
         """The open facts of every key not read yet in this transaction, read in one statement per
         `current.PREFETCH` keys (in the same order `key_view` reads one key), so a batch reads the
         key states it decides on up front instead of one statement per key."""
@@ -84,15 +88,29 @@ class FactsProjection:
             for row in conn.execute(current.keys_snapshots(len(chunk)), [v for k in chunk for v in k]):
                 rows[row[-4:]].append(row[:-4])
             for key, found in rows.items():
+                if check is not None:
+                    _check_rows(conn, batch, key, found, check)
                 batch.key_view(key, lambda found=found: found)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
-                 predicate: str) -> LazyPast:
+                 predicate: str, check: Callable | None = None) -> LazyPast:
         """The key's closed facts (superseded or retracted) as this transaction has them, read
         only when iterated: the decision table looks at them for a statement said before the key's
         current fact, which is rare, and the read scans the partition's open history intervals."""
         key = (app, user, subject, predicate)
-        return LazyPast(lambda: self._live(conn).key_past(key, lambda: conn.execute(history.KEY_PAST, key)))
+
+        def stored() -> list:
+            rows = conn.execute(history.KEY_PAST, key).fetchall()
+            if check is not None:
+                # as of the last flush, like the open facts; the facts this transaction changed
+                # are the batch's (their rows are not written yet)
+                batch = self._live(conn)
+                names = (*SNAPSHOT_COLUMNS, "recorded_from")
+                check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
+                      {row[0] for row in rows}, set(batch.current) | batch.removed)
+            return rows
+
+        return LazyPast(lambda: self._live(conn).key_past(key, stored))
 
     def flush(self, conn: sqlite3.Connection) -> None:
         batch, self._batch = self._batch, None

@@ -65,6 +65,14 @@ class Projector:
         # snapshot's columns) are what the log says, before the decision table reads them; set by
         # the facade (`ledger.service`, with `ledger.audit.served`), which this layer cannot import.
         self.check_key: Callable | None = None
+        # The same for what else the table reads of a key, each once per key per transaction:
+        # `check_past(conn, key, facts, past_ids, changed)` its closed facts,
+        # `check_negations(conn, key)` the negations it heard (with its first read),
+        # `check_kind(conn, app, user, predicate, kind)` an open key's kind.
+        self.check_past: Callable | None = None
+        self.check_negations: Callable | None = None
+        self.check_kind: Callable | None = None
+        self._checked: set[tuple] = set()
 
     obsolete_indexes = OBSOLETE_INDEXES       # indexes an earlier version kept; dropped on open
 
@@ -121,11 +129,38 @@ class Projector:
     def discard(self) -> None:
         for projection in self._flushing:
             projection.discard()
+        self._checked.clear()
+
+    def _once(self, what: str, key: tuple) -> bool:
+        """True the first time this transaction asks for `what` of `key` (then it is checked)."""
+        if (what, key) in self._checked:
+            return False
+        self._checked.add((what, key))
+        return True
+
+    def _check_key(self, conn: sqlite3.Connection, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
+        self.check_key(conn, key, facts, open_ids)
+        if self.check_negations is not None and self._once("negations", key):
+            self.check_negations(conn, key)
+
+    def _check_past(self, conn: sqlite3.Connection, key: tuple, facts: list[dict], past_ids: set[str],
+                    changed: set[str]) -> None:
+        if self._once("past", key):
+            self.check_past(conn, key, facts, past_ids, changed)
+
+    def checked_kind(self, conn: sqlite3.Connection, app: str, user: str, predicate: str,
+                     kind: str | None) -> str | None:
+        """An open key's kind as `queries.key_kind` read it, checked against the log once per
+        key per transaction (`check_kind`)."""
+        if self.check_kind is not None and self._once("kind", (app, user, predicate)):
+            self.check_kind(conn, app, user, predicate, kind)
+        return kind
 
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The open facts of a key as the open transaction has them (the decision table's read:
         a `projections.keyindex.KeyView`)."""
-        return self._facts.key_view(conn, app, user, subject, predicate, self.check_key)
+        return self._facts.key_view(conn, app, user, subject, predicate,
+                                    self._check_key if self.check_key is not None else None)
 
     def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
         """A fact id minted in this transaction, about to be observed: no table holds it."""
@@ -134,11 +169,12 @@ class Projector:
     def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
         """Read the open facts of these keys (app, user, subject, predicate) now, in one read,
         for the decisions this transaction will make on them."""
-        self._facts.prefetch_keys(conn, keys)
+        self._facts.prefetch_keys(conn, keys, self._check_key if self.check_key is not None else None)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""
-        return self._facts.key_past(conn, app, user, subject, predicate)
+        return self._facts.key_past(conn, app, user, subject, predicate,
+                                    self._check_past if self.check_past is not None else None)
 
     def set_position(self, conn: sqlite3.Connection, seq: int) -> None:
         conn.execute("UPDATE projection_positions SET seq = ?", (seq,))

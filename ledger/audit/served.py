@@ -11,6 +11,7 @@ What a read cannot see (a fact missing from every table) `verify` finds by a ful
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,15 +20,18 @@ from contextvars import ContextVar
 import orjson
 
 from factledger.ledger.domain.eventrow import Event, body_of
+from factledger.ledger.domain.late import PAST_STATES
+from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
 from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
 from factledger.ledger.store.scopes import summed_counts
-from factledger.ledger.vocabulary.words import OPEN_STATUSES
+from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER, OPEN_STATUSES
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.history import HISTORY_COLUMNS
+from factledger.projections.logkept import folded
 from factledger.projections.runner import FOLDED_TO
 
 CHUNK = 500
@@ -155,6 +159,101 @@ def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> N
     check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
           table="facts_current")
     check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
+
+
+def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], changed: set[str]) -> None:
+    """The decision table's read of a key's past (`projections.history.KEY_PAST`, read for a
+    statement said before the key's current value): each stored closed fact not yet folded in
+    this transaction (`facts`) is the log's, and the key's closed facts (`past_ids`) are the ones
+    the log's folds of the key's facts close (`changed`: facts this transaction changed, whose
+    rows are not written yet).  The key's facts are the ones `fact_history` files under it, and
+    the partition's facts `fact_events` names with no interval left: a fact whose rows were all
+    deleted is found (`_unfiled`).  Once per key per write transaction, when the
+    past is read."""
+    app, user, subject, predicate = key
+    kept = (*_COMPARED, "fact_id", "recorded_from")
+    check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
+          table="fact_history")
+    filed = [row[0] for row in conn.execute(
+        "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND subject = ? AND predicate = ?", key)]
+    intervals, _ = _expected(conn, list(dict.fromkeys([*filed, *sorted(past_ids), *_unfiled(conn, app, user)])),
+                             "fact_history")
+    logged = {fact_id for fact_id, found in intervals.items()
+              if any(i["recorded_to"] is None and i["state"] in PAST_STATES and i["subject"] == subject
+                     and i["predicate"] == predicate for i in found)}
+    for fact_id in sorted((logged - past_ids) - changed):
+        raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
+    for fact_id in sorted((past_ids - logged) - changed):
+        raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+
+
+def _unfiled(conn, app: str, user: str) -> list[str]:
+    """The partition's facts `fact_events` names and `fact_history` holds no interval of: folded
+    too, so a fact whose every interval was deleted still counts (one with no interval in the log
+    either, its observation scrubbed, counts for nothing)."""
+    named = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_events WHERE app = ? AND user = ?",
+                                            (app, user))}
+    held = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ?",
+                                           (app, user))}
+    return sorted(named - held)
+
+
+def _digest(*parts) -> str:
+    return hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:32]
+
+
+def _heard(state: dict, event: Event) -> None:
+    """A negation event's key and content, as digests (no value is kept in memory)."""
+    if event.body is None:
+        return
+    heard = heard_negation(event.seq, event.type, event.body)
+    if heard is not None:
+        (subject, predicate), wanted, negation = heard
+        state[event.seq] = (_digest(subject, predicate),
+                            _digest(subject, predicate, wanted, negation.said_at, negation.basis))
+
+
+def check_key_negations(conn, key: tuple) -> None:
+    """The negations a key has heard as `key_negations` holds them (what makes a value said before
+    one of them end where it did: `ledger.late.denied`) are the ones the partition's log records:
+    its `FactRetracted` and negation `CandidateRejected` events, folded and kept per partition
+    (`projections.logkept`: afterwards only what was appended is read).  A row deleted, added or
+    edited is "the ledger is damaged".  Once per key per write transaction, before the first
+    decision on it."""
+    app, user, subject, predicate = key
+    guards = ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))
+    logged: dict[int, str] = {}
+    for name, type_ in (("negations-retracted", "FactRetracted"), ("negations-rejected", "CandidateRejected")):
+        state = folded(conn, name, app, user, type_, "key_negations", dict, _heard, dict, guards=guards)
+        wanted = _digest(subject, predicate)
+        logged.update((seq, full) for seq, (on_key, full) in state.items() if on_key == wanted)
+    stored = {seq: _digest(subject, predicate, value, said_at, basis) for seq, value, said_at, basis in conn.execute(
+        "SELECT seq, value_key, said_at, basis FROM key_negations WHERE app = ? AND user = ? AND subject = ?"
+        " AND predicate = ?", key)}
+    for seq in sorted(set(logged) | set(stored)):
+        if logged.get(seq) != stored.get(seq):
+            raise ProjectionMismatch("key_negations", None, seq, "the key's negation is not the one the log records")
+
+
+def check_key_kind(conn, app: str, user: str, predicate: str, kind: str | None) -> None:
+    """An open key's kind as `queries.key_kind` read it (the rules a later statement that names no
+    kind is validated by) is the log's: the kind of its open facts, or, with none open, of a fact
+    the key had; None only if the log gives the key no fact.  The key's open set is checked
+    (`check_open`); a fact whose rows were all deleted is folded too (`_unfiled`).  Once per key
+    per transaction."""
+    open_ids = {row[0] for row in conn.execute(
+        "SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND predicate = ?", (app, user, predicate))}
+    check_open(conn, app, user, open_ids, predicate=predicate, include_sensitive=True)
+    filed = [row[0] for row in conn.execute(
+        "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND predicate = ?",
+        (app, user, predicate))]
+    intervals, _ = _expected(conn, list(dict.fromkeys([*sorted(open_ids), *filed, *_unfiled(conn, app, user)])),
+                             "fact_history")
+    on_key = [i for found in intervals.values() for i in found if i["predicate"] == predicate]
+    expected = ({i["kind"] for i in on_key if i["recorded_to"] is None and i["fact_id"] in open_ids}
+                or {i["kind"] for i in on_key})
+    if (kind is None) != (not expected) or (kind is not None and kind not in expected):
+        raise ProjectionMismatch("facts_current", None, None, f"the open key {predicate!r}'s kind is not the log's")
 
 
 def check_sensitivity(conn, fact_id: str, level: str | None) -> None:

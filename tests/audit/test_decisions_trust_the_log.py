@@ -15,7 +15,7 @@ from factledger.ledger import Ledger
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.errors import ProjectionMismatch
 from tests.audit.forger import raw_forger
-from tests.conftest import MovableClock, cand
+from tests.conftest import MovableClock, cand, values
 
 
 def forge(ledger: Ledger, *statements) -> None:
@@ -68,6 +68,20 @@ def test_a_forged_key_row_does_not_steer_the_decision(tmp_path, name):
     assert _decided(forged, clock) == expected
 
 
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_a_batch_s_keys_read_up_front_are_checked(tmp_path, name):
+    """`observe_many` reads its keys' open facts in a few statements (`prefetch_keys`): the rows
+    read so are checked as one key's are."""
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
+        ledger.observe(cand(predicate="home_city", value="Pune", quote="we live in Pune"))
+        forge(ledger, *FORGERIES[name])
+        before = ledger.head()
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            ledger.observe_many([cand(predicate="home_city", value="Lima", quote="we moved to Lima",
+                                      said_at="2026-09-01T10:00:00Z"), cand(user="u2", value="vegan")])
+        assert ledger.head() == before
+
+
 def test_ingestion_stops_on_a_forged_key_row(tmp_path):
     from tests.ingest.helpers import adk_event, adk_session
 
@@ -80,6 +94,111 @@ def test_ingestion_stops_on_a_forged_key_row(tmp_path):
         with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
             ledger.ingest_session(session, extractor="patterns")
         assert ledger.head() == before
+
+
+# --- what else the table reads of a key: its past, its negations, an open key's kind ----------
+
+LATE = {"predicate": "home_city", "session": "s3", "event": "e3", "said_at": "2026-08-10T10:00:00Z"}
+NEGATED_LATER = [cand(predicate="diet", value="vegan", negated=True, quote="I am not vegan",
+                      said_at="2026-08-20T10:00:00Z", session="s2", event="e2")]
+
+KEY_FORGERIES = {
+    # the past: Pune held the key until Lima superseded it; a statement of Pune said in between
+    # reinforces the past fact (a backfill), whatever its closed interval says
+    "past value": (
+        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
+         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+              session="s2", event="e2")],
+        [("UPDATE fact_history SET value = 'Delhi', value_key = ? WHERE value = 'Pune' AND recorded_to IS NULL",
+          (value_key("Delhi"),))],
+        cand(value="Pune", quote="we live in Pune", **LATE)),
+    "past deleted": (
+        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
+         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+              session="s2", event="e2")],
+        [("DELETE FROM fact_history WHERE value = 'Pune' AND recorded_to IS NULL",)],
+        cand(value="Pune", quote="we live in Pune", **LATE)),
+    "past every interval deleted": (
+        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
+         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+              session="s2", event="e2")],
+        [("DELETE FROM fact_history WHERE value = 'Pune'",)],
+        cand(value="Pune", quote="we live in Pune", **LATE)),
+    "past said later": (
+        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
+         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+              session="s2", event="e2")],
+        [("UPDATE fact_history SET said_at = '2026-08-15T10:00:00.000000Z' WHERE value = 'Pune'"
+          " AND recorded_to IS NULL",)],
+        cand(value="Pune", quote="we live in Pune", **LATE)),
+    # the negations: "not vegan" said on the 20th ends a "vegan" said on the 10th, learnt later
+    "negation deleted": (NEGATED_LATER, [("DELETE FROM key_negations",)],
+                         cand(predicate="diet", value="vegan", quote="I am vegan", said_at="2026-08-10T10:00:00Z",
+                              session="s3", event="e3")),
+    "negation said earlier": (NEGATED_LATER,
+                              [("UPDATE key_negations SET said_at = '2026-08-05T10:00:00.000000Z'",)],
+                              cand(predicate="diet", value="vegan", quote="I am vegan",
+                                   said_at="2026-08-10T10:00:00Z", session="s3", event="e3")),
+    "negation made up": ([cand(predicate="diet", value="vegetarian", said_at="2026-08-01T10:00:00Z")],
+                         [("INSERT INTO key_negations VALUES (999, 'app', 'u1', 'user', 'diet', ?,"
+                           " '2026-08-20T10:00:00.000000Z', 'stated')", (value_key("vegan"),))],
+                         cand(predicate="diet", value="vegan", quote="I am vegan", said_at="2026-08-10T10:00:00Z",
+                              session="s3", event="e3")),
+    # an open key's kind: a `preference` is one value (Abba supersedes Queen); made a
+    # `constraint` (many values) Abba would open beside Queen
+    "kind": ([cand(predicate="x_fav_band", value="Queen", quote="I love Queen", kind="preference")],
+             [("UPDATE facts_current SET kind = 'constraint'",), ("UPDATE fact_history SET kind = 'constraint'",)],
+             cand(predicate="x_fav_band", value="Abba", quote="I love Abba", said_at="2026-09-01T10:00:00Z",
+                  event="e2")),
+}
+
+
+def _said(path, clock, late) -> tuple[str, str, dict]:
+    with Ledger(path, clock=clock) as ledger:
+        outcome = ledger.observe(late)
+        return outcome.decision, outcome.reason, values(ledger)
+
+
+@pytest.mark.parametrize("name", sorted(KEY_FORGERIES))
+@pytest.mark.parametrize("many", [False, True], ids=["observe", "observe_many"])
+def test_a_forged_past_negation_or_kind_does_not_steer_the_decision(tmp_path, name, many):
+    setup, statements, late = KEY_FORGERIES[name]
+    clock = MovableClock()
+    unforged, forged = tmp_path / "a.db", tmp_path / "b.db"
+    for path in (unforged, forged):
+        with Ledger(path, clock=clock, create=True) as ledger:
+            for candidate in setup:
+                ledger.observe(candidate)
+    expected = _said(unforged, clock, late)
+    with Ledger(forged, clock=clock) as ledger:
+        forge(ledger, *statements)
+        before = ledger.head()
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            if many:      # a batch reads its keys up front (`prefetch_keys`): checked the same
+                ledger.observe_many([late, cand(user="u2", value="vegan", said_at="2026-08-10T10:00:00Z")])
+            else:
+                ledger.observe(late)
+        assert ledger.head() == before                        # nothing decided, nothing written
+        ledger.replay()
+    assert _said(forged, clock, late) == expected
+
+
+def test_the_key_checks_pass_on_an_unforged_ledger_in_one_batch(tmp_path):
+    """A negation, a late statement and an open key's restatement decided in one transaction:
+    the checks see the rows as of the last flush and raise nothing."""
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
+        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                  said_at="2026-08-01T10:00:00Z"),
+                             cand(predicate="x_fav_band", value="Queen", quote="I love Queen", kind="preference")])
+        outcomes = ledger.observe_many([
+            cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+                 session="s2", event="e2"),
+            cand(predicate="home_city", value="Lima", negated=True, quote="we no longer live in Lima",
+                 said_at="2026-08-25T10:00:00Z", session="s2", event="e3"),
+            cand(value="Pune", quote="we live in Pune", **LATE),
+            cand(predicate="x_fav_band", value="Abba", quote="I love Abba", event="e4")])
+        assert [o.decision for o in outcomes][:1] == ["supersede"]
+        assert ledger.verify()["ok"]
 
 
 # --- which partitions a retention run considers ------------------------------------------------
