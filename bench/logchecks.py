@@ -2,11 +2,13 @@
 
 Issue 47 has ingestion read what was forgotten and its watermark from the log (kept folds,
 `projections/logkept.py`) and the decision table's read of a key checked against the log
-(`served.check_key_rows`).  This times the same work with the checks and with them switched off
+(`served.check_key_rows`; its past, negations and an open key's kind: `check_key_past`,
+`check_key_negations`, `check_key_kind`).  This times the same work with the checks and with them switched off
 in the same process (fresh ledgers, alternated so machine drift cancels): N one-event sessions of
 one user (the partition grows, so the kept folds must extend, not refold), N one-event sessions
-of N users, and N single observations alternating two values of one key (each decision reads the
-key).  Prints the ratios; `--json FILE` writes the figures.
+of N users, N single observations alternating two values of one key (each decision reads the
+key), the same said ever earlier (each a late statement: the key's past is read), and the same as
+one `observe_many` per 50 (the keys read up front).  Prints the ratios; `--json FILE` writes the figures.
 """
 
 from __future__ import annotations
@@ -32,18 +34,29 @@ def _session(i: int, user: str) -> dict:
          "content": {"role": "user", "parts": [{"text": "I live in Pune"}]}}]}
 
 
+def _alternating(i: int, second: int):
+    return make_candidate(app="app", user="u1", predicate="home_city", value=("Pune", "Lima")[i % 2],
+                          quote=f"I live in {('Pune', 'Lima')[i % 2]}", session=f"s{i}", evidence_event=f"e{i}",
+                          said_at=f"2026-10-01T{second // 3600 % 24:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z")
+
+
 @contextmanager
 def _unchecked(ledger: Ledger):
     """The checks off: the projection rows read as before issue 47's change."""
-    saved = (pipeline.checked_state, pipeline.is_forgotten, ledger._work.projector.check_key)
+    projector = ledger._work.projector
+    hooks = ("check_key", "check_past", "check_negations", "check_kind")
+    saved = (pipeline.checked_state, pipeline.is_forgotten, *(getattr(projector, h) for h in hooks))
     pipeline.checked_state = sessions.session_state
     pipeline.is_forgotten = lambda conn, app, kind, digest: conn.execute(
         "SELECT 1 FROM forgotten_scopes WHERE kind = ? AND hash = ?", (kind, digest)).fetchone() is not None
-    ledger._work.projector.check_key = None
+    for hook in hooks:
+        setattr(projector, hook, None)
     try:
         yield
     finally:
-        pipeline.checked_state, pipeline.is_forgotten, ledger._work.projector.check_key = saved
+        pipeline.checked_state, pipeline.is_forgotten = saved[:2]
+        for hook, value in zip(hooks, saved[2:]):
+            setattr(projector, hook, value)
 
 
 def _run(folder: Path, name: str, checked: bool, work) -> float:
@@ -75,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             app="app", user="u1", predicate="home_city", value=("Pune", "Lima")[i % 2],
             quote=f"I live in {('Pune', 'Lima')[i % 2]}", session=f"s{i}", evidence_event=f"e{i}",
             said_at=f"2026-10-01T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z")) for i in range(m)],
+        "observe, one key, late": lambda ledger: [ledger.observe(_alternating(i, m - i)) for i in range(m)],
+        "observe_many of 50, one key": lambda ledger: [ledger.observe_many([_alternating(i, i) for i in
+                                                                            range(start, min(start + 50, m))])
+                                                       for start in range(0, m, 50)],
     }
     figures = {}
     with tempfile.TemporaryDirectory() as folder:

@@ -174,8 +174,12 @@ def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], chan
     kept = (*_COMPARED, "fact_id", "recorded_from")
     check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
           table="fact_history")
+    # the key's open facts are not folded again: `check_key_rows` checked them (and the key's
+    # open set) before the table read the key's view, in this transaction
     filed = [row[0] for row in conn.execute(
-        "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND subject = ? AND predicate = ?", key)]
+        "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND subject = ? AND predicate = ?"
+        " AND fact_id NOT IN (SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND subject = ?"
+        " AND predicate = ?)", (*key, *key))]
     intervals, _ = _expected(conn, list(dict.fromkeys([*filed, *sorted(past_ids), *_unfiled(conn, app, user)])),
                              "fact_history")
     logged = {fact_id for fact_id, found in intervals.items()
