@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from factledger.ledger import Ledger, LedgerError
+from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store.postgres.backend import split_location
 from factledger.ledger.store.postgres.partitions import SUGGESTED_LEAVES
 from tests.conftest import cand
@@ -216,3 +217,26 @@ def test_a_planted_trigger_is_named_by_verify_blocks_forget_and_repair_drops_it(
         assert fixer.verify()["ok"]
     finally:
         fixer.close()
+
+
+def test_the_key_checks_hold_on_every_backend(make, raw):
+    """The decision table's past, negations and an open key's kind are checked against the log on
+    both engines: honest late statements, negations and open keys decide with no alarm, in one
+    observation and in a batch, and a deleted negation row is "the ledger is damaged"."""
+    ledger = make()
+    ledger.observe_many([cand(predicate="home_city", value="Pune", said_at="2026-08-01T10:00:00Z"),
+                         cand(predicate="x_fav_band", value="Queen", kind="preference"),
+                         cand(predicate="diet", value="vegan", negated=True, said_at="2026-08-20T10:00:00Z",
+                              session="s2", event="e2")])
+    ledger.observe(cand(predicate="home_city", value="Lima", said_at="2026-08-20T10:00:00Z", session="s3"))
+    late = ledger.observe(cand(predicate="home_city", value="Pune", said_at="2026-08-10T10:00:00Z", session="s4"))
+    assert late.decision == "reinforce"
+    assert ledger.observe_many([cand(predicate="x_fav_band", value="Abba", session="s5"),
+                                cand(predicate="diet", value="vegan", said_at="2026-08-10T10:00:00Z",
+                                     session="s6")])[0].decision == "supersede"
+    assert ledger.verify()["ok"]
+    raw(ledger, "DELETE FROM key_negations")
+    before = ledger.head()
+    with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+        ledger.observe(cand(predicate="diet", value="vegan", said_at="2026-08-11T10:00:00Z", session="s7"))
+    assert ledger.head() == before
