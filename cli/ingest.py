@@ -218,7 +218,7 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
               "quote": d["quote"], "session": d["session"], "author": d["author"],
               "held_at": d["said_at"], "app": d["app"], "user": d["user"],
               "status": "open", "disputes": fact_ids(d["disputes"])}
-             for d in ledger.open_disputes(app, user)]
+             for d in ledger.lookup.open_disputes(app, user)]
     emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
     if resolve_format(fmt) == "table":
         found = len(ledger.contradictions(app, user))
