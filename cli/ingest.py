@@ -23,7 +23,8 @@ SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events
 # Review tables show what a reviewer decides on and the id to decide with (fit 120 columns; who
 # said it and when are in --json)
 REVIEW_COLUMNS = ("kind", "item", "reason", "predicate", "value", "quote", "session", "suggestions")
-CONTRADICTION_COLUMNS = ("app", "user", "reason", "declared", "fact_id", "other_fact_id")
+CONTRADICTION_COLUMNS = ("app", "user", "predicate", "value", "other_predicate", "other_value", "declared",
+                         "semantic_hint")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXPLAIN_COLUMNS = ("session", "evidence_event", "predicate", "value", "negated", "pattern", "outcome",
