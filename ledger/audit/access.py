@@ -78,7 +78,7 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
 def record_many(work, serves: list[dict]) -> list[int]:
     """Append a `FactsServed` for each of `serves` (each the keyword arguments of `record`) in one
     transaction, in order; their seqs.  One commit (one fsync) for all: the group commit of
-    serves from concurrent reads (`Ledger.record_recalls`).  All or none is recorded."""
+    serves from concurrent reads (`ledger.serves.record_recalls`).  All or none is recorded."""
     if work.read_only:
         raise LedgerError("this ledger is open read-only (a standby or a read open): a serve cannot "
                           "be recorded here; record it on the primary, or do not say whom it is for")
