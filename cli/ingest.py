@@ -15,7 +15,7 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.service import evaluate_probes, probe_report
+from factledger.ledger.service import EVENT, evaluate_probes, probe_report
 from factledger.ledger.vocabulary.terminal import escape
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
@@ -171,7 +171,7 @@ def sessions(state, app, user, fmt) -> None:
 def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
     """Every rejected candidate, newest last: why, by which rule, and what it claimed."""
     rows = []
-    for e in ledger.log(app=app, user=user, type="CandidateRejected"):
+    for e in ledger.log(app=app, user=user, type=EVENT.CandidateRejected):
         body = e["body"] or {}
         candidate = body.get("candidate") or {}
         rows.append({"seq": e["seq"], "reason": body.get("reason"), "rule": body.get("rule"),

@@ -21,6 +21,7 @@ from factledger.ledger.audit.logquery import iter_log
 from factledger.ledger.audit.proofs import origin
 from factledger.ledger.audit.why import related
 from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.scope import event_hash, fact_hash, session_hash, user_hash
@@ -220,7 +221,7 @@ class Reads:
         if not fact_ids:
             return []
         with snapshot(self._conn), served.keeping(self._served_kept):
-            seqs = seqs_touching(self._conn, sorted(fact_ids), "FactReinstated")
+            seqs = seqs_touching(self._conn, sorted(fact_ids), EVENT.FactReinstated)
             events = logread.bodies_at(self._conn, seqs)
         out = []
         for seq in seqs:

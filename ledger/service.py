@@ -23,6 +23,7 @@ from factledger.ledger.audit.projcheck import check_partitions, projection_probl
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.support import refused
 from factledger.ledger.domain.textindex import remembering
@@ -62,7 +63,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
-           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE",
+           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE", "EVENT",
            "refuse_output", "remove_location", "query", "registry_rows", "evaluate_probes", "probe_report"]
 
 

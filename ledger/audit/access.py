@@ -17,7 +17,7 @@ import os
 import secrets
 
 from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.domain.events import FactsServed
+from factledger.ledger.domain.events import EVENT, FactsServed
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.recall import render
 from factledger.ledger.store.reads import event_at
@@ -117,7 +117,7 @@ def serve_body(conn, seq: int) -> tuple[dict, str]:
     row = event_at(conn, seq)                 # (seq, event_id, type, app, recorded_at, body, ...)
     if row is None:
         raise LedgerError(f"no event with seq {seq}")
-    if row[2] != "FactsServed":
+    if row[2] != EVENT.FactsServed:
         raise LedgerError(f"event {seq} is a {row[2]}, not a serve record (FactsServed)")
     if row[5] is None:
         raise LedgerError(f"serve record {seq} was erased (its masked copy says what was served)")
