@@ -18,7 +18,7 @@ def seen_ids(ledger: Ledger, app: str, user: str, session: Session) -> set[str]:
     """Ids of this session's events that a surviving ingestion already read."""
     seen: set[str] = set()
     order = [e.id for e in session.events]
-    for body in ledger.session_ingestions(app, user, session.id):
+    for body in ledger.lookup.session_ingestions(app, user, session.id):
         if body.get("event_ids") is not None:
             seen.update(body["event_ids"])
         elif body["watermark"] in order:               # written without ids: up to its watermark
@@ -31,8 +31,8 @@ def seen_ids(ledger: Ledger, app: str, user: str, session: Session) -> set[str]:
 def new_events(ledger: Ledger, session: Session, app: str, user: str) -> Delta:
     """The delta to extract: events neither seen nor erased; `read_ids` names all it accounts for."""
     seen = seen_ids(ledger, app, user, session)
-    cut = ledger.session_erased_until(app, user, session.id)
-    erased = (ledger.erased_event_ids(app, user, session.id, [e.id for e in session.events])
+    cut = ledger.erased.session_erased_until(app, user, session.id)
+    erased = (ledger.erased.erased_event_ids(app, user, session.id, [e.id for e in session.events])
               if cut is not None else set())
     whole = [e for e in session.events if not e.partial]
     settled = {e.id for e in whole

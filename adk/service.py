@@ -206,11 +206,11 @@ class LedgerMemoryService(BaseMemoryService):
                                requested_by=self.requested_by)
 
     def _in_partition(self, app: str, user: str, fact: str) -> bool:
-        return self.ledger.fact_observed_in(fact, app, user)
+        return self.ledger.lookup.fact_observed_in(fact, app, user)
 
     def _owns(self, app: str, user: str, fact: str) -> bool:
         return self._in_partition(app, user, fact)
 
     def _forgotten(self, app: str, user: str, fact: str) -> bool:
         """Deleted already: the fact, or the whole user (whose fact ids the ledger no longer keeps)."""
-        return self.ledger.is_forgotten_fact(app, user, fact) or self.ledger.is_forgotten_user(app, user)
+        return self.ledger.erased.is_forgotten_fact(app, user, fact) or self.ledger.erased.is_forgotten_user(app, user)

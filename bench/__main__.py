@@ -22,11 +22,11 @@ from pathlib import Path
 from factledger.ledger import Ledger
 
 from . import adk, forget, observe, pg, proofs, queries, replay, report, verify
-from .baseline import RawStore
+from .baseline import RawStore, SameRowsStore
 from .generator import Generator
 from .peers import eventsourcing_peer
 
-PHASES = ("single", "as_of", "recall", "verify", "proofs", "replay", "forget", "adk")
+PHASES = ("single", "as_of", "recall", "verify", "proofs", "replay", "forget", "adk", "meaning")
 
 
 def _log(message: str) -> None:
@@ -53,13 +53,15 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
     ledger = Ledger(db, create=True)
     gen = Generator(seed, registry=ledger.registry)
     raw = RawStore(str(workdir / "raw.db"))
+    same = SameRowsStore(str(workdir / "same-rows.db"), ledger.projector.schema)
     peer, why = eventsourcing_peer(str(workdir / "eventsourcing.db"))
     if peer is None:
         reasons["eventsourcing_append_per_s"] = reasons["vs_eventsourcing_ratio"] = why
 
     _log(f"observe stream to {events:,} events in transactions of 1,000 candidates ...")
-    results.update(observe.stream(ledger, gen, events, raw, peer, log=_log))
+    results.update(observe.stream(ledger, gen, events, raw, peer, log=_log, same=same))
     raw.close()
+    same.close()
     if peer is not None:
         peer.close()
 
@@ -114,6 +116,14 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
                     reasons[key] = (f"this run forgot {', '.join(map(str, forget_sizes))} users in "
                                     "bulk (--forget-sizes); see forget_<n>_users_s")
     save_partial("forget")
+    if "meaning" not in skip:
+        _log("the write path with and without the semantic extra ...")
+        got = observe.meaning(workdir, seed, ledger.registry, candidates=max(100, min(2000, events // 50)))
+        why = got.pop("meaning_reason", None)
+        if why:
+            for key in MEANING_KEYS:
+                reasons[key] = why
+        results.update(got)
     if "adk" not in skip:
         _log("google-adk peer ...")
         got = adk.measure(workdir, registry=ledger.registry)
@@ -135,6 +145,9 @@ def run(events: int, seed: int, workdir: Path, skip: set[str], forget_sizes=(100
     results["targets"] = {k: report.verdict(k, results) for k in report.TARGETS}
     results["meta"] = _meta(time.perf_counter() - started)
     return results
+
+
+MEANING_KEYS = ("observe_meaning_per_s", "observe_no_meaning_per_s", "observe_meaning_ratio")
 
 
 def _truncate_wal(ledger: Ledger) -> None:
@@ -174,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--forget-sizes", default="1000,10000",
                         help="bulk forgetting sizes, comma-separated (default 1000,10000)")
     args = parser.parse_args(argv)
+    # Every phase but `meaning` measures the ledger without dedup by meaning, as every earlier
+    # round did (they ran without the semantic extra); `meaning` measures both.
+    os.environ.setdefault("FACTLEDGER_EMBEDDER", "off")
     sizes = tuple(int(x) for x in args.forget_sizes.split(",") if x)
     if args.workdir:
         workdir = Path(args.workdir)

@@ -40,15 +40,16 @@ class RawStore:
         self.checkpointer.take_over()
         self.seq, self.hash = 0, chain.GENESIS
 
-    def insert(self, events: list[tuple[str, str, str, dict]]) -> float:
-        """Append (type, app, user, body) rows in one transaction; returns the seconds it took."""
+    def insert(self, events: list[tuple[str, str, str, dict]], rows: dict | None = None) -> float:
+        """Append (type, app, user, body) rows in one transaction, and with `rows` (table ->
+        rows, `SameRowsStore`) those projection rows too; returns the seconds it took."""
         t0 = time.perf_counter()
         conn = self.conn
         self.checkpointer.before_begin(conn)
         conn.execute("BEGIN IMMEDIATE")
         now = iso(system_clock())
         seq, prev = self.seq, self.hash
-        rows = []
+        log_rows = []
         sha = hashlib.sha256
         for type_, app, user, body in events:
             raw = orjson.dumps(body, option=_SORT)
@@ -62,9 +63,13 @@ class RawStore:
             digest.update(b"\x00".join((event_id.encode(), type_.encode(), now.encode(), b"")))
             digest.update(bytes.fromhex(commit))
             link = digest.hexdigest()
-            rows.append((seq, event_id, type_, app, user, now, raw.decode(), salt, commit, prev, link))
+            log_rows.append((seq, event_id, type_, app, user, now, raw.decode(), salt, commit, prev, link))
             prev = link
-        conn.executemany(_INSERT, rows)
+        conn.executemany(_INSERT, log_rows)
+        for table, table_rows in (rows or {}).items():
+            if table_rows:
+                marks = ", ".join("?" for _ in table_rows[0])
+                conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", table_rows)
         conn.execute("COMMIT")
         self.checkpointer.after_commit()
         took = time.perf_counter() - t0
@@ -74,6 +79,49 @@ class RawStore:
     def close(self) -> None:
         self.checkpointer.close()
         self.conn.close()
+
+
+class SameRowsStore(RawStore):
+    """The honest floor of the write path: the raw baseline's events and, in the same transaction,
+    the projection rows the ledger wrote for the same batch (`batch_rows`), into the ledger's own
+    tables and indexes (`Projector().schema`), one `executemany` per table.  No decision, no fold:
+    what writing the same rows costs SQLite from Python, and nothing else."""
+
+    def __init__(self, path: str, schema: str, synchronous: str = "FULL"):
+        super().__init__(path, synchronous)
+        self.conn.executescript("BEGIN IMMEDIATE;" + schema + "COMMIT;")
+
+
+# What each projection table holds that a batch wrote: for the facts its events name (`?`: a
+# `json_each` list of their ids), the intervals it opened or closed, their provenance rows and the
+# open ones' facts_current rows; by seq (after which the batch began) the rest; the Merkle nodes
+# past the tree's size before it.
+_BY_FACT = {
+    "fact_history": ("SELECT h.* FROM json_each(?) j JOIN fact_history h ON h.fact_id = j.value"
+                     " WHERE h.from_seq > ? OR h.ended_by > ?"),
+    "facts_current": "SELECT f.* FROM json_each(?) j JOIN facts_current f ON f.fact_id = j.value",
+    "fact_events": "SELECT e.* FROM json_each(?) j JOIN fact_events e ON e.fact_id = j.value WHERE e.seq > ?",
+}
+_BY_SEQ = ("recall_index", "key_negations", "fact_vectors")
+_NAMES_A_FACT = ("fact_id", "by_fact_id", "disputes", "winner_id", "split_id")
+
+
+def batch_rows(conn: sqlite3.Connection, after: int, merkle_after: int,
+               events: list[tuple[str, str, str, dict]]) -> dict[str, list[tuple]]:
+    """The projection rows the batch of `events` (appended after seq `after`) left, table by table."""
+    ids = {body[k] for _t, _a, _u, body in events if body for k in _NAMES_A_FACT if body.get(k)}
+    ids |= {i for _t, _a, _u, body in events if body for i in body.get("loser_ids", ())}
+    listed = orjson.dumps(sorted(ids)).decode()
+    rows = {table: conn.execute(sql, (listed, *(after,) * (sql.count("?") - 1))).fetchall()
+            for table, sql in _BY_FACT.items()}
+    for table in _BY_SEQ:
+        rows[table] = conn.execute(f"SELECT * FROM {table} WHERE seq > ?", (after,)).fetchall()
+    rows["merkle_hashes"] = conn.execute("SELECT * FROM merkle_hashes WHERE pos > ?", (merkle_after,)).fetchall()
+    return rows
+
+
+def merkle_size(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(pos), -1) FROM merkle_hashes").fetchone()[0]
 
 
 def raw_read(conn: sqlite3.Connection) -> tuple[int, float]:

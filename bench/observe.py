@@ -16,19 +16,23 @@ import orjson
 
 from factledger.ledger import Ledger, make_candidate
 
+from .baseline import batch_rows, merkle_size
 from .stats import ms, percentile, rate, ratio
 
 
 def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int = 1000,
-           log=print) -> dict:
+           log=print, same=None) -> dict:
+    """`same`: a `baseline.SameRowsStore`, given the batch's events and the projection rows the
+    ledger wrote for them (`observe_same_rows_ratio`)."""
     per_batch: list[tuple[int, float]] = []
-    ledger_s = raw_s = peer_s = 0.0
+    ledger_s = raw_s = peer_s = same_s = 0.0
     candidates = 0
     decisions: Counter = Counter()
     last = ledger.head()[0]
     next_report = time.monotonic() + 30
     while last < target_events:
         cands = [make_candidate(**fields) for fields in gen.batch(batch)]
+        merkle_before = merkle_size(ledger._conn) if same is not None else 0
         t0 = time.perf_counter()
         outcomes = ledger.observe_many(cands)
         took = time.perf_counter() - t0
@@ -39,6 +43,8 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
             decisions["series_reading" if o.rule == "series_reading" else o.decision] += 1
         events = [(t, a, u, orjson.loads(b)) for t, a, u, b in ledger._conn.execute(
             "SELECT type, app, user, body FROM events WHERE seq > ? ORDER BY seq", (last,))]
+        if same is not None:
+            same_s += same.insert(events, batch_rows(ledger._conn, last, merkle_before, events))
         last += len(events)
         raw_s += raw.insert(events)
         if peer is not None:
@@ -73,6 +79,10 @@ def stream(ledger: Ledger, gen, target_events: int, raw, peer=None, batch: int =
                                        if decile_us[1] else None),
         "observe_decile_us": decile_us,
     }
+    if same is not None:
+        floor = rate(candidates, same_s)
+        result["same_rows_insert_per_s"] = floor
+        result["observe_same_rows_ratio"] = ratio(observe, floor)
     if peer is not None:
         es = rate(candidates, peer_s)
         result["eventsourcing_append_per_s"] = es
@@ -96,3 +106,45 @@ def single_latency(ledger: Ledger, gen, count: int = 200) -> dict:
         samples.append(time.perf_counter() - t0)
     return {"observe_single_p50_ms": ms(percentile(samples, 50)),
             "observe_single_p99_ms": ms(percentile(samples, 99))}
+
+
+def meaning(workdir, seed: int, registry, candidates: int = 2000, batch: int = 500) -> dict:
+    """The write path with and without the semantic extra's dedup by meaning: the same generated
+    candidates into two fresh ledgers, one with the bundled encoder (every new value of a `many`
+    key compared with the key's values by one matrix product, every new fact embedded for its
+    stored vector) and one with meaning off.  `observe_meaning_ratio`: with / without."""
+    import os
+
+    from factledger.ledger.semantic import embedder as encoders
+
+    from .generator import Generator
+
+    before = os.environ.get("FACTLEDGER_EMBEDDER")
+    figures: dict = {}
+    try:
+        for label, setting in (("observe_meaning_per_s", None), ("observe_no_meaning_per_s", "off")):
+            if setting is None:
+                os.environ.pop("FACTLEDGER_EMBEDDER", None)
+                if not encoders.wanted():
+                    return {"meaning_reason": "the semantic extra is not installed"}
+            else:
+                os.environ["FACTLEDGER_EMBEDDER"] = setting
+            gen = Generator(seed, registry=registry)
+            with Ledger(workdir / f"meaning-{setting or 'on'}.db", create=True) as ledger:
+                if setting is None:
+                    encoders.get()                       # the model's load is not a write's cost
+                took, done = 0.0, 0
+                while done < candidates:
+                    cands = [make_candidate(**fields) for fields in gen.batch(min(batch, candidates - done))]
+                    t0 = time.perf_counter()
+                    ledger.observe_many(cands)
+                    took += time.perf_counter() - t0
+                    done += len(cands)
+            figures[label] = rate(done, took)
+    finally:
+        if before is None:
+            os.environ.pop("FACTLEDGER_EMBEDDER", None)
+        else:
+            os.environ["FACTLEDGER_EMBEDDER"] = before
+    figures["observe_meaning_ratio"] = ratio(figures["observe_meaning_per_s"], figures["observe_no_meaning_per_s"])
+    return figures

@@ -8,6 +8,7 @@ from pathlib import Path
 # key -> (comparison, bound); "x_forget_1k" bounds forget_10k_s by 12 x forget_1k_s.
 TARGETS = {
     "observe_batch_ratio": (">=", 0.5),
+    "observe_same_rows_ratio": (">=", 0.5),
     "observe_cost_growth": ("<=", 1.25),
     "observe_single_p50_ms": ("<=", 1.0),
     "observe_single_p99_ms": ("<=", 5.0),
@@ -28,6 +29,7 @@ TARGETS = {
 
 ORDER = (
     "events", "candidates", "observe_batch_per_s", "raw_insert_per_s", "observe_batch_ratio",
+    "same_rows_insert_per_s", "observe_same_rows_ratio",
     "observe_cost_growth", "observe_single_p50_ms", "observe_single_p99_ms", "replay_per_s",
     "raw_read_per_s", "replay_ratio", "replay_jobs2_per_s", "replay_jobs2_ratio",
     "replay_speedup_2", "parallel_ceiling_2", "replay_peak_rss_mb", "forget_user_p50_ms",
@@ -39,7 +41,7 @@ ORDER = (
     "prove_consistency_p50_ms",
     "verify_checkpoint_s", "bytes_per_event", "eventsourcing_append_per_s", "vs_eventsourcing_ratio",
     "adk_sqlite_add_per_s", "adk_sqlite_search_p99_ms", "vs_adk_add_ratio",
-    "recall_p99_vs_adk_search",
+    "recall_p99_vs_adk_search", "observe_meaning_per_s", "observe_no_meaning_per_s", "observe_meaning_ratio",
 )
 
 

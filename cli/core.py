@@ -107,7 +107,7 @@ def check_as_of(ledger, as_of: str | None) -> None:
     """An as-of before the first event answers nothing: say that nothing was recorded yet."""
     if as_of is None:
         return
-    first = ledger.first_recorded_at()
+    first = ledger.notices.first_recorded_at()
     at = normalise_time(as_of)
     if first is None or at < first:
         note(f"nothing had been recorded yet at {at}" +
@@ -148,9 +148,9 @@ def facts(state, app, user, subject, predicate, as_of, valid_at, status, kinds, 
         if closed and not rows and not (as_of or valid_at):
             note(f"{' and '.join(closed)} facts are not open now: add --valid-at TIME (what was true then) "
                  "or --as-of TIME, or see `factledger history`")
-    rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
+    rows = ledger.lookup.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     if with_served:
-        counts = ledger.served_counts(app, user)
+        counts = ledger.serves.served_counts(app, user)
         rows = [{**r, "served": counts.get(r["fact_id"], 0)} for r in rows]
     if valid_at:
         emit([label_then(r) for r in rows], fmt, VALID_AT_COLUMNS)
@@ -187,7 +187,7 @@ def history(state, app, user, subject, predicate, clearance, include_sensitive, 
     if not rows:
         check_partition(ledger, app, user)
         check_predicate(ledger, predicate, app, user)
-    rows = ledger.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
+    rows = ledger.lookup.clearance_mask(app, user, allowed).rows(withhold(rows, allowed))
     emit([{**r, "belief": belief(r)} for r in rows], fmt, HISTORY_COLUMNS, heading=fact_heading,
          view=lambda r: {**r, "belief": r["state"] if r["recorded_to"] is None else f"was {r['state']}"})
 
@@ -267,7 +267,7 @@ def replay(state, check, jobs, fmt) -> None:
     if check:
         with Bars() as bars:
             problems = ledger.replay_differences(jobs=jobs, progress=bars)
-        meaning = ledger.meaning_index() if not problems else {}
+        meaning = ledger.notices.meaning_index() if not problems else {}
         for text in meaning.pop("notices", ()):
             note(text)
         emit_one({"ok": not problems, "differences": problems, **({"meaning": meaning} if meaning else {})}, fmt,

@@ -18,7 +18,7 @@ import click
 import orjson
 from click.testing import CliRunner
 
-from factledger.ledger.service import display_location, is_fresh_server_location, is_server_location
+from factledger.ledger.service import EVENT, display_location, is_fresh_server_location, is_server_location
 
 MEAL = ["--app", "mealkit", "--user", "priya"]
 CLINIC = ["--app", "clinic", "--user", "arun"]
@@ -154,7 +154,7 @@ def demo(out: str | None, replace: bool) -> None:
     run(["recall", "where do I live and what do I eat?", *MEAL, "--explain"],
         "and why each fact was served or left out")
     run(["facts", *DEPLOY, "-t"], "a team's deploy region: a runbook's 'all teams must use' is not their preference")
-    run(["log", *DEPLOY, "--type", "CandidateRejected", "--nl"], "the rejected runbook line, and the rule")
+    run(["log", *DEPLOY, "--type", EVENT.CandidateRejected, "--nl"], "the rejected runbook line, and the rule")
     run(["facts", *CLINIC, "--clearance", "health", "-t"], "health facts: shown only at health clearance")
     run(["facts", *CLINIC, "--clearance", "health", "--valid-at", "2026-07-05", "-t"],
         "what was true on 2026-07-05 by today's knowledge: the discharge dose")

@@ -105,7 +105,7 @@ def forget(state, app, user, session, fact, predicate, sensitivity, reason, requ
         confirm(preview, "forget")
     receipt = ledger.forget(app, user, dry_run=dry_run, vacuum=vacuum, **options)
     if receipt.get("noop"):
-        earlier = ledger.already_erased_at(app, user, session=session, fact=fact,
+        earlier = ledger.erased.already_erased_at(app, user, session=session, fact=fact,
                                            scope=(receipt["scope_kind"], receipt["scope_hash"]))
         if earlier is not None:
             receipt["already_erased_at"] = earlier
@@ -171,13 +171,13 @@ def erasures(state, app, user, session, ticket, fmt) -> None:
     ledger = state.ledger(read_only=True)
     rows = ledger.erasures(app, ticket=ticket)
     if user is not None:
-        seqs = ledger.receipt_seqs(app, user, session)
+        seqs = ledger.erased.receipt_seqs(app, user, session)
         rows = [r for r in rows if r["redaction_seq"] in seqs]
         if not rows:
             note(f"no erasure receipt for this {'session' if session else 'user'} of app {app!r}"
                  " (ids are matched exactly, as hashed)")
     if ticket is not None and ticket.strip() and not rows:
-        known = sorted({t for t in ledger.receipt_tickets().values() if t})
+        known = sorted({t for t in ledger.erased.receipt_tickets().values() if t})
         note(f"no erasure receipt with ticket {ticket.strip()!r}" + (
             f" (tickets recorded: {', '.join(known)})" if known else " (no receipt records a ticket)"))
     emit(rows, fmt, ERASURE_COLUMNS)

@@ -15,7 +15,7 @@ from factledger.cli.notices import check_partition, note
 from factledger.cli.output import emit, emit_one, output_options, resolve_format
 from factledger.cli.partition import partition_options
 from factledger.ledger import LedgerError
-from factledger.ledger.service import evaluate_probes, probe_report
+from factledger.ledger.service import EVENT, evaluate_probes, probe_report
 from factledger.ledger.vocabulary.terminal import escape
 
 SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events_read",
@@ -23,7 +23,8 @@ SESSION_COLUMNS = ("session", "watermark", "watermark_at", "ingestions", "events
 # Review tables show what a reviewer decides on and the id to decide with (fit 120 columns; who
 # said it and when are in --json)
 REVIEW_COLUMNS = ("kind", "item", "reason", "predicate", "value", "quote", "session", "suggestions")
-CONTRADICTION_COLUMNS = ("app", "user", "reason", "declared", "fact_id", "other_fact_id")
+CONTRADICTION_COLUMNS = ("app", "user", "predicate", "value", "other_predicate", "other_value", "declared",
+                         "semantic_hint")
 REJECTED_COLUMNS = ("seq", "reason", "subject", "predicate", "value", "negated", "quote", "session",
                     "evidence_event")
 EXPLAIN_COLUMNS = ("session", "evidence_event", "predicate", "value", "negated", "pattern", "outcome",
@@ -170,7 +171,7 @@ def sessions(state, app, user, fmt) -> None:
 def rejected_rows(ledger, app: str | None, user: str | None) -> list[dict]:
     """Every rejected candidate, newest last: why, by which rule, and what it claimed."""
     rows = []
-    for e in ledger.log(app=app, user=user, type="CandidateRejected"):
+    for e in ledger.log(app=app, user=user, type=EVENT.CandidateRejected):
         body = e["body"] or {}
         candidate = body.get("candidate") or {}
         rows.append({"seq": e["seq"], "reason": body.get("reason"), "rule": body.get("rule"),
@@ -222,7 +223,7 @@ def review(ctx, app, user, show_all, rejected, contradicting, fmt) -> None:
               "quote": d["quote"], "session": d["session"], "author": d["author"],
               "held_at": d["said_at"], "app": d["app"], "user": d["user"],
               "status": "open", "disputes": fact_ids(d["disputes"])}
-             for d in ledger.open_disputes(app, user)]
+             for d in ledger.lookup.open_disputes(app, user)]
     emit(rows, fmt, REVIEW_COLUMNS + (("status",) if show_all else ()))
     if resolve_format(fmt) == "table":
         found = len(ledger.contradictions(app, user))

@@ -45,7 +45,7 @@ def warn_exposure(host: str, what: str, *, public_clearance: str | None = None) 
 
 def check_partition(ledger, app: str, user: str) -> bool:
     """Notice when the partition is unknown (or erased); True when it exists."""
-    text = ledger.partition_notice(app, user)
+    text = ledger.notices.partition_notice(app, user)
     if text:
         note(text)
     return text is None
@@ -55,14 +55,14 @@ def check_predicate(ledger, predicate: str | None, app: str | None = None, user:
     """Called when a read found nothing: a predicate the registry does not know is an error,
     unless the partition recorded an open key of that name (its facts may all be closed)."""
     if predicate and ledger.registry.resolve(predicate) is None:
-        if app and user and ledger.key_kind(app, user, predicate) is not None:
+        if app and user and ledger.notices.key_kind(app, user, predicate) is not None:
             return
         raise ledger.registry.unknown(predicate)
 
 
 def check_session(ledger, app, user, session: str | None) -> None:
     if session:
-        text = ledger.session_notice(app, user, session)
+        text = ledger.notices.session_notice(app, user, session)
         if text:
             note(text)
 

@@ -50,7 +50,7 @@ def served(ctx, app, user, since, until, caller, fact, surface, fmt) -> None:
 @pass_state
 def show(state, seq, with_text, as_json) -> None:
     """Re-render serve SEQ from the log at its position and compare with its recorded hash."""
-    shown = state.ledger(read_only=True).served_show(seq)
+    shown = state.ledger(read_only=True).serves.served_show(seq)
     if as_json:
         click.echo(dumps(shown))
     else:

@@ -24,13 +24,13 @@ def why(state, fact_id, clearance, include_sensitive, fmt) -> None:
     try:
         report = ledger.why(fact_id)
     except LedgerError:
-        erased = ledger.fact_erasure(fact_id.strip())
+        erased = ledger.erased.fact_erasure(fact_id.strip())
         if erased is None:
             raise
         emit_one(erased, fmt, render=render_erased)      # one shape, whatever route erased it
         return
-    report["related"] = ledger.fact_relations(report["fact"]["fact_id"], report["events"])
-    emit_one(ledger.cleared_why(report, cleared(clearance, include_sensitive, AUDIT_CLEARANCE)), fmt,
+    report["related"] = ledger.lookup.fact_relations(report["fact"]["fact_id"], report["events"])
+    emit_one(ledger.lookup.cleared_why(report, cleared(clearance, include_sensitive, AUDIT_CLEARANCE)), fmt,
              render=render_why)
 
 

@@ -24,7 +24,7 @@ from factledger.ledger.audit.projcheck import check_partitions
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain.candidate import reserved_user
 from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.domain.events import parse_body
+from factledger.ledger.domain.events import EVENT, parse_body
 from factledger.ledger.errors import ConstraintViolation, LedgerError, ProjectionMismatch
 from factledger.ledger.forget.scope import CHECKPOINTS_USER, ERASURES_USER
 from factledger.ledger.registry.predicates import KINDS
@@ -183,7 +183,7 @@ def _row(line: str, number: int, kinds: frozenset[str] = frozenset(KINDS)) -> tu
 
 # The one event type each of the ledger's own partitions holds (a pseudonymised user's holds
 # only scrubbed events).
-_OWN_TYPES = {ERASURES_USER: "Redacted", CHECKPOINTS_USER: "CheckpointIssued"}
+_OWN_TYPES = {ERASURES_USER: EVENT.Redacted, CHECKPOINTS_USER: EVENT.CheckpointIssued}
 
 
 def _check_partition(item: dict, body: dict | None, number: int) -> None:
@@ -217,7 +217,7 @@ def _check_body(text: str, type_, number: int, kinds: frozenset[str] = frozenset
                           f"{first.get('msg', 'invalid')})") from None
     if body.type != type_:
         raise LedgerError(f"line {number}: body is a {body.type} event, the row says {type_!r}")
-    kind = data.get("kind") if body.type == "FactObserved" else None
+    kind = data.get("kind") if body.type == EVENT.FactObserved else None
     if kind is not None and kind not in kinds:
         raise LedgerError(f"line {number}: not a valid event body (kind {kind!r} is not a kind of "
                           f"this ledger's registry: {', '.join(sorted(kinds))})")

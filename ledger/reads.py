@@ -5,7 +5,7 @@ projections' read functions (pyproject's `forbidden` contract); each question th
 method here, which `Ledger` inherits, named for what it returns.  A method takes ids as the
 caller gives them and passes them on as they are, as the read it wraps did when the shell called
 it (a notice must be able to say "no user ''", so nothing here refuses an id the read accepts);
-the ADK service's lookups normalise, as `Ledger.is_forgotten_session` does.  A read of more than
+the ADK service's lookups normalise, as `ledger.erased.is_forgotten_session` does.  A read of more than
 one statement runs in one read transaction (`snapshot`), as the facade's other reads do.
 """
 
@@ -21,6 +21,7 @@ from factledger.ledger.audit.logquery import iter_log
 from factledger.ledger.audit.proofs import origin
 from factledger.ledger.audit.why import related
 from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.recall_options import parse_clearance
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.scope import event_hash, fact_hash, session_hash, user_hash
@@ -47,7 +48,7 @@ class Reads:
 
     # --- clearance -----------------------------------------------------------------------------
 
-    def clearance_mask(self, app: str, user: str, clearance) -> ClearanceMask:
+    def _clearance_mask(self, app: str, user: str, clearance) -> ClearanceMask:
         """What masks, in text shown to a reader with `clearance` (a level of `normal < personal
         < health`), the values of the partition's facts above it, every interval of them
         (`ledger.audit.cleartext`).  The partition and, as recall serves it, its app's `_domain`."""
@@ -70,7 +71,7 @@ class Reads:
 
         return ClearanceMask(above() if kept is None else kept.derived(("values_above", users, cleared), above))
 
-    def cleared_why(self, report: dict, clearance) -> dict:
+    def _cleared_why(self, report: dict, clearance) -> dict:
         """A `why` report as a reader with `clearance` may see it: a fact above the clearance is
         refused, and every text of the report (quotes, bodies, related facts) has the partition's
         values above it masked, the fact's own value excepted.  One rule for the CLI, the web view
@@ -80,7 +81,7 @@ class Reads:
         if fact["sensitivity"] not in allowed:
             raise LedgerError(f"fact {fact['fact_id']!r} is {fact['sensitivity']}: above the clearance "
                               f"{allowed[-1]} (see it with --clearance {fact['sensitivity']})")
-        mask = self.clearance_mask(fact["app"], fact["user"], allowed)
+        mask = self._clearance_mask(fact["app"], fact["user"], allowed)
         return mask.row(report, own_value=fact["value"]) if mask else report
 
     # --- the ledger itself ---------------------------------------------------------------------
@@ -100,7 +101,7 @@ class Reads:
         """How many events the log holds, to size a progress bar before a replay."""
         return logread.count(self._conn)
 
-    def first_recorded_at(self) -> str | None:
+    def _first_recorded_at(self) -> str | None:
         """When the first event was recorded (None for an empty log): an `as_of` before it
         answers nothing, and the shell says why instead of printing an empty table."""
         return logread.first_recorded_at(self._conn)
@@ -123,7 +124,7 @@ class Reads:
         with snapshot(self._conn), served.keeping(self._served_kept):
             return partition_inventory(self._conn, app)
 
-    def partition_summaries(self) -> list[dict]:
+    def _partition_summaries(self) -> list[dict]:
         """Every partition with open facts, held candidates or ingested sessions, with those
         counts (the web view's front page); the three counts are read as one state."""
         conn = self._conn
@@ -136,7 +137,7 @@ class Reads:
 
     # --- why a read found nothing ------------------------------------------------------------
 
-    def partition_notice(self, app: str, user: str, *, within_apps=None, within_users=None) -> str | None:
+    def _partition_notice(self, app: str, user: str, *, within_apps=None, within_users=None) -> str | None:
         """Why a read of this partition found nothing when the partition is not there (no such
         app or user, with a near spelling, or the user erased, naming the receipt); None when it
         exists.  A shell prints it so that a typo never looks like an empty answer.  A scoped
@@ -145,7 +146,7 @@ class Reads:
             return presence.partition_notice(self._conn, app, user, within_apps=within_apps,
                                              within_users=within_users)
 
-    def session_notice(self, app: str | None, user: str | None, session: str) -> str | None:
+    def _session_notice(self, app: str | None, user: str | None, session: str) -> str | None:
         """Why a session filter found nothing (the session erased, naming the receipt, or never
         seen); None when the ledger knows the session."""
         with snapshot(self._conn), served.keeping(self._served_kept):
@@ -153,7 +154,7 @@ class Reads:
 
     # --- facts ---------------------------------------------------------------------------------
 
-    def fact_relations(self, fact_id: str, events: list[dict]) -> list[dict]:
+    def _fact_relations(self, fact_id: str, events: list[dict]) -> list[dict]:
         """What happened to a fact: one entry per event of `Ledger.why(fact_id)["events"]` that
         links it to another fact, a statement or a reviewer (what replaced, disputed or retracted
         it, and who settled it), for `factledger why`."""
@@ -169,7 +170,7 @@ class Reads:
                          table="fact_history")
         return found
 
-    def fact_erasure(self, fact_id: str) -> dict | None:
+    def _fact_erasure(self, fact_id: str) -> dict | None:
         """What `why` says of an erased fact, whatever erased it (the user, a session, the fact, a
         predicate, a class, retention): the fact id, when, and the receipt (seq, scope kind,
         reason, ticket); never a value, which the ledger no longer holds.  None if not erased."""
@@ -182,7 +183,7 @@ class Reads:
                 "receipt_seq": seq, "scope_kind": receipt.get("scope_kind"), "reason": receipt.get("reason"),
                 "ticket": receipt.get("ticket")}
 
-    def fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
+    def _fact_interval(self, fact_id: str) -> tuple[str, str, str] | None:
         """(value, state, sensitivity) of a fact as it stands now, or None when the ledger no
         longer holds it: what a page shows of a fact another fact's events name."""
         with snapshot(self._conn), served.keeping(self._served_kept):
@@ -192,7 +193,7 @@ class Reads:
                              table="fact_history")
         return found
 
-    def served_fact_classes(self, app: str, fact_ids: list[str]) -> dict[str, tuple[str, str, str]]:
+    def _served_fact_classes(self, app: str, fact_ids: list[str]) -> dict[str, tuple[str, str, str]]:
         """fact_id -> (sensitivity, subject, predicate) of the facts serve records name, as their
         history has it (a `_domain` fact's too); an erased fact is absent.  No value: the web
         view's page of a partition's serves."""
@@ -201,7 +202,7 @@ class Reads:
             served.check_classes(self._conn, fact_ids, found)
         return found
 
-    def fact_sensitivity(self, fact_id: str) -> str | None:
+    def _fact_sensitivity(self, fact_id: str) -> str | None:
         """The sensitivity of an open fact (None when it is not open), which decides whether a
         viewer may see it: checked against the log first."""
         with snapshot(self._conn), served.keeping(self._served_kept):
@@ -209,18 +210,18 @@ class Reads:
             served.check_sensitivity(self._conn, fact_id, level)
         return level
 
-    def fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
+    def _fact_observed_in(self, fact_id: str, app: str, user: str) -> bool:
         """Whether this fact was ever observed in this partition: a caller may forget only the
         facts of its own partition."""
         return observed_in(self._conn, normalise_id(fact_id, "fact id"), *normalise_partition(app, user))
 
-    def reinstatements(self, fact_ids: set[str] | list[str]) -> list[dict]:
+    def _reinstatements(self, fact_ids: set[str] | list[str]) -> list[dict]:
         """The `FactReinstated` events of these facts, in seq order (seq, recorded_at, fact_id,
         cause): the marks a key's timeline draws where an erasure brought a value back."""
         if not fact_ids:
             return []
         with snapshot(self._conn), served.keeping(self._served_kept):
-            seqs = seqs_touching(self._conn, sorted(fact_ids), "FactReinstated")
+            seqs = seqs_touching(self._conn, sorted(fact_ids), EVENT.FactReinstated)
             events = logread.bodies_at(self._conn, seqs)
         out = []
         for seq in seqs:
@@ -232,7 +233,7 @@ class Reads:
 
     # --- disputes ------------------------------------------------------------------------------
 
-    def open_disputes(self, app: str | None = None, user: str | None = None) -> list[dict]:
+    def _open_disputes(self, app: str | None = None, user: str | None = None) -> list[dict]:
         """Open facts in dispute (reason "disputed"), listed beside the held candidates in the
         review queue; `resolve` settles them."""
         with snapshot(self._conn), served.keeping(self._served_kept):
@@ -241,7 +242,7 @@ class Reads:
                          table="facts_current")
         return found
 
-    def disputed_by_key(self) -> list[dict]:
+    def _disputed_by_key(self) -> list[dict]:
         """Every open dispute, one row per key, with the disputing facts' ids (JSON text in
         `disputes`): the web view's review page."""
         with snapshot(self._conn), served.keeping(self._served_kept):
@@ -249,14 +250,14 @@ class Reads:
             served.check(self._conn, found, table="facts_current")
         return found
 
-    def key_current(self, app: str, user: str, subject: str, predicate: str) -> list[dict]:
+    def _key_current(self, app: str, user: str, subject: str, predicate: str) -> list[dict]:
         """The open facts of one key: what a disputed fact stands against."""
         with snapshot(self._conn), served.keeping(self._served_kept):
             found = current.key_current(self._conn, app, user, subject, predicate)
             served.check(self._conn, found, table="facts_current")
         return found
 
-    def user_sessions(self, app: str, user: str) -> list[dict]:
+    def _user_sessions(self, app: str, user: str) -> list[dict]:
         """Every session the user's surviving events name, ingested or written by `observe` (or
         the ADK service), in the order they first appear: the session, how it came in, its
         first and last seq and how many events name it, with the ingestion's row when there is
@@ -281,18 +282,18 @@ class Reads:
 
     # --- erasures ------------------------------------------------------------------------------
 
-    def receipt_tickets(self) -> dict[int, str]:
+    def _receipt_tickets(self) -> dict[int, str]:
         """redaction seq -> the external reference (ticket) its receipt was filed under, for the
         receipts that have one: the receipts list shows it beside each."""
         return logread.receipt_tickets(self._conn)
 
-    def receipt_seqs(self, app: str, user: str | None = None, session: str | None = None) -> set[int]:
+    def _receipt_seqs(self, app: str, user: str | None = None, session: str | None = None) -> set[int]:
         """Seqs of the receipts that erased anything of this user (or this session), found by
         hashing the ids as the receipts do, so that the receipts still name no one."""
         with snapshot(self._conn), served.keeping(self._served_kept):
             return presence.receipt_seqs(self._conn, app, user, session)
 
-    def already_erased_at(self, app: str, user: str, *, session: str | None = None,
+    def _already_erased_at(self, app: str, user: str, *, session: str | None = None,
                           fact: str | None = None, scope: tuple[str, str] | None = None) -> int | None:
         """Seq of the receipt that already erased this user, session, fact or scope (a no-op
         receipt's kind and hash): a repeated request says which receipt did the work."""
@@ -309,31 +310,31 @@ class Reads:
         # the location as given, its password hidden (what the CLI names a replica's primary by too)
         return {"ledger": engines.display_location(self._work.location), **report}
 
-    def is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
+    def _is_forgotten_fact(self, app: str, user: str, fact_id: str) -> bool:
         """Whether this fact was forgotten by a request that named it."""
         app, user = normalise_partition(app, user)
         return erasures.is_forgotten(self._conn, app, "fact", fact_hash(app, user, normalise_id(fact_id, "fact id")))
 
-    def is_forgotten_user(self, app: str, user: str) -> bool:
+    def _is_forgotten_user(self, app: str, user: str) -> bool:
         """Whether this whole user was forgotten (its fact ids are then no longer kept)."""
         app, user = normalise_partition(app, user)
         return erasures.is_forgotten(self._conn, app, "user", user_hash(app, user))
 
     # --- what a session's ingestions read ------------------------------------------------------
 
-    def session_ingestions(self, app: str, user: str, session: str) -> list[dict]:
+    def _session_ingestions(self, app: str, user: str, session: str) -> list[dict]:
         """The bodies of this session's surviving `SessionIngested` events, in seq order: which
         events each ingestion read (`event_ids`, or up to its watermark)."""
         return [body_of(raw) for raw in logread.ingested_bodies(self._conn, app, user, session)]
 
-    def session_erased_until(self, app: str, user: str, session: str) -> str | None:
+    def _session_erased_until(self, app: str, user: str, session: str) -> str | None:
         """When this session, or its whole user, was last forgotten (the receipt's recorded
         time), or None: events said up to then are not read again."""
         return erasures.last_erased(self._conn, app,
                                     [("user", user_hash(app, user)),
                                      ("session", session_hash(app, user, session))])
 
-    def erased_event_ids(self, app: str, user: str, session: str, event_ids: list[str]) -> set[str]:
+    def _erased_event_ids(self, app: str, user: str, session: str, event_ids: list[str]) -> set[str]:
         """Which of these events of a session an erasure scrubbed after an ingestion had read them
         (the receipt keeps a hash of each id: `Redacted.event_hashes`)."""
         by_hash = {event_hash(app, user, session, event_id): event_id for event_id in event_ids}

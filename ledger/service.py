@@ -23,12 +23,14 @@ from factledger.ledger.audit.projcheck import check_partitions, projection_probl
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
 from factledger.ledger.domain.candidate import Candidate
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.support import refused
 from factledger.ledger.domain.textindex import remembering
 from factledger.ledger.errors import CandidateRefused, LedgerError
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope, pseudonym
+from factledger.ledger.groups import Erased, Lookup, Notices, Serves
 from factledger.ledger.reads import Reads
 from factledger.ledger.recall.serve import DOMAIN_USER, RecallOptions, recall
 from factledger.ledger.registry.kinds import open_key_name
@@ -61,7 +63,7 @@ from factledger.projections.sessions import list_sessions, queue, session_state
 
 __all__ = ["FACT_FIELDS", "Ledger", "LedgerError", "Outcome", "display_location",
            "holds_location", "is_fresh_server_location", "is_server_location", "parse_clearance",
-           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE",
+           "DEFAULT_CLEARANCE", "AUDIT_CLEARANCE", "EVENT",
            "refuse_output", "remove_location", "query", "registry_rows", "evaluate_probes", "probe_report"]
 
 
@@ -101,6 +103,23 @@ class Ledger(Reads):
     projector = property(lambda self: self._work.projector)
     checkpointer = property(lambda self: self._work.checkpointer)
     future_tolerance = property(lambda self: self._work.future_tolerance)
+
+    # The grouped reads the shells use beside the supported API (ledger/groups.py, docs/api.md)
+    @property
+    def erased(self) -> Erased:
+        return Erased(self)
+
+    @property
+    def serves(self) -> Serves:
+        return Serves(self)
+
+    @property
+    def notices(self) -> Notices:
+        return Notices(self)
+
+    @property
+    def lookup(self) -> Lookup:
+        return Lookup(self)
 
     def close(self) -> None:
         self._work.close()
@@ -182,7 +201,7 @@ class Ledger(Reads):
                 served.check_known(self._conn, app, user)
         return found
 
-    def key_kind(self, app: str, user: str, predicate: str) -> str | None:
+    def _key_kind(self, app: str, user: str, predicate: str) -> str | None:
         """The kind the partition recorded an open key of this name under (None: it has none), so
         a read or a forget can name a key the registry does not (docs/ingestion.md, "Open keys")."""
         name = open_key_name(predicate)
@@ -282,15 +301,15 @@ class Ledger(Reads):
                 fact.update(mask.row(fact))
         result.head_seq = head_seq
         if records:
-            self.record_recall(result, served_to=served_to, surface=surface)
+            self._record_recall(result, served_to=served_to, surface=surface)
         return result
 
-    def record_recall(self, result, *, served_to: str | None, surface: str) -> int:
+    def _record_recall(self, result, *, served_to: str | None, surface: str) -> int:
         """Record `result` (a `RecallResult`, perhaps read on another connection of this ledger:
         an MCP reader) as served to `served_to`; its seq, also set as `result.served_seq`."""
-        return self.record_recalls([(result, served_to, surface)])[0]
+        return self._record_recalls([(result, served_to, surface)])[0]
 
-    def record_recalls(self, served: list[tuple]) -> list[int]:
+    def _record_recalls(self, served: list[tuple]) -> list[int]:
         """Record several recalls, each `(result, served_to, surface)`, in one transaction (one
         commit: the group commit of concurrent readers' serves, `mcp_server/tools.py`); their
         seqs, each also set as its `result.served_seq`.  All are recorded, or none."""
@@ -307,7 +326,7 @@ class Ledger(Reads):
             result.served_seq = seq
         return seqs
 
-    def record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
+    def _record_serve(self, app: str, user: str, *, caller: str | None, surface: str, tool: str,
                      clearance, facts: list[dict], text: str, query: str | None = None,
                      users: list[str] | None = None, head_seq: int | None = None,
                      held: list[str] | None = None) -> int:
@@ -337,7 +356,7 @@ class Ledger(Reads):
             return [row for who in (user, pseudonym(app, user))
                     for row in serves.serve_rows(self._conn, app, who, **filters)]
 
-    def served_show(self, seq: int) -> dict:
+    def _served_show(self, seq: int) -> dict:
         """Serve `seq` re-rendered from the log at its position, compared with its recorded hash."""
         with snapshot(self._conn):
             return access.show(self._conn, seq)
@@ -348,7 +367,7 @@ class Ledger(Reads):
         with snapshot(self._conn):
             return access.accounting(self._conn, app, user)
 
-    def served_counts(self, app: str, user: str, domain: bool = True) -> dict[str, int]:
+    def _served_counts(self, app: str, user: str, domain: bool = True) -> dict[str, int]:
         """fact_id -> how many recorded serves handed it out (`facts --served`)."""
         app, user = normalise_partition(app, user)
         users = [user] + ([DOMAIN_USER] if domain and user != DOMAIN_USER else [])
@@ -392,7 +411,7 @@ class Ledger(Reads):
         return batch.retry_failed(self._work, app, user, extractor, model, progress=progress,
                                   on_total=on_total, **options)
 
-    def session_state(self, app: str, user: str, session: str) -> dict | None:
+    def _session_state(self, app: str, user: str, session: str) -> dict | None:
         app, user = normalise_partition(app, user)
         session = normalise_id(session, "session")
         return session_state(self._conn, app, user, session)
@@ -405,7 +424,7 @@ class Ledger(Reads):
             check_partitions(self._conn, self.projector, [(app, user)], ("sessions",))
             return list_sessions(self._conn, app, user)
 
-    def ingest_queue(self, app: str | None = None, user: str | None = None,
+    def _ingest_queue(self, app: str | None = None, user: str | None = None,
                      status: str | None = "open") -> list[dict]:
         app, user = normalise_optional(app, "app"), normalise_optional(user, "user")
         return queue(self._conn, app, user, status)
@@ -439,7 +458,7 @@ class Ledger(Reads):
         return review.accept(self._work, normalise_id(hold_id, "hold id"), predicate, by=by, reason=reason,
                              confirm_sensitivity=confirm_sensitivity, kind=kind)
 
-    def held_class(self, predicate: str | None) -> str:
+    def _held_class(self, predicate: str | None) -> str:
         """The sensitivity class a held candidate of `predicate` has until a reviewer places it
         (`ledger.review.queue.held_sensitivity`): a target of another class asks for confirmation."""
         return review.held_sensitivity(self.registry, {"predicate": predicate})
@@ -465,7 +484,7 @@ class Ledger(Reads):
         session, fact = normalise_optional(session, "session"), normalise_optional(fact, "fact id")
         scope = build_scope(app, user, session=session, fact=fact, predicate=predicate,
                             sensitivity=sensitivity, registry=self.registry,
-                            open_keys=lambda name: self.key_kind(app, user, name) is not None)
+                            open_keys=lambda name: self._key_kind(app, user, name) is not None)
         try:
             return forget.forget(self._work, scope, reason, requested_by, dry_run=dry_run, vacuum=vacuum,
                                  ticket=ticket)
@@ -503,7 +522,7 @@ class Ledger(Reads):
             apps = [app] if app is not None else sorted({r["app"] for r in rows} | set(logread.apps(self._conn)))
             check_partitions(self._conn, self.projector,
                              [(a, ERASURES_USER) for a in apps], ("erasures", "forgotten_scopes"))
-        tickets = self.receipt_tickets()
+        tickets = self._receipt_tickets()
         for row in rows:
             row["ticket"] = tickets.get(row["redaction_seq"])
         wanted = check_ticket(ticket)
@@ -511,7 +530,7 @@ class Ledger(Reads):
             rows = [r for r in rows if (r["ticket"] or "").strip().casefold() == wanted.casefold()]
         return rows
 
-    def is_forgotten_session(self, app: str, user: str, session: str) -> bool:
+    def _is_forgotten_session(self, app: str, user: str, session: str) -> bool:
         from factledger.ledger.forget import erase as forget
 
         app, user = normalise_partition(app, user)
@@ -604,7 +623,7 @@ class Ledger(Reads):
         worker processes fold the partitions (`--jobs`: a whole number from 1 to MAX_JOBS)."""
         return self._work.replay(progress, check_jobs(jobs))
 
-    def meaning_index(self) -> dict:
+    def _meaning_index(self) -> dict:
         """The meaning index's state (`state`: current, stale or absent; the encoders that made
         it; open facts without a vector) and the notices for this install, from the live tables
         (`replay --check` prints them; `verify` gives the same in its result)."""

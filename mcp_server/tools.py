@@ -149,7 +149,7 @@ class MemoryTools:
         self.extractor = extractor
         self.writer = open_ledger(False)
         self._write_lock = threading.Lock()
-        self._serves = GroupCommit(self._write_lock, self.writer.record_recalls)
+        self._serves = GroupCommit(self._write_lock, self.writer.serves.record_recalls)
         self._remembers = GroupCommit(self._write_lock, self._observe_many)
         self._local = threading.local()
         self._readers: list[Ledger] = []
@@ -199,7 +199,7 @@ class MemoryTools:
         """Record the values an answer hands out (a serve record; ledger/audit/access.py), before it leaves."""
         if facts:
             with self._write_lock:
-                self.writer.record_serve(answer["app"], answer["user"], caller=scope.name, surface=SURFACE,
+                self.writer.serves.record_serve(answer["app"], answer["user"], caller=scope.name, surface=SURFACE,
                                          tool=tool, clearance=scope.clearance, facts=facts,
                                          text=tool_text(answer), head_seq=head_seq)
         return answer
@@ -228,8 +228,8 @@ class MemoryTools:
         if not rows and predicate is not None and ledger.registry.resolve(predicate) is None:
             raise ledger.registry.unknown(predicate)       # as the CLI: an unknown name is an error
         shown = [r for r in rows if r.get("sensitivity") in scope.clearance]
-        mask = ledger.clearance_mask(app, user, scope.clearance)
-        notice = ledger.partition_notice(app, user, within_apps=(scope.app,),
+        mask = ledger.lookup.clearance_mask(app, user, scope.clearance)
+        notice = ledger.notices.partition_notice(app, user, within_apps=(scope.app,),
                                          within_users=None if scope.any_user else scope.users) if not rows else None
         return {"app": app, "user": user, "facts": mask.rows(shown) if mask else shown,
                 "withheld": len(rows) - len(shown), "notice": notice}
@@ -252,9 +252,9 @@ class MemoryTools:
                 scope.partition(fact["app"], fact["user"])
             except OutOfScope:
                 raise refusal from None
-        answer = ledger.cleared_why(found, scope.clearance)
+        answer = ledger.lookup.cleared_why(found, scope.clearance)
         with self._write_lock:
-            self.writer.record_serve(fact["app"], fact["user"], caller=scope.name, surface=SURFACE, tool="why",
+            self.writer.serves.record_serve(fact["app"], fact["user"], caller=scope.name, surface=SURFACE, tool="why",
                                      clearance=scope.clearance, facts=[fact], text=tool_text(answer))
         return answer
 
@@ -342,8 +342,9 @@ class MemoryTools:
 
     def _own_fact(self, scope: Scope, app: str, user: str, fact_id: str) -> None:
         ledger = self._reader()
-        if not (ledger.fact_observed_in(fact_id, app, user) or ledger.is_forgotten_fact(app, user, fact_id)
-                or ledger.is_forgotten_user(app, user)):
+        if not (ledger.lookup.fact_observed_in(fact_id, app, user)
+                or ledger.erased.is_forgotten_fact(app, user, fact_id)
+                or ledger.erased.is_forgotten_user(app, user)):
             raise OutOfScope(f"no fact {fact_id!r} for app {app!r}, user {user!r}; nothing was changed")
 
     def _issue(self, scope: Scope, request: str) -> str:

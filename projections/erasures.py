@@ -14,6 +14,7 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store.eventlog import equal_filters, snapshot
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
@@ -45,7 +46,7 @@ class ErasuresProjection:
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
-        if body is None or event.type != "Redacted":
+        if body is None or event.type != EVENT.Redacted:
             return
         conn.execute(
             "INSERT OR REPLACE INTO erasures VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -103,7 +104,7 @@ class _Receipts:
 
 
 def _receipts(conn, app: str) -> _Receipts:
-    return folded(conn, "receipts", app, ERASURES_USER, "Redacted", "forgotten_scopes", _Receipts,
+    return folded(conn, "receipts", app, ERASURES_USER, EVENT.Redacted, "forgotten_scopes", _Receipts,
                   _Receipts.add, _Receipts.copied)
 
 

@@ -15,6 +15,7 @@ import orjson
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.confidence import BASIS_RANK, reinforced_confidence
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.vocabulary.words import OPEN_STATUSES, Rule
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 
@@ -272,14 +273,14 @@ def _meaning_checked(event: Event, body: dict, changes: _Changes):
 
 
 _HANDLERS = {
-    "FactObserved": _observed,
-    "FactReinforced": _reinforced,
-    "FactDisputed": _disputed,
-    "FactSuperseded": _superseded,
-    "FactRetracted": _retracted,
-    "FactNegated": _negated,
-    "DisputeResolved": _resolved,
-    "FactReinstated": _reinstated,
-    "FactSplit": _split,
-    "MeaningChecked": _meaning_checked,
+    EVENT.FactObserved: _observed,
+    EVENT.FactReinforced: _reinforced,
+    EVENT.FactDisputed: _disputed,
+    EVENT.FactSuperseded: _superseded,
+    EVENT.FactRetracted: _retracted,
+    EVENT.FactNegated: _negated,
+    EVENT.DisputeResolved: _resolved,
+    EVENT.FactReinstated: _reinstated,
+    EVENT.FactSplit: _split,
+    EVENT.MeaningChecked: _meaning_checked,
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fact_events (
@@ -66,7 +67,7 @@ def fact_partition(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | 
 def observed_in(conn: sqlite3.Connection, fact_id: str, app: str, user: str) -> bool:
     """Whether this partition observed the fact (fact ids are partition-local)."""
     return conn.execute("SELECT 1 FROM fact_events WHERE fact_id = ? AND app = ? AND user = ? AND type ="
-                        " 'FactObserved' LIMIT 1", (fact_id, app, user)).fetchone() is not None
+                        f" '{EVENT.FactObserved}' LIMIT 1", (fact_id, app, user)).fetchone() is not None
 
 
 def touching(conn: sqlite3.Connection, fact_id: str) -> list[tuple[int, str]]:

@@ -14,6 +14,7 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import CLOSES_HOLD, Event
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import LedgerError, ProjectionMismatch
 from factledger.ledger.store.eventlog import equal_filters
 from factledger.ledger.store.reads import checked_events, hold_closings
@@ -38,14 +39,14 @@ class ReviewProjection:
         body = event.body
         if body is None:
             return
-        if event.type == "CandidateHeld":
+        if event.type == EVENT.CandidateHeld:
             conn.execute(
                 "INSERT OR REPLACE INTO review_queue VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (body["hold_id"], event.app, event.user, event.seq, event.recorded_at,
                  body["reason"], orjson.dumps(body["candidate"], option=orjson.OPT_SORT_KEYS).decode(),
                  "open", None, None))
         elif body.get("hold_id") and event.type in CLOSES_HOLD:
-            status = "rejected" if event.type == "CandidateRejected" else "accepted"
+            status = "rejected" if event.type == EVENT.CandidateRejected else "accepted"
             conn.execute(
                 "UPDATE review_queue SET status = ?, closed_seq = ?, closed_reason = ? WHERE hold_id = ?",
                 (status, event.seq, body.get("reason") or body.get("rule"), body["hold_id"]))
@@ -102,7 +103,7 @@ def _checked(conn: sqlite3.Connection, items: list[dict]) -> list[dict]:
     for item in items:
         event = held.get(item["held_seq"])
         body = event.body if event is not None else None
-        if body is None or event.type != "CandidateHeld":
+        if body is None or event.type != EVENT.CandidateHeld:
             _mismatch(item, "its held event is not a CandidateHeld the log holds")
         for name, logged in (("hold_id", body.get("hold_id")), ("app", event.app), ("user", event.user),
                              ("held_at", event.recorded_at), ("reason", body.get("reason")),
@@ -115,7 +116,7 @@ def _checked(conn: sqlite3.Connection, items: list[dict]) -> list[dict]:
         # as the fold reads them: the last event naming the hold after it was held (re)opened it
         closed = next((e for e in reversed(closings[partition].get(item["hold_id"], []))
                        if e.seq > item["held_seq"]), None)
-        status = "open" if closed is None else "rejected" if closed.type == "CandidateRejected" else "accepted"
+        status = "open" if closed is None else "rejected" if closed.type == EVENT.CandidateRejected else "accepted"
         if item["status"] != status or item["closed_seq"] != (closed.seq if closed else None):
             _mismatch(item, f"it is {item['status']} in the queue and {status} in the log")
     return items

@@ -14,6 +14,7 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS serves (
@@ -42,7 +43,7 @@ class ServesProjection:
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
-        if body is None or event.type != "FactsServed":
+        if body is None or event.type != EVENT.FactsServed:
             return
         facts = body.get("facts") or []
         conn.execute(

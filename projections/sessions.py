@@ -14,6 +14,7 @@ import sqlite3
 import orjson
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store.eventlog import equal_filters, snapshot
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
@@ -58,9 +59,9 @@ class SessionsProjection:
         body = event.body
         if body is None:
             return
-        if event.type == "SessionIngested":
+        if event.type == EVENT.SessionIngested:
             self._ingested(conn, event, body)
-        elif event.type == "IngestFailed":
+        elif event.type == EVENT.IngestFailed:
             conn.execute(
                 "INSERT INTO ingest_queue VALUES (?,?,?,'open',?,?,?,?,?,?,?,NULL)"
                 " ON CONFLICT (app, user, session) DO UPDATE SET status = 'open',"
@@ -119,7 +120,7 @@ def checked_state(conn: sqlite3.Connection, app: str, user: str, session: str) -
     read again from an earlier event, "the ledger is damaged" instead."""
     with snapshot(conn):                  # the row and the log read in one state
         state = session_state(conn, app, user, session)
-        logged = folded(conn, "ingestions", app, user, "SessionIngested", "sessions", dict, _ingested, dict,
+        logged = folded(conn, "ingestions", app, user, EVENT.SessionIngested, "sessions", dict, _ingested, dict,
                         guards=((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))).get(session)
     stored = (state["last_seq"], state["watermark"], state["watermark_at"]) if state else None
     if stored != logged:

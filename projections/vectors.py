@@ -14,6 +14,7 @@ import sqlite3
 import warnings
 from contextlib import contextmanager
 
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import UNUSABLE, LedgerError, ProjectionMismatch
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
@@ -55,7 +56,7 @@ class VectorProjection:
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         """Nothing per event (the vectors follow the facts the facts projection flushes) but the
         mark of a meaning check owed."""
-        if event.type == "FactObserved" and event.body is not None and event.body.get("unchecked"):
+        if event.type == EVENT.FactObserved and event.body is not None and event.body.get("unchecked"):
             conn.execute(_MARK_UNCHECKED)
 
     def flush(self, conn: sqlite3.Connection) -> None:

@@ -120,7 +120,7 @@ def served(ctx: Context, tool: str, shown: dict[tuple[str, str], dict], response
         body = response.body if isinstance(response.body, str) else response.body.decode("utf-8")
         with ctx.config.ledger(write=True) as ledger:
             for (app, user), items in recorded:
-                ledger.record_serve(app, user, caller=ctx.actor.name, surface="web", tool=tool,
+                ledger.serves.record_serve(app, user, caller=ctx.actor.name, surface="web", tool=tool,
                                     clearance=ctx.actor.clearance, facts=list(items.get("facts", ())),
                                     held=[row["hold_id"] for row in items.get("held", ())] or None, text=body)
     return response

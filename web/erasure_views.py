@@ -76,7 +76,7 @@ async def receipts(ctx: Context):
     with ctx.config.ledger() as ledger:
         rows = ledger.erasures(ticket=wanted or None)   # as `factledger erasures --ticket` finds them
         if app and user:
-            seqs = ledger.receipt_seqs(app, user, None)
+            seqs = ledger.erased.receipt_seqs(app, user, None)
             rows = [r for r in rows if r["redaction_seq"] in seqs]
     return await ctx.render("factledger_erasures.html", receipts=list(reversed(rows)), ticket=wanted,
                             subject_app=app, subject_user=user, subject=bool(app and user))

@@ -104,7 +104,7 @@ async def served_page(ctx: Context):
     app, user = _partition(ctx)
     with ctx.config.ledger() as ledger:
         rows = ledger.served(app, user)
-        classes = ledger.served_fact_classes(app, [f for row in rows for f in row["fact_ids"]])
+        classes = ledger.serves.served_fact_classes(app, [f for row in rows for f in row["fact_ids"]])
     masked = 0
     for row in rows:
         row["served"] = []

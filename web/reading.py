@@ -50,7 +50,7 @@ def partitions(ledger: Ledger, search: str = "", page: int = 1) -> tuple[list[di
     Returns (rows, how many matched, the page shown): a ledger of ten thousand users is a page
     a reviewer can read, not a table of megabytes."""
     wanted = search.strip().casefold()
-    rows = [r for r in ledger.partition_summaries()
+    rows = [r for r in ledger.lookup.partition_summaries()
             if not wanted or wanted in r["app"].casefold() or wanted in r["user"].casefold()]
     pages = max(1, -(-len(rows) // PAGE_SIZE))
     page = min(max(1, page), pages)
@@ -64,15 +64,15 @@ def user_facts(ledger: Ledger, actor: Actor, app: str, user: str, as_of: str | N
     withheld by sensitivity."""
     rows = ledger.facts(app, user, as_of=as_of or None, valid_at=valid_at or None, include_sensitive=True)
     shown, withheld = split(actor, rows)
-    return ledger.clearance_mask(app, user, actor.clearance).rows(shown), withheld
+    return ledger.lookup.clearance_mask(app, user, actor.clearance).rows(shown), withheld
 
 
 def user_sessions(ledger: Ledger, actor: Actor, app: str, user: str) -> list[dict]:
     """Every session the log names for the partition (observed ones too: each can be erased from
     the user page); an ingestion's digest follows the strictest sensitivity it mentions, so one
     that carries a value above the actor's clearance is withheld whole (`digest_withheld`)."""
-    mask = ledger.clearance_mask(app, user, actor.clearance)
-    rows = ledger.user_sessions(app, user)
+    mask = ledger.lookup.clearance_mask(app, user, actor.clearance)
+    rows = ledger.lookup.user_sessions(app, user)
     for row in rows:
         ingestion = row.get("ingestion")
         if ingestion is None:
@@ -88,7 +88,7 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
     try:
         found = ledger.why(fact_id)
     except LedgerError:
-        erased = ledger.fact_erasure(fact_id.strip()) if isinstance(fact_id, str) else None
+        erased = ledger.erased.fact_erasure(fact_id.strip()) if isinstance(fact_id, str) else None
         if erased is not None:           # the answer `why` gives: when, which receipt, no value
             raise LedgerError(f"fact {fact_id!r} was erased at {erased['erased_at'][:19]}Z by the receipt at seq "
                               f"{erased['receipt_seq']} ({erased['scope_kind']} scope); the ledger keeps no "
@@ -106,12 +106,12 @@ def fact_page(ledger: Ledger, actor: Actor, fact_id: str) -> dict:
             if other and other != fact_id and other not in related:
                 related[other] = {"fact_id": other, "relation": f"{label} ({event['type']}, seq {event['seq']})"}
     for item in related.values():
-        row = ledger.fact_interval(item["fact_id"])
+        row = ledger.lookup.fact_interval(item["fact_id"])
         shown = row is not None and actor.cleared_for(row[2])
         item.update(value=row[0] if shown else None, state=row[1] if row else "erased",
                     withheld=row is not None and not shown)
     page = {"fact": fact, "events": found["events"], "related": list(related.values())}
-    mask = ledger.clearance_mask(fact["app"], fact["user"], actor.clearance)
+    mask = ledger.lookup.clearance_mask(fact["app"], fact["user"], actor.clearance)
     return mask.row(page, own_value=fact["value"]) if mask else page
 
 
@@ -138,12 +138,12 @@ def key_history(ledger: Ledger, actor: Actor, app: str, user: str, subject: str,
     if not shown:
         level = next(iter(above.values()))
         raise Withheld(f"{predicate} is {level}: above your clearance ({actor.clearance})")
-    return ledger.clearance_mask(app, user, actor.clearance).rows(shown), Counter(above.values())
+    return ledger.lookup.clearance_mask(app, user, actor.clearance).rows(shown), Counter(above.values())
 
 
 def key_erasures(ledger: Ledger, app: str, user: str, fact_ids: set[str]) -> list[dict]:
     """Reinstatements the key's facts owe to an erasure: the marks the timeline draws for one."""
-    return ledger.reinstatements(fact_ids)
+    return ledger.erased.reinstatements(fact_ids)
 
 
 def review_items(ledger: Ledger, actor: Actor) -> dict:
@@ -154,9 +154,9 @@ def review_items(ledger: Ledger, actor: Actor) -> dict:
         item["sensitivity"] = sensitivity_of(ledger, item["predicate"])
     held, held_withheld = split(actor, held)
     disputes = []
-    for item in ledger.disputed_by_key():
+    for item in ledger.lookup.disputed_by_key():
         item["disputes"] = orjson.loads(item["disputes"])
-        item["against"] = ledger.key_current(item["app"], item["user"], item["subject"], item["predicate"])
+        item["against"] = ledger.lookup.key_current(item["app"], item["user"], item["subject"], item["predicate"])
         disputes.append(item)
     disputes, disputes_withheld = split(actor, disputes)
     contradictions, contradictions_withheld = split(actor, _contradictions(ledger, actor))
@@ -174,7 +174,7 @@ def _masked(ledger: Ledger, actor: Actor, rows: list[dict]) -> list[dict]:
     for row in rows:
         key = (row["app"], row["user"])
         if key not in masks:
-            masks[key] = ledger.clearance_mask(*key, actor.clearance)
+            masks[key] = ledger.lookup.clearance_mask(*key, actor.clearance)
         shown.append(masks[key].row(row))
     return shown
 
@@ -186,7 +186,7 @@ def _contradictions(ledger: Ledger, actor: Actor) -> list[dict]:
     pairs = ledger.contradictions()
     for pair in pairs:
         levels = [level for fact_id in (pair["fact_id"], pair["other_fact_id"])
-                  if (level := ledger.fact_sensitivity(fact_id)) is not None]
+                  if (level := ledger.lookup.fact_sensitivity(fact_id)) is not None]
         levels = levels or [FULL_CLEARANCE]
         pair["sensitivity"] = next((level for level in levels if not actor.cleared_for(level)), levels[0])
     return pairs

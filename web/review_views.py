@@ -31,7 +31,7 @@ async def queue(ctx: Context):
         predicates = [{"name": spec.name, "sensitivity": spec.sensitivity}
                       for spec in sorted(ledger.registry.predicates.values(), key=lambda spec: spec.name)]
         for item in items["held"]:
-            item["held_class"] = ledger.held_class(item["predicate"])
+            item["held_class"] = ledger.lookup.held_class(item["predicate"])
         shown = _shown(ledger, items)
     done = ctx.request.args.get("done")
     response = await ctx.render("factledger_review.html", **items, withheld_total=sum(items["withheld"].values()),
@@ -57,7 +57,7 @@ def _shown(ledger, items: dict) -> dict[tuple[str, str], dict]:
             fact(d["app"], d["user"], other["fact_id"], other.get("sensitivity", d.get("sensitivity")))
     for c in items["contradictions"]:
         for fact_id in (c["fact_id"], c["other_fact_id"]):
-            fact(c["app"], c["user"], fact_id, ledger.fact_sensitivity(fact_id))
+            fact(c["app"], c["user"], fact_id, ledger.lookup.fact_sensitivity(fact_id))
     return parts
 
 

@@ -17,7 +17,7 @@ import os
 import secrets
 
 from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.domain.events import FactsServed
+from factledger.ledger.domain.events import EVENT, FactsServed
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.recall import render
 from factledger.ledger.store.reads import event_at
@@ -78,7 +78,7 @@ def record(work, *, app: str, user: str, users: list[str], caller: str | None, s
 def record_many(work, serves: list[dict]) -> list[int]:
     """Append a `FactsServed` for each of `serves` (each the keyword arguments of `record`) in one
     transaction, in order; their seqs.  One commit (one fsync) for all: the group commit of
-    serves from concurrent reads (`Ledger.record_recalls`).  All or none is recorded."""
+    serves from concurrent reads (`ledger.serves.record_recalls`).  All or none is recorded."""
     if work.read_only:
         raise LedgerError("this ledger is open read-only (a standby or a read open): a serve cannot "
                           "be recorded here; record it on the primary, or do not say whom it is for")
@@ -117,7 +117,7 @@ def serve_body(conn, seq: int) -> tuple[dict, str]:
     row = event_at(conn, seq)                 # (seq, event_id, type, app, recorded_at, body, ...)
     if row is None:
         raise LedgerError(f"no event with seq {seq}")
-    if row[2] != "FactsServed":
+    if row[2] != EVENT.FactsServed:
         raise LedgerError(f"event {seq} is a {row[2]}, not a serve record (FactsServed)")
     if row[5] is None:
         raise LedgerError(f"serve record {seq} was erased (its masked copy says what was served)")

@@ -10,6 +10,7 @@ events but their count.  Renderers (Markdown, JSON, HTML) live in `ledger.erasur
 from __future__ import annotations
 
 from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.store.reads import caused_by, event_at, scrubbed_by
 
@@ -22,7 +23,7 @@ def erasure_report(conn, seq: int, *, verify, head, clock) -> dict:
     `verify()`, `head()` and `clock()` are the facade's (`Ledger.erasure_report` passes its own),
     so the fresh check in the record is the one `factledger verify --log-only` runs."""
     row = event_at(conn, seq)
-    if row is None or row[2] != "Redacted":
+    if row is None or row[2] != EVENT.Redacted:
         raise LedgerError(f"no erasure receipt at seq {seq} (`factledger erasures` lists them)")
     _, event_id, _, app, recorded_at, body, prev_hash, digest = row
     if body is None:

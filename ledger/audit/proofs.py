@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 
 from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.domain.events import CheckpointIssued
+from factledger.ledger.domain.events import EVENT, CheckpointIssued
 from factledger.ledger.errors import LedgerError, ProjectionMismatch
 from factledger.ledger.forget.scope import ALL_APPS, CHECKPOINTS_USER
 from factledger.ledger.store.eventlog import head
@@ -49,7 +49,7 @@ def origin(conn) -> str | None:
     """The name in every checkpoint of this ledger: the first checkpoint's origin, else one made
     from the first event's chain hash (a copy or export of the log keeps it; another ledger's
     differs).  None while the log is empty."""
-    row = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'CheckpointIssued'"
+    row = conn.execute(f"SELECT body FROM events WHERE app = ? AND user = ? AND type = '{EVENT.CheckpointIssued}'"
                        " AND body IS NOT NULL ORDER BY seq LIMIT 1", (APP, USER)).fetchone()
     if row is not None:
         return body_of(row[0])["origin"]
@@ -84,12 +84,12 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
 
 
 def _has_checkpoint(conn) -> bool:
-    return conn.execute("SELECT 1 FROM events WHERE app = ? AND user = ? AND type = 'CheckpointIssued'"
+    return conn.execute(f"SELECT 1 FROM events WHERE app = ? AND user = ? AND type = '{EVENT.CheckpointIssued}'"
                         " LIMIT 1", (APP, USER)).fetchone() is not None
 
 
 def latest(conn) -> str | None:
-    row = conn.execute("SELECT body FROM events WHERE app = ? AND user = ? AND type = 'CheckpointIssued'"
+    row = conn.execute(f"SELECT body FROM events WHERE app = ? AND user = ? AND type = '{EVENT.CheckpointIssued}'"
                        " AND body IS NOT NULL ORDER BY seq DESC LIMIT 1", (APP, USER)).fetchone()
     return None if row is None else body_of(row[0])["note"]
 

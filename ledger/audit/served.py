@@ -20,6 +20,7 @@ from contextvars import ContextVar
 import orjson
 
 from factledger.ledger.domain.eventrow import Event, body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.late import PAST_STATES
 from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.domain.textindex import document_terms
@@ -227,7 +228,8 @@ def check_key_negations(conn, key: tuple) -> None:
     app, user, subject, predicate = key
     guards = ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))
     logged: dict[int, str] = {}
-    for name, type_ in (("negations-retracted", "FactRetracted"), ("negations-rejected", "CandidateRejected")):
+    for name, type_ in (("negations-retracted", EVENT.FactRetracted),
+                        ("negations-rejected", EVENT.CandidateRejected)):
         state = folded(conn, name, app, user, type_, "key_negations", dict, _heard, dict, guards=guards)
         wanted = _digest(subject, predicate)
         logged.update((seq, full) for seq, (on_key, full) in state.items() if on_key == wanted)
@@ -446,13 +448,13 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[in
             # other's events); a split fact starts as a copy of the fact it was cut from
             if body is None:
                 continue
-            if event.type == "FactDisputed":
+            if event.type == EVENT.FactDisputed:
                 wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
                            if isinstance(f, str) and f not in seen]
-            elif event.type == "MeaningChecked":    # a rewording's statements count towards the other
+            elif event.type == EVENT.MeaningChecked:    # a rewording's statements count towards the other
                 wanted += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
                            if isinstance(f, str) and f not in seen]
-            elif event.type == "FactSplit" and body.get("split_id") in seen and body.get("fact_id") not in seen:
+            elif event.type == EVENT.FactSplit and body.get("split_id") in seen and body.get("fact_id") not in seen:
                 wanted.append(body["fact_id"])
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import orjson
 
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import LedgerError, StorageError
 from factledger.ledger.store import chain
 from factledger.ledger.store.engines import engine_of
@@ -104,7 +105,7 @@ def _walk(conn, pinned, result: dict, fail, progress: Progress = SILENT) -> dict
                 return fail(seq, "body is not a JSON object")
             if data.get("type") != type_ or data.get("app") != app or data.get("user") != user:
                 return fail(seq, "type, app or user column disagrees with the body")
-            if type_ == "Redacted":
+            if type_ == EVENT.Redacted:
                 targets = data.get("target_seqs", [])
                 if not isinstance(targets, list) or not all(isinstance(t, int) for t in targets):
                     return fail(seq, "a Redacted event's target_seqs is not a list of seqs")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from factledger.ledger.domain.eventrow import CLOSES_HOLD
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.reads import statement_bodies
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.history import latest_statement
@@ -29,39 +30,39 @@ def _fact(conn: sqlite3.Connection, fact_id: str | None) -> dict:
 def related(conn: sqlite3.Connection, fact_id: str, events: list[dict]) -> list[dict]:
     """One entry per event that links this fact to another fact, a statement or a reviewer."""
     out = []
-    late = any(e["type"] == "FactObserved" and (e["body"] or {}).get("rule") == Rule.BACKFILL for e in events)
+    late = any(e["type"] == EVENT.FactObserved and (e["body"] or {}).get("rule") == Rule.BACKFILL for e in events)
     for e in events:
         body, kind, role = e["body"] or {}, e["type"], e["role"]
         entry: dict | None = None
-        if kind == "FactSplit":
+        if kind == EVENT.FactSplit:
             out += [dict(entry, seq=e["seq"], type=kind, recorded_at=e["recorded_at"])
                     for entry in _split(conn, role, body)]
             continue
         if body.get("rule") in _LATE:
             entry = _late(conn, kind, role, body, late)
-        elif kind == "FactSuperseded" and role == "subject" and body.get("by_fact_id"):
+        elif kind == EVENT.FactSuperseded and role == "subject" and body.get("by_fact_id"):
             entry = {"relation": "replaced by", **_fact(conn, body["by_fact_id"])}
-        elif kind == "FactSuperseded" and role == "replacement":
+        elif kind == EVENT.FactSuperseded and role == "replacement":
             entry = {"relation": "replaced", **_fact(conn, body.get("fact_id"))}
-        elif kind == "FactDisputed" and role == "subject":
+        elif kind == EVENT.FactDisputed and role == "subject":
             entry = {"relation": "disputes", **_fact(conn, body.get("disputes"))}
-        elif kind == "FactDisputed" and role == "disputed":
+        elif kind == EVENT.FactDisputed and role == "disputed":
             entry = {"relation": "disputed by", **_fact(conn, body.get("fact_id"))}
-        elif kind == "FactRetracted":
+        elif kind == EVENT.FactRetracted:
             entry = {"relation": "retracted by", "fact_id": None, "value": None,
                      "session": body.get("session"), "quote": body.get("quote"),
                      "said_at": body.get("said_at"), "author": body.get("author")}
-        elif kind == "FactNegated":
+        elif kind == EVENT.FactNegated:
             entry = _negation(conn, fact_id, body)
-        elif kind == "DisputeResolved":
+        elif kind == EVENT.DisputeResolved:
             other = body.get("winner_id") if body.get("winner_id") != fact_id else None
             entry = {"relation": f"dispute resolved ({body.get('outcome')})", **_fact(conn, other),
                      "resolved_by": body.get("resolved_by"), "reason": body.get("reason")}
-        elif kind == "MeaningChecked" and body.get("by_fact_id"):
+        elif kind == EVENT.MeaningChecked and body.get("by_fact_id"):
             entry = ({"relation": "restates (its statements count there)", **_fact(conn, body["by_fact_id"])}
                      if role == "subject" else
                      {"relation": "restated by (its statements count here)", **_fact(conn, body.get("fact_id"))})
-        elif kind == "FactReinstated":
+        elif kind == EVENT.FactReinstated:
             entry = {"relation": "reinstated after erasure", "fact_id": None, "value": None,
                      "session": None, "quote": None, "said_at": None, "author": None,
                      "receipt_seq": body.get("cause")}
@@ -116,18 +117,18 @@ def _late(conn: sqlite3.Connection, kind: str, role: str, body: dict, late: bool
     """In words for the two sides of a backfill: the value learnt late, and the ones around it."""
     said = {"fact_id": None, "value": None, "session": body.get("session"), "quote": body.get("quote"),
             "said_at": body.get("said_at"), "author": body.get("author")}
-    if kind == "FactSuperseded" and role == "subject":
+    if kind == EVENT.FactSuperseded and role == "subject":
         if late:            # this fact was learnt late: it held until the next known value
             return {"relation": "learnt late, held until", **_fact(conn, body.get("by_fact_id"))}
         return {"relation": "cut short by a value learnt late", **_fact(conn, body.get("by_fact_id"))}
-    if kind == "FactSuperseded" and role == "replacement":
+    if kind == EVENT.FactSuperseded and role == "replacement":
         backfilled = _fact(conn, body.get("fact_id"))
         relation = "cut short the value before it" if late else "followed a value learnt late"
         return {"relation": relation, **backfilled}
-    if kind == "FactReinforced" and body.get("rule") == Rule.EARLIER_SAME_VALUE:
+    if kind == EVENT.FactReinforced and body.get("rule") == Rule.EARLIER_SAME_VALUE:
         return {"relation": "said earlier, learnt late (holds from then)", **said}
-    if kind == "FactReinforced":
+    if kind == EVENT.FactReinforced:
         return {"relation": "said again while it held, learnt late", **said}
-    if kind == "FactRetracted":
+    if kind == EVENT.FactRetracted:
         return {"relation": "retracted while it held, learnt late", **said}
     return None

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 
 import orjson
 
+from factledger.ledger.domain.events import EVENT
+
 # The envelope and the body, in the order `decode` takes them.
 EVENT_COLUMNS = "seq, event_id, type, app, user, recorded_at, body"
 # The statements that close a review-queue item when they carry its `hold_id` (a reviewer's
 # accept, or their rejection).  Every other event of the accept's decision (`FactNegated`) carries
 # the hold too, for `why` and a forget, but the item closes with the statement.
-CLOSES_HOLD = ("FactObserved", "FactReinforced", "FactRetracted", "CandidateRejected")
+CLOSES_HOLD = (EVENT.FactObserved, EVENT.FactReinforced, EVENT.FactRetracted, EVENT.CandidateRejected)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,12 @@ from dataclasses import dataclass, replace
 from factledger.ledger.domain.candidate import Candidate, value_key
 from factledger.ledger.domain.decide import REJECTING_RULES
 from factledger.ledger.domain.decision import Negation
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.vocabulary.words import Rule
 
 Key = tuple[str, str]                     # (subject, predicate)
-FACT_EVENTS = ("FactObserved", "FactReinforced", "FactRetracted", "FactSuperseded", "FactDisputed",
-               "DisputeResolved", "FactReinstated", "FactSplit", "FactNegated", "MeaningChecked")
+FACT_EVENTS = (EVENT.FactObserved, EVENT.FactReinforced, EVENT.FactRetracted, EVENT.FactSuperseded, EVENT.FactDisputed,
+               EVENT.DisputeResolved, EVENT.FactReinstated, EVENT.FactSplit, EVENT.FactNegated, EVENT.MeaningChecked)
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,14 @@ class Statement:
 
 def key_of(event_type: str, body: dict, facts_by_id: dict[str, dict]) -> Key | None:
     """The key an event is about, or None for an event about no key (sessions, holds, ...)."""
-    if event_type == "FactObserved":
+    if event_type == EVENT.FactObserved:
         return (body["subject"], body["predicate"])
     if event_type in FACT_EVENTS:
         if body.get("predicate") is not None:
             return (body["subject"], body["predicate"])
         fact = facts_by_id.get(body.get("fact_id"))
         return (fact["subject"], fact["predicate"]) if fact is not None else None
-    if event_type == "CandidateRejected" and body.get("rule") in REJECTING_RULES:
+    if event_type == EVENT.CandidateRejected and body.get("rule") in REJECTING_RULES:
         c = body.get("candidate") or {}
         if isinstance(c.get("predicate"), str):
             return (c.get("subject", "user"), c["predicate"])
@@ -71,11 +72,11 @@ def key_of(event_type: str, body: dict, facts_by_id: dict[str, dict]) -> Key | N
 
 
 def is_statement(event_type: str, body: dict) -> bool:
-    if event_type in ("FactObserved", "FactReinforced", "FactRetracted"):
+    if event_type in (EVENT.FactObserved, EVENT.FactReinforced, EVENT.FactRetracted):
         return True
-    if event_type == "CandidateRejected":
+    if event_type == EVENT.CandidateRejected:
         return body.get("rule") in REJECTING_RULES
-    return event_type == "DisputeResolved" and body.get("resolved_by") != "ledger"
+    return event_type == EVENT.DisputeResolved and body.get("resolved_by") != "ledger"
 
 
 def heard_negation(seq: int, event_type: str, body: dict) -> tuple[Key, str, Negation] | None:
@@ -83,9 +84,9 @@ def heard_negation(seq: int, event_type: str, body: dict) -> tuple[Key, str, Neg
     retraction, or a rejection by the table (nothing to retract, older than the fact, too weak).
     The key keeps them (projections/negations.py; re-decision's `KeyFold`): a statement of the
     value learnt later but said before one of them opens a fact that negation ended."""
-    if event_type == "FactRetracted":
+    if event_type == EVENT.FactRetracted:
         said = body
-    elif event_type == "CandidateRejected" and body.get("rule") == Rule.NEGATION:
+    elif event_type == EVENT.CandidateRejected and body.get("rule") == Rule.NEGATION:
         said = body.get("candidate") or {}
         if said.get("negated") is not True:
             return None
@@ -99,10 +100,10 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str) -> 
     """The statement an event records, or None (a decision)."""
     if not is_statement(event_type, body):
         return None
-    if event_type == "DisputeResolved":
+    if event_type == EVENT.DisputeResolved:
         return Statement(seq, resolution=Resolution(body["fact_id"], body["outcome"] == "accept",
                                                     body["resolved_by"], body["reason"]))
-    if event_type == "CandidateRejected":
+    if event_type == EVENT.CandidateRejected:
         try:
             c = Candidate.model_construct(app=app, user=user, **body["candidate"])
         except TypeError:
@@ -114,10 +115,10 @@ def statement_of(seq: int, event_type: str, body: dict, app: str, user: str) -> 
     c = Candidate.model_construct(
         app=app, user=user, quote=body["quote"], session=body["session"],
         evidence_event=body["evidence_event"], author=body["author"], basis=body["basis"],
-        negated=event_type == "FactRetracted", confidence=body.get("confidence"),
+        negated=event_type == EVENT.FactRetracted, confidence=body.get("confidence"),
         said_at=body["said_at"], **fields)
     return Statement(seq, c, body.get("basis_claimed"), body.get("hold_id"),
-                     body["fact_id"] if event_type == "FactObserved" else body.get("observed_as"),
+                     body["fact_id"] if event_type == EVENT.FactObserved else body.get("observed_as"),
                      review=_review(body))
 
 

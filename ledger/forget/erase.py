@@ -16,7 +16,7 @@ import time
 from datetime import timedelta
 
 from factledger.ledger.domain.eventrow import body_of
-from factledger.ledger.domain.events import Redacted, parse_body
+from factledger.ledger.domain.events import EVENT, Redacted, parse_body
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.restate import has_content, restate, restatement, without_content
 from factledger.ledger.forget.scope import (
@@ -222,17 +222,17 @@ def _execute(ledger, plans: list[Plan], kind: str, digest: str, app: str, reason
         counts["keys"] += len(r.cut)
         p.decided_again = set(r.cut)          # the plan names the keys this counts
         counts["restated"] += len(r.moved)
-        served = sum(1 for _seq, b in r.records if b.get("type") == "FactsServed")
+        served = sum(1 for _seq, b in r.records if b.get("type") == EVENT.FactsServed)
         if served:                            # serve records recorded again without their hashes
             counts["serve_records"] = counts.get("serve_records", 0) + served
-        expired = p.by_type.get("FactsServed", 0) if s.kind == "retention" else 0
+        expired = p.by_type.get(EVENT.FactsServed, 0) if s.kind == "retention" else 0
         if expired:                           # serve records past their own retention, scrubbed whole
             counts["serve_records_expired"] = counts.get("serve_records_expired", 0) + expired
         p.restated = r.moved
         targets += p.targets + r.moved
         restated += r.moved
         sessions |= {session_hash(s.app, s.user, x) for x in p.sessions}
-        read = {e.seq: e.body for e in p.events if e.type == "SessionIngested" and e.body}
+        read = {e.seq: e.body for e in p.events if e.type == EVENT.SessionIngested and e.body}
         events_read |= {event_hash(s.app, s.user, read[seq]["session"], x) for seq in p.targets
                         if seq in read for x in read[seq].get("event_ids") or ()}
         # A whole user's facts are hashed with the pseudonym its events now carry (the log names
@@ -278,7 +278,7 @@ def _served_elsewhere(conn, plans: list[Plan], again) -> dict[int, tuple[str, di
         stored = bodies_at(conn, [seq for seq in seqs if seq not in mine])
         for seq, (_at, raw) in stored.items():
             body = body_of(raw) if raw is not None else None
-            if body is not None and body.get("type") == "FactsServed" and has_content(body):
+            if body is not None and body.get("type") == EVENT.FactsServed and has_content(body):
                 found[seq] = (seqs[seq], without_content(body))
                 p.served_in.add(seqs[seq])
     return found

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.decide import REJECTING_RULES, Negation
-from factledger.ledger.domain.events import Body, FactReinstated, parse_body
+from factledger.ledger.domain.events import EVENT, Body, FactReinstated, parse_body
 from factledger.ledger.domain.statement import (
     FACT_EVENTS,
     Key,
@@ -33,9 +33,9 @@ from factledger.ledger.registry.predicates import PredicateSpec, Registry
 from factledger.ledger.semantic.embedder import wanted
 from factledger.ledger.vocabulary.words import Rule
 
-SESSION_EVENTS = ("SessionIngested", "IngestFailed")
+SESSION_EVENTS = (EVENT.SessionIngested, EVENT.IngestFailed)
 RESTATING_RULES = (Rule.SAME_MEANING, Rule.SAME_FORM)   # ledger/semantic/dedup.py (and `_settles_dispute`)
-_RESTATED_BY = ("FactReinforced", "CandidateRejected", "MeaningChecked")   # events that may carry them
+_RESTATED_BY = (EVENT.FactReinforced, EVENT.CandidateRejected, EVENT.MeaningChecked)   # events that may carry them
 
 
 @dataclass
@@ -172,9 +172,9 @@ def _value(e: LoadedEvent, facts: dict[str, dict]) -> str | None:
 
 def _names(e: LoadedEvent, masker) -> bool:
     body = e.body
-    if e.type == "DisputeResolved":
+    if e.type == EVENT.DisputeResolved:
         return masker.mentions(body.get("reason"))
-    if e.type == "CandidateRejected":
+    if e.type == EVENT.CandidateRejected:
         c = body.get("candidate") or {}
         return masker.mentions(c.get("quote"), c.get("value") or "")
     return masker.mentions(body.get("quote"), body.get("value") or "")
@@ -198,7 +198,7 @@ def _masked_again(e: LoadedEvent, masker) -> bool:
     """An open hold, or a rejection outside the decision table that was never held, whose quote
     names a forgotten value (the plan took those whose value does, and closed holds)."""
     body = e.body
-    if e.type == "CandidateRejected" and (body.get("hold_id") is not None or body.get("rule") in REJECTING_RULES):
+    if e.type == EVENT.CandidateRejected and (body.get("hold_id") is not None or body.get("rule") in REJECTING_RULES):
         return False
     return e.type in CANDIDATE_TYPES and masker.mentions((body.get("candidate") or {}).get("quote"))
 
@@ -215,7 +215,7 @@ def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
             session = e.body.get("session", (e.body.get("candidate") or {}).get("session"))
             if isinstance(session, str):
                 digest_sessions.add(session)
-        elif e.body is not None and e.type == "SessionIngested" and masker.mentions(e.body.get("digest")):
+        elif e.body is not None and e.type == EVENT.SessionIngested and masker.mentions(e.body.get("digest")):
             digest_sessions.add(e.body["session"])
     started: set[str] = set()
     for e in plan.events:
@@ -228,7 +228,7 @@ def _others(plan: Plan, targets: set[int], out: Restatement) -> None:
             out.moved.append(e.seq)
             out.records.append((e.seq, {**body, "candidate": candidate}))
         elif e.type in SESSION_EVENTS and body.get("session") in digest_sessions:
-            if e.type == "SessionIngested" and body.get("digest") is not None:
+            if e.type == EVENT.SessionIngested and body.get("digest") is not None:
                 started.add(body["session"])
             if body["session"] in started:
                 out.moved.append(e.seq)
@@ -260,7 +260,7 @@ def served_again(plan: Plan, out: Restatement) -> None:
              and e.type in CANDIDATE_TYPES} - {None}          # held candidates a review page showed
     for e in plan.events:
         body = e.body
-        if body is None or e.type != "FactsServed":
+        if body is None or e.type != EVENT.FactsServed:
             continue
         if alias is None and e.seq in targets:
             continue                          # expired by its own retention: scrubbed whole, not recorded again

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.decide import REJECTING_RULES
 from factledger.ledger.domain.eventrow import CLOSES_HOLD, body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.forget.masking import Masker
@@ -24,8 +25,8 @@ from factledger.ledger.forget.scope import Scope
 from factledger.ledger.store.reads import partition_rows
 from factledger.projections.provenance import fact_partition
 
-STATEMENT_TYPES = ("FactReinforced", "FactRetracted", "CandidateRejected")
-CANDIDATE_TYPES = ("CandidateRejected", "CandidateHeld")
+STATEMENT_TYPES = (EVENT.FactReinforced, EVENT.FactRetracted, EVENT.CandidateRejected)
+CANDIDATE_TYPES = (EVENT.CandidateRejected, EVENT.CandidateHeld)
 FACT_REFERENCES = ("fact_id", "by_fact_id", "disputes", "winner_id")
 
 
@@ -78,7 +79,7 @@ def load_partition(conn: sqlite3.Connection, app: str, user: str) -> list[Loaded
 def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
     events = load_partition(conn, scope.app, scope.user)
     facts_by_id = {e.body["fact_id"]: e.body for e in events
-                   if e.body is not None and e.type == "FactObserved"}
+                   if e.body is not None and e.type == EVENT.FactObserved}
     split_from = _split_from(events, facts_by_id)
     result = Plan(scope, events, facts_by_id)
     last_confirmed = _last_confirmed(events) if scope.kind == "retention" else {}
@@ -92,7 +93,7 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
             continue
         if direct(event):
             chosen.add(event.seq)
-            if event.type == "FactObserved":
+            if event.type == EVENT.FactObserved:
                 result.facts.add(event.body["fact_id"])
             gone |= _observed(event.body)
     if scope.fact_wide:
@@ -108,7 +109,7 @@ def plan(conn: sqlite3.Connection, scope: Scope, registry) -> Plan:
         if _caused(event, gone, scope, facts_by_id, chosen, by_seq):
             chosen.add(event.seq)
             gone |= _observed(event.body)
-            if event.type == "FactSplit":
+            if event.type == EVENT.FactSplit:
                 gone.add(event.body["split_id"])    # the part it split off exists by it alone
     if scope.kind in ("fact", "retention"):
         chosen |= _negations_that_ended(events, chosen, facts_by_id)
@@ -149,7 +150,7 @@ def _split_from(events: list[LoadedEvent], facts_by_id: dict[str, dict]) -> dict
     entered in `facts_by_id` with the observation of the fact its statements were recorded under."""
     found = {}
     for e in events:
-        if e.body is not None and e.type == "FactSplit":
+        if e.body is not None and e.type == EVENT.FactSplit:
             found[e.body["split_id"]] = e.body["fact_id"]
             if e.body["fact_id"] in facts_by_id:
                 facts_by_id[e.body["split_id"]] = facts_by_id[e.body["fact_id"]]
@@ -162,7 +163,7 @@ def _negations_that_ended(events: list[LoadedEvent], chosen: set[int], facts_by_
     takes with it, so it goes too, whatever order the two were learnt in."""
     ended = set()
     for e in events:
-        if e.seq in chosen and e.body is not None and e.type == "FactNegated":
+        if e.seq in chosen and e.body is not None and e.type == EVENT.FactNegated:
             fact = facts_by_id.get(e.body["fact_id"])
             if fact is not None:
                 ended.add(((fact["subject"], fact["predicate"]), value_key(fact["value"]), e.body["valid_to"]))
@@ -198,7 +199,7 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[
         # a fact split off another (a value learnt late cut it in two) has its statements recorded
         # under that fact's observation: forgetting either part forgets the statements of both
         root = _root(scope.fact_id, split_from)
-        return lambda e: e.type == "FactObserved" and e.body["fact_id"] == root
+        return lambda e: e.type == EVENT.FactObserved and e.body["fact_id"] == root
     if kind in ("predicate", "sensitivity"):
         # an observation names its predicate and sensitivity; a candidate's come from the registry
         field, wanted = (("predicate", scope.predicate) if kind == "predicate"
@@ -206,7 +207,7 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[
         attribute = "name" if field == "predicate" else "sensitivity"
 
         def by_class(e: LoadedEvent) -> bool:
-            if e.type == "FactObserved":
+            if e.type == EVENT.FactObserved:
                 return e.body[field] == wanted
             if e.type in CANDIDATE_TYPES:
                 spec = candidate_spec(e.body)
@@ -218,9 +219,9 @@ def _direct_test(scope: Scope, registry, last_confirmed: dict, split_from: dict[
         serves_cutoff = scope.serves_cutoff
 
         def expired(e: LoadedEvent) -> bool:
-            if e.type == "FactsServed":         # a serve record past its own retention goes whole
+            if e.type == EVENT.FactsServed:         # a serve record past its own retention goes whole
                 return serves_cutoff is not None and e.body.get("served_at", "") < serves_cutoff
-            if e.type == "FactObserved":
+            if e.type == EVENT.FactObserved:
                 cutoff = cutoffs.get(e.body["predicate"])
                 return (cutoff is not None
                         and last_confirmed.get(e.body["fact_id"], e.body["said_at"]) < cutoff)
@@ -243,14 +244,14 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
             chosen: set[int], by_seq: dict) -> bool:
     """Whether a surviving-so-far event is about, or was caused by, what is being forgotten."""
     body, type_ = event.body, event.type
-    if type_ == "Redacted":
+    if type_ == EVENT.Redacted:
         return False
     fact_id = body.get("fact_id")
     if fact_id in forgotten:
         if type_ in STATEMENT_TYPES:
             if not scope.fact_wide:
                 return False                  # another session's statement: it keeps its say
-            if type_ == "CandidateRejected" or (type_ == "FactReinforced" and scope.kind == "fact"):
+            if type_ == EVENT.CandidateRejected or (type_ == EVENT.FactReinforced and scope.kind == "fact"):
                 # only a repeat of the forgotten value: a rewording counted towards the fact (by
                 # meaning or form) is a value of its own, which a ledger that never heard the
                 # first wording holds, so it is decided again (a predicate's, class's or
@@ -260,11 +261,11 @@ def _caused(event: LoadedEvent, forgotten: set[str], scope: Scope, facts_by_id: 
         return True
     if body.get("by_fact_id") in forgotten:
         return True                           # the supersession a forgotten observation caused
-    if type_ == "FactDisputed" and body.get("disputes") in forgotten:
+    if type_ == EVENT.FactDisputed and body.get("disputes") in forgotten:
         return True                           # a dispute against a forgotten fact
-    if type_ == "DisputeResolved" and body.get("resolved_by") == "ledger":
+    if type_ == EVENT.DisputeResolved and body.get("resolved_by") == "ledger":
         before = by_seq.get(event.seq - 1)
-        return (event.seq - 1 in chosen and before is not None and before.type == "FactReinforced"
+        return (event.seq - 1 in chosen and before is not None and before.type == EVENT.FactReinforced
                 and before.body.get("fact_id") == fact_id)
     return False
 
@@ -296,7 +297,7 @@ def _mentions(events: list[LoadedEvent], chosen: set[int], masker: Masker) -> se
     for e in events:
         if e.body is None or e.seq in chosen or e.type not in CANDIDATE_TYPES:
             continue
-        if e.type == "CandidateRejected" and e.body.get("rule") in REJECTING_RULES:
+        if e.type == EVENT.CandidateRejected and e.body.get("rule") in REJECTING_RULES:
             continue
         c = e.body.get("candidate") or {}
         value, quote = c.get("value"), c.get("quote")
@@ -326,7 +327,7 @@ def _last_confirmed(events: list[LoadedEvent]) -> dict[str, str]:
     """fact_id -> the latest said_at of any surviving statement of it (retention's clock)."""
     latest: dict[str, str] = {}
     for e in events:
-        if e.body is not None and e.type in ("FactObserved", "FactReinforced"):
+        if e.body is not None and e.type in (EVENT.FactObserved, EVENT.FactReinforced):
             fid, said = e.body["fact_id"], e.body["said_at"]
             if said > latest.get(fid, ""):
                 latest[fid] = said

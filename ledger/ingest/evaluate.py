@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from factledger.ledger.domain.candidate import value_key
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.ingest.batch import ingest_loaded
 from factledger.ledger.ingest.jsonl import json_lines, read_text
@@ -107,7 +108,7 @@ def run_probes(path: str, extractor: str = "patterns", model: str | None = None,
                     raise LedgerError("eval: " + "; ".join(r.error or "" for r in summary.failed))
                 for r in summary.results:
                     sessions_seen.add((app, user, r.session))
-                for event in logread.log(ledger.conn, app=app, user=user, type="FactObserved"):
+                for event in logread.log(ledger.conn, app=app, user=user, type=EVENT.FactObserved):
                     b = event["body"]
                     stored[(app, user, b["session"], b["evidence_event"], b["subject"],
                             b["predicate"], value_key(b["value"]))] = b

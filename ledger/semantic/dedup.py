@@ -156,7 +156,7 @@ def same_meaning(candidate, spec, open_facts, stored_vectors):
     wanted = value_key(value)
     if (lookup(wanted) if lookup is not None else [f for f in open_facts if value_key(f.value) == wanted]):
         return None, None                   # the exact rule of the decision table applies
-    if hasattr(open_facts, "same_form"):
+    if hasattr(open_facts, "holds"):
         facts = None                        # a key view: asked by form and by id, never scanned
         mine_form = _form(value)
         same_forms = [f for f in open_facts.same_form(_form, mine_form)

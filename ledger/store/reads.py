@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import orjson
 
 from factledger.ledger.domain.eventrow import CLOSES_HOLD, EVENT_COLUMNS, Event, body_of, decode
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
 from factledger.ledger.store.eventlog import equal_filters
@@ -77,7 +78,7 @@ def redacting_seqs(conn: sqlite3.Connection, app: str, users: tuple[str, ...]) -
 def receipt_tickets(conn: sqlite3.Connection) -> dict[int, str]:
     """seq -> the external reference a receipt was filed under (only receipts that have one)."""
     return {seq: ticket for seq, ticket in conn.execute(
-        "SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = 'Redacted'"
+        f"SELECT seq, json_extract(body, '$.ticket') FROM events WHERE type = '{EVENT.Redacted}'"
         " AND body IS NOT NULL") if ticket}
 
 
@@ -127,7 +128,7 @@ def candidate_bodies(conn: sqlite3.Connection, app: str | None = None,
     partition, if given): what retention looks through beside the facts."""
     where, args = equal_filters(app=app, user=user)
     for row_app, row_user, body in conn.execute(
-            "SELECT app, user, body FROM events WHERE type IN ('CandidateHeld', 'CandidateRejected')"
+            f"SELECT app, user, body FROM events WHERE type IN ('{EVENT.CandidateHeld}', '{EVENT.CandidateRejected}')"
             " AND body IS NOT NULL" + where, args):
         yield row_app, row_user, body_of(body)
 
@@ -135,7 +136,7 @@ def candidate_bodies(conn: sqlite3.Connection, app: str | None = None,
 def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str) -> list[str]:
     """The stored bodies of a session's surviving `SessionIngested` events, in seq order."""
     return [r[0] for r in conn.execute(
-        "SELECT body FROM events WHERE app = ? AND user = ? AND type = 'SessionIngested'"
+        f"SELECT body FROM events WHERE app = ? AND user = ? AND type = '{EVENT.SessionIngested}'"
         " AND body IS NOT NULL AND json_extract(body, '$.session') = ? ORDER BY seq", (app, user, session))]
 
 
@@ -254,10 +255,11 @@ def owed_meaning_checks(conn: sqlite3.Connection) -> list[tuple[int, dict]]:
     (`FactObserved.unchecked`) and that no `MeaningChecked` has answered yet, in log order.  Two
     scans of the log: asked only after a failure marked the ledger, or by `ingest --retry-failed`."""
     done = {row[0] for row in conn.execute(
-        "SELECT json_extract(body, '$.fact_id') FROM events WHERE type = 'MeaningChecked' AND body IS NOT NULL")}
+        f"SELECT json_extract(body, '$.fact_id') FROM events WHERE type = '{EVENT.MeaningChecked}'"
+        " AND body IS NOT NULL")}
     owed = []
     for seq, body in conn.execute(
-            "SELECT seq, body FROM events WHERE type = 'FactObserved' AND body IS NOT NULL"
+            f"SELECT seq, body FROM events WHERE type = '{EVENT.FactObserved}' AND body IS NOT NULL"
             " AND json_extract(body, '$.unchecked') IS NOT NULL ORDER BY seq"):
         data = body_of(body)
         if data.get("unchecked") and data["fact_id"] not in done:
@@ -299,7 +301,7 @@ def partitions_observed_before(conn: sqlite3.Connection, predicate: str, cutoff:
     fact expires only when its latest statement was said before the cutoff, so its first was."""
     where, args = equal_filters(app=app, user=user)
     return {(a, u) for a, u in conn.execute(
-        "SELECT DISTINCT app, user FROM events WHERE type = 'FactObserved' AND body IS NOT NULL"
+        f"SELECT DISTINCT app, user FROM events WHERE type = '{EVENT.FactObserved}' AND body IS NOT NULL"
         " AND json_extract(body, '$.predicate') = ? AND json_extract(body, '$.said_at') < ?" + where,
         [predicate, cutoff, *args])}
 
@@ -309,14 +311,14 @@ def partitions_serving_before(conn: sqlite3.Connection, cutoff: str, app: str | 
     """Partitions whose log holds a surviving serve record served before `cutoff`."""
     where, args = equal_filters(app=app, user=user)
     return {(a, u) for a, u in conn.execute(
-        "SELECT DISTINCT app, user FROM events WHERE type = 'FactsServed' AND body IS NOT NULL"
+        f"SELECT DISTINCT app, user FROM events WHERE type = '{EVENT.FactsServed}' AND body IS NOT NULL"
         " AND json_extract(body, '$.served_at') < ?" + where, [cutoff, *args])}
 
 
 def predicates_observed_as(conn: sqlite3.Connection, sensitivity: str) -> set[str]:
     """Every predicate a surviving observation of this sensitivity names."""
     return {row[0] for row in conn.execute(
-        "SELECT DISTINCT json_extract(body, '$.predicate') FROM events WHERE type = 'FactObserved'"
+        f"SELECT DISTINCT json_extract(body, '$.predicate') FROM events WHERE type = '{EVENT.FactObserved}'"
         " AND body IS NOT NULL AND json_extract(body, '$.sensitivity') = ?", (sensitivity,))}
 
 
@@ -327,7 +329,7 @@ def serves_naming(conn: sqlite3.Connection, app: str, but_user: str, fact_ids: l
     read of the app's serve records, each body checked against its commitment."""
     wanted = set(fact_ids)
     seqs = [row[0] for row in conn.execute(
-        "SELECT seq FROM events WHERE app = ? AND user <> ? AND type = 'FactsServed' AND body IS NOT NULL",
+        f"SELECT seq FROM events WHERE app = ? AND user <> ? AND type = '{EVENT.FactsServed}' AND body IS NOT NULL",
         (app, but_user))]
     found: dict[int, str] = {}
     for event in checked_events(conn, seqs, "served_facts").values():

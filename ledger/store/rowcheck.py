@@ -20,6 +20,7 @@ import sqlite3
 
 import orjson
 
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.engines import engine_of
 
 COLUMNS = ("seq", "event_id", "type", "app", "user", "recorded_at", "body", "salt", "commitment",
@@ -91,7 +92,7 @@ def first_bad_row(conn: sqlite3.Connection) -> tuple[int, str] | None:
     found = conn.execute(_FIRST_BAD_ROW[backend]).fetchone()
     bad = [(found[0], found[1])] if found else []
     named: dict[int, set] = {}
-    for seq, body in conn.execute("SELECT seq, body FROM events WHERE type = 'Redacted' AND "
+    for seq, body in conn.execute(f"SELECT seq, body FROM events WHERE type = '{EVENT.Redacted}' AND "
                                   + _REDACTIONS[backend]):
         try:
             targets = orjson.loads(body).get("target_seqs") if body.lstrip().startswith("{") else None

@@ -64,9 +64,9 @@ def test_forget_fact_masks_only_the_serves_of_it(ledger):
     assert rows[0]["seq"] == only_diet.served_seq and rows[0]["text_sha256"] is not None
     assert rows[1]["restates"] == allergy.served_seq and rows[1]["text_sha256"] is None
     assert fact in rows[1]["fact_ids"]
-    assert ledger.served_counts("app", USER)[fact] == 1
-    assert ledger.served_show(only_diet.served_seq)["identical"] is True
-    shown = ledger.served_show(rows[1]["seq"])
+    assert ledger.serves.served_counts("app", USER)[fact] == 1
+    assert ledger.serves.served_show(only_diet.served_seq)["identical"] is True
+    shown = ledger.serves.served_show(rows[1]["seq"])
     assert shown["identical"] is False and "erased" in shown["difference"]
 
 
@@ -101,10 +101,10 @@ def test_forgetting_a_domain_fact_scrubs_every_users_serve_of_it(tmp_path, clock
             assert copy["text_sha256"] is None and copy["query_sha256"] is None
             assert copy["fact_ids"] == before[user][0]["fact_ids"] and copy["caller"] == "bot"
             assert before[user][0]["seq"] not in [r["seq"] for r in after[user]]
-            assert ledger.served_counts("ops", user)[fact] == 1
+            assert ledger.serves.served_counts("ops", user)[fact] == 1
         kept = next(r for r in after["alice"] if r["seq"] == alone.served_seq)
         assert kept["text_sha256"] == before["alice"][1]["text_sha256"]
-        assert ledger.served_show(alone.served_seq)["identical"] is True
+        assert ledger.serves.served_show(alone.served_seq)["identical"] is True
         hashes = [r["text_sha256"] for u in ("alice", "bob") for r in before[u][:1]]
         again = ledger.forget("ops", "_domain", fact=fact, reason="request", requested_by="dpo")
         assert again["noop"]

@@ -60,10 +60,10 @@ def test_served_show_is_identical_and_counts(ledger, clock):
     second = ledger.recall("app", "u1", "", preload=True, served_to="bot", clearance="health")
     assert first.text != second.text
     for result in (first, second):
-        shown = ledger.served_show(result.served_seq)
+        shown = ledger.serves.served_show(result.served_seq)
         assert shown["identical"] is True, shown.get("difference")
         assert shown["text"] == result.text
-    counts = ledger.served_counts("app", "u1")
+    counts = ledger.serves.served_counts("app", "u1")
     allergy = next(f["fact_id"] for f in first.selected if f["predicate"] == "allergy")
     assert counts[allergy] == 2
     assert [r["seq"] for r in ledger.served("app", "u1", fact=allergy)] == [first.served_seq, second.served_seq]

@@ -63,4 +63,4 @@ def test_adk_search_memory_is_recorded_with_app_and_agent(tmp_path):
     with Ledger(db, read_only=True) as ledger:
         rows = ledger.served("mealkit", "u1")
         assert [(r["caller"], r["surface"], r["fact_ids"]) for r in rows] == [("mealkit/concierge", "adk", [fact])]
-        assert ledger.served_show(rows[0]["seq"])["identical"] is True
+        assert ledger.serves.served_show(rows[0]["seq"])["identical"] is True

@@ -18,7 +18,7 @@ def test_serves_on_postgres(postgres, clock):
         assert result.selected
         rows = ledger.served("app", "u1")
         assert [(r["caller"], r["fact_ids"]) for r in rows] == [("support-bot", [result.selected[0]["fact_id"]])]
-        assert ledger.served_show(result.served_seq)["identical"] is True
+        assert ledger.serves.served_show(result.served_seq)["identical"] is True
         assert ledger.verify()["ok"]
         receipt = ledger.forget("app", "u1", reason="request")
         assert receipt["counts"]["serve_records"] == 1

@@ -52,8 +52,8 @@ def test_serves_older_than_expires_the_old_records_whole(tmp_path):
         assert [(r["seq"], r["caller"]) for r in rows] == [(new, "new-bot")]    # the new one stands
         assert sorted(f["value"] for f in ledger.facts("app", USER)) == ["Pune", "vegetarian"]  # untouched
         with pytest.raises(LedgerError, match="erased"):
-            ledger.served_show(old)
-        assert ledger.served_show(new)["identical"] is True
+            ledger.serves.served_show(old)
+        assert ledger.serves.served_show(new)["identical"] is True
         assert ledger.retain(apply=True, serves_older_than=30)["noop"]          # nothing left to expire
         with pytest.raises(LedgerError, match="a run of its own"):
             ledger.retain(serves_older_than=30, predicate="diet")

@@ -80,8 +80,8 @@ def test_the_review_queue_is_recorded_in_each_partition_it_shows_above_normal(tm
         assert rows[0]["text_sha256"] == hashlib.sha256(page.content).hexdigest()
         with Ledger(path, read_only=True) as ledger:
             held = [h["hold_id"] for h in ledger.held("mealkit", "priya")]
-            dispute = ledger.disputed_by_key()[0]
-            shown = ledger.served_show(rows[0]["seq"])
+            dispute = ledger.lookup.disputed_by_key()[0]
+            shown = ledger.serves.served_show(rows[0]["seq"])
         assert shown["held"] == held
         assert set(rows[0]["fact_ids"]) == {dispute["fact_id"], *json.loads(dispute["disputes"])}
         # forgetting the session that said the held candidate takes the page's hash with it

@@ -69,7 +69,7 @@ def test_a_session_added_again_reads_only_events_with_new_ids(memory, ledger):
     later = [event("a1", "Noted.", AFTER), event("e2", "I live in Pune", BEFORE + 120)]
     run(memory.add_session_to_memory(session("s1", later)))
     assert values(memory) == {"diet": "vegetarian", "home_city": "Pune"}
-    ingested = ledger.session_state("mealkit", "priya", "s1")
+    ingested = ledger.lookup.session_state("mealkit", "priya", "s1")
     assert ingested["ingestions"] == 2 and ingested["events_read"] == 3
 
 

@@ -30,7 +30,7 @@ def test_the_ledger_masks_every_interval_above_the_clearance(ledger):
     assert values_above(conn, "app", ["u1"], ("normal",)) == ["kiwi"]
     assert values_above(conn, "app", ["u1"], ("normal", "personal", "health")) == []
     diet = [r for r in ledger.facts("app", "u1") if r["predicate"] == "diet"][0]
-    assert ledger.clearance_mask("app", "u1", "personal").row(diet)["quote"] == f"vegan and allergic to {WITHHELD}"
-    assert ledger.clearance_mask("app", "u1", "health").row(diet)["quote"] == "vegan and allergic to kiwi"
+    assert ledger.lookup.clearance_mask("app", "u1", "personal").row(diet)["quote"] == f"vegan and allergic to {WITHHELD}"
+    assert ledger.lookup.clearance_mask("app", "u1", "health").row(diet)["quote"] == "vegan and allergic to kiwi"
     served = ledger.recall("app", "u1", "what do I eat", clearance="normal").selected
     assert [f["quote"] for f in served] == [f"vegan and allergic to {WITHHELD}"]

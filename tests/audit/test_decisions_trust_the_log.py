@@ -285,12 +285,12 @@ def test_a_fact_s_class_is_the_log_s_where_it_decides_who_sees_it(tmp_path):
     with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
         ledger.observe(cand(user="u5", predicate="allergy", value="peanuts", quote="I am allergic to peanuts"))
         (fact,) = ledger.facts("app", "u5", include_sensitive=True)
-        assert ledger.fact_sensitivity(fact["fact_id"]) == fact["sensitivity"] == "health"
+        assert ledger.lookup.fact_sensitivity(fact["fact_id"]) == fact["sensitivity"] == "health"
         ledger.recall("app", "u5", "", preload=True, served_to="bot", clearance="all")
-        assert ledger.served_fact_classes("app", [fact["fact_id"]])[fact["fact_id"]][0] == "health"
+        assert ledger.serves.served_fact_classes("app", [fact["fact_id"]])[fact["fact_id"]][0] == "health"
         forge(ledger, ("UPDATE facts_current SET sensitivity = 'normal'",))
         with pytest.raises(ProjectionMismatch, match="the ledger is damaged: facts_current"):
-            ledger.fact_sensitivity(fact["fact_id"])
+            ledger.lookup.fact_sensitivity(fact["fact_id"])
         forge(ledger, ("UPDATE fact_history SET sensitivity = 'normal'",))
         with pytest.raises(ProjectionMismatch, match="the ledger is damaged: fact_history"):
-            ledger.served_fact_classes("app", [fact["fact_id"]])
+            ledger.serves.served_fact_classes("app", [fact["fact_id"]])

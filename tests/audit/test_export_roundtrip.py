@@ -56,7 +56,7 @@ def test_export_import_reproduces_projections_and_verifies(source, tmp_path):
         assert result["imported"] == count and copy.verify()["ok"]
         assert copy.head() == source.head()
         assert tables(copy) == tables(source)
-        assert copy.is_forgotten_session("app", "u1", "s2")
+        assert copy.erased.is_forgotten_session("app", "u1", "s2")
 
 
 def test_import_refuses_a_non_empty_ledger_and_tampered_lines(source, tmp_path):

@@ -88,7 +88,7 @@ def test_one_bad_file_does_not_lose_the_good_ones(tmp_path):
     assert "the event has no timestamp" in result.stderr
     with Ledger(db) as ledger:
         assert len(ledger.sessions("mealkit", "priya")) == 3
-        assert ledger.session_state("mealkit", "priya", "x") is None
+        assert ledger.lookup.session_state("mealkit", "priya", "x") is None
 
 
 def test_bad_input_writes_nothing_and_exits_1(tmp_path):

@@ -75,7 +75,7 @@ def test_ingestion_fails_a_session_with_a_future_event_and_writes_nothing(ledger
     with pytest.raises(LedgerError, match=r"session bad: event e2 timestamp 2099-01-01.*in the future"):
         ledger.ingest_session(future_session(), extractor="patterns")
     assert event_count(ledger) == 0
-    assert ledger.session_state("app", "u1", "bad") is None
+    assert ledger.lookup.session_state("app", "u1", "bad") is None
 
 
 def test_ingest_cli_names_the_failed_session_and_ingests_the_others(tmp_path, monkeypatch):

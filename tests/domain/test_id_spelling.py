@@ -73,7 +73,7 @@ def test_every_read_finds_the_partition_in_any_spelling(ledger):
     assert ledger.export_subject(APP_NFD, USER_NFD)["user"] == USER
     assert ledger.sessions(APP_NFD, USER_NFD) == ledger.sessions(APP, USER)
     assert ledger.held(APP_NFD, USER_NFD) == ledger.held(APP, USER)
-    assert ledger.ingest_queue(APP_NFD, USER_NFD, status=None) == ledger.ingest_queue(APP, USER, status=None)
+    assert ledger.lookup.ingest_queue(APP_NFD, USER_NFD, status=None) == ledger.lookup.ingest_queue(APP, USER, status=None)
 
 
 @pytest.mark.parametrize("scope", ["user", "session", "fact"])
@@ -88,7 +88,7 @@ def test_forget_in_another_spelling_erases(ledger, scope):
     assert "vegan" not in {f["value"] for f in ledger.facts(APP, USER)}
     assert ledger.erasures(" " + unicodedata.normalize("NFD", APP))      # the receipts, found
     if scope == "session":
-        assert ledger.is_forgotten_session(APP_NFD, USER_NFD, SESSION_NFD)
+        assert ledger.erased.is_forgotten_session(APP_NFD, USER_NFD, SESSION_NFD)
 
 
 def test_retain_and_export_filters_take_any_spelling(ledger, tmp_path):

@@ -47,8 +47,8 @@ def test_forgetting_the_session_that_split_a_fact_forgets_that_session_only(ledg
     split(memory, ledger)
     receipt = ledger.forget("mealkit", "priya", session="s10", reason="asked")
     assert receipt["counts"]["sessions"] == 1
-    assert not ledger.is_forgotten_session("mealkit", "priya", "s20")
-    assert ledger.is_forgotten_session("mealkit", "priya", "s10")
+    assert not ledger.erased.is_forgotten_session("mealkit", "priya", "s20")
+    assert ledger.erased.is_forgotten_session("mealkit", "priya", "s10")
     assert values(memory) == {"home_city": "Lyon"}
 
 

@@ -78,7 +78,7 @@ def test_an_emptied_session_is_not_a_forgotten_one(db):
     said again (the user asked to forget a value, not the conversation)."""
     invoke(db, "forget", *P, "--predicate", "diet", "--reason", "r", "--yes")
     with Ledger(db) as ledger:
-        assert not ledger.is_forgotten_session("app", "u1", "s1")
+        assert not ledger.erased.is_forgotten_session("app", "u1", "s1")
         ledger.observe(cand(predicate="home_city", value="Mumbai", session="s1", event="e9",
                             said_at="2026-08-05"))
         receipt = ledger.forget("app", "u1", session="s1", reason="r")

@@ -21,7 +21,7 @@ def test_reingesting_a_forgotten_session_is_refused(ledger):
     ledger.ingest_session(session())
     assert ledger.facts("mealkit", "priya")
     ledger.forget("mealkit", "priya", session="meal-9", reason="request")
-    assert ledger.is_forgotten_session("mealkit", "priya", "meal-9")
+    assert ledger.erased.is_forgotten_session("mealkit", "priya", "meal-9")
     head = ledger.head()
     with pytest.raises(LedgerError, match="forgotten"):
         ledger.ingest_session(session())
@@ -66,7 +66,7 @@ def test_a_forget_committed_during_extraction_wins(tmp_path):
 
         class Racing(PatternsExtractor):
             def extract(self, delta, context):
-                if not theirs.is_forgotten_session("mealkit", "priya", "meal-9"):
+                if not theirs.erased.is_forgotten_session("mealkit", "priya", "meal-9"):
                     theirs.forget("mealkit", "priya", session="meal-9", reason="request")
                 return super().extract(delta, context)
 

@@ -46,8 +46,8 @@ def test_session_forget_makes_pune_current_again(ledger, clock):
     assert {h["value"] for h in history} == {"Pune"}
     as_of = ledger.facts("app", "u1", as_of=before_redaction, include_sensitive=True)
     assert [f["value"] for f in as_of] == ["Pune"]
-    assert ledger.is_forgotten_session("app", "u1", "s2")
-    assert not ledger.is_forgotten_session("app", "u1", "s1")
+    assert ledger.erased.is_forgotten_session("app", "u1", "s2")
+    assert not ledger.erased.is_forgotten_session("app", "u1", "s1")
     settle(ledger)
 
 
@@ -116,7 +116,7 @@ def test_sensitivity_scope(ledger, clock):
     clock.tick()
     ledger.forget("app", "u1", sensitivity="health", reason="health data request")
     assert values(ledger) == {("user", "diet"): [("vegetarian", "current", "stated")]}
-    assert not ledger.is_forgotten_session("app", "u1", "s1")     # the session itself stays
+    assert not ledger.erased.is_forgotten_session("app", "u1", "s1")     # the session itself stays
     settle(ledger)
 
 
@@ -132,7 +132,7 @@ def test_user_scope_pseudonymises_and_clears_every_projection(ledger, clock):
         assert ledger._conn.execute(f"SELECT COUNT(*) FROM {table} WHERE user = 'u1'").fetchone()[0] == 0
     assert values(ledger, user="u2") == {("user", "diet"): [("vegan", "current", "stated")]}
     assert receipt["counts"]["pseudonymised"] == 3
-    assert ledger.is_forgotten_session("app", "u1", "s1")          # its sessions stay forgotten
+    assert ledger.erased.is_forgotten_session("app", "u1", "s1")          # its sessions stay forgotten
     assert ledger.forget("app", "u1", reason="again")["noop"]
     assert ledger.forget("app", "u1", session="s1", reason="again")["noop"]
     settle(ledger)

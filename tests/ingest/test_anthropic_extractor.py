@@ -96,8 +96,8 @@ def assert_failed_cleanly(ledger, summary, words):
     (failed,) = summary.failed
     assert failed.status == "failed" and words in failed.error
     assert types(ledger) == ["IngestFailed"]                    # nothing partial
-    assert ledger.session_state("mealkit", "priya", "meal-1") is None   # watermark untouched
-    (queued,) = ledger.ingest_queue()
+    assert ledger.lookup.session_state("mealkit", "priya", "meal-1") is None   # watermark untouched
+    (queued,) = ledger.lookup.ingest_queue()
     assert (queued["session"], queued["status"], queued["extractor"]) == ("meal-1", "open", "anthropic")
     assert queued["source"] == MEAL1
 
@@ -175,13 +175,13 @@ def test_tool_authored_preference_is_rejected(ledger):
 
 def test_retry_failed_retries_the_queue(ledger):
     ingest(ledger, Replay(error(500, "api_error")), max_retries=0)
-    assert len(ledger.ingest_queue()) == 1
+    assert len(ledger.lookup.ingest_queue()) == 1
     replay = Replay(message(GOOD))
     client = httpx2.Client(transport=httpx2.MockTransport(replay))
     summary = retry_failed(ledger._work, http_client=client, api_key="test-key")
     assert [r.status for r in summary.results] == ["ingested"]
-    assert ledger.ingest_queue() == []
-    assert ledger.ingest_queue(status="done")[0]["attempts"] == 1
+    assert ledger.lookup.ingest_queue() == []
+    assert ledger.lookup.ingest_queue(status="done")[0]["attempts"] == 1
     assert types(ledger) == ["IngestFailed", "FactObserved", "FactObserved", "SessionIngested"]
     assert retry_failed(ledger._work).results == []
 

@@ -47,7 +47,7 @@ def test_a_grown_session_ingests_only_its_tail(ledger):
 def test_trailing_partial_event_does_not_move_the_watermark(ledger):
     partial = adk_event("e3", "user", "We moved to Beng", at="2026-09-30T09:00:00Z", partial=True)
     ledger.ingest_session(adk_session(FIRST + [partial]), extractor="patterns")
-    assert ledger.session_state("app", "u1", "s1")["watermark"] == "e2"
+    assert ledger.lookup.session_state("app", "u1", "s1")["watermark"] == "e2"
     result = ledger.ingest_session(adk_session(FIRST + MORE), extractor="patterns")
     assert result.counts["applied:supersede"] == 1
 
@@ -75,7 +75,7 @@ def test_a_crash_mid_session_writes_nothing_and_the_retry_ingests_it(ledger):
 
     with pytest.raises(AttributeError):
         ledger.ingest_session(adk_session(FIRST), extractor=Boom())
-    assert event_count(ledger) == 0 and ledger.session_state("app", "u1", "s1") is None
+    assert event_count(ledger) == 0 and ledger.lookup.session_state("app", "u1", "s1") is None
     assert ledger.ingest_session(adk_session(FIRST), extractor="patterns").status == "ingested"
 
 

@@ -4,6 +4,7 @@ pattern language's own rules (lists, boundaries, guards, synonyms), and the regi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,8 +186,9 @@ list = true
 
 def _cli(*args, registry=None):
     env_args = ["--registry", str(registry)] if registry else []
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}      # tables at the piped default width
     return subprocess.run([str(Path(sys.executable).parent / "factledger"), *env_args, *args],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)
 
 
 def test_predicates_check_passes_on_the_default_registry():

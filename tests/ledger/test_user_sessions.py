@@ -1,4 +1,4 @@
-"""`Ledger.user_sessions`: every session a user's events name, however it came in (issue 29).
+"""`Ledger.lookup.user_sessions`: every session a user's events name, however it came in (issue 29).
 
 The web view's user page erases sessions from this list, so a session written by `observe` (no
 ingestion, no row in `sessions`) or one whose only statement was rejected must be on it too.
@@ -25,7 +25,7 @@ def test_observed_held_rejected_and_ingested_sessions_are_all_listed(tmp_path):
         ledger.observe(cand(app="mealkit", user="priya", predicate="diet", value="vegan", quote="I'm vegan",
                             session="chat-3", event="c3", author="agent"))    # inferred
         ledger.observe(cand(app="other", user="priya", predicate="pet", value="dog", session="elsewhere"))
-        rows = {row["session"]: row for row in ledger.user_sessions("mealkit", "priya")}
+        rows = {row["session"]: row for row in ledger.lookup.user_sessions("mealkit", "priya")}
     assert set(rows) == {"meal-1", "chat-1", "chat-2", "chat-3"}
     assert rows["meal-1"]["source"] == "ingested" and rows["meal-1"]["ingestion"]["ingestions"] == 1
     assert rows["chat-1"]["source"] == "observed" and rows["chat-1"]["ingestion"] is None

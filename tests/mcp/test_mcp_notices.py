@@ -40,5 +40,5 @@ def test_the_cli_reader_of_the_whole_file_still_hears_the_near_spellings(tmp_pat
     tools = seeded(tmp_path)
     tools.close()
     with Ledger(tmp_path / "ledger.db") as ledger:
-        assert "kim@example.com" in ledger.partition_notice("mealkit", "kim@example.co")
-        assert "mealkit2" in ledger.partition_notice("mealkit1", "kim")
+        assert "kim@example.com" in ledger.notices.partition_notice("mealkit", "kim@example.co")
+        assert "mealkit2" in ledger.notices.partition_notice("mealkit1", "kim")

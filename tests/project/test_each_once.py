@@ -92,6 +92,22 @@ def test_no_rule_or_reason_is_written_where_one_is_used():
     assert bad == []
 
 
+EVENTS = Path("ledger/domain/events.py")
+
+
+def test_event_types_are_written_in_one_module():
+    """Every other module names a type as `EVENT.FactObserved`: no string that is a type's name,
+    nor SQL that quotes one (`type = 'Redacted'`); prose that mentions a type is not a name."""
+    found = []
+    for path in _modules():
+        if path == EVENTS:
+            continue
+        for node in _strings(ROOT / path):
+            if node.value in EVENT_TYPES or any(f"'{name}'" in node.value for name in EVENT_TYPES):
+                found.append((str(path), node.lineno, node.value[:60]))
+    assert found == []
+
+
 RESERVED = {words.DOMAIN_USER, words.ERASURES_USER, words.CHECKPOINTS_USER, words.ALL_APPS}
 
 

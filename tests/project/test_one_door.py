@@ -38,8 +38,8 @@ def test_a_location_is_told_apart_without_the_store():
 def test_shown_location_of_a_file_is_its_path(tmp_path):
     with Ledger(tmp_path / "l.db", create=True) as ledger:
         assert ledger.shown_location() == str(tmp_path / "l.db")
-        assert ledger.event_count() == 0 and ledger.first_recorded_at() is None
-        assert ledger.checkpoint_origin() is None and ledger.receipt_tickets() == {}
+        assert ledger.event_count() == 0 and ledger.notices.first_recorded_at() is None
+        assert ledger.checkpoint_origin() is None and ledger.erased.receipt_tickets() == {}
 
 
 DRIVER = re.compile(r"^\s*(?:import|from)\s+(?:sqlite3|psycopg)\b")

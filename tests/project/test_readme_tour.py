@@ -29,7 +29,8 @@ def run(script_text: str, folder: Path, env: dict[str, str]) -> subprocess.Compl
 
 
 def clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("FACTLEDGER_")}
+    # (and no COLUMNS: the reader's tables at the piped default width, 120)
+    return {k: v for k, v in os.environ.items() if not k.startswith("FACTLEDGER_") and k != "COLUMNS"}
 
 
 def test_the_readme_tour_runs_on_the_demo_ledger_as_written(tmp_path, demo_ledger):

@@ -109,7 +109,7 @@ def test_a_failed_batch_writes_nothing(ledger):
 
 
 def test_every_event_type_has_a_model():
-    assert len(EVENT_TYPES) == 16
+    assert len(EVENT_TYPES) == 17
     from factledger.ledger.domain import events
 
     for name in EVENT_TYPES:
