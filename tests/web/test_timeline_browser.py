@@ -16,12 +16,10 @@ import pytest
 pytest.importorskip("datasette", reason="the web view is the optional `ui` extra")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
 
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 
 from factledger.web.timeline import transaction_time_svg, valid_time_svg  # noqa: E402
 from tests.web.helpers import wait_until_serving  # noqa: E402
-from tests.web.test_web_browser import BROWSER_ARGS, CHROMEDRIVER, CHROMIUM, MISSING, free_port  # noqa: E402
+from tests.web.test_web_browser import CHROMEDRIVER, CHROMIUM, MISSING, free_port  # noqa: E402
 
 FACTLEDGER = Path(sys.executable).parent / "factledger"
 DATE = re.compile(r"\d{4}-\d\d-\d\d")
@@ -62,18 +60,6 @@ def demo_server(tmp_path_factory):
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@pytest.fixture
-def browser():
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in BROWSER_ARGS:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(10)
-    yield driver
-    driver.quit()
 
 
 def inside(inner, outer, slack=0.5) -> bool:

@@ -21,8 +21,6 @@ pytest.importorskip("datasette", reason="the web view is the optional `ui` extra
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
 
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -63,18 +61,6 @@ def server(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@pytest.fixture
-def browser():
-    options = Options()
-    options.binary_location = CHROMIUM
-    for arg in BROWSER_ARGS:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.implicitly_wait(10)
-    yield driver
-    driver.quit()
 
 
 def follow_click(browser, element) -> None:
