@@ -105,21 +105,10 @@ class Ledger(Reads):
     future_tolerance = property(lambda self: self._work.future_tolerance)
 
     # The grouped reads the shells use beside the supported API (ledger/groups.py, docs/api.md)
-    @property
-    def erased(self) -> Erased:
-        return Erased(self)
-
-    @property
-    def serves(self) -> Serves:
-        return Serves(self)
-
-    @property
-    def notices(self) -> Notices:
-        return Notices(self)
-
-    @property
-    def lookup(self) -> Lookup:
-        return Lookup(self)
+    erased = property(Erased)
+    serves = property(Serves)
+    notices = property(Notices)
+    lookup = property(Lookup)
 
     def close(self) -> None:
         self._work.close()
