@@ -23,6 +23,7 @@ import orjson
 
 from factledger.ledger.errors import LedgerError
 from factledger.ledger.vocabulary.terminal import escape, json_safe
+from factledger.ledger.vocabulary.wrapping import greedy_wrap, split_to
 
 FORMATS = ("json", "nl", "csv", "table")
 
@@ -147,41 +148,10 @@ def table_width() -> int:
     return max(40, shutil.get_terminal_size((TABLE_WIDTH, 24)).columns)
 
 
-def split_width(text: str, width: int) -> tuple[str, str]:
-    """The longest head of `text` that fits `width` columns (at least one character), and the rest."""
-    used = 0
-    for i, ch in enumerate(text):
-        used += display_width(ch)
-        if used > width:
-            return (text[:i], text[i:]) if i else (text[:1], text[1:])
-    return text, ""
-
-
 def wrap(text: str, width: int) -> list[str]:
-    """Greedy word wrap by display width: words join with spaces; a word too long for a line
-    is broken after `_ . , / -`, else where it must be."""
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        candidate = f"{line} {word}" if line else word
-        if display_width(candidate) <= width:
-            line = candidate
-            continue
-        if line:
-            lines.append(line)
-            line = ""
-        for piece in SOFT_BREAK.findall(word) or [""]:
-            if display_width(line + piece) <= width:
-                line += piece
-                continue
-            if line:
-                lines.append(line)
-            while display_width(piece) > width:
-                head, piece = split_width(piece, width)
-                lines.append(head)
-            line = piece
-    lines.append(line)
-    return lines
+    """Greedy word wrap by display width: a word too long for a line is broken after
+    `_ . , / -`, else where it must be."""
+    return greedy_wrap(text, width, display_width, SOFT_BREAK.findall)
 
 
 def narrowest(text: str) -> int:
@@ -269,7 +239,7 @@ def records(heads: list[str], cells: list[list[str]], budget: int) -> str:
     for n, r in enumerate(cells, 1):
         lines.append(f"-[ {n} ]" + "-" * (min(budget, 60) - len(f"-[ {n} ]")))
         for h, v in zip(heads, r):
-            label = pad(split_width(h, key)[0], key)
+            label = pad(split_to(h, key, display_width)[0], key)
             for k, part in enumerate(wrap(v, room)):
                 lines.append(((label if k == 0 else " " * key) + GAP + part).rstrip())
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from datetime import datetime
 from html import escape
 
 from factledger.ledger.vocabulary.clock import parse_time
+from factledger.ledger.vocabulary.wrapping import greedy_wrap
 
 BASIS_COLOURS = {"verified": "#1b7f3b", "stated": "#1f5fbf", "inferred": "#c77700"}
 STATE_COLOURS = {"current": "#1f5fbf", "disputed": "#c77700", "superseded": "#8a8f98",
@@ -33,22 +34,7 @@ def _text_width(text: str) -> float:
 
 def _wrap(text: str, width: float) -> list[str]:
     """A value's label in lines that fit `width` pixels: at spaces, or inside a long word."""
-    lines, line = [], ""
-    for word in text.split(" "):
-        candidate = f"{line} {word}" if line else word
-        if _text_width(candidate) <= width:
-            line = candidate
-            continue
-        if line:
-            lines.append(line)
-        line = ""
-        for ch in word:
-            if _text_width(line + ch) > width:
-                lines.append(line)
-                line = ""
-            line += ch
-    lines.append(line)
-    return lines
+    return greedy_wrap(text, width, _text_width, list)
 
 
 class _Layout:
