@@ -358,9 +358,7 @@ def _expired_partitions(conn: sqlite3.Connection, cutoffs: dict[str, str], regis
     fact for its candidates to expire; the digest of a session goes with what its plan takes).
     Chosen from the log, never from a projection row (a deleted history row would have the run
     skip a partition); each partition's plan, from its events, decides what goes."""
-    found: set[tuple[str, str]] = set()
-    for predicate, cutoff in cutoffs.items():
-        found |= partitions_observed_before(conn, predicate, cutoff, app, user)
+    found = partitions_observed_before(conn, cutoffs, app, user)
     for part_app, part_user, body in candidate_bodies(conn, app, user):
         if (part_app, part_user) not in found and candidate_expired(body, cutoffs, registry):
             found.add((part_app, part_user))

@@ -295,15 +295,23 @@ def partition_events_after(conn: sqlite3.Connection, app: str, user: str, after:
 # edited must not make a run skip a partition that holds something past its retention).  Each is a
 # superset the run's plans (`ledger.forget.targets.plan`, from the partition's events) narrow.
 
-def partitions_observed_before(conn: sqlite3.Connection, predicate: str, cutoff: str, app: str | None = None,
+def partitions_observed_before(conn: sqlite3.Connection, cutoffs: dict[str, str], app: str | None = None,
                                user: str | None = None) -> set[tuple[str, str]]:
-    """Partitions whose log holds a surviving observation of `predicate` said before `cutoff`: a
-    fact expires only when its latest statement was said before the cutoff, so its first was."""
+    """Partitions whose log holds a surviving observation of a predicate said before that
+    predicate's cutoff (`cutoffs`: predicate -> cutoff): a fact expires only when its latest
+    statement was said before the cutoff, so its first was.  One pass over the log for every
+    policy, not one a predicate."""
+    if not cutoffs:
+        return set()
     where, args = equal_filters(app=app, user=user)
+    policies = ", ".join("(?, ?)" for _ in cutoffs)
     return {(a, u) for a, u in conn.execute(
-        f"SELECT DISTINCT app, user FROM events WHERE type = '{EVENT.FactObserved}' AND body IS NOT NULL"
-        " AND json_extract(body, '$.predicate') = ? AND json_extract(body, '$.said_at') < ?" + where,
-        [predicate, cutoff, *args])}
+        f"WITH policies(predicate, cutoff) AS (VALUES {policies})"
+        " SELECT DISTINCT app, user FROM events JOIN policies"
+        " ON json_extract(body, '$.predicate') = policies.predicate"
+        " AND json_extract(body, '$.said_at') < policies.cutoff"
+        f" WHERE type = '{EVENT.FactObserved}' AND body IS NOT NULL" + where,
+        [value for pair in cutoffs.items() for value in pair] + list(args))}
 
 
 def partitions_serving_before(conn: sqlite3.Connection, cutoff: str, app: str | None = None,

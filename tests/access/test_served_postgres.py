@@ -53,3 +53,21 @@ def test_a_domain_forget_and_serve_retention_on_postgres(postgres, clock):
         assert expired["counts"]["serve_records_expired"] == 1
         assert [r["seq"] for r in ledger.served("ops", "alice")] == [new.served_seq]
         assert ledger.verify()["ok"]
+
+
+def test_predicate_retention_on_postgres(postgres, clock):
+    """`retain` chooses its partitions with one pass over the log for every policy (a VALUES list
+    joined to the events): on PostgreSQL too, an old support ticket's partition is chosen and the
+    fact goes, a recent one's stays."""
+    location = postgres.location("access_predicate_retention")
+    with Ledger(location, clock=clock, create=True) as ledger:
+        clock.set("2026-11-01T00:00:00Z")
+        ledger.observe(cand(user="old", predicate="support_ticket", value="T-1", session="s1",
+                            said_at="2026-05-01T00:00:00Z"))
+        ledger.observe(cand(user="new", predicate="support_ticket", value="T-2", session="s2",
+                            said_at="2026-10-20T00:00:00Z"))
+        assert ledger.retain()["partitions"] == 1
+        ledger.retain(apply=True)
+        assert [f["value"] for f in ledger.facts("app", "old")] == []
+        assert [f["value"] for f in ledger.facts("app", "new")] == ["T-2"]
+        assert ledger.verify()["ok"]
