@@ -16,6 +16,9 @@ from factledger.projections.factstate import Snapshot
 # The key of a rebuild's shared partition state under which the facts fold leaves the partition's
 # open facts at its end (fact_id -> Snapshot), for the projections that follow it.
 OPEN_FACTS = "open_facts"
+# ... and under this one a dict that lasts the whole rebuild, for what a projection works out once
+# per rebuild rather than once per partition (whether meaning is on).
+REBUILD = "rebuild"
 
 
 @runtime_checkable
