@@ -23,7 +23,9 @@ REBUILD = "rebuild"
 
 @runtime_checkable
 class Projection(Protocol):
-    """What the projector calls on every projection."""
+    """What the projector calls on every projection.  One applied event by event may also name
+    the event types its `apply` acts on (`event_types`, a frozenset): a rebuild then skips it
+    for a partition that holds none of them (tests/projections/test_projection_protocol.py)."""
 
     name: str
     tables: tuple[str, ...]        # tables this projection owns, each with app and user columns
