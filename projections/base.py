@@ -16,11 +16,16 @@ from factledger.projections.factstate import Snapshot
 # The key of a rebuild's shared partition state under which the facts fold leaves the partition's
 # open facts at its end (fact_id -> Snapshot), for the projections that follow it.
 OPEN_FACTS = "open_facts"
+# ... and under this one a dict that lasts the whole rebuild, for what a projection works out once
+# per rebuild rather than once per partition (whether meaning is on).
+REBUILD = "rebuild"
 
 
 @runtime_checkable
 class Projection(Protocol):
-    """What the projector calls on every projection."""
+    """What the projector calls on every projection.  One applied event by event may also name
+    the event types its `apply` acts on (`event_types`, a frozenset): a rebuild then skips it
+    for a partition that holds none of them (tests/projections/test_projection_protocol.py)."""
 
     name: str
     tables: tuple[str, ...]        # tables this projection owns, each with app and user columns

@@ -10,6 +10,7 @@ never silently miss an event.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 
 from factledger.ledger.errors import LedgerError
@@ -76,4 +77,35 @@ class MerkleProjection:
         """Clear and refold from `source`'s log (default: the same connection), in seq order (up
         to seq `upto`: the head a rebuild holds)."""
         conn.execute("DELETE FROM merkle_hashes")
-        return self.catch_up(conn, upto, source=source)
+        return self._fold_whole(conn, upto, source or conn)
+
+    def _fold_whole(self, conn: sqlite3.Connection, upto: int | None, source: sqlite3.Connection) -> int:
+        """`catch_up` from an empty tree, with the same hashes in the same order: the left sibling
+        a new subtree closes is always the last one completed at its level, so the frontier (one
+        hash a level) stands in for reading the stored tree back."""
+        frontier: list[bytes] = []
+        pending: list[bytes] = []
+        base = size = 0
+        sha256, fromhex = hashlib.sha256, bytes.fromhex
+        leaf_prefix, node_prefix = merkle.LEAF_PREFIX, merkle.NODE_PREFIX
+        for seq, chain_hash in chain_hashes(source, 0, upto):
+            if seq != size + 1:
+                raise LedgerError(f"the log has no event {size + 1} (next is {seq}): the tree needs "
+                                  "consecutive seqs; run `factledger verify`")
+            node = sha256(leaf_prefix + fromhex(chain_hash)).digest()
+            pending.append(node)
+            level, index = 0, size
+            while index & 1:
+                node = sha256(node_prefix + frontier[level] + node).digest()
+                pending.append(node)
+                level, index = level + 1, index >> 1
+            if level == len(frontier):
+                frontier.append(node)
+            else:
+                frontier[level] = node
+            size += 1
+            if len(pending) >= self.BATCH:
+                base = self._write(conn, base, pending)
+                pending = []
+        self._write(conn, base, pending)
+        return size

@@ -14,6 +14,7 @@ import sqlite3
 
 from factledger.ledger.domain.decision import Negation
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.statement import heard_negation
 
 SCHEMA = """
@@ -30,6 +31,9 @@ class NegationsProjection:
     tables = ("key_negations",)
     schema = SCHEMA
     depends_on: tuple[str, ...] = ()
+
+    # the events `apply` acts on (`heard_negation`; a rebuild hands it no others: projections/runner.py)
+    event_types = frozenset((EVENT.FactRetracted, EVENT.CandidateRejected))
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         if event.body is None:

@@ -53,9 +53,12 @@ def _rows(event: Event) -> list[tuple]:
     body = event.body
     if body is None:
         return []
-    refs = [(body[field], role) for field, role in _REFERENCES if body.get(field)]
-    refs += [(loser, "loser") for loser in body.get("loser_ids", ())]
-    return [(fact_id, event.seq, event.app, event.user, event.type, role) for fact_id, role in refs]
+    seq, app, user, type_ = event.seq, event.app, event.user, event.type
+    rows = [(body[field], seq, app, user, type_, role) for field, role in _REFERENCES if body.get(field)]
+    losers = body.get("loser_ids")
+    if losers:
+        rows += [(loser, seq, app, user, type_, "loser") for loser in losers]
+    return rows
 
 
 def fact_partition(conn: sqlite3.Connection, fact_id: str) -> tuple[str, str] | None:

@@ -35,6 +35,9 @@ class ReviewProjection:
     schema = SCHEMA
     depends_on: tuple[str, ...] = ()
 
+    # the events `apply` acts on (a rebuild hands it no others: projections/runner.py)
+    event_types = frozenset((EVENT.CandidateHeld, *CLOSES_HOLD))
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
         if body is None:

@@ -13,11 +13,20 @@ from itertools import groupby
 from operator import attrgetter
 
 from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.textindex import TextMemo, remembering
 from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head, iter_events
 from factledger.ledger.store.reads import iter_partitioned
 from factledger.projections import vectors
-from factledger.projections.base import BufferedProjection, KeyReader, LogWideProjection, Projection, check_order, clear
+from factledger.projections.base import (
+    REBUILD,
+    BufferedProjection,
+    KeyReader,
+    LogWideProjection,
+    Projection,
+    check_order,
+    clear,
+)
 from factledger.projections.catalog import all_projections
 
 # Secondary indexes that no fold reads while it runs (readers and `decide` use them, folds look
@@ -59,6 +68,9 @@ class Projector:
         self.projections = tuple(p for p in projections if p not in self.log_wide)
         self._flushing = tuple(p for p in self.projections if isinstance(p, BufferedProjection)) + self.log_wide
         self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
+        # the event types a per-event projection acts on, where it names them (`event_types`): a
+        # rebuild skips it for a partition that holds none of them
+        self._event_types = tuple(getattr(p, "event_types", None) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
         # `check_key(conn, key, facts)`: raises unless a key's stored open facts (dicts of the
@@ -237,12 +249,13 @@ class Projector:
             partitions = iter([list(iter_events(source, app, user))])
         count = reported = 0
         buffer = RowBuffer(conn)
-        for events in partitions:
-            self.fold_partition(conn, buffer, events)
-            count += len(events)
-            while progress and count - reported >= 10_000:
-                progress(10_000)
-                reported += 10_000
+        with remembering(TextMemo()):         # texts cut once per rebuild; the memo ends with it
+            for events in partitions:
+                self.fold_partition(conn, buffer, events)
+                count += len(events)
+                while progress and count - reported >= 10_000:
+                    progress(10_000)
+                    reported += 10_000
         buffer.flush()
         if progress:
             progress(count - reported)
@@ -274,10 +287,11 @@ class Projector:
         """A replay worker's fold of a share (events in `(app, user, seq)` order) into `conn`
         (its in-memory copy of the tables, inside a transaction); how many events there were."""
         buffer, count = RowBuffer(conn), 0
-        for _key, group in groupby(events, key=attrgetter("app", "user")):
-            partition = list(group)
-            self.fold_partition(conn, buffer, partition)
-            count += len(partition)
+        with remembering(TextMemo()):
+            for _key, group in groupby(events, key=attrgetter("app", "user")):
+                partition = list(group)
+                self.fold_partition(conn, buffer, partition)
+                count += len(partition)
         buffer.flush()
         return count
 
@@ -289,13 +303,19 @@ class Projector:
     def fold_partition(self, conn: sqlite3.Connection, buffer: RowBuffer,
                        events: list[Event]) -> None:
         """Fold one partition from nothing: the batch folds into `buffer`, the others into `conn`."""
-        state: dict = {}
-        for projection, buffered in zip(self.projections, self._buffered):
+        state: dict = {REBUILD: buffer.once}
+        types = None
+        for projection, buffered, wanted in zip(self.projections, self._buffered, self._event_types):
             if buffered:
                 projection.rebuild_partition(buffer, events, state)
-            else:
-                for event in events:
-                    projection.apply(conn, event)
+                continue
+            if wanted is not None:            # most partitions hold no event it acts on
+                if types is None:
+                    types = {event.type for event in events}
+                if wanted.isdisjoint(types):
+                    continue
+            for event in events:
+                projection.apply(conn, event)
 
     def differences(self, conn: sqlite3.Connection, jobs: int = 1, location: str | None = None,
                     progress: Callable[[int], None] | None = None) -> list[str]:
@@ -361,7 +381,10 @@ class RowBuffer:
     """Stands in for the connection's `executemany` in `rebuild_partition`: rows are gathered per
     statement across partitions and written a few thousand at a time (most partitions are a
     handful of rows).  Each table is written by one projection only, so the order of rows within
-    a table is unchanged; the per-event projections write their own tables directly."""
+    a table is unchanged; the per-event projections write their own tables directly.  Statements
+    are written in the order the buffer first saw them, at every flush: one that copies rows
+    from a table inside SQL (facts_current from fact_history, the recall index from
+    facts_current) is first handed over after the one that fills that table."""
 
     LIMIT = 20_000
 
@@ -369,11 +392,15 @@ class RowBuffer:
         self.conn = conn
         self.pending: dict[str, list] = {}
         self.size = 0
+        self.once: dict = {}             # the rebuild-wide state of the projections (`base.REBUILD`)
 
     def executemany(self, sql: str, rows) -> None:
-        rows = list(rows)
-        self.pending.setdefault(sql, []).extend(rows)
-        self.size += len(rows)
+        pending = self.pending.get(sql)
+        if pending is None:
+            pending = self.pending[sql] = []
+        before = len(pending)
+        pending.extend(rows)
+        self.size += len(pending) - before
         if self.size >= self.LIMIT:
             self.flush()
 
@@ -381,6 +408,6 @@ class RowBuffer:
         for sql, rows in self.pending.items():
             if rows:
                 self.conn.executemany(sql, rows)
-        self.pending.clear()
+                rows.clear()
         self.size = 0
 

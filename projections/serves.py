@@ -41,6 +41,9 @@ class ServesProjection:
     schema = SCHEMA
     depends_on: tuple[str, ...] = ()
 
+    # the events `apply` acts on (a rebuild hands it no others: projections/runner.py)
+    event_types = frozenset((EVENT.FactsServed,))
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
         if body is None or event.type != EVENT.FactsServed:

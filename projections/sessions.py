@@ -55,6 +55,9 @@ class SessionsProjection:
     schema = SCHEMA
     depends_on: tuple[str, ...] = ()
 
+    # the events `apply` acts on (a rebuild hands it no others: projections/runner.py)
+    event_types = frozenset((EVENT.SessionIngested, EVENT.IngestFailed))
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         body = event.body
         if body is None:

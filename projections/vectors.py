@@ -19,7 +19,7 @@ from factledger.ledger.errors import UNUSABLE, LedgerError, ProjectionMismatch
 from factledger.ledger.semantic import embedder as encoders
 from factledger.ledger.store.eventlog import Event
 from factledger.ledger.store.scopes import each_user
-from factledger.projections.base import OPEN_FACTS, FactsFold
+from factledger.projections.base import OPEN_FACTS, REBUILD, FactsFold
 from factledger.projections.factstate import OPEN_STATES
 
 TABLE = "fact_vectors"
@@ -86,9 +86,12 @@ class VectorProjection:
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """One row per fact open at the partition's end (set by FactsProjection.rebuild_partition)."""
         open_facts = state[OPEN_FACTS]
-        if not open_facts or not encoders.wanted():
+        if not open_facts:
             return
-        model = encoders.get()
+        once = state.get(REBUILD, {})
+        if "model" not in once:                # looked up once per rebuild
+            once["model"] = encoders.get() if encoders.wanted() else None
+        model = once["model"]
         if model is None:
             return
         rows = sorted(_row(model, s) for s in open_facts.values())

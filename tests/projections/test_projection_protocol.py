@@ -12,6 +12,8 @@ import inspect
 
 import pytest
 
+from factledger.ledger.domain.eventrow import Event
+from factledger.ledger.domain.events import EVENT_TYPES
 from factledger.projections import base, runner
 from factledger.projections.catalog import all_projections
 from factledger.projections.facts import FactsProjection
@@ -75,3 +77,37 @@ def test_a_follower_must_be_handed_the_facts_fold_the_projector_runs():
         Projector([FactsProjection(), VectorProjection(FactsProjection())])
     facts = FactsProjection()
     Projector([facts, RecallProjection(facts), VectorProjection(facts)])
+
+
+class _AnyBody(dict):
+    """A body that has every field (so an `apply` that ignored its event type would act)."""
+
+    def __missing__(self, key):
+        return "x"
+
+    def get(self, key, default=None):
+        return "x"
+
+
+class _Refusing:
+    """A connection that fails the test on any use."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __getattr__(self, name):
+        raise AssertionError(f"{self.what} used the connection ({name})")
+
+
+def test_a_projection_acts_on_no_event_outside_its_event_types():
+    """A rebuild hands a per-event projection only partitions holding one of its `event_types`
+    (projections/runner.py): every other type must be one its `apply` ignores."""
+    named = [p for p in all_projections() if getattr(p, "event_types", None) is not None]
+    assert {p.name for p in named} == {"review", "sessions", "erasures", "negations", "serves"}
+    for projection in named:
+        assert projection.event_types <= set(EVENT_TYPES)
+        assert not isinstance(projection, base.BufferedProjection)
+        for type_ in EVENT_TYPES:
+            if type_ not in projection.event_types:
+                projection.apply(_Refusing(f"{projection.name} on {type_}"),
+                                 Event(1, "e1", type_, "app", "u1", "2026-01-01T00:00:00Z", _AnyBody()))
