@@ -1,5 +1,6 @@
-"""`factledger mcp --http --workers N`: N server processes on one listening socket, so that
-concurrent calls use every core instead of sharing one interpreter's lock.
+"""`factledger mcp --http --workers N`: N server processes on one listening socket.
+
+Concurrent calls then use every core instead of sharing one interpreter's lock.
 
 The parent binds the socket, makes the state every worker must share (`SharedState`: forget
 confirmation codes, and a counter of committed forgets), then forks the workers; each opens its
