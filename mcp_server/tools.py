@@ -147,18 +147,62 @@ class Counter:
         self.value = 0
 
 
+class WriterLock:
+    """The lock every write of the server takes: a thread lock, and across worker processes an
+    exclusive `flock` on one file (`path`), which each process opens for itself.  Writers of
+    several workers then queue on the kernel's lock and wake when it is free, where SQLite's own
+    busy handler would have polled with sleeps of up to 100 ms; and the kernel drops the lock of
+    a process that dies, as it does SQLite's."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self._thread = threading.Lock()
+        self._path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> WriterLock:
+        self._thread.acquire()
+        if self._path is not None:
+            import fcntl
+            import os
+
+            try:
+                if self._fd is None:
+                    self._fd = os.open(self._path, os.O_RDWR)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._thread.release()
+                raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._thread.release()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            import os
+
+            os.close(self._fd)
+            self._fd = None
+
+
 class SharedState:
     """What every worker of one server must see alike: the forget confirmation codes (code ->
     (caller, request, deadline)), the spent ones (code -> (how it was spent, deadline)), the
     lock that orders them, and how many forgets were committed (`forgets`: each reader opens
-    its ledger again when it changes).  `local()` for one process; `workers.serve_workers` makes
-    one whose maps live in a manager process and whose counter is in shared memory."""
+    its ledger again when it changes), and the file whose `flock` orders the workers' writes
+    (`WriterLock`).  `local()` for one process; `workers.serve_workers` makes one whose maps live
+    in a manager process and whose counter is in shared memory."""
 
-    def __init__(self, lock, codes, spent, forgets) -> None:
+    def __init__(self, lock, codes, spent, forgets, writer_lock_path: str | None = None) -> None:
         self.lock = lock
         self.codes = codes
         self.spent = spent
         self.forgets = forgets
+        self.writer_lock_path = writer_lock_path
 
     @classmethod
     def local(cls) -> SharedState:
@@ -175,13 +219,13 @@ class MemoryTools:
         self._open = open_ledger
         self.extractor = extractor
         self.writer = open_ledger(False)
-        self._write_lock = threading.Lock()
+        self._shared = shared if shared is not None else SharedState.local()
+        self._write_lock = WriterLock(self._shared.writer_lock_path)
         self._serves = GroupCommit(self._write_lock, self.writer.serves.record_recalls)
         self._remembers = GroupCommit(self._write_lock, self._observe_many)
         self._local = threading.local()
         self._readers: list[Ledger] = []
         self._readers_lock = threading.Lock()
-        self._shared = shared if shared is not None else SharedState.local()
 
     def close(self) -> None:
         with self._readers_lock:
@@ -190,6 +234,7 @@ class MemoryTools:
             self._readers.clear()
         with self._write_lock:
             self.writer.close()
+        self._write_lock.close()
 
     def _reader(self) -> Ledger:
         local = self._local

@@ -16,9 +16,11 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -89,7 +91,11 @@ def serve_workers(serve: Callable[[SharedState, socket.socket], None], host: str
     except LedgerError:
         manager.shutdown()
         raise
-    shared = SharedState(manager.Lock(), manager.dict(), manager.dict(), context.Value("q", 0, lock=False))
+    lock_dir = tempfile.mkdtemp(prefix="factledger-mcp-")        # owner-only
+    lock_path = os.path.join(lock_dir, "writer.lock")
+    os.close(os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600))
+    shared = SharedState(manager.Lock(), manager.dict(), manager.dict(), context.Value("q", 0, lock=False),
+                         lock_path)
     stopping = threading.Event()
     failed: list[str] = []
 
@@ -127,6 +133,7 @@ def serve_workers(serve: Callable[[SharedState, socket.socket], None], host: str
                 proc.join()
         manager.shutdown()
         sock.close()
+        shutil.rmtree(lock_dir, ignore_errors=True)
         for s, handler in old.items():
             signal.signal(s, handler)
     if failed:

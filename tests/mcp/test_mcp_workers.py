@@ -204,3 +204,42 @@ def test_a_worker_killed_in_a_burst_of_writes_holds_no_lock_and_is_replaced(tmp_
         for user, fact_id in acked:
             assert ledger.why(fact_id)["fact"]["user"] == user
     assert json.loads(cli(db, "verify", "--json").stdout)["ok"] is True
+
+
+HOLD = """
+import sys, time
+from factledger.mcp_server.tools import WriterLock
+lock = WriterLock(sys.argv[1])
+lock.__enter__()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_workers_writer_lock_excludes_another_process_and_dies_with_its_holder(tmp_path):
+    import fcntl
+    import subprocess
+    import sys
+
+    from factledger.mcp_server.tools import WriterLock
+
+    path = tmp_path / "writer.lock"
+    path.touch()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with open(path, "r+") as probe:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        lock = WriterLock(str(path))
+        t0 = time.monotonic()
+        with lock:
+            assert time.monotonic() - t0 < 1
+        lock.close()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+        holder.stdout.close()
