@@ -243,3 +243,23 @@ def test_the_workers_writer_lock_excludes_another_process_and_dies_with_its_hold
             holder.kill()
             holder.wait()
         holder.stdout.close()
+
+
+def test_a_port_in_use_or_a_missing_ledger_is_an_error_line_and_no_worker(tmp_path):
+    import socket
+
+    db = new_ledger(tmp_path)
+    tokens = tmp_path / "tokens.toml"
+    new_token(db, tokens, user="u1")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        busy = cli(db, "mcp", "--http", "--workers", "2", "--port", port, "--tokens", str(tokens), check=False)
+    missing = cli(tmp_path / "nowhere.db", "mcp", "--http", "--workers", "2", "--port", "0", "--tokens",
+                  str(tokens), check=False)
+    for done in (busy, missing):
+        assert done.returncode == 1, done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+        assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot listen" in busy.stderr
