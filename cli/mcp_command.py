@@ -27,6 +27,9 @@ from factledger.ledger import LedgerError
 @click.option("--http", is_flag=True, help="Serve streamable HTTP at /mcp (bearer tokens from --tokens)")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to listen on")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="HTTP: port")
+@click.option("--workers", default=None, type=click.IntRange(1, 256), metavar="N",
+              help="HTTP: server processes sharing the port (stateless HTTP when more than one)  "
+                   "[default: one per core]")
 @click.option("--tokens", "tokens_path", default=None, metavar="FILE",
               help="The token file (TOML of hashed bearer tokens)")
 @click.option("--new-token", "new_token", is_flag=True,
@@ -35,7 +38,7 @@ from factledger.ledger import LedgerError
               help="With --new-token: a reviewer may also commit forgets")
 @click.option("--name", default=None, help="With --new-token: the token's label (recorded as a forget's requester)")
 @pass_state
-def mcp(state, app, user, users, clearance, allow_forget, http, host, port, tokens_path, new_token, role,
+def mcp(state, app, user, users, clearance, allow_forget, http, host, port, workers, tokens_path, new_token, role,
         name) -> None:
     """Serve the ledger as an MCP server: stdio for one partition, or streamable HTTP with tokens."""
     if new_token:
@@ -53,13 +56,16 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, toke
         tokens = TokenFile(tokens_path)
         if not len(tokens):
             raise LedgerError(f"{tokens_path} holds no token: add one with factledger mcp --new-token")
-        tools = MemoryTools(lambda read_only: open_ledger(state, read_only))
-        click.echo(f"factledger: serving MCP on http://{host}:{port}/mcp ({len(tokens)} tokens)", err=True)
+        if workers is None:
+            from factledger.mcp_server.workers import default_workers
+            workers = default_workers()
+        if workers > 1:
+            open_ledger(state, False).close()        # a ledger that cannot open is refused here, once
+        click.echo(f"factledger: serving MCP on http://{host}:{port}/mcp ({len(tokens)} tokens, "
+                   f"{workers} worker{'s' if workers > 1 else ''})", err=True)
         warn_exposure(host, "the MCP server")
-        try:
-            server.serve_http(tools, tokens, host, port)
-        finally:
-            tools.close()
+        server.serve_http(lambda shared: MemoryTools(lambda read_only: open_ledger(state, read_only), shared=shared),
+                          tokens, host, port, workers)
         return
     if not app or not user:
         raise LedgerError("stdio serves one partition: --app and --user (or FACTLEDGER_APP and FACTLEDGER_USER)")

@@ -37,6 +37,7 @@ from factledger.mcp_server.tools import (
     ForgetAnswer,
     MemoryTools,
     RecallAnswer,
+    SharedState,
     tool_text,
 )
 from factledger.mcp_server.wire import REFUSED, CheckedBodies, CheckedLines
@@ -264,15 +265,18 @@ def serve_stdio(tools: MemoryTools, scope: Scope) -> None:
     anyio.run(run)
 
 
-def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int):
-    """The Starlette app: streamable HTTP at /mcp, every request behind a bearer token."""
+def http_app(tools: MemoryTools, tokens: TokenFile, host: str, port: int, stateless: bool = False):
+    """The Starlette app: streamable HTTP at /mcp, every request behind a bearer token.  Stateless
+    (no MCP session: each request stands alone) when several workers share the port, since a
+    session lives in the one process that opened it."""
     base = f"http://{host}:{port}"
     # no resource_server_url: the 401 then carries no `resource_metadata` pointer, and no
     # protected-resource metadata names an authorization server this server does not run
     auth = AuthSettings(issuer_url=base, resource_server_url=None)
     server = build_server(tools, token_scope(tokens), token_verifier=TokenVerifier(tokens), auth=auth)
     # plain JSON answers, not an SSE stream per request: no tool streams, and a call costs less
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, json_response=True,
+                                     stateless_http=stateless)
     return CheckedBodies(app, lambda headers: _bearer_scope(tokens, headers) is not None)
 
 
@@ -282,7 +286,32 @@ def _bearer_scope(tokens: TokenFile, headers: dict[str, str]) -> Scope | None:
     return tokens.scope_of(token.strip()) if kind.lower() == "bearer" and token.strip() else None
 
 
-def serve_http(tools: MemoryTools, tokens: TokenFile, host: str, port: int) -> None:
+def serve_http(make_tools: Callable[[SharedState | None], MemoryTools], tokens: TokenFile, host: str, port: int,
+               workers: int = 1) -> None:
+    """Serve until stopped: in this process (one worker, MCP sessions kept), or in `workers`
+    forked processes on one socket (`workers.serve_workers`), each with its own `MemoryTools`."""
     import uvicorn
 
-    uvicorn.run(http_app(tools, tokens, host, port), host=host, port=port, log_level="warning")
+    if workers <= 1:
+        tools = make_tools(None)
+        try:
+            uvicorn.run(http_app(tools, tokens, host, port), host=host, port=port, log_level="warning")
+        finally:
+            tools.close()
+        return
+
+    from factledger.mcp_server.workers import serve_workers
+
+    def serve(shared: SharedState, sock) -> None:
+        tools = make_tools(shared)
+        try:
+            config = uvicorn.Config(http_app(tools, tokens, host, port, stateless=True), host=host, port=port,
+                                    log_level="warning")
+            worker = uvicorn.Server(config)
+            worker.run(sockets=[sock])
+            if not worker.started:
+                sys.exit(3)                  # as uvicorn.run does: the parent stops the server
+        finally:
+            tools.close()
+
+    serve_workers(serve, host, port, workers)

@@ -7,7 +7,8 @@ worker thread, so on SQLite (WAL) a read never waits for a write; the serve reco
 recalls, and concurrent remembers, are committed in groups (`GroupCommit`).  After a forget commits, each
 reader opens its ledger again before its next read: no forgotten value stays in a reader's
 kept folds.  Between calls the tools keep no fact text: a forget's confirmation code maps to the
-request's parameters (ids and a reason), not to what it would erase.
+request's parameters (ids and a reason), not to what it would erase.  Several server processes
+(`workers.py`) share the codes and the forget count (`SharedState`); SQLite's lock orders their writers.
 """
 
 from __future__ import annotations
@@ -139,24 +140,92 @@ class GroupCommit:
                 self._turn.notify_all()
 
 
+class Counter:
+    """An integer in a box, as `multiprocessing.Value` holds one (`.value`)."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class WriterLock:
+    """The lock every write of the server takes: a thread lock, and across worker processes an
+    exclusive `flock` on one file (`path`), which each process opens for itself.  Writers of
+    several workers then queue on the kernel's lock and wake when it is free, where SQLite's own
+    busy handler would have polled with sleeps of up to 100 ms; and the kernel drops the lock of
+    a process that dies, as it does SQLite's."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self._thread = threading.Lock()
+        self._path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> WriterLock:
+        self._thread.acquire()
+        if self._path is not None:
+            import fcntl
+            import os
+
+            try:
+                if self._fd is None:
+                    self._fd = os.open(self._path, os.O_RDWR)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except BaseException:
+                self._thread.release()
+                raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._thread.release()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            import os
+
+            os.close(self._fd)
+            self._fd = None
+
+
+class SharedState:
+    """What every worker of one server must see alike: the forget confirmation codes (code ->
+    (caller, request, deadline)), the spent ones (code -> (how it was spent, deadline)), the
+    lock that orders them, and how many forgets were committed (`forgets`: each reader opens
+    its ledger again when it changes), and the file whose `flock` orders the workers' writes
+    (`WriterLock`).  `local()` for one process; `workers.serve_workers` makes one whose maps live
+    in a manager process and whose counter is in shared memory."""
+
+    def __init__(self, lock, codes, spent, forgets, writer_lock_path: str | None = None) -> None:
+        self.lock = lock
+        self.codes = codes
+        self.spent = spent
+        self.forgets = forgets
+        self.writer_lock_path = writer_lock_path
+
+    @classmethod
+    def local(cls) -> SharedState:
+        return cls(threading.Lock(), {}, {}, Counter())
+
+
 class MemoryTools:
     """The seven tools over one ledger.  `open_ledger(read_only)` opens the writer once
     (`read_only=False`) and a reader per thread (`read_only=True`: a read tool cannot change the
     file, as no read command can; docs/decisions.md, "Read-only opens")."""
 
-    def __init__(self, open_ledger: Callable[[bool], Ledger], extractor: str = "patterns"):
+    def __init__(self, open_ledger: Callable[[bool], Ledger], extractor: str = "patterns",
+                 shared: SharedState | None = None):
         self._open = open_ledger
         self.extractor = extractor
         self.writer = open_ledger(False)
-        self._write_lock = threading.Lock()
+        self._shared = shared if shared is not None else SharedState.local()
+        self._write_lock = WriterLock(self._shared.writer_lock_path)
         self._serves = GroupCommit(self._write_lock, self.writer.serves.record_recalls)
         self._remembers = GroupCommit(self._write_lock, self._observe_many)
         self._local = threading.local()
         self._readers: list[Ledger] = []
         self._readers_lock = threading.Lock()
-        self._generation = 0            # bumped by each committed forget
-        self._codes: dict[str, tuple[Scope, str, float]] = {}    # code -> (caller, request, deadline)
-        self._spent: dict[str, tuple[str, float]] = {}           # code -> (how it was spent, deadline)
 
     def close(self) -> None:
         with self._readers_lock:
@@ -165,16 +234,18 @@ class MemoryTools:
             self._readers.clear()
         with self._write_lock:
             self.writer.close()
+        self._write_lock.close()
 
     def _reader(self) -> Ledger:
         local = self._local
-        if getattr(local, "ledger", None) is not None and local.generation != self._generation:
+        generation = self._shared.forgets.value
+        if getattr(local, "ledger", None) is not None and local.generation != generation:
             with self._readers_lock:
                 self._readers.remove(local.ledger)
             local.ledger.close()
             local.ledger = None
         if getattr(local, "ledger", None) is None:
-            local.generation = self._generation
+            local.generation = generation
             local.ledger = self._open(True)
             with self._readers_lock:
                 self._readers.append(local.ledger)
@@ -333,10 +404,14 @@ class MemoryTools:
             raise LedgerError("only a reviewer token (or a stdio server started with --allow-forget) may "
                               "commit a forget; nothing was changed")
         self._redeem(scope, request, confirm)
-        with self._write_lock:
-            receipt = self.writer.forget(app, user, **options)
-            self._generation += 1
-            self._spent[confirm] = ("it committed its forget", time.monotonic() + CODE_SECONDS)
+        try:
+            with self._write_lock:
+                receipt = self.writer.forget(app, user, **options)
+        finally:                         # committed or not, every reader opens its ledger again
+            with self._shared.lock:
+                self._shared.forgets.value += 1
+        with self._shared.lock:
+            self._shared.spent[confirm] = ("it committed its forget", time.monotonic() + CODE_SECONDS)
         return {"committed": True, "plan": None, "confirm": None, "receipt": receipt,
                 "note": "forgotten; run verify to check the log and the projections"}
 
@@ -350,9 +425,11 @@ class MemoryTools:
     def _issue(self, scope: Scope, request: str) -> str:
         now = time.monotonic()
         code = secrets.token_hex(4)
-        with self._write_lock:
-            self._codes = {c: v for c, v in self._codes.items() if v[2] > now}
-            self._codes[code] = (scope, request, now + CODE_SECONDS)
+        with self._shared.lock:
+            codes = self._shared.codes
+            for old in [c for c, v in codes.items() if v[2] <= now]:
+                del codes[old]
+            codes[code] = (scope, request, now + CODE_SECONDS)
         return code
 
     def _redeem(self, scope: Scope, request: str, code: str) -> None:
@@ -360,12 +437,13 @@ class MemoryTools:
         caller) is spent too, so that it cannot be tried again; each refusal says which case it
         was, and a later use of a spent code says how it was spent, not that it does not match."""
         now = time.monotonic()
-        with self._write_lock:
-            held = self._codes.pop(code, None)
-            spent = self._spent.get(code)
-            self._spent = {c: v for c, v in self._spent.items() if v[1] > now}
+        with self._shared.lock:
+            held = self._shared.codes.pop(code, None)
+            spent = self._shared.spent.get(code)
+            for old in [c for c, v in self._shared.spent.items() if v[1] <= now]:
+                del self._shared.spent[old]
             if held is not None and held[2] >= now and (held[0] != scope or held[1] != request):
-                self._spent[code] = ("a request whose arguments differed from its plan's spent it"
+                self._shared.spent[code] = ("a request whose arguments differed from its plan's spent it"
                                      if held[0] == scope else "another caller offered it", now + CODE_SECONDS)
         again = "ask for the plan again (forget without confirm) and confirm with its new code; nothing was changed"
         if held is None:

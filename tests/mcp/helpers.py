@@ -51,11 +51,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(db, tokens):
-    """`factledger mcp --http` on a free localhost port; yields its /mcp URL once it answers."""
+def http_server(db, tokens, *args: str, started: list | None = None):
+    """`factledger mcp --http [ARGS...]` on a free localhost port; yields its /mcp URL once it
+    answers (the server's process appended to `started`, when given)."""
     port = free_port()
     proc = subprocess.Popen([FACTLEDGER, "--db", str(db), "mcp", "--http", "--port", str(port), "--tokens",
-                             str(tokens)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             str(tokens), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if started is not None:
+        started.append(proc)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60

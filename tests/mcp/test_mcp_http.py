@@ -47,6 +47,7 @@ def test_a_request_without_a_valid_token_gets_401(tmp_path):
 
 
 def test_no_token_can_use_a_session_another_token_opened(tmp_path):
+    """One worker keeps MCP sessions, each bound to the token that opened it."""
     db = new_ledger(tmp_path)
     tokens = tmp_path / "tokens.toml"
     u1, u2 = new_token(db, tokens, user="u1"), new_token(db, tokens, user="u2")
@@ -55,7 +56,7 @@ def test_no_token_can_use_a_session_another_token_opened(tmp_path):
     call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "facts", "arguments": {}}}
     plain = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
              "mcp-protocol-version": "2025-06-18"}
-    with http_server(db, tokens) as url:
+    with http_server(db, tokens, "--workers", "1") as url:
         opened = httpx2.post(url, json=hello, headers={**plain, "Authorization": "Bearer " + u1})
         session = {**plain, "mcp-session-id": opened.headers["mcp-session-id"]}
         httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -64,6 +65,31 @@ def test_no_token_can_use_a_session_another_token_opened(tmp_path):
         own = httpx2.post(url, json=call, headers={**session, "Authorization": "Bearer " + u1})
     assert stolen.status_code == 404 and "u1" not in stolen.text
     assert own.status_code == 200 and own.json()["result"]["structuredContent"]["user"] == "u1"
+
+
+def test_with_several_workers_there_is_no_session_and_each_request_is_its_tokens(tmp_path):
+    """Several workers serve stateless HTTP: no session id is issued, and a request that carries
+    another caller's (or a made-up) session id is served in its own token's scope, never the other's."""
+    db = new_ledger(tmp_path)
+    tokens = tmp_path / "tokens.toml"
+    u1, u2 = new_token(db, tokens, user="u1"), new_token(db, tokens, user="u2")
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    remember = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", "arguments":
+                                                                              said("Lisbon")}}
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "facts", "arguments": {}}}
+    plain = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+             "mcp-protocol-version": "2025-06-18"}
+    with http_server(db, tokens, "--workers", "2") as url:
+        opened = httpx2.post(url, json=hello, headers={**plain, "Authorization": "Bearer " + u1})
+        httpx2.post(url, json=remember, headers={**plain, "Authorization": "Bearer " + u1}).raise_for_status()
+        other = {**plain, "mcp-session-id": "0" * 32, "Authorization": "Bearer " + u2}
+        theirs = httpx2.post(url, json=call, headers=other)
+        own = httpx2.post(url, json=call, headers={**plain, "Authorization": "Bearer " + u1})
+    assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
+    assert theirs.status_code == 200 and "Lisbon" not in theirs.text
+    assert theirs.json()["result"]["structuredContent"]["user"] == "u2"
+    assert [f["value"] for f in own.json()["result"]["structuredContent"]["facts"]] == ["Lisbon"]
 
 
 def test_a_token_for_u1_can_neither_read_nor_write_u2(tmp_path):

@@ -24,9 +24,11 @@ HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 
 
 def _session(url: str, token: str) -> dict:
+    """The headers of an initialized session (the server's default workers: none, each request alone)."""
     auth = {**PLAIN, "Authorization": "Bearer " + token}
     opened = httpx2.post(url, json=HELLO, headers=auth)
-    headers = {**auth, "mcp-session-id": opened.headers["mcp-session-id"]}
+    session = opened.headers.get("mcp-session-id")
+    headers = {**auth, **({"mcp-session-id": session} if session else {})}
     httpx2.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
     return headers
 
