@@ -38,3 +38,20 @@ def test_hit_cuts_each_partition_at_k_and_merges_by_score():
 def test_an_unknown_encoder_is_an_error(locomo_file, capsys, meaning):  # noqa: F811
     assert main([str(locomo_file), "--encoder", "/nowhere"]) == 1
     assert capsys.readouterr().err.startswith("Error: ")
+
+
+def test_a_model_directory_runs_through_the_projects_encoder_with_its_prefixes(tmp_path, meaning):
+    import numpy as np
+
+    from bench.locomo_encoders import Other
+    from factledger.ledger.semantic.embedder import Embedder
+    from tests.semantic.test_semantic_integer import tiny_encoder
+
+    directory = tiny_encoder(tmp_path / "tiny", weight_pattern=False)
+    plain = Embedder(directory / "model.onnx", directory / "tokenizer.json", name="tiny")
+    fact = ("user", "locomo.observation", "Ann adopted a beagle.", "Ann adopted a beagle.")
+    other = Other(str(directory), "query: ", "passage: ", passage="value")
+    assert np.array_equal(other.query("Which dog?"), plain.embed("query: Which dog?"))
+    assert np.array_equal(other.passage(fact), plain.embed("passage: Ann adopted a beagle."))
+    stored = Other(str(directory), passage="sentence")
+    assert np.array_equal(stored.passage(fact), plain.embed("locomo observation is Ann adopted a beagle.. Ann adopted a beagle."))
