@@ -20,8 +20,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from factledger.ledger.errors import LedgerError, LedgerNotFound, LedgerReadOnly, StorageError
 from factledger.ledger.store.eventlog import EventStore
+from factledger.ledger.store.postgres import arrays, partitions
 from factledger.ledger.store.postgres import errors as pg_errors_map
-from factledger.ledger.store.postgres import partitions
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
@@ -38,7 +38,12 @@ def _psycopg():
     return psycopg
 
 
+_IDLE = None                        # psycopg's TransactionStatus.IDLE, once psycopg is imported
 DEFAULT_SCHEMA = "factledger"
+# `executemany` of a plain `INSERT INTO t (columns) VALUES (?, ...)` (no conflict clause) with at
+# least COPY_ROWS rows runs as one COPY (a batch's log rows and opened intervals).
+_PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+) \(([\w\s,]+)\) VALUES \(\?(?:\s*,\s*\?)*\)\s*$")
+COPY_ROWS = 50
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 _GUARD_SQL = {
@@ -238,9 +243,7 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
-        from psycopg.pq import TransactionStatus
-
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self.raw.info.transaction_status != _IDLE
 
     def execute(self, sql: str, args=None):
         command = sql.strip().rstrip(";").upper()
@@ -252,6 +255,10 @@ class PgConnection:
             text = f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)"
             raise StorageError(f"database error: {text}", text)
         has_args = bool(args)
+        if has_args and ("VALUES" in sql or "IN (" in sql) and "sqlite_master" not in sql:
+            arrayed = arrays.rewrite(sql, tuple(args))     # long placeholder lists as arrays
+            if arrayed is not None:
+                sql, args = arrayed
         text = translate(sql, has_args, self.columns_of)
         if self.leaves:
             text = partitions.local_conflicts(text)
@@ -272,6 +279,11 @@ class PgConnection:
         rows = [tuple(row) for row in rows]
         if not rows:
             return None
+        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS else None
+        if plain is not None:
+            # a batch's rows of a plain INSERT (the log's, the intervals opened, the Merkle
+            # leaves): one COPY, where executemany sends each row as a statement of its own
+            return self._copy(plain.group(1), [c.strip() for c in plain.group(2).split(",")], rows)
         text = translate(sql, True, self.columns_of)
         if self.leaves:
             text = partitions.local_conflicts(text)
@@ -283,6 +295,19 @@ class PgConnection:
                 raise pg_errors_map.translate(exc) from None
             raise
         return None
+
+    def _copy(self, table: str, columns: Sequence[str], rows: list) -> None:
+        """`rows` into `table` by one `COPY ... FROM STDIN`: an INSERT's rows and its failures (a
+        repeated key fails the transaction as the INSERT would)."""
+        names = ", ".join(f'"{c}"' for c in columns)
+        try:
+            with self.raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except Exception as exc:
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
+            raise
 
     def copy_in(self, table: str, columns: Sequence[str], rows: list) -> bool:
         """Stream `rows` into `table` with one `COPY ... FROM STDIN`, under a savepoint: the
@@ -411,6 +436,10 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     except BaseException:
         raw.close()
         raise
+    global _IDLE
+    from psycopg.pq import TransactionStatus
+
+    _IDLE = TransactionStatus.IDLE
     conn = PgConnection(raw, schema, str(location))
     if exists:
         conn.leaves = partitions.recorded_leaves(conn)
