@@ -32,7 +32,7 @@ from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER, OPEN_STA
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.history import HISTORY_COLUMNS
-from factledger.projections.logkept import folded, folded_many
+from factledger.projections.logkept import folded_many
 from factledger.projections.runner import FOLDED_TO
 
 CHUNK = 500
@@ -302,20 +302,7 @@ def check_key_negations(conn, key: tuple) -> None:
     (`projections.logkept`: afterwards only what was appended is read).  A row deleted, added or
     edited is "the ledger is damaged".  Once per key per write transaction, before the first
     decision on it."""
-    app, user, subject, predicate = key
-    guards = ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))
-    logged: dict[int, str] = {}
-    for name, type_ in (("negations-retracted", EVENT.FactRetracted),
-                        ("negations-rejected", EVENT.CandidateRejected)):
-        state = folded(conn, name, app, user, type_, "key_negations", dict, _heard, dict, guards=guards)
-        wanted = _digest(subject, predicate)
-        logged.update((seq, full) for seq, (on_key, full) in state.items() if on_key == wanted)
-    stored = {seq: _digest(subject, predicate, value, said_at, basis) for seq, value, said_at, basis in conn.execute(
-        "SELECT seq, value_key, said_at, basis FROM key_negations WHERE app = ? AND user = ? AND subject = ?"
-        " AND predicate = ?", key)}
-    for seq in sorted(set(logged) | set(stored)):
-        if logged.get(seq) != stored.get(seq):
-            raise ProjectionMismatch("key_negations", None, seq, "the key's negation is not the one the log records")
+    check_keys_negations(conn, [key])      # its partition's marks and its guards' in one read
 
 
 def check_keys_negations(conn, keys: list[tuple]) -> None:
