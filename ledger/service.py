@@ -91,6 +91,8 @@ class Ledger(Reads):
         self._work.projector.check_past = served.check_key_past
         self._work.projector.check_negations = served.check_key_negations
         self._work.projector.check_kind = served.check_key_kind
+        self._work.projector.check_keys = served.check_keys_rows          # a batch's keys at once
+        self._work.projector.check_keys_negations = served.check_keys_negations
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
     # unit of work itself stay private: the shells ask the facade's methods (docs/architecture.md,

@@ -44,6 +44,13 @@ def keys_snapshots(count: int) -> str:
             " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL ORDER BY f.rowid")
 
 
+def keys_open_ids(count: int) -> str:
+    """`KEY_OPEN_IDS` for many keys at once (each row ends with its key)."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys}) SELECT f.fact_id, f.app, f.user, f.subject, f.predicate"
+            " FROM k JOIN facts_current f ON f.app = k.a AND f.user = k.u AND f.subject = k.s AND f.predicate = k.p")
+
+
 def partition_keys(conn, app: str, user: str) -> list[dict]:
     """The partition's open facts as an extractor sees them (subject, predicate, value), each with
     its `fact_id` and the columns the log check compares (the caller drops them before a prompt)."""

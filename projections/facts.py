@@ -43,6 +43,9 @@ class FactsProjection:
         # snapshot now and whether it was in facts_current before with the same text (a late
         # first statement changes an open fact's quote: it counts as new, so it is indexed again).
         self.flushed: list[tuple[Snapshot, bool]] = []
+        # A batch's keys read up front (`prefetch_keys`): each key's closed facts as stored then,
+        # for `key_past` (true until the next flush).
+        self._past: dict[tuple, list] = {}
 
     def _live(self, conn: sqlite3.Connection) -> FactBatch:
         if not conn.in_transaction:
@@ -76,19 +79,41 @@ class FactsProjection:
         """A fact id minted in this transaction (`FactBatch.minted`)."""
         self._live(conn).minted.add(fact_id)
 
-    def prefetch_keys(self, conn: sqlite3.Connection, keys, check: Callable | None = None) -> None:
+    def prefetch_keys(self, conn: sqlite3.Connection, keys, check: Callable | None = None,
+                      check_many: Callable | None = None) -> None:
         """The open facts of every key not read yet in this transaction, read in one statement per
         `current.PREFETCH` keys (in the same order `key_view` reads one key), so a batch reads the
-        key states it decides on up front instead of one statement per key."""
+        key states it decides on up front instead of one statement per key.  `check_many(conn,
+        items)`, when given, checks the chunk's keys at once (`_check_rows` of each, its open ids
+        read for all of them in one statement); else `check` checks them one by one."""
         batch = self._live(conn)
         wanted = [k for k in dict.fromkeys(keys) if k not in batch.key_indexes]
         for start in range(0, len(wanted), current.PREFETCH):
             chunk = wanted[start:start + current.PREFETCH]
+            args = [v for k in chunk for v in k]
             rows: dict[tuple, list] = {key: [] for key in chunk}
-            for row in conn.execute(current.keys_snapshots(len(chunk)), [v for k in chunk for v in k]):
+            for row in conn.execute(current.keys_snapshots(len(chunk)), args):
                 rows[row[-4:]].append(row[:-4])
+            if check_many is not None:
+                # with the checks on, each key's past too (checked in the same few statements;
+                # `key_past` then reads it from here): a batch's keys mostly open new facts, and
+                # a key with nothing open reads its past
+                past: dict[tuple, list] = {key: [] for key in chunk}
+                for row in conn.execute(history.keys_past(len(chunk)), args):
+                    if history.is_past(row):
+                        past[row[-4:]].append(row[:-5])
+                open_ids: dict[tuple, set[str]] = {key: set() for key in chunk}
+                for fact_id, *key in conn.execute(current.keys_open_ids(len(chunk)), args):
+                    open_ids[tuple(key)].add(fact_id)
+                names = (*SNAPSHOT_COLUMNS, "recorded_from")
+                changed = set(batch.current) | batch.removed
+                check_many(conn, [(key, [dict(zip(names, row)) for row in found if row[0] not in batch.snaps],
+                                   open_ids[key]) for key, found in rows.items()],
+                           [(key, [dict(zip(names, row)) for row in found if row[0] not in batch.snaps],
+                             {row[0] for row in found}, changed) for key, found in past.items()])
+                self._past.update(past)
             for key, found in rows.items():
-                if check is not None:
+                if check is not None and check_many is None:
                     _check_rows(conn, batch, key, found, check)
                 batch.key_view(key, lambda found=found: found)
 
@@ -100,6 +125,9 @@ class FactsProjection:
         key = (app, user, subject, predicate)
 
         def stored() -> list:
+            rows = self._past.get(key)
+            if rows is not None:              # read (and checked) up front with the batch's keys
+                return rows
             rows = conn.execute(history.KEY_PAST, key).fetchall()
             if check is not None:
                 # as of the last flush, like the open facts; the facts this transaction changed
@@ -114,6 +142,7 @@ class FactsProjection:
 
     def flush(self, conn: sqlite3.Connection) -> None:
         batch, self._batch = self._batch, None
+        self._past = {}
         if batch is None:
             self.flushed = []
             return
@@ -123,6 +152,7 @@ class FactsProjection:
 
     def discard(self) -> None:
         self._batch = None
+        self._past = {}
         self.flushed = []
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:

@@ -47,6 +47,26 @@ KEY_PAST = (
     " AND state IN ('superseded', 'retracted')")
 
 
+
+def keys_past(count: int) -> str:
+    """For many keys at once, every interval of each (its row ends with `recorded_to` and the
+    key): a batch's keys' `KEY_PAST` are the rows `is_past` keeps.  Not filtered here: on
+    PostgreSQL, with no statistics for the text columns, a filter the partial index
+    `fact_history_past` matches had the planner read that whole index for every batch."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    columns = ", ".join("h." + c for c in SNAPSHOT_COLUMNS).replace("h.status", "h.state")
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys}) SELECT {columns}, h.recorded_from, h.recorded_to,"
+            " h.app, h.user, h.subject, h.predicate FROM k JOIN fact_history h ON h.app = k.a"
+            " AND h.user = k.u AND h.subject = k.s AND h.predicate = k.p")
+
+
+_STATE = SNAPSHOT_COLUMNS.index("status")
+
+
+def is_past(row) -> bool:
+    """A row of `keys_past` that `KEY_PAST` reads (an open interval of a closed fact)."""
+    return row[-5] is None and row[_STATE] in ("superseded", "retracted")
+
 def lookup(conn: sqlite3.Connection):
     """The latest snapshot of a fact, read from its open interval; within its (app, user)
     partition when the caller knows it (fact ids are partition-local), which lets a partitioned

@@ -25,7 +25,7 @@ from factledger.projections.current import KEY_SNAPSHOTS
 from factledger.projections.factstate import decode
 from factledger.projections.history import KEY_PAST
 from factledger.projections.keyindex import KeyView
-from factledger.projections.negations import key_negations, negations_of
+from factledger.projections.negations import key_negations
 
 
 class KeyState(Protocol):
@@ -72,7 +72,7 @@ class StoredKey:
 
     def negations(self, wanted: str) -> list[Negation]:
         if wanted not in self._heard:
-            self._heard[wanted] = negations_of(self._conn, *self._key, wanted)
+            self._heard[wanted] = self._projector.negations_of(self._conn, *self._key, wanted)
         return self._heard[wanted]
 
 

@@ -16,7 +16,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from factledger.ledger.store.reads import hash_at, partition_events_after, partition_mark
+from factledger.ledger.store.reads import (
+    hash_at,
+    partition_events_after,
+    partition_mark,
+    partition_marks,
+    partitions_events_after,
+)
 
 MAX_KEPT = 1024
 _LOCK = threading.Lock()
@@ -56,3 +62,46 @@ def forget_kept() -> None:
     """Drop every kept fold (after a forget: no forgotten session id stays in memory)."""
     with _LOCK:
         _KEPT.clear()
+
+
+def folded_many(conn, name: str, partitions: list[tuple[str, str]], type_: str, table: str,
+                empty: Callable[[], object], step: Callable[[object, object], None],
+                copy: Callable[[object], object], guards: Callable[[str], tuple[tuple[str, str], ...]],
+                marks: dict | None = None) -> dict[tuple[str, str], object]:
+    """`folded` for many partitions in a few statements (a batch's keys): the marks of all of
+    them and of their guards (`guards(app)`) in one read per `MARKS` partitions, the events each
+    stale fold lacks in one more, their bodies checked as `folded` checks them.  The same states
+    and the same kept folds as one `folded` call per partition.  `marks`: those partitions' and
+    guards' marks, when the caller read them (`partition_marks`) for several folds."""
+    wanted = list(dict.fromkeys(partitions))
+    guard_of = {app: guards(app) for app in dict.fromkeys(a for a, _u in wanted)}
+    if marks is None:
+        marks = partition_marks(conn, list(dict.fromkeys([*wanted, *(g for gs in guard_of.values() for g in gs)])))
+    out: dict[tuple[str, str], object] = {}
+    stale: list[tuple[tuple[str, str], int, object, tuple]] = []
+    for app, user in wanted:
+        mark = marks.get((app, user))
+        guarded = tuple(marks.get(g) for g in guard_of[app])
+        with _LOCK:
+            kept = _KEPT.get((name, app, user))
+        after, state = 0, None
+        if kept is not None:
+            kept_mark, kept_guards, kept_state = kept
+            if kept_guards == guarded and kept_mark == mark:
+                out[(app, user)] = kept_state
+                continue
+            if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0] \
+                    and hash_at(conn, kept_mark[0]) == kept_mark[1]:
+                after, state = kept_mark[0], copy(kept_state)
+        stale.append(((app, user), after, empty() if state is None else state, (mark, guarded)))
+    reading = [(p, after) for p, after, _state, (mark, _g) in stale if mark is not None]
+    events = partitions_events_after(conn, reading, type_, table) if reading else {}
+    for partition, _after, state, (mark, guarded) in stale:
+        for event in events.get(partition, ()):
+            step(state, event)
+        out[partition] = state
+        with _LOCK:
+            if len(_KEPT) >= MAX_KEPT:
+                _KEPT.clear()
+            _KEPT[(name, *partition)] = (mark, guarded, state)
+    return out

@@ -16,6 +16,7 @@ from factledger.ledger.domain.decision import Negation
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.statement import heard_negation
+from factledger.projections.current import PREFETCH
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS key_negations (
@@ -35,6 +36,11 @@ class NegationsProjection:
     # the events `apply` acts on (`heard_negation`; a rebuild hands it no others: projections/runner.py)
     event_types = frozenset((EVENT.FactRetracted, EVENT.CandidateRejected))
 
+    def __init__(self) -> None:
+        # A batch's keys read up front (`prefetch`): key -> value key -> its negations, kept as
+        # the table has them for this transaction (`apply` adds each one heard meanwhile).
+        self._heard: dict[tuple, dict[str, list[Negation]]] = {}
+
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
         if event.body is None:
             return
@@ -45,6 +51,37 @@ class NegationsProjection:
         conn.execute("INSERT INTO key_negations VALUES (?,?,?,?,?,?,?,?)",
                      (event.seq, event.app, event.user, subject, predicate, wanted, negation.said_at,
                       negation.basis))
+        kept = self._heard.get((event.app, event.user, subject, predicate))
+        if kept is not None:
+            kept.setdefault(wanted, []).append(Negation(negation.said_at, negation.basis, event.seq))
+
+    def prefetch(self, conn: sqlite3.Connection, keys: list[tuple]) -> None:
+        """Read the negations of these keys (app, user, subject, predicate) in one statement per
+        `PREFETCH` keys, for `negations_of` to answer from for the rest of the transaction."""
+        wanted = [k for k in dict.fromkeys(keys) if k not in self._heard]
+        for start in range(0, len(wanted), PREFETCH):
+            chunk = wanted[start:start + PREFETCH]
+            found: dict[tuple, dict[str, list[Negation]]] = {key: {} for key in chunk}
+            values = ", ".join("(?,?,?,?)" for _ in chunk)
+            for app, user, subject, predicate, seq, value, said_at, basis in conn.execute(
+                    f"WITH k(a, u, s, p) AS (VALUES {values}) SELECT n.app, n.user, n.subject, n.predicate,"
+                    " n.seq, n.value_key, n.said_at, n.basis FROM k JOIN key_negations n ON n.app = k.a"
+                    " AND n.user = k.u AND n.subject = k.s AND n.predicate = k.p ORDER BY n.seq",
+                    [v for key in chunk for v in key]):
+                found[(app, user, subject, predicate)].setdefault(value, []).append(Negation(said_at, basis, seq))
+            self._heard.update(found)
+
+    def negations_of(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
+                     wanted: str) -> list[Negation]:
+        """`negations_of`, from what `prefetch` read when it read the key."""
+        kept = self._heard.get((app, user, subject, predicate))
+        if kept is None:
+            return negations_of(conn, app, user, subject, predicate, wanted)
+        return list(kept.get(wanted, ()))
+
+    def forget_heard(self) -> None:
+        """At a transaction's edges: what `prefetch` read is true only inside it."""
+        self._heard.clear()
 
 
 def negations_of(conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,

@@ -17,7 +17,7 @@ from factledger.ledger.domain.textindex import TextMemo, remembering
 from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head, iter_events
 from factledger.ledger.store.reads import iter_partitioned
-from factledger.projections import vectors
+from factledger.projections import negations, vectors
 from factledger.projections.base import (
     REBUILD,
     BufferedProjection,
@@ -72,6 +72,8 @@ class Projector:
         # rebuild skips it for a partition that holds none of them
         self._event_types = tuple(getattr(p, "event_types", None) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
+        # the projection that keeps a key's negations (read up front for a batch), if any
+        self._negations = next((p for p in self.projections if hasattr(p, "forget_heard")), None)
         self._batched = False
         # `check_key(conn, key, facts)`: raises unless a key's stored open facts (dicts of the
         # snapshot's columns) are what the log says, before the decision table reads them; set by
@@ -84,6 +86,11 @@ class Projector:
         self.check_past: Callable | None = None
         self.check_negations: Callable | None = None
         self.check_kind: Callable | None = None
+        # The same for many keys at once (a batch's keys read up front, `prefetch_keys`):
+        # `check_keys(conn, [(key, facts, open_ids)], [(key, past facts, past_ids, changed)])`
+        # (the open facts and the past) and `check_keys_negations(conn, keys)`.
+        self.check_keys: Callable | None = None
+        self.check_keys_negations: Callable | None = None
         self._checked: set[tuple] = set()
 
     obsolete_indexes = OBSOLETE_INDEXES       # indexes an earlier version kept; dropped on open
@@ -141,6 +148,8 @@ class Projector:
     def discard(self) -> None:
         for projection in self._flushing:
             projection.discard()
+        if self._negations is not None:
+            self._negations.forget_heard()
         self._checked.clear()
 
     def _once(self, what: str, key: tuple) -> bool:
@@ -181,7 +190,35 @@ class Projector:
     def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
         """Read the open facts of these keys (app, user, subject, predicate) now, in one read,
         for the decisions this transaction will make on them."""
-        self._facts.prefetch_keys(conn, keys, self._check_key if self.check_key is not None else None)
+        keys = list(keys)
+        if self._negations is not None:
+            self._negations.prefetch(conn, keys)
+        check_many = self._check_keys if self.check_key is not None and self.check_keys is not None else None
+        self._facts.prefetch_keys(conn, keys, self._check_key if self.check_key is not None else None,
+                                  check_many)
+
+    def _check_keys(self, conn: sqlite3.Connection, items: list[tuple[tuple, list[dict], set[str]]],
+                    past: list[tuple[tuple, list[dict], set[str], set[str]]]) -> None:
+        """`_check_key` and `_check_past` of many keys, in a few statements (`check_keys`,
+        `check_keys_negations`)."""
+        past = [item for item in past if self._once("past", item[0])] if self.check_past is not None else []
+        self.check_keys(conn, items, past)
+        if self.check_negations is not None:
+            keys = [key for key, _facts, _ids in items if self._once("negations", key)]
+            if keys:
+                if self.check_keys_negations is not None:
+                    self.check_keys_negations(conn, keys)
+                else:
+                    for key in keys:
+                        self.check_negations(conn, key)
+
+    def negations_of(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
+                     wanted: str) -> list:
+        """The key's negations of one value as the open transaction has them (read up front for a
+        batch's keys)."""
+        if self._negations is None:
+            return negations.negations_of(conn, app, user, subject, predicate, wanted)
+        return self._negations.negations_of(conn, app, user, subject, predicate, wanted)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""

@@ -26,13 +26,13 @@ from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
-from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
+from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ, partition_marks
 from factledger.ledger.store.scopes import summed_counts
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER, OPEN_STATUSES
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.history import HISTORY_COLUMNS
-from factledger.projections.logkept import folded
+from factledger.projections.logkept import folded_many
 from factledger.projections.runner import FOLDED_TO
 
 CHUNK = 500
@@ -162,6 +162,83 @@ def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> N
     check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
 
 
+def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
+                    past: list[tuple[tuple, list[dict], set[str], set[str]]] = ()) -> None:
+    """`check_key_rows` for many keys (a batch's, read up front), and `check_key_past` for those in
+    `past`: every key's stored facts folded from the log in one `check`, and the keys' intervals
+    read from `fact_history` in one statement per `CHUNK` keys, so a batch pays a few statements,
+    not a few per key."""
+    kept = (*_COMPARED, "fact_id", "recorded_from")
+    check(conn, [{name: value for name, value in fact.items() if name in kept}
+                 for _key, facts, _ids in items for fact in facts], table="facts_current")
+    held, filed = _intervals_of_keys(conn, [key for key, _facts, _ids in items] +
+                                     [key for key, *_rest in past])
+    for key, _facts, open_ids in items:
+        found = held.get(key, set())
+        for fact_id in sorted(found - open_ids):
+            raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
+        for fact_id in sorted(open_ids - found):
+            raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+    if not past:
+        return
+    check(conn, [{name: value for name, value in fact.items() if name in kept}
+                 for _key, facts, _ids, _changed in past for fact in facts], table="fact_history")
+    current_ids = {key: open_ids for key, _facts, open_ids in items}
+    unfiled = _unfiled_many(conn, list(dict.fromkeys((key[0], key[1]) for key, *_rest in past)))
+    wanted: dict[tuple, list[str]] = {}
+    for key, _facts, past_ids, _changed in past:
+        on_key = [f for f in filed.get(key, ()) if f not in current_ids.get(key, ())]
+        wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
+    intervals, _ = _expected(conn, list(dict.fromkeys(f for ids in wanted.values() for f in ids)), "fact_history")
+    for key, _facts, past_ids, changed in past:
+        _app, _user, subject, predicate = key
+        logged = {fact_id for fact_id in wanted[key]
+                  if any(i["recorded_to"] is None and i["state"] in PAST_STATES and i["subject"] == subject
+                         and i["predicate"] == predicate for i in intervals.get(fact_id, ()))}
+        for fact_id in sorted((logged - past_ids) - changed):
+            raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
+        for fact_id in sorted((past_ids - logged) - changed):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+
+
+def _intervals_of_keys(conn, keys: list[tuple]) -> tuple[dict[tuple, set[str]], dict[tuple, list[str]]]:
+    """key -> the fact ids `fact_history` holds open on it (`check_open` of one key), and key ->
+    every fact id it files under the key, for many keys."""
+    held: dict[tuple, set[str]] = {}
+    filed: dict[tuple, list[str]] = {}
+    keys = list(dict.fromkeys(keys))
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start:start + CHUNK]
+        values = ", ".join("(?,?,?,?)" for _ in chunk)
+        # every interval of the keys, the open ones kept here: with `recorded_to IS NULL` in the
+        # statement, PostgreSQL's planner read the whole open-interval index (fact_id's) for it
+        for app, user, subject, predicate, fact_id, recorded_to, state in conn.execute(
+                f"WITH k(a, u, s, p) AS (VALUES {values}) SELECT h.app, h.user, h.subject, h.predicate, h.fact_id,"
+                " h.recorded_to, h.state FROM k JOIN fact_history h ON h.app = k.a AND h.user = k.u"
+                " AND h.subject = k.s AND h.predicate = k.p", [v for key in chunk for v in key]):
+            key = (app, user, subject, predicate)
+            filed.setdefault(key, []).append(fact_id)
+            if recorded_to is None and state in OPEN_STATUSES:
+                held.setdefault(key, set()).add(fact_id)
+    return held, {key: list(dict.fromkeys(ids)) for key, ids in filed.items()}
+
+
+def _unfiled_many(conn, partitions: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """`_unfiled` of many partitions, in two statements per `CHUNK` of them."""
+    named: dict[tuple[str, str], set[str]] = {}
+    held: dict[tuple[str, str], set[str]] = {}
+    for start in range(0, len(partitions), CHUNK):
+        chunk = partitions[start:start + CHUNK]
+        values = ", ".join("(?,?)" for _ in chunk)
+        args = [v for p in chunk for v in p]
+        for table, into in (("fact_events", named), ("fact_history", held)):
+            for app, user, fact_id in conn.execute(
+                    f"WITH k(a, u) AS (VALUES {values}) SELECT DISTINCT t.app, t.user, t.fact_id FROM k"
+                    f" JOIN {table} t ON t.app = k.a AND t.user = k.u", args):
+                into.setdefault((app, user), set()).add(fact_id)
+    return {p: sorted(found - held.get(p, set())) for p, found in named.items() if found - held.get(p, set())}
+
+
 def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], changed: set[str]) -> None:
     """The decision table's read of a key's past (`projections.history.KEY_PAST`, read for a
     statement said before the key's current value): each stored closed fact not yet folded in
@@ -225,20 +302,39 @@ def check_key_negations(conn, key: tuple) -> None:
     (`projections.logkept`: afterwards only what was appended is read).  A row deleted, added or
     edited is "the ledger is damaged".  Once per key per write transaction, before the first
     decision on it."""
-    app, user, subject, predicate = key
-    guards = ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))
-    logged: dict[int, str] = {}
-    for name, type_ in (("negations-retracted", EVENT.FactRetracted),
-                        ("negations-rejected", EVENT.CandidateRejected)):
-        state = folded(conn, name, app, user, type_, "key_negations", dict, _heard, dict, guards=guards)
+    check_keys_negations(conn, [key])      # its partition's marks and its guards' in one read
+
+
+def check_keys_negations(conn, keys: list[tuple]) -> None:
+    """`check_key_negations` for many keys: the partitions' negation folds in a few statements
+    (`logkept.folded_many`) and the keys' `key_negations` rows in one per `CHUNK` keys."""
+    partitions = list(dict.fromkeys((app, user) for app, user, _s, _p in keys))
+    guards = {app: ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER)) for app, _u in partitions}
+    marks = partition_marks(conn, list(dict.fromkeys([*partitions, *(g for gs in guards.values() for g in gs)])))
+    states = [folded_many(conn, name, partitions, type_, "key_negations", dict, _heard, dict,
+                          guards=guards.__getitem__, marks=marks)
+              for name, type_ in (("negations-retracted", EVENT.FactRetracted),
+                                  ("negations-rejected", EVENT.CandidateRejected))]
+    stored_of: dict[tuple, dict[int, str]] = {}
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start:start + CHUNK]
+        values = ", ".join("(?,?,?,?)" for _ in chunk)
+        for app, user, subject, predicate, seq, value, said_at, basis in conn.execute(
+                f"WITH k(a, u, s, p) AS (VALUES {values}) SELECT n.app, n.user, n.subject, n.predicate,"
+                " n.seq, n.value_key, n.said_at, n.basis FROM k JOIN key_negations n ON n.app = k.a"
+                " AND n.user = k.u AND n.subject = k.s AND n.predicate = k.p", [v for key in chunk for v in key]):
+            stored_of.setdefault((app, user, subject, predicate), {})[seq] = _digest(subject, predicate, value,
+                                                                                       said_at, basis)
+    for key in keys:
+        app, user, subject, predicate = key
         wanted = _digest(subject, predicate)
-        logged.update((seq, full) for seq, (on_key, full) in state.items() if on_key == wanted)
-    stored = {seq: _digest(subject, predicate, value, said_at, basis) for seq, value, said_at, basis in conn.execute(
-        "SELECT seq, value_key, said_at, basis FROM key_negations WHERE app = ? AND user = ? AND subject = ?"
-        " AND predicate = ?", key)}
-    for seq in sorted(set(logged) | set(stored)):
-        if logged.get(seq) != stored.get(seq):
-            raise ProjectionMismatch("key_negations", None, seq, "the key's negation is not the one the log records")
+        logged = {seq: full for state in states for seq, (on_key, full) in state[(app, user)].items()
+                  if on_key == wanted}
+        stored = stored_of.get(key, {})
+        for seq in sorted(set(logged) | set(stored)):
+            if logged.get(seq) != stored.get(seq):
+                raise ProjectionMismatch("key_negations", None, seq,
+                                         "the key's negation is not the one the log records")
 
 
 def check_key_kind(conn, app: str, user: str, predicate: str, kind: str | None) -> None:

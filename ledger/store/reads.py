@@ -291,6 +291,42 @@ def partition_events_after(conn: sqlite3.Connection, app: str, user: str, after:
     return [found[seq] for seq in seqs if seq in found]
 
 
+# Many partitions at once, for a batch's keys: one statement per MARKS partitions.
+MARKS = 200
+
+
+def partition_marks(conn: sqlite3.Connection,
+                    partitions: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+    """`partition_mark` of each partition (one with no event is left out), in a few statements."""
+    out: dict[tuple[str, str], tuple[int, str]] = {}
+    for start in range(0, len(partitions), MARKS):
+        chunk = partitions[start:start + MARKS]
+        keys = ", ".join("(?,?)" for _ in chunk)
+        for app, user, seq, hash_ in conn.execute(
+                f"WITH k(a, u) AS (VALUES {keys}) SELECT k.a, k.u, e.seq, e.hash FROM k JOIN events e"
+                " ON e.seq = (SELECT MAX(seq) FROM events WHERE app = k.a AND user = k.u)",
+                [v for p in chunk for v in p]):
+            out[(app, user)] = (seq, hash_)
+    return out
+
+
+def partitions_events_after(conn: sqlite3.Connection, wanted: list[tuple[tuple[str, str], int]], type_: str,
+                            table: str) -> dict[tuple[str, str], list[Event]]:
+    """`partition_events_after` of each (partition, after), in a few statements: partition ->
+    its events of one type after its seq, in seq order, each body checked."""
+    seqs: dict[tuple[str, str], list[int]] = {}
+    for start in range(0, len(wanted), MARKS):
+        chunk = wanted[start:start + MARKS]
+        keys = ", ".join("(?,?,?)" for _ in chunk)
+        for seq, app, user in conn.execute(
+                f"WITH k(a, u, s) AS (VALUES {keys}) SELECT e.seq, e.app, e.user FROM k JOIN events e"
+                " ON e.app = k.a AND e.user = k.u AND e.seq > k.s WHERE e.type = ? ORDER BY e.seq",
+                [*(v for (a, u), after in chunk for v in (a, u, after)), type_]):
+            seqs.setdefault((app, user), []).append(seq)
+    found = checked_events(conn, [s for group in seqs.values() for s in group], table)
+    return {p: [found[s] for s in group if s in found] for p, group in seqs.items()}
+
+
 # What a retention run chooses its partitions by, read from the log (a projection row deleted or
 # edited must not make a run skip a partition that holds something past its retention).  Each is a
 # superset the run's plans (`ledger.forget.targets.plan`, from the partition's events) narrow.

@@ -20,8 +20,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from factledger.ledger.errors import LedgerError, LedgerNotFound, LedgerReadOnly, StorageError
 from factledger.ledger.store.eventlog import EventStore
+from factledger.ledger.store.postgres import arrays, partitions
 from factledger.ledger.store.postgres import errors as pg_errors_map
-from factledger.ledger.store.postgres import partitions
 from factledger.ledger.store.postgres.dialect import translate
 from factledger.ledger.vocabulary.clock import Clock
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
@@ -38,7 +38,31 @@ def _psycopg():
     return psycopg
 
 
+_IDLE = None                        # psycopg's TransactionStatus.IDLE, once psycopg is imported
 DEFAULT_SCHEMA = "factledger"
+# `executemany` of a plain `INSERT INTO t (columns) VALUES (?, ...)` (no conflict clause) with at
+# least COPY_ROWS rows runs as one COPY (a batch's log rows and opened intervals).
+_PLAIN_INSERT = re.compile(r"\s*INSERT INTO (\w+) \(([\w\s,]+)\) VALUES \(\?(?:\s*,\s*\?)*\)\s*$")
+COPY_ROWS = 50
+# ... and of an upsert (translated: `ON CONFLICT ...` after its VALUES), one INSERT ... SELECT.
+_UPSERT = re.compile(r"\s*INSERT INTO (\w+)(?: \(([\w\s,\"]+)\))? VALUES \(((?:%s\s*,\s*)*%s)\)(\s+ON CONFLICT\b.*)$",
+                     re.S)
+_TARGET = re.compile(r"ON CONFLICT \(([^)]*)\)")
+
+
+def _as_text(value):
+    """A value as PostgreSQL's text input of its column's type (the arrays of `_unnested`)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "\\x" + bytes(value).hex()
+    return str(value)
+
+
+def _quote_name(name: str) -> str:
+    return f'"{name}"' if name == "user" else name
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 _GUARD_SQL = {
@@ -235,12 +259,11 @@ class PgConnection:
         self.lock = lock_key(schema)
         self.leaves = 0               # hash leaves per partitioned table (0: a plain ledger)
         self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._types: dict[str, dict[str, str]] = {}
 
     @property
     def in_transaction(self) -> bool:
-        from psycopg.pq import TransactionStatus
-
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self.raw.info.transaction_status != _IDLE
 
     def execute(self, sql: str, args=None):
         command = sql.strip().rstrip(";").upper()
@@ -252,6 +275,10 @@ class PgConnection:
             text = f"{sql.strip()}: an SQLite pragma (this ledger is on PostgreSQL)"
             raise StorageError(f"database error: {text}", text)
         has_args = bool(args)
+        if has_args and ("VALUES" in sql or "IN (" in sql) and "sqlite_master" not in sql:
+            arrayed = arrays.rewrite(sql, tuple(args))     # long placeholder lists as arrays
+            if arrayed is not None:
+                sql, args = arrayed
         text = translate(sql, has_args, self.columns_of)
         if self.leaves:
             text = partitions.local_conflicts(text)
@@ -272,9 +299,21 @@ class PgConnection:
         rows = [tuple(row) for row in rows]
         if not rows:
             return None
+        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS else None
+        if plain is not None:
+            # a batch's rows of a plain INSERT (the log's, the intervals opened, the Merkle
+            # leaves): one COPY, where executemany sends each row as a statement of its own
+            return self._copy(plain.group(1), [c.strip() for c in plain.group(2).split(",")], rows)
         text = translate(sql, True, self.columns_of)
         if self.leaves:
             text = partitions.local_conflicts(text)
+        if len(rows) >= COPY_ROWS:
+            # an upsert's rows (facts_current, the recall index): one INSERT ... SELECT FROM
+            # unnest of an array a column, where executemany sends a statement a row
+            unnested = self._unnested(text, rows)
+            if unnested is not None:
+                self._run(*unnested)
+                return None
         try:
             with self.raw.cursor() as cursor:
                 cursor.executemany(text, rows)
@@ -283,6 +322,55 @@ class PgConnection:
                 raise pg_errors_map.translate(exc) from None
             raise
         return None
+
+    def _unnested(self, text: str, rows: list[tuple]) -> tuple[str, tuple] | None:
+        """An `INSERT ... VALUES (%s, ...) ON CONFLICT ...` for many rows as one statement over
+        arrays (each sent as text and cast to its column's type), or None where that would not
+        do what the rows one by one do: a `DO UPDATE` whose rows repeat a conflict key (one
+        statement may not update a row twice)."""
+        found = _UPSERT.match(text)
+        if found is None:
+            return None
+        table, listed, marks, rest = found.groups()
+        count = marks.count("%s")
+        columns = ([c.strip().strip('"') for c in listed.split(",")] if listed
+                   else list(self.columns_of(table)[0][:count]))
+        types = self.types_of(table)
+        if len(columns) != count or any(c not in types for c in columns) or any(len(r) != count for r in rows):
+            return None
+        if "DO UPDATE" in rest:
+            target = _TARGET.search(rest)
+            if target is None:
+                return None
+            keys = [columns.index(c.strip().strip('"')) for c in target.group(1).split(",")
+                    if c.strip().strip('"') in columns]
+            if len({tuple(r[i] for i in keys) for r in rows}) != len(rows):
+                return None
+        arrays = tuple([_as_text(r[i]) for r in rows] for i in range(count))
+        casts = ", ".join(f"%s::text[]::{types[c]}[]" for c in columns)
+        names = f" ({listed})" if listed else f" ({', '.join(_quote_name(c) for c in columns)})"
+        return f"INSERT INTO {table}{names} SELECT * FROM unnest({casts}){rest}", arrays
+
+    def types_of(self, table: str) -> dict[str, str]:
+        """column -> its type, as SQL names it, of a table of the ledger's schema."""
+        if table not in self._types:
+            self._types[table] = dict(self.raw.execute(
+                "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a WHERE a.attrelid = %s::regclass"
+                " AND a.attnum > 0 AND NOT a.attisdropped", (f'"{self.schema}".{table}',)).fetchall())
+        return self._types[table]
+
+    def _copy(self, table: str, columns: Sequence[str], rows: list) -> None:
+        """`rows` into `table` by one `COPY ... FROM STDIN`: an INSERT's rows and its failures (a
+        repeated key fails the transaction as the INSERT would)."""
+        names = ", ".join(f'"{c}"' for c in columns)
+        try:
+            with self.raw.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except Exception as exc:
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
+            raise
 
     def copy_in(self, table: str, columns: Sequence[str], rows: list) -> bool:
         """Stream `rows` into `table` with one `COPY ... FROM STDIN`, under a savepoint: the
@@ -333,6 +421,7 @@ class PgConnection:
     def forget_columns(self) -> None:
         """After DDL: the tables' columns are read again when next needed."""
         self._columns.clear()
+        self._types.clear()
 
     def close(self) -> None:
         self.raw.close()
@@ -411,6 +500,10 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     except BaseException:
         raw.close()
         raise
+    global _IDLE
+    from psycopg.pq import TransactionStatus
+
+    _IDLE = TransactionStatus.IDLE
     conn = PgConnection(raw, schema, str(location))
     if exists:
         conn.leaves = partitions.recorded_leaves(conn)
