@@ -71,20 +71,21 @@ class KeyReader(Protocol):
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
                  check=None):
         """The key's open facts as the open transaction has them (a `projections.keyindex.KeyView`);
-        `check(conn, key, stored facts, stored open ids)` vets the stored rows before they are used."""
+        `check(conn, [(key, stored facts, stored open ids)])` vets the stored rows before they are used."""
 
     def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
         """A fact id minted in the open transaction (no table holds it: nothing to look up)."""
 
-    def prefetch_keys(self, conn: sqlite3.Connection, keys, check=None) -> None:
+    def prefetch_keys(self, conn: sqlite3.Connection, keys, check=None, check_past=None) -> None:
         """Read the open facts of these keys now, in a few statements (a batch's keys up front),
-        each key's stored rows vetted by `check` as `key_view`'s are."""
+        the keys' stored rows vetted by `check` as `key_view`'s are (many keys to one call); and
+        the past of the keys with nothing open, vetted by `check_past` as `key_past`'s."""
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str,
                  check=None):
         """The key's closed facts that held it for a while, as the open transaction has them
         (a lazy iterable of `ledger.decide.OpenFact`; decide reads it only for a late statement);
-        `check(conn, key, stored facts, stored past ids, ids changed here)` vets the stored rows."""
+        `check(conn, [(key, stored facts, stored past ids, ids changed here)])` vets the stored rows."""
 
 
 @runtime_checkable

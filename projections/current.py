@@ -26,9 +26,6 @@ KEY_SNAPSHOTS = (
     " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")
 
 
-KEY_OPEN_IDS = "SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND subject = ? AND predicate = ?"
-
-
 # The same read for many keys at once (each row ends with its key), for a batch's decisions.
 PREFETCH = 200
 
@@ -42,6 +39,14 @@ def keys_snapshots(count: int) -> str:
             " AND f.subject = k.s AND f.predicate = k.p"
             " JOIN fact_history h ON h.app = f.app AND h.user = f.user"
             " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL ORDER BY f.rowid")
+
+
+def keys_open_ids(count: int) -> str:
+    """The open fact ids of many keys as `facts_current` holds them: each row is a fact id and its key."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            " SELECT f.fact_id, f.app, f.user, f.subject, f.predicate FROM k JOIN facts_current f"
+            " ON f.app = k.a AND f.user = k.u AND f.subject = k.s AND f.predicate = k.p")
 
 
 def partition_keys(conn, app: str, user: str) -> list[dict]:

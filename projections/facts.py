@@ -21,14 +21,21 @@ from factledger.projections.factstate import Snapshot
 from factledger.projections.keyindex import KeyView, LazyPast
 
 
-def _check_rows(conn: sqlite3.Connection, batch: FactBatch, key: tuple, rows: list, check: Callable) -> None:
-    """Hand a key's stored open facts to `check(conn, key, facts, open_ids)` before the decision
-    table reads them.  A fact this batch folded has events the stored row does not know yet: the
-    check reads the stored rows as of the last flush, and the key's open set as `facts_current`
-    has it (not through the join, which a deleted history interval would shorten without a trace)."""
+def _check_rows(conn: sqlite3.Connection, batch: FactBatch, found: dict[tuple, list], check: Callable) -> None:
+    """Hand some keys' stored open facts to `check(conn, [(key, facts, open_ids), ...])` before
+    the decision table reads them.  A fact this batch folded has events the stored row does not
+    know yet: the check reads the stored rows as of the last flush, and each key's open set as
+    `facts_current` has it (not through the join, which a deleted history interval would shorten
+    without a trace): one statement per `current.PREFETCH` keys."""
     names = (*SNAPSHOT_COLUMNS, "recorded_from")
-    check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
-          {row[0] for row in conn.execute(current.KEY_OPEN_IDS, key)})
+    open_ids: dict[tuple, set[str]] = {key: set() for key in found}
+    keys = list(found)
+    for start in range(0, len(keys), current.PREFETCH):
+        chunk = keys[start:start + current.PREFETCH]
+        for fact_id, *key in conn.execute(current.keys_open_ids(len(chunk)), [v for k in chunk for v in k]):
+            open_ids[tuple(key)].add(fact_id)
+    check(conn, [(key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps], open_ids[key])
+                 for key, rows in found.items()])
 
 
 class FactsProjection:
@@ -43,6 +50,9 @@ class FactsProjection:
         # snapshot now and whether it was in facts_current before with the same text (a late
         # first statement changes an open fact's quote: it counts as new, so it is indexed again).
         self.flushed: list[tuple[Snapshot, bool]] = []
+        # The past of keys `prefetch_keys` found nothing open on (read and checked with them):
+        # the decision table reads such a key's past for nearly every statement on it.
+        self._past: dict[tuple, list] = {}
 
     def _live(self, conn: sqlite3.Connection) -> FactBatch:
         if not conn.in_transaction:
@@ -58,16 +68,17 @@ class FactsProjection:
     def key_view(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
                  predicate: str, check: Callable | None = None) -> KeyView:
         """The key's open facts as this transaction has them (stored, or changed and not yet
-        written), indexed by value (projections/keyindex.py).  `check(conn, key, facts)` is given
-        the stored rows the batch has not folded yet (what the decision would take from
-        `facts_current` as it is) and the key, before anything is decided on them."""
+        written), indexed by value (projections/keyindex.py).  `check(conn, [(key, facts,
+        open_ids)])` is given the stored rows the batch has not folded yet (what the decision
+        would take from `facts_current` as it is), with the key and its open ids, before anything
+        is decided on them (`prefetch_keys` hands it many keys at once)."""
         key = (app, user, subject, predicate)
         batch = self._live(conn)
 
         def stored() -> list:
             rows = conn.execute(current.KEY_SNAPSHOTS, key).fetchall()
             if check is not None:
-                _check_rows(conn, batch, key, rows, check)
+                _check_rows(conn, batch, {key: rows}, check)
             return rows
 
         return batch.key_view(key, stored)
@@ -76,21 +87,44 @@ class FactsProjection:
         """A fact id minted in this transaction (`FactBatch.minted`)."""
         self._live(conn).minted.add(fact_id)
 
-    def prefetch_keys(self, conn: sqlite3.Connection, keys, check: Callable | None = None) -> None:
+    def prefetch_keys(self, conn: sqlite3.Connection, keys, check: Callable | None = None,
+                      check_past: Callable | None = None) -> None:
         """The open facts of every key not read yet in this transaction, read in one statement per
         `current.PREFETCH` keys (in the same order `key_view` reads one key), so a batch reads the
-        key states it decides on up front instead of one statement per key."""
+        key states it decides on up front instead of one statement per key; and the past of the
+        keys with nothing open (what `key_past` would read for them), checked by `check_past`
+        as `key_past`'s."""
         batch = self._live(conn)
         wanted = [k for k in dict.fromkeys(keys) if k not in batch.key_indexes]
+        empty: list[tuple] = []
         for start in range(0, len(wanted), current.PREFETCH):
             chunk = wanted[start:start + current.PREFETCH]
             rows: dict[tuple, list] = {key: [] for key in chunk}
             for row in conn.execute(current.keys_snapshots(len(chunk)), [v for k in chunk for v in k]):
                 rows[row[-4:]].append(row[:-4])
+            if check is not None:
+                _check_rows(conn, batch, rows, check)
             for key, found in rows.items():
-                if check is not None:
-                    _check_rows(conn, batch, key, found, check)
                 batch.key_view(key, lambda found=found: found)
+                if not found and key not in self._past:
+                    empty.append(key)
+        for start in range(0, len(empty), current.PREFETCH):
+            chunk = empty[start:start + current.PREFETCH]
+            past: dict[tuple, list] = {key: [] for key in chunk}
+            for row in conn.execute(history.keys_past(len(chunk)), [v for k in chunk for v in k]):
+                past[row[-4:]].append(row[:-4])
+            if check_past is not None:
+                self._check_past(conn, batch, past, check_past)
+            self._past.update(past)
+
+    def _check_past(self, conn: sqlite3.Connection, batch: FactBatch, past: dict[tuple, list],
+                    check: Callable) -> None:
+        """`check(conn, [(key, facts, past_ids, changed)])`: the stored past rows as of the last
+        flush (the facts this transaction changed are the batch's: their rows are not written)."""
+        names = (*SNAPSHOT_COLUMNS, "recorded_from")
+        changed = set(batch.current) | batch.removed
+        check(conn, [(key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
+                      {row[0] for row in rows}, changed) for key, rows in past.items()])
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str,
                  predicate: str, check: Callable | None = None) -> LazyPast:
@@ -100,20 +134,19 @@ class FactsProjection:
         key = (app, user, subject, predicate)
 
         def stored() -> list:
-            rows = conn.execute(history.KEY_PAST, key).fetchall()
-            if check is not None:
-                # as of the last flush, like the open facts; the facts this transaction changed
-                # are the batch's (their rows are not written yet)
-                batch = self._live(conn)
-                names = (*SNAPSHOT_COLUMNS, "recorded_from")
-                check(conn, key, [dict(zip(names, row)) for row in rows if row[0] not in batch.snaps],
-                      {row[0] for row in rows}, set(batch.current) | batch.removed)
+            rows = self._past.get(key)             # read (and checked) with the batch's keys
+            if rows is None:
+                rows = conn.execute(history.KEY_PAST, key).fetchall()
+                if check is not None:
+                    # as of the last flush, like the open facts
+                    self._check_past(conn, self._live(conn), {key: rows}, check)
             return rows
 
         return LazyPast(lambda: self._live(conn).key_past(key, stored))
 
     def flush(self, conn: sqlite3.Connection) -> None:
         batch, self._batch = self._batch, None
+        self._past = {}
         if batch is None:
             self.flushed = []
             return
@@ -123,6 +156,7 @@ class FactsProjection:
 
     def discard(self) -> None:
         self._batch = None
+        self._past = {}
         self.flushed = []
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:

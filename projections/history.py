@@ -47,6 +47,16 @@ KEY_PAST = (
     " AND state IN ('superseded', 'retracted')")
 
 
+def keys_past(count: int) -> str:
+    """`KEY_PAST` for many keys: each row ends with its key."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            f" SELECT {', '.join('h.' + c for c in SNAPSHOT_COLUMNS).replace('status', 'state')}, h.recorded_from,"
+            " h.app, h.user, h.subject, h.predicate FROM k JOIN fact_history h"
+            " ON h.app = k.a AND h.user = k.u AND h.subject = k.s AND h.predicate = k.p"
+            " WHERE h.recorded_to IS NULL AND h.state IN ('superseded', 'retracted')")
+
+
 def lookup(conn: sqlite3.Connection):
     """The latest snapshot of a fact, read from its open interval; within its (app, user)
     partition when the caller knows it (fact ids are partition-local), which lets a partitioned

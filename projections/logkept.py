@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from factledger.ledger.store.reads import hash_at, partition_events_after, partition_mark
+from factledger.ledger.store.reads import hash_at, partition_mark, partitions_events_after
 
 MAX_KEPT = 1024
 _LOCK = threading.Lock()
@@ -27,29 +27,43 @@ def folded(conn, name: str, app: str, user: str, type_: str, table: str, empty: 
            step: Callable[[object, object], None], copy: Callable[[object], object],
            guards: tuple[tuple[str, str], ...] = ()):
     """The state `step(state, event)` folds from the partition's `type_` events (bodies checked)."""
-    mark = partition_mark(conn, app, user)
-    guarded = tuple(partition_mark(conn, a, u) for a, u in guards)
-    key = (name, app, user)
-    with _LOCK:
-        kept = _KEPT.get(key)
-    after, state = 0, None
-    if kept is not None:
-        kept_mark, kept_guards, kept_state = kept
-        if kept_guards == guarded and kept_mark == mark:
-            return kept_state
-        if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0] \
-                and hash_at(conn, kept_mark[0]) == kept_mark[1]:
-            after, state = kept_mark[0], copy(kept_state)
-    if state is None:
-        state = empty()
-    if mark is not None:
-        for event in partition_events_after(conn, app, user, after, type_, table):
+    marks = {(app, user): (partition_mark(conn, app, user), tuple(partition_mark(conn, a, u) for a, u in guards))}
+    return folded_many(conn, name, marks, type_, table, empty, step, copy)[(app, user)]
+
+
+def folded_many(conn, name: str, marks: dict[tuple[str, str], tuple], type_: str | tuple[str, ...], table: str,
+                empty: Callable[[], object], step: Callable[[object, object], None],
+                copy: Callable[[object], object]) -> dict[tuple[str, str], object]:
+    """`folded` for many partitions, each given as (app, user) -> (its mark, its guards' marks) as
+    the caller read them in this transaction (`reads.partition_marks`): what each partition
+    appended since its kept fold is read in one statement per few hundred partitions.  `type_` may
+    name several types (folded together, in seq order)."""
+    states: dict[tuple[str, str], object] = {}
+    owed: dict[tuple[str, str], tuple] = {}
+    for (app, user), (mark, guarded) in marks.items():
+        with _LOCK:
+            kept = _KEPT.get((name, app, user))
+        after, state = 0, None
+        if kept is not None:
+            kept_mark, kept_guards, kept_state = kept
+            if kept_guards == guarded and kept_mark == mark:
+                states[(app, user)] = kept_state
+                continue
+            if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0] \
+                    and hash_at(conn, kept_mark[0]) == kept_mark[1]:
+                after, state = kept_mark[0], copy(kept_state)
+        owed[(app, user)] = (after, empty() if state is None else state, mark, guarded)
+    appended = partitions_events_after(conn, [(app, user, after) for (app, user), (after, _s, mark, _g) in owed.items()
+                                              if mark is not None], type_, table)
+    for partition, (_after, state, mark, guarded) in owed.items():
+        for event in appended.get(partition, ()):
             step(state, event)
-    with _LOCK:
-        if len(_KEPT) >= MAX_KEPT:
-            _KEPT.clear()
-        _KEPT[key] = (mark, guarded, state)
-    return state
+        states[partition] = state
+        with _LOCK:
+            if len(_KEPT) >= MAX_KEPT:
+                _KEPT.clear()
+            _KEPT[(name, *partition)] = (mark, guarded, state)
+    return states
 
 
 def forget_kept() -> None:

@@ -61,13 +61,14 @@ class Projector:
         self._buffered = tuple(isinstance(p, BufferedProjection) for p in self.projections)
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         self._batched = False
-        # `check_key(conn, key, facts)`: raises unless a key's stored open facts (dicts of the
-        # snapshot's columns) are what the log says, before the decision table reads them; set by
-        # the facade (`ledger.service`, with `ledger.audit.served`), which this layer cannot import.
+        # `check_key(conn, [(key, facts, open_ids), ...])`: raises unless some keys' stored open
+        # facts (dicts of the snapshot's columns) and open sets are what the log says, before the
+        # decision table reads them (a batch's keys at once); set by the facade
+        # (`ledger.service`, with `ledger.audit.served`), which this layer cannot import.
         self.check_key: Callable | None = None
         # The same for what else the table reads of a key, each once per key per transaction:
-        # `check_past(conn, key, facts, past_ids, changed)` its closed facts,
-        # `check_negations(conn, key)` the negations it heard (with its first read),
+        # `check_past(conn, [(key, facts, past_ids, changed), ...])` their closed facts,
+        # `check_negations(conn, keys)` the negations they heard (with their first read),
         # `check_kind(conn, app, user, predicate, kind)` an open key's kind.
         self.check_past: Callable | None = None
         self.check_negations: Callable | None = None
@@ -138,15 +139,17 @@ class Projector:
         self._checked.add((what, key))
         return True
 
-    def _check_key(self, conn: sqlite3.Connection, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
-        self.check_key(conn, key, facts, open_ids)
-        if self.check_negations is not None and self._once("negations", key):
-            self.check_negations(conn, key)
+    def _check_keys(self, conn: sqlite3.Connection, keyed: list[tuple[tuple, list[dict], set[str]]]) -> None:
+        self.check_key(conn, keyed)
+        if self.check_negations is not None:
+            keys = [key for key, _facts, _open_ids in keyed if self._once("negations", key)]
+            if keys:
+                self.check_negations(conn, keys)
 
-    def _check_past(self, conn: sqlite3.Connection, key: tuple, facts: list[dict], past_ids: set[str],
-                    changed: set[str]) -> None:
-        if self._once("past", key):
-            self.check_past(conn, key, facts, past_ids, changed)
+    def _check_past(self, conn: sqlite3.Connection, keyed: list[tuple[tuple, list[dict], set[str], set[str]]]) -> None:
+        keyed = [item for item in keyed if self._once("past", item[0])]
+        if keyed:
+            self.check_past(conn, keyed)
 
     def checked_kind(self, conn: sqlite3.Connection, app: str, user: str, predicate: str,
                      kind: str | None) -> str | None:
@@ -160,7 +163,7 @@ class Projector:
         """The open facts of a key as the open transaction has them (the decision table's read:
         a `projections.keyindex.KeyView`)."""
         return self._facts.key_view(conn, app, user, subject, predicate,
-                                    self._check_key if self.check_key is not None else None)
+                                    self._check_keys if self.check_key is not None else None)
 
     def minted(self, conn: sqlite3.Connection, fact_id: str) -> None:
         """A fact id minted in this transaction, about to be observed: no table holds it."""
@@ -169,7 +172,8 @@ class Projector:
     def prefetch_keys(self, conn: sqlite3.Connection, keys) -> None:
         """Read the open facts of these keys (app, user, subject, predicate) now, in one read,
         for the decisions this transaction will make on them."""
-        self._facts.prefetch_keys(conn, keys, self._check_key if self.check_key is not None else None)
+        self._facts.prefetch_keys(conn, keys, self._check_keys if self.check_key is not None else None,
+                                  self._check_past if self.check_past is not None else None)
 
     def key_past(self, conn: sqlite3.Connection, app: str, user: str, subject: str, predicate: str):
         """The closed facts of a key that held it for a while (decide's `past`, read lazily)."""

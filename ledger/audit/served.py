@@ -26,13 +26,13 @@ from factledger.ledger.domain.statement import heard_negation
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
-from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ
+from factledger.ledger.store.reads import FIRST_HASH, LAST_HASH, LAST_SEQ, partition_marks
 from factledger.ledger.store.scopes import summed_counts
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER, OPEN_STATUSES
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.history import HISTORY_COLUMNS
-from factledger.projections.logkept import folded
+from factledger.projections.logkept import folded_many
 from factledger.projections.runner import FOLDED_TO
 
 CHUNK = 500
@@ -97,7 +97,10 @@ def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str 
         sql += " AND sensitivity != 'health'"
     if kinds:
         sql, args = sql + f" AND kind IN ({', '.join('?' for _ in kinds)})", [*args, *kinds]
-    held = {row[0] for row in conn.execute(sql, args)}
+    _same_open({row[0] for row in conn.execute(sql, args)}, served_ids)
+
+
+def _same_open(held: set[str], served_ids: set[str]) -> None:
     for fact_id in sorted(held - served_ids):
         raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
     for fact_id in sorted(served_ids - held):
@@ -149,58 +152,101 @@ def check_current(conn, fact_id: str) -> None:
         check(conn, [fact], table="facts_current")
 
 
-def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
-    """The decision table's read of a key (`projections.facts.FactsProjection.key_view`): each
-    stored open fact it is about to decide against (`facts`, rows of `facts_current` with their
-    open interval's `recorded_from`) is what the log says, and the key's open set is the one
-    `fact_history` holds: a forged row cannot make a new value look like a restatement, a dispute
-    or a supersession.  Called once per key per write transaction, before the first decision."""
-    app, user, subject, predicate = key
+def check_key_rows(conn, keyed: list[tuple[tuple, list[dict], set[str]]]) -> None:
+    """The decision table's read of some keys (`projections.facts.FactsProjection.key_view`, or a
+    batch's `prefetch_keys`), each as (key, facts, open_ids): each stored open fact it is about to
+    decide against (`facts`, rows of `facts_current` with their open interval's `recorded_from`)
+    is what the log says, and each key's open set is the one `fact_history` holds: a forged row
+    cannot make a new value look like a restatement, a dispute or a supersession.  Called once per
+    key per write transaction, before the first decision; the keys' facts are folded together
+    (one fold, a few statements for the whole batch)."""
     kept = (*_COMPARED, "fact_id", "recorded_from")
-    check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
-          table="facts_current")
-    check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
+    check(conn, [{name: value for name, value in fact.items() if name in kept}
+                 for _key, facts, _open_ids in keyed for fact in facts], table="facts_current")
+    held: dict[tuple, set[str]] = {key: set() for key, _facts, _open_ids in keyed}
+    keys = list(held)
+    for start in range(0, len(keys), KEYS_CHUNK):
+        chunk = keys[start:start + KEYS_CHUNK]
+        for *found, fact_id in conn.execute(_keys_open(len(chunk)), [v for key in chunk for v in key]):
+            held[tuple(found)].add(fact_id)
+    for key, _facts, open_ids in keyed:
+        _same_open(held[key], open_ids)
 
 
-def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], changed: set[str]) -> None:
-    """The decision table's read of a key's past (`projections.history.KEY_PAST`, read for a
-    statement said before the key's current value): each stored closed fact not yet folded in
-    this transaction (`facts`) is the log's, and the key's closed facts (`past_ids`) are the ones
-    the log's folds of the key's facts close (`changed`: facts this transaction changed, whose
-    rows are not written yet).  The key's facts are the ones `fact_history` files under it, and
-    the partition's facts `fact_events` names with no interval left: a fact whose rows were all
-    deleted is found (`_unfiled`).  Once per key per write transaction, when the
-    past is read."""
-    app, user, subject, predicate = key
+KEYS_CHUNK = 200        # keys per statement of the batched key checks (4 parameters each)
+
+
+def _keys_open(count: int) -> str:
+    """`check_open`'s read (sensitive facts included) for many keys: each row ends with its fact id."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            " SELECT h.app, h.user, h.subject, h.predicate, h.fact_id FROM k JOIN fact_history h"
+            " ON h.app = k.a AND h.user = k.u AND h.subject = k.s AND h.predicate = k.p"
+            " WHERE h.recorded_to IS NULL AND h.state IN ('current', 'disputed')")
+
+
+def check_key_past(conn, keyed: list[tuple[tuple, list[dict], set[str], set[str]]]) -> None:
+    """The decision table's read of some keys' past (`projections.history.KEY_PAST`, read for a
+    statement said before the key's current value, or with the batch's keys that hold nothing
+    open), each as (key, facts, past_ids, changed): each stored closed fact not yet folded in this
+    transaction (`facts`) is the log's, and the key's closed facts (`past_ids`) are the ones the
+    log's folds of the key's facts close (`changed`: facts this transaction changed, whose rows are
+    not written yet).  The key's facts are the ones `fact_history` files under it, and the
+    partition's facts `fact_events` names with no interval left: a fact whose rows were all
+    deleted is found (`_unfiled`).  Once per key per write transaction, when the past is read;
+    the keys' facts are folded together."""
     kept = (*_COMPARED, "fact_id", "recorded_from")
-    check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
-          table="fact_history")
+    check(conn, [{name: value for name, value in fact.items() if name in kept}
+                 for _key, facts, _past_ids, _changed in keyed for fact in facts], table="fact_history")
     # the key's open facts are not folded again: `check_key_rows` checked them (and the key's
     # open set) before the table read the key's view, in this transaction
-    filed = [row[0] for row in conn.execute(
-        "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND subject = ? AND predicate = ?"
-        " AND fact_id NOT IN (SELECT fact_id FROM facts_current WHERE app = ? AND user = ? AND subject = ?"
-        " AND predicate = ?)", (*key, *key))]
-    intervals, _ = _expected(conn, list(dict.fromkeys([*filed, *sorted(past_ids), *_unfiled(conn, app, user)])),
-                             "fact_history")
-    logged = {fact_id for fact_id, found in intervals.items()
-              if any(i["recorded_to"] is None and i["state"] in PAST_STATES and i["subject"] == subject
-                     and i["predicate"] == predicate for i in found)}
-    for fact_id in sorted((logged - past_ids) - changed):
-        raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
-    for fact_id in sorted((past_ids - logged) - changed):
-        raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+    filed: dict[tuple, list[str]] = {key: [] for key, *_rest in keyed}
+    keys = list(filed)
+    for start in range(0, len(keys), KEYS_CHUNK):
+        chunk = keys[start:start + KEYS_CHUNK]
+        for *found, fact_id in conn.execute(_keys_filed(len(chunk)), [v for key in chunk for v in key]):
+            filed[tuple(found)].append(fact_id)
+    unfiled = _unfiled(conn, list(dict.fromkeys((key[0], key[1]) for key in keys)))
+    wanted = {key: list(dict.fromkeys([*filed[key], *sorted(past_ids), *unfiled[(key[0], key[1])]]))
+              for key, _facts, past_ids, _changed in keyed}
+    intervals, _ = _expected(conn, list(dict.fromkeys(f for ids in wanted.values() for f in ids)), "fact_history")
+    for (app, user, subject, predicate), _facts, past_ids, changed in keyed:
+        logged = {fact_id for fact_id in wanted[(app, user, subject, predicate)]
+                  if any(i["recorded_to"] is None and i["state"] in PAST_STATES and i["subject"] == subject
+                         and i["predicate"] == predicate for i in intervals.get(fact_id, ()))}
+        for fact_id in sorted((logged - past_ids) - changed):
+            raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
+        for fact_id in sorted((past_ids - logged) - changed):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
 
 
-def _unfiled(conn, app: str, user: str) -> list[str]:
-    """The partition's facts `fact_events` names and `fact_history` holds no interval of: folded
+def _keys_filed(count: int) -> str:
+    """The fact ids `fact_history` files under each key and `facts_current` does not hold open on
+    it; each row ends with its fact id."""
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            " SELECT DISTINCT h.app, h.user, h.subject, h.predicate, h.fact_id FROM k JOIN fact_history h"
+            " ON h.app = k.a AND h.user = k.u AND h.subject = k.s AND h.predicate = k.p"
+            " WHERE h.fact_id NOT IN (SELECT fact_id FROM facts_current WHERE app = k.a AND user = k.u"
+            " AND subject = k.s AND predicate = k.p)")
+
+
+def _unfiled(conn, partitions: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
+    """Each partition's facts `fact_events` names and `fact_history` holds no interval of: folded
     too, so a fact whose every interval was deleted still counts (one with no interval in the log
     either, its observation scrubbed, counts for nothing)."""
-    named = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_events WHERE app = ? AND user = ?",
-                                            (app, user))}
-    held = {row[0] for row in conn.execute("SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ?",
-                                           (app, user))}
-    return sorted(named - held)
+    named: dict[tuple[str, str], set[str]] = {p: set() for p in partitions}
+    held: dict[tuple[str, str], set[str]] = {p: set() for p in partitions}
+    for start in range(0, len(partitions), 2 * KEYS_CHUNK):
+        chunk = partitions[start:start + 2 * KEYS_CHUNK]
+        rows = ", ".join("(?,?)" for _ in chunk)
+        args = [v for p in chunk for v in p]
+        for table, found in (("fact_events", named), ("fact_history", held)):
+            for app, user, fact_id in conn.execute(
+                    f"WITH p(a, u) AS (VALUES {rows}) SELECT DISTINCT t.app, t.user, t.fact_id FROM p"
+                    f" JOIN {table} t ON t.app = p.a AND t.user = p.u", args):
+                found[(app, user)].add(fact_id)
+    return {p: sorted(named[p] - held[p]) for p in partitions}
 
 
 def _digest(*parts) -> str:
@@ -218,27 +264,51 @@ def _heard(state: dict, event: Event) -> None:
                             _digest(subject, predicate, wanted, negation.said_at, negation.basis))
 
 
-def check_key_negations(conn, key: tuple) -> None:
-    """The negations a key has heard as `key_negations` holds them (what makes a value said before
-    one of them end where it did: `ledger.late.denied`) are the ones the partition's log records:
-    its `FactRetracted` and negation `CandidateRejected` events, folded and kept per partition
-    (`projections.logkept`: afterwards only what was appended is read).  A row deleted, added or
-    edited is "the ledger is damaged".  Once per key per write transaction, before the first
-    decision on it."""
-    app, user, subject, predicate = key
-    guards = ((app, ERASURES_USER), (ALL_APPS, ERASURES_USER))
-    logged: dict[int, str] = {}
-    for name, type_ in (("negations-retracted", EVENT.FactRetracted),
-                        ("negations-rejected", EVENT.CandidateRejected)):
-        state = folded(conn, name, app, user, type_, "key_negations", dict, _heard, dict, guards=guards)
-        wanted = _digest(subject, predicate)
-        logged.update((seq, full) for seq, (on_key, full) in state.items() if on_key == wanted)
-    stored = {seq: _digest(subject, predicate, value, said_at, basis) for seq, value, said_at, basis in conn.execute(
-        "SELECT seq, value_key, said_at, basis FROM key_negations WHERE app = ? AND user = ? AND subject = ?"
-        " AND predicate = ?", key)}
-    for seq in sorted(set(logged) | set(stored)):
-        if logged.get(seq) != stored.get(seq):
-            raise ProjectionMismatch("key_negations", None, seq, "the key's negation is not the one the log records")
+def check_key_negations(conn, keys: list[tuple]) -> None:
+    """The negations each key has heard as `key_negations` holds them (what makes a value said
+    before one of them end where it did: `ledger.late.denied`) are the ones the partition's log
+    records: its `FactRetracted` and negation `CandidateRejected` events, folded and kept per
+    partition (`projections.logkept`: afterwards only what was appended is read).  A row deleted,
+    added or edited is "the ledger is damaged".  Once per key per write transaction, before the
+    first decision on it; a batch's keys are read together, each partition folded once."""
+    by_partition: dict[tuple[str, str], list[tuple]] = {}
+    for key in keys:
+        by_partition.setdefault((key[0], key[1]), []).append(key)
+    marks = partition_marks(conn, [*by_partition, *{(a, ERASURES_USER) for a, _u in by_partition},
+                                   (ALL_APPS, ERASURES_USER)])
+    # each partition's mark and its guards' (the partition's receipts, then every app's): a
+    # forget scrubbed bodies, so the fold starts again
+    known = {(app, user): (marks.get((app, user)),
+                           (marks.get((app, ERASURES_USER)), marks.get((ALL_APPS, ERASURES_USER))))
+             for app, user in by_partition}
+    states = folded_many(conn, "negations", known, (EVENT.FactRetracted, EVENT.CandidateRejected), "key_negations",
+                         dict, _heard, dict)
+    logged: dict[tuple, dict[int, str]] = {}
+    for partition, on_partition in by_partition.items():
+        for key in on_partition:
+            wanted, found = _digest(key[2], key[3]), logged.setdefault(key, {})
+            found.update((seq, full) for seq, (on_key, full) in states[partition].items() if on_key == wanted)
+    stored: dict[tuple, dict[int, str]] = {key: {} for key in logged}
+    wanted_keys = list(logged)
+    for start in range(0, len(wanted_keys), KEYS_CHUNK):
+        chunk = wanted_keys[start:start + KEYS_CHUNK]
+        for app, user, subject, predicate, seq, value, said_at, basis in conn.execute(
+                _keys_negations(len(chunk)), [v for key in chunk for v in key]):
+            stored[(app, user, subject, predicate)][seq] = _digest(subject, predicate, value, said_at, basis)
+    for key in keys:
+        on_log, on_table = logged[key], stored[key]
+        for seq in sorted(set(on_log) | set(on_table)):
+            if on_log.get(seq) != on_table.get(seq):
+                raise ProjectionMismatch("key_negations", None, seq,
+                                         "the key's negation is not the one the log records")
+
+
+def _keys_negations(count: int) -> str:
+    keys = ", ".join("(?,?,?,?)" for _ in range(count))
+    return (f"WITH k(a, u, s, p) AS (VALUES {keys})"
+            " SELECT n.app, n.user, n.subject, n.predicate, n.seq, n.value_key, n.said_at, n.basis"
+            " FROM k JOIN key_negations n ON n.app = k.a AND n.user = k.u AND n.subject = k.s"
+            " AND n.predicate = k.p")
 
 
 def check_key_kind(conn, app: str, user: str, predicate: str, kind: str | None) -> None:
@@ -253,8 +323,8 @@ def check_key_kind(conn, app: str, user: str, predicate: str, kind: str | None) 
     filed = [row[0] for row in conn.execute(
         "SELECT DISTINCT fact_id FROM fact_history WHERE app = ? AND user = ? AND predicate = ?",
         (app, user, predicate))]
-    intervals, _ = _expected(conn, list(dict.fromkeys([*sorted(open_ids), *filed, *_unfiled(conn, app, user)])),
-                             "fact_history")
+    unfiled = _unfiled(conn, [(app, user)])[(app, user)]
+    intervals, _ = _expected(conn, list(dict.fromkeys([*sorted(open_ids), *filed, *unfiled])), "fact_history")
     on_key = [i for found in intervals.values() for i in found if i["predicate"] == predicate]
     expected = ({i["kind"] for i in on_key if i["recorded_to"] is None and i["fact_id"] in open_ids}
                 or {i["kind"] for i in on_key})

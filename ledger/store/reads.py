@@ -275,20 +275,49 @@ def partition_mark(conn: sqlite3.Connection, app: str, user: str) -> tuple[int, 
     return (row[0], row[1]) if row else None
 
 
+def partition_marks(conn: sqlite3.Connection,
+                    partitions: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+    """`partition_mark` of many partitions, a few statements in all (a partition with no event
+    is left out)."""
+    marks: dict[tuple[str, str], tuple[int, str]] = {}
+    wanted = list(dict.fromkeys(partitions))
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start:start + 400]
+        rows = ", ".join("(?,?)" for _ in chunk)
+        for app, user, seq, hash_ in conn.execute(
+                f"WITH p(a, u) AS (VALUES {rows})"
+                " SELECT p.a, p.u, e.seq, e.hash FROM p JOIN events e ON e.seq ="
+                " (SELECT seq FROM events WHERE app = p.a AND user = p.u ORDER BY seq DESC LIMIT 1)",
+                [v for part in chunk for v in part]):
+            marks[(app, user)] = (seq, hash_)
+    return marks
+
+
 def hash_at(conn: sqlite3.Connection, seq: int) -> str | None:
     row = conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
     return row[0] if row else None
 
 
-def partition_events_after(conn: sqlite3.Connection, app: str, user: str, after: int, type_: str,
-                           table: str) -> list[Event]:
-    """A partition's events of one type after `after`, in seq order, each body checked against its
-    commitment (`checked_events`; a scrubbed one has no body)."""
-    seqs = [row[0] for row in conn.execute(
-        "SELECT seq FROM events WHERE app = ? AND user = ? AND seq > ? AND type = ? ORDER BY seq",
-        (app, user, after, type_))]
-    found = checked_events(conn, seqs, table)
-    return [found[seq] for seq in seqs if seq in found]
+def partitions_events_after(conn: sqlite3.Connection, wanted: list[tuple[str, str, int]],
+                            types: str | tuple[str, ...], table: str) -> dict[tuple[str, str], list[Event]]:
+    """Each partition's events of these types after its `after`, in seq order, each body checked
+    against its commitment (`checked_events`; a scrubbed one has no body): one statement per few
+    hundred partitions."""
+    types = (types,) if isinstance(types, str) else types
+    seqs: list[tuple[int, str, str]] = []
+    for start in range(0, len(wanted), 300):
+        chunk = wanted[start:start + 300]
+        rows = ", ".join("(?, ?, CAST(? AS BIGINT))" for _ in chunk)
+        seqs += conn.execute(
+            f"WITH p(a, u, s) AS (VALUES {rows}) SELECT e.seq, e.app, e.user FROM p JOIN events e"
+            f" ON e.app = p.a AND e.user = p.u AND e.seq > p.s WHERE e.type IN ({', '.join('?' for _ in types)})",
+            [*(v for part in chunk for v in part), *types]).fetchall()
+    found = checked_events(conn, [seq for seq, _a, _u in seqs], table)
+    events: dict[tuple[str, str], list[Event]] = {}
+    for seq, app, user in sorted(seqs):
+        if seq in found:
+            events.setdefault((app, user), []).append(found[seq])
+    return events
 
 
 # What a retention run chooses its partitions by, read from the log (a projection row deleted or
