@@ -46,21 +46,19 @@ _INTERVAL = ("valid_from", "valid_to", "recorded_from", "recorded_to", "ended_by
 
 
 def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
-          history: bool = False, partitions: Iterable[tuple[str, str]] = ()) -> dict[str, dict]:
+          history: bool = False) -> dict[str, dict]:
     """Raise `ProjectionMismatch` unless every fact dict is what the log says.
 
     `at`: the facts were read as held at that transaction time (`--as-of`); otherwise they are
     the facts' open intervals.  `history`: the dicts are intervals (each names its
-    `recorded_from`), and every interval of every fact named must be among them.  `partitions`:
-    the (app, user) partitions the facts were read from (a recall's scope), so a fact whose dict
-    names one of them is looked up in that partition alone (`_located`).  Returns the interval
-    each fact was checked against, by fact id (the last one, for `history`)."""
+    `recorded_from`), and every interval of every fact named must be among them.  Returns the
+    interval each fact was checked against, by fact id (the last one, for `history`)."""
     facts = [f for f in facts if f]
     if not facts:
         return {}
     checked: dict[str, dict] = {}
     ids = list(dict.fromkeys(f["fact_id"] for f in facts))
-    intervals, _touched = _expected(conn, ids, table, _located(conn, facts, partitions))
+    intervals, _touched = _expected(conn, ids, table)
     for fact in facts:
         fact_id = fact["fact_id"]
         found = intervals.get(fact_id)
@@ -291,8 +289,7 @@ def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | 
     """Recall's served facts (the selected ones, and every candidate an explanation shows): each
     is what the log says, and, read now, its recall index row holds its own terms; the scope's
     facts and index rows are as many (a row deleted from one of them hides a fact or keeps one)."""
-    checked = check(conn, facts, table="facts_current" if at is None else "fact_history", at=at,
-                    partitions=[(app, user) for user in users])
+    checked = check(conn, facts, table="facts_current" if at is None else "fact_history", at=at)
     if at is not None:
         return
     counts = conn.execute(*summed_counts(("facts_current", "recall_index"), app, users)).fetchone()
@@ -301,18 +298,11 @@ def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | 
                                  f"{counts[1]} index rows for {counts[0]} open facts of {app}/{users[0]}")
     seqs = {interval["observed_seq"]: fact_id for fact_id, interval in checked.items()}
     stored: dict[int, tuple[str, str]] = {}
-    # by the partition the log gives each fact, on a partitioned ledger (one leaf a statement)
-    groups: dict[tuple, list[int]] = {}
-    for seq, fact_id in seqs.items():
-        where = (checked[fact_id]["app"], checked[fact_id]["user"]) if _split(conn) else ()
-        groups.setdefault(where, []).append(seq)
-    for where, wanted in groups.items():
-        wanted.sort()
-        sql = "SELECT seq, fact_id, terms FROM recall_index WHERE " + ("app = ? AND user = ? AND " if where else "")
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start:start + CHUNK]
-            stored.update((seq, (fact_id, terms)) for seq, fact_id, terms in conn.execute(
-                sql + "seq IN " + _marks(chunk), [*where, *chunk]))
+    wanted = sorted(seqs)
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start:start + CHUNK]
+        stored.update((seq, (fact_id, terms)) for seq, fact_id, terms in conn.execute(
+            f"SELECT seq, fact_id, terms FROM recall_index WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
     for seq, fact_id in seqs.items():
         interval = checked[fact_id]
         row = stored.get(seq)
@@ -394,10 +384,8 @@ def keeping(kept: KeptFolds) -> Iterator[None]:
 _HEAD = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
 
 
-def _expected(conn, ids: list[str], table: str, located: dict[str, tuple[str, str]] | None = None
-              ) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
-    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it.
-    `located`: the partition of some of the facts, where the caller knows it (`_located`)."""
+def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
+    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it."""
     first, seq, hash_, folded = conn.execute(_HEAD).fetchone()
     head = (first, seq, hash_)
     keep = first is not None and folded == seq
@@ -416,7 +404,7 @@ def _expected(conn, ids: list[str], table: str, located: dict[str, tuple[str, st
                     intervals[fact_id], touched[fact_id] = found
     missing = [f for f in ids if f not in intervals]
     if missing:
-        batch, established = _fold(conn, missing, table, located or {})
+        batch, established = _fold(conn, missing, table)
         folded_now: dict[str, list[dict]] = {}
         for row in batch.rows:
             interval = dict(zip(HISTORY_COLUMNS, row))
@@ -434,24 +422,18 @@ def _expected(conn, ids: list[str], table: str, located: dict[str, tuple[str, st
     return intervals, touched
 
 
-def _fold(conn, ids: list[str], table: str, located: dict[str, tuple[str, str]]
-          ) -> tuple[FactBatch, dict[str, set[int]]]:
+def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[int]]]:
     """Fold the events of these facts and of the facts linked to them, checking each event: one
     lookup of `fact_events` and one of the events it names per 500 facts (`_touched_rows`), and one
-    more round only for the facts a dispute or a split links in.  A linked fact of a located one
-    is looked up in the linking event's partition: every event that links facts (a dispute, a
-    rewording, a split, a supersession, a resolution) is decided on one key, (app, user, subject,
-    predicate), whose facts are all of its partition (`ledger/domain/record.py`,
-    `ledger/review/dispute.py`)."""
+    more round only for the facts a dispute or a split links in."""
     wanted, seen = list(ids), set()
-    located = dict(located)
     established: dict[str, set[int]] = {}
     events: dict[int, Event] = {}
     while wanted and len(seen) <= MAX_LINKED:
         chunk_ids = [f for f in dict.fromkeys(wanted) if f not in seen]
         seen.update(chunk_ids)
         wanted = []
-        for fact_id, seq, *row in _touched_rows(conn, chunk_ids, events, located):
+        for fact_id, seq, *row in _touched_rows(conn, chunk_ids, events):
             if seq in events:
                 if events[seq].body is None:
                     established.setdefault(fact_id, set()).add(seq)
@@ -466,7 +448,6 @@ def _fold(conn, ids: list[str], table: str, located: dict[str, tuple[str, str]]
             # other's events); a split fact starts as a copy of the fact it was cut from
             if body is None:
                 continue
-            linked = len(wanted)
             if event.type == EVENT.FactDisputed:
                 wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
                            if isinstance(f, str) and f not in seen]
@@ -475,9 +456,6 @@ def _fold(conn, ids: list[str], table: str, located: dict[str, tuple[str, str]]
                            if isinstance(f, str) and f not in seen]
             elif event.type == EVENT.FactSplit and body.get("split_id") in seen and body.get("fact_id") not in seen:
                 wanted.append(body["fact_id"])
-            if fact_id in located:
-                for linked_id in wanted[linked:]:
-                    located.setdefault(linked_id, (event.app, event.user))
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))
     return batch, established
@@ -495,83 +473,26 @@ def _named(body: dict) -> list[str]:
 # fact id, then the events by seq.  Not one join: PostgreSQL's planner, misjudging how many index
 # rows a few fact ids have, hashed the join over a scan of the whole log (16 ms at 20,000 events,
 # the p99 of 386 ms at 1,000,000 of issue 50); two lookups by key cost a read at any size.
-# On a hash-partitioned ledger (PostgreSQL's `leaves`) a lookup that names no (app, user) reads
-# every leaf, so there both name it: the index rows of a located fact by its partition, the
-# events by the partition their index row names (a seq not found there is looked up in every
-# leaf, so the answer is today's).  Not on SQLite or plain tables: there the (app, user) index
-# could be chosen over the key (SQLite keeps no statistics) and there is no leaf to skip.
 _TOUCHED = "SELECT fact_id, seq FROM fact_events WHERE fact_id IN "
-_TOUCHED_IN = "SELECT fact_id, seq, app, user FROM fact_events WHERE app = ? AND user = ? AND fact_id IN "
-_TOUCHED_ANY = "SELECT fact_id, seq, app, user FROM fact_events WHERE fact_id IN "
-_COLUMNS = "SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by FROM events"
-_EVENTS = _COLUMNS + " WHERE seq IN "
-_EVENTS_IN = _COLUMNS + " WHERE app = ? AND user = ? AND seq IN "
+_EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
+           " FROM events WHERE seq IN ")
 _ABSENT = (None,) * 9
 
 
-def _split(conn) -> bool:
-    """Whether the ledger's tables are split into leaves by (app, user): a partitioned PostgreSQL
-    ledger's connection says how many (`leaves`); SQLite's and a plain ledger's have none."""
-    return bool(getattr(conn, "leaves", 0))
-
-
-def _located(conn, facts: list[dict], partitions: Iterable[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """fact id -> the partition to look it up in, on a partitioned ledger: the one its dict names,
-    if it is one of `partitions` (the ones the caller read).  A dict whose partition was forged is
-    looked up where it says, finds no event, and is a mismatch as it would be anyway."""
-    scope = set(partitions)
-    if not scope or not _split(conn):
-        return {}
-    return {f["fact_id"]: (f["app"], f["user"]) for f in facts if (f.get("app"), f.get("user")) in scope}
-
-
-def _touched_rows(conn, fact_ids: list[str], known, located: dict[str, tuple[str, str]]) -> Iterator[tuple]:
+def _touched_rows(conn, fact_ids: list[str], known) -> Iterator[tuple]:
     """(fact_id, seq, *the event's columns) for every event `fact_events` names for these facts
     (the columns not read for the seqs in `known`, events an earlier round read)."""
-    if not _split(conn):
-        pairs: list[tuple] = []
-        for start in range(0, len(fact_ids), CHUNK):
-            chunk = fact_ids[start:start + CHUNK]
-            pairs += conn.execute(_TOUCHED + _marks(chunk), chunk).fetchall()
-        rows = _event_rows(conn, {None: sorted({seq for _f, seq in pairs if seq not in known})})
-        for fact_id, seq in pairs:
-            yield (fact_id, seq, *rows.get(seq, _ABSENT))
-        return
-    groups: dict[tuple[str, str] | None, list[str]] = {}
-    for fact_id in fact_ids:
-        groups.setdefault(located.get(fact_id), []).append(fact_id)
-    pairs = []
-    for partition, ids in groups.items():
-        for start in range(0, len(ids), CHUNK):
-            chunk = ids[start:start + CHUNK]
-            if partition is None:
-                pairs += conn.execute(_TOUCHED_ANY + _marks(chunk), chunk).fetchall()
-            else:
-                pairs += conn.execute(_TOUCHED_IN + _marks(chunk), [*partition, *chunk]).fetchall()
-    by_partition: dict[tuple[str, str] | None, set[int]] = {}
-    for _fact_id, seq, app, user in pairs:
-        if seq not in known:
-            by_partition.setdefault((app, user), set()).add(seq)
-    rows = _event_rows(conn, {p: sorted(s) for p, s in by_partition.items()})
-    strays = sorted({seq for seqs in by_partition.values() for seq in seqs} - set(rows))
-    if strays:                          # an index row naming another partition than its event's
-        rows.update(_event_rows(conn, {None: strays}))
-    for fact_id, seq, _app, _user in pairs:
-        yield (fact_id, seq, *rows.get(seq, _ABSENT))
-
-
-def _event_rows(conn, seqs_by_partition: dict[tuple[str, str] | None, list[int]]) -> dict[int, tuple]:
-    """seq -> the event's columns, for these seqs (None: of any partition), 500 a statement."""
+    pairs: list[tuple[str, int]] = []
+    for start in range(0, len(fact_ids), CHUNK):
+        chunk = fact_ids[start:start + CHUNK]
+        pairs += conn.execute(_TOUCHED + _marks(chunk), chunk).fetchall()
+    seqs = sorted({seq for _fact_id, seq in pairs if seq not in known})
     rows: dict[int, tuple] = {}
-    for partition, seqs in seqs_by_partition.items():
-        for start in range(0, len(seqs), CHUNK):
-            chunk = seqs[start:start + CHUNK]
-            if partition is None:
-                found = conn.execute(_EVENTS + _marks(chunk), chunk)
-            else:
-                found = conn.execute(_EVENTS_IN + _marks(chunk), [*partition, *chunk])
-            rows.update((seq, tuple(rest)) for seq, *rest in found)
-    return rows
+    for start in range(0, len(seqs), CHUNK):
+        chunk = seqs[start:start + CHUNK]
+        rows.update((seq, tuple(rest)) for seq, *rest in conn.execute(_EVENTS + _marks(chunk), chunk))
+    for fact_id, seq in pairs:
+        yield (fact_id, seq, *rows.get(seq, _ABSENT))
 
 
 def _marks(chunk: list) -> str:

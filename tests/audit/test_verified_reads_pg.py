@@ -22,8 +22,7 @@ pytestmark = pytest.mark.usefixtures("postgres")
 
 @pytest.fixture(autouse=True, params=["plain", "partitioned"])
 def layout(request, monkeypatch):
-    """Each test on plain tables and on a ledger of 8 hash leaves (the served-fact check names
-    the partition on the second: `served._split`)."""
+    """Each test on plain tables and on a ledger of 8 hash leaves."""
     monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "0" if request.param == "plain" else "8")
     return request.param
 

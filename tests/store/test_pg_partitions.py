@@ -294,39 +294,6 @@ def test_a_scopes_reads_read_only_its_partitions_leaves(postgres, clock):
             assert read and {int(t.rsplit("_p", 1)[1]) for t in read} <= wanted, (sql, read)
 
 
-def test_the_served_fact_check_of_a_recall_reads_one_leaf(postgres, clock):
-    """The served-fact check of a recall (`served.check_recall`) names the partition in every
-    lookup by fact id or seq (`fact_events`, `events`, `recall_index`), so PostgreSQL reads the
-    one leaf holding the recall's user, not all 8; and a dispute's linked fact is looked up in
-    the disputing event's partition, still one leaf."""
-    from factledger.ledger.audit import served
-
-    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
-        _fill(ledger)
-        ledger.observe(cand(user="u5", predicate="diet", value="vegetarian", basis="inferred"))  # a dispute
-        conn = ledger._conn
-        r = _remainder(conn, "u5")
-        facts = ledger.recall("app", "u5", "diet home", clearance="personal,health", record=False).selected
-        assert facts and all(f["user"] == "u5" for f in facts)
-        assert conn.execute("SELECT COUNT(*) FROM events WHERE app = ? AND user = ? AND type = 'FactDisputed'",
-                            ("app", "u5")).fetchone()[0]
-
-        class Recorder(_Recorder):
-            leaves = conn.leaves
-
-        rec = Recorder(conn)
-        served.check_recall(rec, "app", ["u5", "_domain"], facts)     # nothing kept: a fold
-        disputed = [f for f in facts if f["status"] == "disputed"]
-        assert len(disputed) == 1
-        served.check_recall(rec, "app", ["u5", "_domain"], disputed)  # the other side: a second round
-        assert sum("FROM fact_events" in sql for sql, _ in rec.seen) == 3
-        keyed = [(sql, args) for sql, args in rec.seen if re.search(r"(fact_id|seq) IN", sql)]
-        assert {re.search(r"FROM (\w+)", sql).group(1) for sql, _ in keyed} == {"fact_events", "events", "recall_index"}
-        for sql, args in keyed:
-            read = {t for t in _leaves_read(conn, sql, args) if re.fullmatch(r"\w+_p\d+", t)}
-            assert len(read) == 1 and read.pop().endswith(f"_p{r}"), (sql, read)
-
-
 def test_a_ledger_made_before_partitioning_opens_and_works(postgres, clock, monkeypatch):
     """An unpartitioned ledger (what versions before partitioning made: no leaf count recorded,
     plain tables) keeps its plain tables: it opens, writes, forgets and verifies as before."""
