@@ -188,7 +188,8 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
     _fresh(location)
     started = time.perf_counter()
     results: dict = {"backend": "postgresql" if is_postgres(location) else "sqlite",
-                     "n_events_requested": events, "seed": seed}
+                     "n_events_requested": events, "seed": seed,
+                     "load_at_start": [round(x, 2) for x in os.getloadavg()]}
     with tempfile.TemporaryDirectory(prefix="factledger-bench-") as folder:
         with Ledger(location, future_tolerance="100y", create=True) as ledger:
             if results["backend"] == "postgresql":     # hash leaves per table (0: plain; FACTLEDGER_PG_LEAVES)
@@ -200,38 +201,41 @@ def run(location: str, events: int, seed: int, concurrency_seconds: float, skip:
             results.update(single_latency(ledger, gen))
             _log("recall ...")
             results.update({k: v for k, v in queries.recall(ledger).items() if k != "recall_reason"})
-            _log("verify ...")
-            got = timed("verify", ledger.verify)
-            results["verify_s"] = got["verify_s"]
-            results["verify_per_s"] = rate(got["_verify"]["events"], got["verify_s"])
+            if "verify" not in skip:
+                _log("verify ...")
+                got = timed("verify", ledger.verify)
+                results["verify_s"] = got["verify_s"]
+                results["verify_per_s"] = rate(got["_verify"]["events"], got["verify_s"])
             if "replay" not in skip:
                 _log("replay, one job and two, alternated (child process) ...")
                 # The same measurement as a file's (bench/replay.py): the raw floor, rounds of one
                 # job then two, best of each, the machine's two-process ceiling beside them.  The
                 # ledger here holds no transaction open meanwhile; the child opens its own.
                 results.update(replay.measure(location))
-            # The sized users first: the 20 generator users hold ten times the events at 1M that they
-            # do at 100k, and forgetting them first would leave ten times the dead line pointers in
-            # the projections' leaves for the sized forgets' VACUUM to read (docs/scale.md).
-            _log(f"forget one sized user ({SIZED_USERS} users of {SIZED_STATEMENTS} statements, one at a time) ...")
-            results["forget_sized_user_mean_events"] = _mean_events(ledger, sized_users())
-            samples = forget_users(ledger, sized_users())
-            results["forget_sized_user_samples"] = len(samples)
-            for q in (50, 95, 99):
-                results[f"forget_sized_user_p{q}_ms"] = ms(percentile(samples, q))
-            results["forget_sized_user_max_ms"] = ms(max(samples))
-            # Which forgets were slowest (their place in the sequence, from 0): whether the slowest
-            # is the first after the replays, or spread over the sequence.
-            slowest = sorted(range(len(samples)), key=samples.__getitem__, reverse=True)[:3]
-            results["forget_sized_user_slowest"] = [[i, ms(samples[i])] for i in slowest]
-            _log("forget one user (20 users, one at a time) ...")
-            results["forget_user_mean_events"] = _mean_events(ledger, users(USERS)[-21:-1])
-            samples = forget_users(ledger, users(USERS)[-21:-1])
-            results["forget_user_p50_ms"] = ms(percentile(samples, 50))
-            results["forget_user_p99_ms"] = ms(percentile(samples, 99))
+            if "forget" not in skip:
+                # The sized users first: the 20 generator users hold ten times the events at 1M that they
+                # do at 100k, and forgetting them first would leave ten times the dead line pointers in
+                # the projections' leaves for the sized forgets' VACUUM to read (docs/scale.md).
+                _log(f"forget one sized user ({SIZED_USERS} users of {SIZED_STATEMENTS} statements, one at a time) ...")
+                results["forget_sized_user_mean_events"] = _mean_events(ledger, sized_users())
+                samples = forget_users(ledger, sized_users())
+                results["forget_sized_user_samples"] = len(samples)
+                for q in (50, 95, 99):
+                    results[f"forget_sized_user_p{q}_ms"] = ms(percentile(samples, q))
+                results["forget_sized_user_max_ms"] = ms(max(samples))
+                # Which forgets were slowest (their place in the sequence, from 0): whether the slowest
+                # is the first after the replays, or spread over the sequence.
+                slowest = sorted(range(len(samples)), key=samples.__getitem__, reverse=True)[:3]
+                results["forget_sized_user_slowest"] = [[i, ms(samples[i])] for i in slowest]
+                _log("forget one user (20 users, one at a time) ...")
+                results["forget_user_mean_events"] = _mean_events(ledger, users(USERS)[-21:-1])
+                samples = forget_users(ledger, users(USERS)[-21:-1])
+                results["forget_user_p50_ms"] = ms(percentile(samples, 50))
+                results["forget_user_p99_ms"] = ms(percentile(samples, 99))
         if "concurrency" not in skip:
             _log(f"concurrent writers ({concurrency_seconds:g} s each) ...")
             results.update(concurrent(location, Path(folder), concurrency_seconds))
+    results["load_at_end"] = [round(x, 2) for x in os.getloadavg()]     # the machine is shared: say its load
     results["meta"] = {"seconds": round(time.perf_counter() - started, 1), "python": platform.python_version(),
                        "cpus": os.cpu_count(), "machine": platform.machine()}
     return results
@@ -243,7 +247,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--concurrency-seconds", type=float, default=5.0)
-    parser.add_argument("--skip", default="", help="comma-separated: concurrency, replay")
+    parser.add_argument("--skip", default="", help="comma-separated: concurrency, replay, verify, forget")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     results = run(args.db, args.events, args.seed, args.concurrency_seconds,

@@ -2,7 +2,7 @@
 same edits, in the same SQL, translated as the store's own statements are) are never served by a
 library read, and the served-fact check of a recall costs a fixed number of statements whatever
 the number of facts it serves (issue 50: lookups by key, never a statement per fact nor a scan
-of the log)."""
+of the log).  Each on plain tables and on a partitioned ledger."""
 
 from __future__ import annotations
 
@@ -18,6 +18,13 @@ from tests.audit.test_verified_reads import APP, FORGED, TAMPERS, USER
 from tests.conftest import MovableClock, cand
 
 pytestmark = pytest.mark.usefixtures("postgres")
+
+
+@pytest.fixture(autouse=True, params=["plain", "partitioned"])
+def layout(request, monkeypatch):
+    """Each test on plain tables and on a ledger of 8 hash leaves."""
+    monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "0" if request.param == "plain" else "8")
+    return request.param
 
 
 def _pristine(location: str) -> None:
