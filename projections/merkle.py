@@ -54,18 +54,20 @@ class MerkleProjection:
             return pending[pos - base] if pos >= base else tree.node(level, index)
 
         for seq, chain_hash in rows:
-            if seq != size + 1:
-                raise LedgerError(f"the log has no event {size + 1} (next is {seq}): the tree needs "
-                                  "consecutive seqs; run `factledger verify`")
+            _consecutive(seq, size)
             pending.extend(merkle.append_hashes(merkle.chain_leaf(chain_hash), size, node))
             size += 1
-            if len(pending) >= self.BATCH:
-                base = self._write(conn, base, pending)
-                pending = []
+            base, pending = self._flushed(conn, base, pending)
         self._write(conn, base, pending)
         return size
 
     BATCH = 65_536
+
+    def _flushed(self, conn: sqlite3.Connection, base: int, pending: list[bytes]) -> tuple[int, list[bytes]]:
+        """Write the pending hashes once there are a batch of them: (the next base, what is left)."""
+        if len(pending) >= self.BATCH:
+            return self._write(conn, base, pending), []
+        return base, pending
 
     @staticmethod
     def _write(conn: sqlite3.Connection, base: int, hashes: list[bytes]) -> int:
@@ -89,9 +91,7 @@ class MerkleProjection:
         sha256, fromhex = hashlib.sha256, bytes.fromhex
         leaf_prefix, node_prefix = merkle.LEAF_PREFIX, merkle.NODE_PREFIX
         for seq, chain_hash in chain_hashes(source, 0, upto):
-            if seq != size + 1:
-                raise LedgerError(f"the log has no event {size + 1} (next is {seq}): the tree needs "
-                                  "consecutive seqs; run `factledger verify`")
+            _consecutive(seq, size)
             node = sha256(leaf_prefix + fromhex(chain_hash)).digest()
             pending.append(node)
             level, index = 0, size
@@ -104,8 +104,13 @@ class MerkleProjection:
             else:
                 frontier[level] = node
             size += 1
-            if len(pending) >= self.BATCH:
-                base = self._write(conn, base, pending)
-                pending = []
+            base, pending = self._flushed(conn, base, pending)
         self._write(conn, base, pending)
         return size
+
+
+def _consecutive(seq: int, size: int) -> None:
+    """The tree's leaves are the log's seqs in order, without a gap."""
+    if seq != size + 1:
+        raise LedgerError(f"the log has no event {size + 1} (next is {seq}): the tree needs "
+                          "consecutive seqs; run `factledger verify`")

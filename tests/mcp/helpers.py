@@ -112,3 +112,26 @@ def said(value: str, predicate: str = "home_city", session: str = "chat-1", **ex
     quotes = {"home_city": f"I live in {value}", "diet": f"I am {value}"}
     return {"predicate": predicate, "value": value, "quote": quotes.get(predicate, value), "session": session,
             **extra}
+
+
+def sixteen_at_once(url: str, token: str, users: list[str]) -> list[tuple]:
+    """Every user's client at once, each `remember`ing three cities (City0..City2, one a
+    session) and `recall`ing after each: (user, the remember's result, the recall's result)."""
+    import anyio
+
+    async def client(user, answers):
+        async with http_session(url, token) as session:
+            for n in range(3):
+                decided = await session.call_tool("remember", said(f"City{n}", user=user, session=f"s{n}",
+                                                                   said_at=f"2026-01-0{n + 1}T00:00:00Z"))
+                served = await session.call_tool("recall", {"query": "where do I live", "user": user})
+                answers.append((user, decided, served))
+
+    async def all_at_once():
+        answers = []
+        async with anyio.create_task_group() as group:
+            for user in users:
+                group.start_soon(client, user, answers)
+        return answers
+
+    return anyio.run(all_at_once)

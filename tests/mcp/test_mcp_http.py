@@ -13,7 +13,17 @@ pytest.importorskip("mcp")
 
 import httpx2  # noqa: E402
 
-from tests.mcp.helpers import SEVEN, cli, http_server, http_session, new_ledger, new_token, open_facts, said  # noqa: E402
+from tests.mcp.helpers import (  # noqa: E402
+    SEVEN,
+    cli,
+    http_server,
+    http_session,
+    new_ledger,
+    new_token,
+    open_facts,
+    said,
+    sixteen_at_once,
+)
 
 
 def test_new_token_prints_the_token_once_and_stores_only_its_hash(tmp_path):
@@ -156,23 +166,8 @@ def test_sixteen_clients_at_once_share_the_one_writer(tmp_path):
     token = new_token(db, tokens, users="*", role="reviewer")
     users = [f"u{i}" for i in range(16)]
 
-    async def client(url, user, answers):
-        async with http_session(url, token) as session:
-            for n in range(3):
-                decided = await session.call_tool("remember", said(f"City{n}", user=user, session=f"s{n}",
-                                                                   said_at=f"2026-01-0{n + 1}T00:00:00Z"))
-                served = await session.call_tool("recall", {"query": "where do I live", "user": user})
-                answers.append((user, decided, served))
-
-    async def all_at_once(url):
-        answers = []
-        async with anyio.create_task_group() as group:
-            for user in users:
-                group.start_soon(client, url, user, answers)
-        return answers
-
     with http_server(db, tokens) as url:
-        answers = anyio.run(all_at_once, url)
+        answers = sixteen_at_once(url, token, users)
     assert len(answers) == 48 and not any(d.is_error or s.is_error for _, d, s in answers)
     for _user, _decided, served in answers:
         assert all(f["value"].startswith("City") for f in served.structured_content["facts"])

@@ -20,7 +20,7 @@ pytest.importorskip("mcp")
 import httpx2  # noqa: E402
 
 from factledger.ledger.service import Ledger  # noqa: E402
-from tests.mcp.helpers import cli, http_server, http_session, new_ledger, new_token, open_facts, said  # noqa: E402
+from tests.mcp.helpers import cli, http_server, http_session, new_ledger, new_token, open_facts, said, sixteen_at_once  # noqa: E402
 
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
@@ -93,21 +93,6 @@ def test_two_workers_serve_sixteen_clients_and_both_work(tmp_path):
     token = new_token(db, tokens, users="*")
     users = [f"u{i}" for i in range(16)]
 
-    async def client(url, user, answers):
-        async with http_session(url, token) as session:
-            for n in range(3):
-                decided = await session.call_tool("remember", said(f"City{n}", user=user, session=f"s{n}",
-                                                                   said_at=f"2026-01-0{n + 1}T00:00:00Z"))
-                served = await session.call_tool("recall", {"query": "where do I live", "user": user})
-                answers.append((user, decided, served))
-
-    async def all_at_once(url):
-        answers = []
-        async with anyio.create_task_group() as group:
-            for user in users:
-                group.start_soon(client, url, user, answers)
-        return answers
-
     def cpu(pid: int) -> int:
         fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])        # utime + stime, in clock ticks
@@ -116,7 +101,7 @@ def test_two_workers_serve_sixteen_clients_and_both_work(tmp_path):
     with http_server(db, tokens, "--workers", "2", started=started) as url:
         workers = workers_of(started[0], db)
         before = {w: cpu(w) for w in workers}
-        answers = anyio.run(all_at_once, url)
+        answers = sixteen_at_once(url, token, users)
         used = {w: cpu(w) - before[w] for w in workers}
     assert len(answers) == 48 and not any(d.is_error or s.is_error for _, d, s in answers)
     assert all(ticks > 0 for ticks in used.values()), used          # both processes served calls
