@@ -102,32 +102,30 @@ LATE = {"predicate": "home_city", "session": "s3", "event": "e3", "said_at": "20
 NEGATED_LATER = [cand(predicate="diet", value="vegan", negated=True, quote="I am not vegan",
                       said_at="2026-08-20T10:00:00Z", session="s2", event="e2")]
 
+# Pune said on 1 August, superseded by Lima on the 20th: the key's past holds Pune
+PUNE_THEN_LIMA = [
+    cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
+    cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
+         session="s2", event="e2")]
+
 KEY_FORGERIES = {
     # the past: Pune held the key until Lima superseded it; a statement of Pune said in between
     # reinforces the past fact (a backfill), whatever its closed interval says
     "past value": (
-        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
-         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
-              session="s2", event="e2")],
+        PUNE_THEN_LIMA,
         [("UPDATE fact_history SET value = 'Delhi', value_key = ? WHERE value = 'Pune' AND recorded_to IS NULL",
           (value_key("Delhi"),))],
         cand(value="Pune", quote="we live in Pune", **LATE)),
     "past deleted": (
-        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
-         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
-              session="s2", event="e2")],
+        PUNE_THEN_LIMA,
         [("DELETE FROM fact_history WHERE value = 'Pune' AND recorded_to IS NULL",)],
         cand(value="Pune", quote="we live in Pune", **LATE)),
     "past every interval deleted": (
-        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
-         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
-              session="s2", event="e2")],
+        PUNE_THEN_LIMA,
         [("DELETE FROM fact_history WHERE value = 'Pune'",)],
         cand(value="Pune", quote="we live in Pune", **LATE)),
     "past said later": (
-        [cand(predicate="home_city", value="Pune", quote="we live in Pune", said_at="2026-08-01T10:00:00Z"),
-         cand(predicate="home_city", value="Lima", quote="we moved to Lima", said_at="2026-08-20T10:00:00Z",
-              session="s2", event="e2")],
+        PUNE_THEN_LIMA,
         [("UPDATE fact_history SET said_at = '2026-08-15T10:00:00.000000Z' WHERE value = 'Pune'"
           " AND recorded_to IS NULL",)],
         cand(value="Pune", quote="we live in Pune", **LATE)),
