@@ -172,11 +172,10 @@ def test_a_worker_killed_in_a_burst_of_writes_holds_no_lock_and_is_replaced(tmp_
         victim, survivor = workers
         anyio.run(burst, url, victim, workers)
         with only(survivor, workers_of(started[0], db)):
-            t0 = time.monotonic()
+            # a lock the victim left held would fail this write (SQLite's busy timeout) or hang it
+            # (the flock: the call's own timeout): it lands, so both died with their holder
             wrote = call(url, token, "remember", said("Faro", user="u99"))
-            waited = time.monotonic() - t0
         assert wrote.status_code == 200 and not wrote.json()["result"].get("isError"), wrote.text
-        assert waited < 4, waited                       # under the 5 s busy timeout: no lock left held
         replaced = workers_of(started[0], db)           # the supervisor started another
         assert victim not in replaced and survivor in replaced
         newcomer = next(w for w in replaced if w != survivor)
@@ -218,10 +217,12 @@ def test_the_workers_writer_lock_excludes_another_process_and_dies_with_its_hold
                 fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         holder.send_signal(signal.SIGKILL)
         holder.wait()
+        with open(path, "r+") as probe:                 # free at once: taken without waiting
+            fcntl.flock(probe.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(probe.fileno(), fcntl.LOCK_UN)
         lock = WriterLock(str(path))
-        t0 = time.monotonic()
         with lock:
-            assert time.monotonic() - t0 < 1
+            pass
         lock.close()
     finally:
         if holder.poll() is None:
