@@ -61,11 +61,14 @@ def mcp(state, app, user, users, clearance, allow_forget, http, host, port, work
             workers = default_workers()
         if workers > 1:
             open_ledger(state, False).close()        # a ledger that cannot open is refused here, once
-        click.echo(f"factledger: serving MCP on http://{host}:{port}/mcp ({len(tokens)} tokens, "
-                   f"{workers} worker{'s' if workers > 1 else ''})", err=True)
-        warn_exposure(host, "the MCP server")
+
+        def announce(bound: int) -> None:          # once the port is bound: a port in use says only Error:
+            click.echo(f"factledger: serving MCP on http://{host}:{bound}/mcp ({len(tokens)} tokens, "
+                       f"{workers} worker{'s' if workers > 1 else ''})", err=True)
+            warn_exposure(host, "the MCP server")
+
         server.serve_http(lambda shared: MemoryTools(lambda read_only: open_ledger(state, read_only), shared=shared),
-                          tokens, host, port, workers)
+                          tokens, host, port, workers, announce)
         return
     if not app or not user:
         raise LedgerError("stdio serves one partition: --app and --user (or FACTLEDGER_APP and FACTLEDGER_USER)")

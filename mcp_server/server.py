@@ -287,25 +287,39 @@ def _bearer_scope(tokens: TokenFile, headers: dict[str, str]) -> Scope | None:
 
 
 def serve_http(make_tools: Callable[[SharedState | None], MemoryTools], tokens: TokenFile, host: str, port: int,
-               workers: int = 1) -> None:
+               workers: int = 1, announce: Callable[[int], None] = lambda port: None) -> None:
     """Serve until stopped: in this process (one worker, MCP sessions kept), or in `workers`
-    forked processes on one socket (`workers.serve_workers`), each with its own `MemoryTools`."""
+    forked processes on one socket (`workers.serve_workers`), each with its own `MemoryTools`.
+
+    The socket is bound before `announce(port)` is called, so a port in use gives one `Error:`
+    line and no notice that the server is serving (port 0 announces the port the kernel chose)."""
     import uvicorn
 
+    from factledger.mcp_server.workers import listening_socket, serve_workers
+
     if workers <= 1:
-        tools = make_tools(None)
+        sock = listening_socket(host, port)
+        port = sock.getsockname()[1]
         try:
-            uvicorn.run(http_app(tools, tokens, host, port), host=host, port=port, log_level="warning")
+            announce(port)
+            tools = make_tools(None)
+            try:
+                worker = uvicorn.Server(uvicorn.Config(http_app(tools, tokens, host, port), host=host, port=port,
+                                                       log_level="warning"))
+                worker.run(sockets=[sock])
+                if not worker.started:
+                    raise LedgerError("the MCP server did not start (its error is above)")
+            finally:
+                tools.close()
         finally:
-            tools.close()
+            sock.close()
         return
 
-    from factledger.mcp_server.workers import serve_workers
-
     def serve(shared: SharedState, sock) -> None:
+        bound = sock.getsockname()[1]
         tools = make_tools(shared)
         try:
-            config = uvicorn.Config(http_app(tools, tokens, host, port, stateless=True), host=host, port=port,
+            config = uvicorn.Config(http_app(tools, tokens, host, bound, stateless=True), host=host, port=bound,
                                     log_level="warning")
             worker = uvicorn.Server(config)
             worker.run(sockets=[sock])
@@ -314,4 +328,4 @@ def serve_http(make_tools: Callable[[SharedState | None], MemoryTools], tokens: 
         finally:
             tools.close()
 
-    serve_workers(serve, host, port, workers)
+    serve_workers(serve, host, port, workers, announce)

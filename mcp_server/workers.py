@@ -81,8 +81,10 @@ def _worker(serve: Callable[[SharedState, socket.socket], None], shared: SharedS
         sys.exit(1)
 
 
-def serve_workers(serve: Callable[[SharedState, socket.socket], None], host: str, port: int, workers: int) -> None:
-    """Run `serve(shared, sock)` in `workers` forked processes until SIGTERM or SIGINT."""
+def serve_workers(serve: Callable[[SharedState, socket.socket], None], host: str, port: int, workers: int,
+                  announce: Callable[[int], None] = lambda port: None) -> None:
+    """Run `serve(shared, sock)` in `workers` forked processes until SIGTERM or SIGINT; `announce`
+    is called with the bound port once the socket listens, before the workers start."""
     context = multiprocessing.get_context("fork")
     manager = SyncManager(ctx=context)       # started before the socket is bound: it does not hold it
     manager.start(_ignore_interrupts)        # Ctrl-C reaches the whole group: the parent stops everything
@@ -91,6 +93,7 @@ def serve_workers(serve: Callable[[SharedState, socket.socket], None], host: str
     except LedgerError:
         manager.shutdown()
         raise
+    announce(sock.getsockname()[1])
     lock_dir = tempfile.mkdtemp(prefix="factledger-mcp-")        # owner-only
     lock_path = os.path.join(lock_dir, "writer.lock")
     os.close(os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o600))

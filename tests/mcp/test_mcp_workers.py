@@ -241,11 +241,13 @@ def test_a_port_in_use_or_a_missing_ledger_is_an_error_line_and_no_worker(tmp_pa
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = str(taken.getsockname()[1])
-        busy = cli(db, "mcp", "--http", "--workers", "2", "--port", port, "--tokens", str(tokens), check=False)
+        busy = [cli(db, "mcp", "--http", "--workers", n, "--port", port, "--tokens", str(tokens), check=False)
+                for n in ("1", "2")]
     missing = cli(tmp_path / "nowhere.db", "mcp", "--http", "--workers", "2", "--port", "0", "--tokens",
                   str(tokens), check=False)
-    for done in (busy, missing):
+    for done in (*busy, missing):
         assert done.returncode == 1, done.stderr
         errors = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
         assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert "cannot listen" in busy.stderr
+        assert "serving MCP" not in done.stderr, done.stderr       # announced only once the port is bound
+    assert all("cannot listen" in done.stderr for done in busy)
