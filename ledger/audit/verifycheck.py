@@ -1,20 +1,20 @@
-"""`verify` that costs what changed: a record of the projections' pages as last proved, and a
-check that refolds only the partitions whose rows may have changed since.
+"""`verify` that costs what changed: a record of the projections' pages and rows as last proved,
+and a check that refolds only the partitions whose rows may have changed since.
 
 A full check (`projcheck.projection_problem`: every table against a rebuild of the whole log)
 that finds nothing writes a record: the log's head, the projector's schema, and for each table
-every leaf page's digest with the partitions (hashed) of the rows on it.  The next check reads the
-pages again and refolds, into memory, only the suspect partitions: those with an event after the
-recorded head or an event scrubbed since; those with a row on a page that is not as recorded (the
-page's partitions then and its rows' partitions now); and compares their rows with the live
-ones.  Why a partition that is none of these is still what the log gives: each of its rows lay
-on a recorded page, and every such page is still in its table's tree byte for byte; a row added
-to it since would be on a changed page, so it would be suspect.  Its rows are therefore exactly
-those proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle
-tree is refolded whole when any of its pages changed.  A disagreement is left to the full check,
-which names its first row.  The record is the verifier's (like a pinned head), kept outside the
-ledger by the caller: a writer of the ledger file who could also rewrite it could hide a forged
-row that a full check (`verify --full`) still finds.
+every leaf page's digest with the rows on it (rowid, partition hashed, a digest of the row's
+values).  The next check reads the pages again; on a page not as recorded (then, or now) it reads
+the rows and compares each with its recorded digest.  It refolds, into memory, only the suspect
+partitions: those with an event after the recorded head or an event scrubbed since, and those of
+a row that is new, gone or not as recorded (then and now); and compares their rows with the live
+ones.  Why a partition that is none of these is still what the log gives: each of its rows then
+and now is either on a recorded page still in its table's tree byte for byte, or on a changed
+page, where it was compared by rowid with its recorded digest; so its rows are exactly those
+proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle tree
+is refolded from its first changed page.  A disagreement is left to the full check, which names
+its first row.  The record is the verifier's (like a pinned head), kept outside the ledger by
+the caller.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from factledger.projections.vectors import TABLE as VECTORS
 from factledger.projections.vectors import check as check_vectors
 from factledger.projections.vectors import left_out
 
-FORMAT = "factledger-verified/1"
+FORMAT = "factledger-verified/2"
+DIGEST_HEX = 32                     # a row's digest in the record: 128 bits of sha256, in hex
 STATE_ENV = "FACTLEDGER_VERIFY_STATE"    # where `factledger verify` keeps its records (a folder)
 
 
@@ -62,47 +63,77 @@ def _partitioned(conn, table: str) -> bool:
     return {"app", "user"} <= columns
 
 
-def write(conn, projector, path: str | Path) -> bool:
-    """Record the projections as they are now, just proved equal to a rebuild on this snapshot;
-    False when this engine has no pages to read (nothing is written)."""
+def row_digest(row: tuple) -> str:
+    """A row's values (their types too: `repr` tells 1 from '1' from b'1'), hashed: 128 bits."""
+    return hashlib.sha256(repr(row).encode()).hexdigest()[:DIGEST_HEX]
+
+
+def _rows(conn, table: str, rowids=None):
+    """(rowid, app, user, digest of every column) for the rows of `table` (those of `rowids`)."""
+    sql = f"SELECT rowid, app, user, * FROM {table}"
+    if rowids is None:
+        found = conn.execute(sql)
+    else:
+        found = conn.execute(sql + " WHERE rowid IN (SELECT value FROM json_each(?))",
+                             (orjson.dumps(sorted(rowids)).decode(),))
+    return ((row[0], row[1], row[2], row_digest(row[3:])) for row in found)
+
+
+def record(conn, projector) -> dict | None:
+    """The record of the projections as they are now (just proved equal to a rebuild on this
+    snapshot); None when this engine has no pages to read."""
     engine = engine_of(conn)
     tables = tuple(projector.all_tables)
     pages = engine.table_pages(conn, tables)
     if pages is None:
-        return False
+        return None
     seq, digest = head(conn)
     names: dict[str, int] = {}
     out_tables = {}
     for table in tables:
         entry: dict = {"pages": {str(p): d for p, d in pages[table].items()}}
+        cells = engine.rowids_on(conn, pages[table])
+        if cells is None:
+            return None
         if _partitioned(conn, table):
-            owner = {rowid: names.setdefault(partition_key(app, user), len(names))
-                     for rowid, app, user in conn.execute(f"SELECT rowid, app, user FROM {table}")}
-            cells = engine.rowids_on(conn, pages[table])
-            if cells is None:
-                return False
-            entry["partitions"] = {str(p): sorted({owner[r] for r in rowids if r in owner})
-                                   for p, rowids in cells.items()}
+            rows = {rowid: (names.setdefault(partition_key(app, user), len(names)), digest_)
+                    for rowid, app, user, digest_ in _rows(conn, table)}
+            on_pages = {}
+            for p, rowids in cells.items():
+                mine = sorted(r for r in rowids if r in rows)
+                on_pages[str(p)] = [mine, [rows[r][0] for r in mine], "".join(rows[r][1] for r in mine)]
+            entry["rows"] = on_pages
         else:
-            cells = engine.rowids_on(conn, pages[table])
-            if cells is None:
-                return False
             entry["first"] = {str(p): min(rowids) for p, rowids in cells.items() if rowids}
             entry["count"] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         out_tables[table] = entry
-    record = {"format": FORMAT, "seq": seq, "hash": digest, "projector": fingerprint(projector),
-              "partitions": sorted(names, key=names.get), "tables": out_tables}
+    return {"format": FORMAT, "seq": seq, "hash": digest, "projector": fingerprint(projector),
+            "partitions": sorted(names, key=names.get), "tables": out_tables}
+
+
+def encode(data: dict) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def write(conn, projector, path: str | Path) -> str | None:
+    """Record the projections as they are now, just proved equal to a rebuild on this snapshot;
+    the record's digest (sha256 of its bytes, hex), or None when this engine has no pages to
+    read (nothing is written)."""
+    data = record(conn, projector)
+    if data is None:
+        return None
+    raw = encode(data)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".verified-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(orjson.dumps(record))
+            handle.write(raw)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return True
+    return hashlib.sha256(raw).hexdigest()
 
 
 def _load(path: str | Path) -> dict | None:
@@ -135,24 +166,34 @@ def check(conn, projector, path: str | Path, vectors: bool = False,
                                 (since, since)).fetchall())
     keys: set[int] = set()
     log_wide: dict[str, int] = {}
-    changed_pages = 0
+    changed_pages = compared = 0
     for table in tables:
         recorded, now = record["tables"][table], pages[table]
         old = recorded["pages"]
         changed_old = [p for p, d in old.items() if d is None or now.get(int(p)) != d]
         changed_new = [p for p, d in now.items() if d is None or old.get(str(p)) != d]
         changed_pages += len(changed_new)
-        if "partitions" in recorded:
+        if "rows" in recorded:
+            # the rows on a page not as recorded (then, or now), compared one by one: a row whose
+            # digest is not the one recorded for its rowid (or that is new, or gone) makes its
+            # partition suspect, then and now
+            then: dict[int, tuple[int, str]] = {}
             for p in changed_old:
-                keys.update(recorded["partitions"].get(p, ()))
+                _unpack(recorded["rows"].get(p), then)
             cells = engine.rowids_on(conn, changed_new) if changed_new else {}
             if cells is None:
                 return None
-            rowids = sorted(set().union(*cells.values())) if cells else []
-            if rowids:
-                suspects.update(conn.execute(
-                    f"SELECT DISTINCT app, user FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
-                    (orjson.dumps(rowids).decode(),)).fetchall())
+            wanted = set(then).union(*cells.values()) if cells else set(then)
+            seen = set()
+            for rowid, app, user, digest_ in (_rows(conn, table, wanted) if wanted else ()):
+                seen.add(rowid)
+                was = then.get(rowid)
+                if was is None or was[1] != digest_:
+                    suspects.add((app, user))
+                    if was is not None:
+                        keys.add(was[0])
+                compared += 1
+            keys.update(then[rowid][0] for rowid in set(then) - seen)    # recorded, and gone now
         else:
             # a log-wide table only grows at its end: the rows before the first one on a page not
             # as recorded (now, or then) are the ones proved, and only those after it are refolded
@@ -169,8 +210,17 @@ def check(conn, projector, path: str | Path, vectors: bool = False,
                         if partition_key(*part) in wanted)
     suspects = sorted((str(a), str(u)) for a, u in suspects)
     agree, meaning = _compare(conn, projector, suspects, log_wide, vectors, progress)
-    read = {"since_seq": since, "partitions_refolded": len(suspects), "pages_changed": changed_pages}
+    read = {"since_seq": since, "partitions_refolded": len(suspects), "pages_changed": changed_pages,
+            "rows_compared": compared}
     return tables, agree, meaning, read
+
+
+def _unpack(entry, into: dict[int, tuple[int, str]]) -> None:
+    """A recorded page's rows into `into`: rowid -> (partition, digest)."""
+    if entry:
+        rowids, parts, digests = entry
+        for i, rowid in enumerate(rowids):
+            into[rowid] = (parts[i], digests[i * DIGEST_HEX:(i + 1) * DIGEST_HEX])
 
 
 def _compare(conn, projector, suspects, log_wide: dict[str, int], vectors: bool,
