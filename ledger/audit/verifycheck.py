@@ -14,7 +14,8 @@ page, where it was compared by rowid with its recorded digest; so its rows are e
 proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle tree
 is refolded from its first changed page.  A disagreement is left to the full check, which names
 its first row.  The record is the verifier's (like a pinned head), kept outside the ledger by
-the caller.
+the caller; `checkpoint --projections` commits a record's digest in a checkpoint, and once the
+log holds such a checkpoint only the record it commits is used (docs/audit.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import orjson
 
+from factledger.ledger.audit import proofs
 from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head
 from factledger.ledger.store.reads import iter_partitions
@@ -136,20 +138,45 @@ def write(conn, projector, path: str | Path) -> str | None:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _load(path: str | Path) -> dict | None:
+def committed_record(path: str | Path) -> Path:
+    """Where the record a checkpoint committed is kept, beside the verifier's own."""
+    path = Path(path)
+    return path.with_name(path.stem + ".checkpoint.json")
+
+
+def commitment(conn) -> tuple[int, str] | None:
+    """(tree size, record digest) of the latest checkpoint that commits the projections (its
+    `projections` extension line, docs/audit.md); None when no checkpoint of the log does."""
+    for note in proofs.notes(conn):
+        for line in proofs.read_note(note).extensions:
+            word, _, digest = line.partition(" ")
+            if word == proofs.PROJECTIONS:
+                return proofs.read_note(note).size, digest
+    return None
+
+
+def _load(path: str | Path, expect: tuple[int, str] | None = None) -> dict | None:
+    """The record at `path`; with `expect` (a checkpoint's tree size and record digest), only a
+    record of exactly those bytes, at that size."""
     try:
-        record = orjson.loads(Path(path).read_bytes())
+        raw = Path(path).read_bytes()
+        record = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError):
         return None
-    return record if isinstance(record, dict) and record.get("format") == FORMAT else None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        return None
+    if expect is not None and (hashlib.sha256(raw).hexdigest() != expect[1] or record.get("seq") != expect[0]):
+        return None                                 # not the record the log commits: altered, or another
+    return record
 
 
-def check(conn, projector, path: str | Path, vectors: bool = False,
-          progress: Progress = SILENT) -> tuple[list[str], bool, dict, dict] | None:
+def check(conn, projector, path: str | Path, vectors: bool = False, progress: Progress = SILENT,
+          expect: tuple[int, str] | None = None) -> tuple[list[str], bool, dict, dict] | None:
     """(the tables checked, whether they all agree, the meaning index's state, what was read),
     or None when the record cannot be used (none, another log or schema, an engine without
-    pages): then only a full check will do.  "Not all agree" is for the full check to name."""
-    record = _load(path)
+    pages, not the one `expect` names): then only a full check will do.  "Not all agree" is for
+    the full check to name."""
+    record = _load(path, expect)
     if record is None or record.get("projector") != fingerprint(projector):
         return None
     since = record["seq"]

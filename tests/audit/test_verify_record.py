@@ -127,3 +127,55 @@ def test_a_record_of_another_ledger_or_a_broken_one_means_a_full_check(db, tmp_p
     assert "incremental" not in verify(db)                       # not this log's head
     forge(db, "UPDATE facts_current SET value = '\"Paris\"' WHERE user = 'u3'")
     assert not verify(db)["ok"]
+
+
+def checkpoint(path: Path) -> str:
+    done = subprocess.run([FACTLEDGER, "--db", str(path), "checkpoint", "--projections"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_checkpoint_commits_the_record_and_verify_starts_from_it(db, clock):
+    """`checkpoint --projections` proves the projections (the whole log: no record yet), keeps
+    the record and commits its digest in the note; later verifies start from that checkpoint,
+    even after a full check has recorded again."""
+    note = checkpoint(db)
+    size = int(note.split("\n")[1])
+    assert "\nprojections " in note, note
+    more(db, clock)
+    later = verify(db)
+    assert later["ok"] and later["incremental"]["since_seq"] == size, later
+    assert verify(db, "--full")["ok"]
+    assert verify(db)["incremental"]["since_seq"] == size
+    assert int(checkpoint(db).split("\n")[1]) > size                   # from the committed record, again
+    assert verify(db)["incremental"]["partitions_refolded"] <= 1       # the checkpoint's own partition
+
+
+@pytest.mark.parametrize("writes_after", [False, True])
+def test_a_record_forged_to_hide_a_row_is_refused_once_a_checkpoint_commits_one(db, clock, tmp_path, writes_after):
+    """The forger rewrites a row and then every record the verifier keeps, made afresh from the
+    forged file (its pages and rows as they now are, at the log's head): the digest committed
+    by the checkpoint no longer matches, so the record is not used and the full check names the
+    row."""
+    from factledger.ledger.audit import verifycheck
+
+    checkpoint(db)
+    if writes_after:
+        more(db, clock)
+    forge(db, "UPDATE facts_current SET value = '\"Paris\"' WHERE user = 'u30'")
+    with Ledger(db, clock=clock) as ledger:
+        forged = verifycheck.encode(verifycheck.record(ledger._conn, ledger.projector))
+        own = Path(ledger.verify_record())
+    for path in (own, verifycheck.committed_record(own)):
+        path.write_bytes(forged)
+    result = verify(db)
+    assert result["returncode"] == 1 and "facts_current" in result["problem"], result
+
+
+def test_a_checkpoint_refuses_to_commit_projections_that_are_not_the_logs(db):
+    forge(db, "UPDATE facts_current SET value = '\"Paris\"' WHERE user = 'u30'")
+    done = subprocess.run([FACTLEDGER, "--db", str(db), "checkpoint", "--projections"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "facts_current" in done.stderr, done.stderr
+    assert verify(db)["returncode"] == 1
