@@ -654,6 +654,9 @@ class Ledger(Reads):
         if record is None:
             raise LedgerError("checkpoint --projections needs a ledger file: a server's tables have no pages to record")
         with snapshot(self._conn), served.keeping(self._served_kept):
+            walked = verify(self._conn)                 # the incremental check stands on the chain's
+            if not walked["ok"]:
+                raise LedgerError(f"the log fails verify at seq {walked['first_bad_seq']}: {walked['problem']}")
             committed = verifycheck.commitment(self._conn)
             start = record if committed is None else verifycheck.committed_record(record)
             quick = verifycheck.check(self._conn, self.projector, start, expect=committed)

@@ -29,6 +29,8 @@ from pathlib import Path
 import orjson
 
 from factledger.ledger.audit import proofs
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head
 from factledger.ledger.store.reads import iter_partitions
@@ -100,11 +102,9 @@ def record(conn, projector) -> dict | None:
         if _partitioned(conn, table):
             rows = {rowid: (names.setdefault(partition_key(app, user), len(names)), digest_)
                     for rowid, app, user, digest_ in _rows(conn, table)}
-            on_pages = {}
-            for p, rowids in cells.items():
-                mine = sorted(r for r in rowids if r in rows)
-                on_pages[str(p)] = [mine, [rows[r][0] for r in mine], "".join(rows[r][1] for r in mine)]
-            entry["rows"] = on_pages
+            # one string a page, "rowid partition digest" per row, read only when the page changed
+            entry["rows"] = {str(p): ";".join(f"{r} {rows[r][0]} {rows[r][1]}" for r in sorted(rowids) if r in rows)
+                             for p, rowids in cells.items()}
         else:
             entry["first"] = {str(p): min(rowids) for p, rowids in cells.items() if rowids}
             entry["count"] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
@@ -175,7 +175,8 @@ def check(conn, projector, path: str | Path, vectors: bool = False, progress: Pr
     """(the tables checked, whether they all agree, the meaning index's state, what was read),
     or None when the record cannot be used (none, another log or schema, an engine without
     pages, not the one `expect` names): then only a full check will do.  "Not all agree" is for
-    the full check to name."""
+    the full check to name.  Run after the chain walk (`audit.verify`) has passed on the same
+    snapshot: which partitions were scrubbed since is read from the Redacted events it proved."""
     record = _load(path, expect)
     if record is None or record.get("projector") != fingerprint(projector):
         return None
@@ -184,13 +185,15 @@ def check(conn, projector, path: str | Path, vectors: bool = False, progress: Pr
     if since and (row is None or row[0] != record["hash"]):
         return None                                 # not this log (or not as it was)
     engine = engine_of(conn)
+    upto = head(conn)[0]
     tables = list(projector.all_tables)
     progress.stage("reading the projections' pages", len(tables))
-    pages = engine.table_pages(conn, tuple(tables))
+    # a leaf byte for byte as recorded by `record` (whose walk digests a leaf with overflow pages
+    # otherwise) holds no cell that spills, so its cells need not be read (`table_pages`)
+    pages = engine.table_pages(conn, tuple(tables), leaves_only=True)
     if pages is None or set(record["tables"]) != set(tables):
         return None
-    suspects = set(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq > ? OR redacted_by > ?",
-                                (since, since)).fetchall())
+    suspects = _written_since(conn, since)
     keys: set[int] = set()
     log_wide: dict[str, int] = {}
     changed_pages = compared = 0
@@ -229,7 +232,8 @@ def check(conn, projector, path: str | Path, vectors: bool = False, progress: Pr
                 return None
             firsts = [min(rowids) for rowids in cells.values() if rowids]
             firsts += [recorded["first"].get(p, 0) for p in changed_old]
-            log_wide[table] = min([*firsts, recorded["count"]])
+            if firsts or upto != since:                # else every page, and the log, as recorded
+                log_wide[table] = min([*firsts, recorded["count"]])
         progress.update(1)
     if keys:
         wanted = {record["partitions"][k] for k in keys}
@@ -242,12 +246,26 @@ def check(conn, projector, path: str | Path, vectors: bool = False, progress: Pr
     return tables, agree, meaning, read
 
 
-def _unpack(entry, into: dict[int, tuple[int, str]]) -> None:
+def _written_since(conn, since: int) -> set[tuple[str, str]]:
+    """The partitions with an event after `since`, or an event scrubbed since: every scrub is
+    named by the Redacted event that set its `redacted_by` (the chain walk, which runs first,
+    fails otherwise), so those are the targets of the Redacted events after `since`."""
+    found = set(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq > ?", (since,)).fetchall())
+    targets: set[int] = set()
+    for (body,) in conn.execute(f"SELECT body FROM events WHERE seq > ? AND type = '{EVENT.Redacted}'"
+                                " AND body IS NOT NULL", (since,)):
+        targets.update(body_of(body).get("target_seqs") or ())
+    if targets:
+        found.update(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq IN (SELECT value FROM json_each(?))",
+                                  (orjson.dumps(sorted(targets)).decode(),)).fetchall())
+    return found
+
+
+def _unpack(entry: str | None, into: dict[int, tuple[int, str]]) -> None:
     """A recorded page's rows into `into`: rowid -> (partition, digest)."""
-    if entry:
-        rowids, parts, digests = entry
-        for i, rowid in enumerate(rowids):
-            into[rowid] = (parts[i], digests[i * DIGEST_HEX:(i + 1) * DIGEST_HEX])
+    for row in entry.split(";") if entry else ():
+        rowid, part, digest = row.split(" ")
+        into[int(rowid)] = (int(part), digest)
 
 
 def _compare(conn, projector, suspects, log_wide: dict[str, int], vectors: bool,

@@ -179,3 +179,46 @@ def test_a_checkpoint_refuses_to_commit_projections_that_are_not_the_logs(db):
                           text=True, timeout=120)
     assert done.returncode == 1 and "facts_current" in done.stderr, done.stderr
     assert verify(db)["returncode"] == 1
+
+
+def test_a_forget_since_the_record_is_refolded_and_a_forgery_beside_it_caught(db, clock):
+    """A session forgotten since the record scrubs events before the record's head: its partition
+    is found from the Redacted event since (not from a scan of `redacted_by`), refolded, and
+    agrees; a row forged in another partition on the same pages is still caught."""
+    from factledger.ledger.audit import verifycheck
+
+    since = verify(db)["events"]
+    with Ledger(db, clock=clock) as ledger:
+        ledger.forget("app", "u7", session="s1", reason="asked")
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM events WHERE seq <= ? AND redacted_by > ? AND user = 'u7'",
+                        (since, since)).fetchone()[0] > 0                # scrubbed before the record's head
+    assert ("app", "u7") in verifycheck._written_since(conn, since)        # by the Redacted event's targets
+    conn.close()
+    after = verify(db)
+    assert after["ok"] and after["incremental"]["partitions_refolded"] >= 1, after
+    forge(db, "UPDATE fact_history SET quote = 'I never said that' WHERE user = 'u8'")
+    result = verify(db)
+    assert result["returncode"] == 1 and "fact_history" in result["problem"], result
+
+
+
+def test_a_leaf_whose_row_spills_is_never_recorded_as_its_page_alone(tmp_path):
+    """What lets a plain verify skip the cells (`leaves_only`): the full walk that records digests
+    a leaf with a spilling row together with its overflow pages, so the leaf's bytes alone never
+    match the record, and a forgery in an overflow page (the leaf unchanged) makes it "changed"."""
+    from factledger.ledger.store.sqlite import pages
+
+    path = tmp_path / "spill.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (app TEXT, user TEXT, value TEXT)")
+    conn.execute("INSERT INTO t VALUES ('a', 'u', 'short')")
+    conn.execute("INSERT INTO t VALUES ('a', 'v', ?)", ("Lisbon " * 2000,))
+    conn.commit()
+    recorded = pages.table_pages(conn, ("t",))["t"]
+    alone = pages.table_pages(conn, ("t",), leaves_only=True)["t"]
+    assert set(recorded) == set(alone) and all(recorded[p] != alone[p] for p in recorded)
+    conn.execute("DELETE FROM t WHERE user = 'v'")
+    conn.commit()
+    assert pages.table_pages(conn, ("t",)) == pages.table_pages(conn, ("t",), leaves_only=True)
+    conn.close()
