@@ -62,5 +62,6 @@ def measure(ledger, gen=None, workdir: Path | None = None) -> dict:
             speed = rate(changed["events"], changed_s)
             out.update(verify_changed_per_s=speed, verify_changed_ratio=ratio(speed, raw_now),
                        verify_changed_s=round(changed_s, 3),
-                       verify_changed_refolded=changed["incremental"]["partitions_refolded"])
+                       verify_changed_refolded=changed["incremental"]["partitions_refolded"],
+                       verify_changed_rows_compared=changed["incremental"].get("rows_compared"))
         return out

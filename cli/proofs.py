@@ -45,12 +45,14 @@ def read_vkey(path: str):
 @click.option("--origin", help="The ledger's name in checkpoints; only before the first one "
                                "(default: factledger/ and the first event's hash)")
 @click.option("--out", type=FILE, help="Also write the checkpoint to this file")
+@click.option("--projections", is_flag=True,
+              help="Prove the projections first and commit their record in the checkpoint; verify starts from it")
 @pass_state
-def checkpoint(state, key, origin, out) -> None:
+def checkpoint(state, key, origin, out, projections) -> None:
     """Issue a C2SP checkpoint of the log's Merkle tree, record it, print it for publication."""
     signer = load_signer(key) if key else None
     refuse_evidence(state, out, write=True)    # before the checkpoint is recorded
-    result = state.ledger().checkpoint(signer, origin)
+    result = state.ledger().checkpoint(signer, origin, projections=projections)
     if out:
         try:
             Path(out).write_text(result["note"], encoding="utf-8")

@@ -27,7 +27,7 @@ from factledger.ledger.domain.events import EVENT
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.support import refused
 from factledger.ledger.domain.textindex import remembering
-from factledger.ledger.errors import CandidateRefused, LedgerError
+from factledger.ledger.errors import CandidateRefused, LedgerError, ProjectionMismatch
 from factledger.ledger.forget.residue import residue
 from factledger.ledger.forget.scope import build_scope, pseudonym
 from factledger.ledger.groups import Erased, Lookup, Notices, Serves
@@ -41,7 +41,7 @@ from factledger.ledger.review.suggest import contradictions, with_suggestions
 from factledger.ledger.store import engines
 from factledger.ledger.store import reads as logread
 from factledger.ledger.store.errors import storage_errors_at_the_door
-from factledger.ledger.store.eventlog import EventStore, snapshot
+from factledger.ledger.store.eventlog import EventStore, head, snapshot
 from factledger.ledger.store.rowcheck import first_bad_row
 from factledger.ledger.unit import UnitOfWork
 from factledger.ledger.vocabulary.bounds import check_days, check_jobs, check_log_window
@@ -579,7 +579,11 @@ class Ledger(Reads):
         with snapshot(self._conn), served.keeping(self._served_kept):
             quick = None
             if record is not None and not full:
-                quick = verifycheck.check(self._conn, self.projector, record, vectors=vectors, progress=progress)
+                # once a checkpoint commits the projections, only the record it commits is used
+                committed = verifycheck.commitment(self._conn)
+                start = record if committed is None else verifycheck.committed_record(record)
+                quick = verifycheck.check(self._conn, self.projector, start, vectors=vectors, progress=progress,
+                                          expect=committed)
             if quick is not None and quick[1]:
                 tables, problem, meaning = quick[0], None, quick[2]
                 result["incremental"] = quick[3]
@@ -635,11 +639,34 @@ class Ledger(Reads):
 
     # Proofs: checkpoints of the Merkle tree, inclusion and consistency (ledger/audit/proofs.py).
 
-    def checkpoint(self, signer=None, origin: str | None = None) -> dict:
-        """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given)."""
+    def checkpoint(self, signer=None, origin: str | None = None, projections: bool = False) -> dict:
+        """Issue a checkpoint of the Merkle tree (signed when `signer`, a `tlog_note.Signer`, is given).
+        `projections`: first prove the projections as `verify` does (from this verifier's record,
+        else the whole log), keep the record beside it (`verifycheck.committed_record`) and commit
+        its digest in the checkpoint, so that later verifies start from it (docs/audit.md)."""
         from factledger.ledger.audit import proofs
 
-        return proofs.issue(self._work, signer, origin)
+        committed = self._prove_projections() if projections else None
+        return proofs.issue(self._work, signer, origin, committed)
+
+    def _prove_projections(self) -> tuple[int, str]:
+        record = self.verify_record()
+        if record is None:
+            raise LedgerError("checkpoint --projections needs a ledger file: a server's tables have no pages to record")
+        with snapshot(self._conn), served.keeping(self._served_kept):
+            walked = verify(self._conn)                 # the incremental check stands on the chain's
+            if not walked["ok"]:
+                raise LedgerError(f"the log fails verify at seq {walked['first_bad_seq']}: {walked['problem']}")
+            committed = verifycheck.commitment(self._conn)
+            start = record if committed is None else verifycheck.committed_record(record)
+            quick = verifycheck.check(self._conn, self.projector, start, expect=committed)
+            if quick is None or not quick[1]:
+                _tables, problem, _meaning = projection_problem(self._conn, self.projector)
+                if problem is not None:                 # nothing is committed that verify would fail
+                    raise ProjectionMismatch(problem.get("table") or "the projections", None, None, problem["problem"])
+            seq = head(self._conn)[0]
+            digest = verifycheck.write(self._conn, self.projector, verifycheck.committed_record(record))
+        return seq, digest
 
     def prove_inclusion(self, seq: int, checkpoint: str | None = None) -> dict:
         from factledger.ledger.audit import proofs

@@ -43,6 +43,7 @@ from factledger.projections.merkle_tree import MerkleTree
 
 APP, USER = ALL_APPS, CHECKPOINTS_USER        # the partition of CheckpointIssued: the ledger's own
 ORIGIN_PREFIX = "factledger/"
+PROJECTIONS = "projections"       # a checkpoint's extension line `projections <hex>`: a record's digest (verifycheck)
 
 
 def origin(conn) -> str | None:
@@ -57,13 +58,18 @@ def origin(conn) -> str | None:
     return None if first is None else ORIGIN_PREFIX + first[0][:32]
 
 
-def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict:
-    """Checkpoint the tree as it stands, record it, and return the note to print."""
+def issue(ledger, signer: Signer | None = None, name: str | None = None,
+          projections: tuple[int, str] | None = None) -> dict:
+    """Checkpoint the tree as it stands, record it, and return the note to print.  `projections`:
+    (seq, digest) of a record of the projections proved at that seq (`verifycheck`), committed by
+    an extension line of the checkpoint when the log's head is still that seq."""
     with ledger.transaction():
         conn = ledger.conn
         size = head(conn)[0]
         if size == 0:
             raise LedgerError("the ledger is empty: there is nothing to checkpoint yet")
+        if projections is not None and projections[0] != size:
+            raise LedgerError("the log was written while its projections were checked: run checkpoint again")
         established = origin(conn)
         if name is not None and name != established and _has_checkpoint(conn):
             raise LedgerError(f"this ledger's checkpoints already name it {established!r}")
@@ -75,6 +81,8 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
         ledger.projector.flush(conn)          # the tree catches up with any event it has not folded
         root = _log_root(conn, size)          # what is signed is the log's, the stored tree checked
         text = checkpoint_text(log_origin, size, root)
+        if projections is not None:
+            text += f"{PROJECTIONS} {projections[1]}\n"
         note = sign(text, signer) if signer is not None else text
         event = ledger.store.append(CheckpointIssued(
             app=APP, user=USER, origin=log_origin, tree_size=size, root_hash=root.hex(), note=note,
@@ -86,6 +94,13 @@ def issue(ledger, signer: Signer | None = None, name: str | None = None) -> dict
 def _has_checkpoint(conn) -> bool:
     return conn.execute(f"SELECT 1 FROM events WHERE app = ? AND user = ? AND type = '{EVENT.CheckpointIssued}'"
                         " LIMIT 1", (APP, USER)).fetchone() is not None
+
+
+def notes(conn):
+    """Every recorded checkpoint's note, the latest first."""
+    for (body,) in conn.execute(f"SELECT body FROM events WHERE app = ? AND user = ? AND type = "
+                                f"'{EVENT.CheckpointIssued}' AND body IS NOT NULL ORDER BY seq DESC", (APP, USER)):
+        yield body_of(body)["note"]
 
 
 def latest(conn) -> str | None:

@@ -1,20 +1,21 @@
-"""`verify` that costs what changed: a record of the projections' pages as last proved, and a
-check that refolds only the partitions whose rows may have changed since.
+"""`verify` that costs what changed: a record of the projections' pages and rows as last proved,
+and a check that refolds only the partitions whose rows may have changed since.
 
 A full check (`projcheck.projection_problem`: every table against a rebuild of the whole log)
 that finds nothing writes a record: the log's head, the projector's schema, and for each table
-every leaf page's digest with the partitions (hashed) of the rows on it.  The next check reads the
-pages again and refolds, into memory, only the suspect partitions: those with an event after the
-recorded head or an event scrubbed since; those with a row on a page that is not as recorded (the
-page's partitions then and its rows' partitions now); and compares their rows with the live
-ones.  Why a partition that is none of these is still what the log gives: each of its rows lay
-on a recorded page, and every such page is still in its table's tree byte for byte; a row added
-to it since would be on a changed page, so it would be suspect.  Its rows are therefore exactly
-those proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle
-tree is refolded whole when any of its pages changed.  A disagreement is left to the full check,
-which names its first row.  The record is the verifier's (like a pinned head), kept outside the
-ledger by the caller: a writer of the ledger file who could also rewrite it could hide a forged
-row that a full check (`verify --full`) still finds.
+every leaf page's digest with the rows on it (rowid, partition hashed, a digest of the row's
+values).  The next check reads the pages again; on a page not as recorded (then, or now) it reads
+the rows and compares each with its recorded digest.  It refolds, into memory, only the suspect
+partitions: those with an event after the recorded head or an event scrubbed since, and those of
+a row that is new, gone or not as recorded (then and now); and compares their rows with the live
+ones.  Why a partition that is none of these is still what the log gives: each of its rows then
+and now is either on a recorded page still in its table's tree byte for byte, or on a changed
+page, where it was compared by rowid with its recorded digest; so its rows are exactly those
+proved equal to a fold of its events, and it has had no event since.  The log-wide Merkle tree
+is refolded from its first changed page.  A disagreement is left to the full check, which names
+its first row.  The record is the verifier's (like a pinned head), kept outside the ledger by
+the caller; `checkpoint --projections` commits a record's digest in a checkpoint, and once the
+log holds such a checkpoint only the record it commits is used (docs/audit.md).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from pathlib import Path
 
 import orjson
 
+from factledger.ledger.audit import proofs
+from factledger.ledger.domain.eventrow import body_of
+from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.engines import engine_of
 from factledger.ledger.store.eventlog import head
 from factledger.ledger.store.reads import iter_partitions
@@ -36,7 +40,8 @@ from factledger.projections.vectors import TABLE as VECTORS
 from factledger.projections.vectors import check as check_vectors
 from factledger.projections.vectors import left_out
 
-FORMAT = "factledger-verified/1"
+FORMAT = "factledger-verified/2"
+DIGEST_HEX = 32                     # a row's digest in the record: 128 bits of sha256, in hex
 STATE_ENV = "FACTLEDGER_VERIFY_STATE"    # where `factledger verify` keeps its records (a folder)
 
 
@@ -62,63 +67,117 @@ def _partitioned(conn, table: str) -> bool:
     return {"app", "user"} <= columns
 
 
-def write(conn, projector, path: str | Path) -> bool:
-    """Record the projections as they are now, just proved equal to a rebuild on this snapshot;
-    False when this engine has no pages to read (nothing is written)."""
+def row_digest(row: tuple) -> str:
+    """A row's values (their types too: `repr` tells 1 from '1' from b'1'), hashed: 128 bits."""
+    return hashlib.sha256(repr(row).encode()).hexdigest()[:DIGEST_HEX]
+
+
+def _rows(conn, table: str, rowids=None):
+    """(rowid, app, user, digest of every column) for the rows of `table` (those of `rowids`)."""
+    sql = f"SELECT rowid, app, user, * FROM {table}"
+    if rowids is None:
+        found = conn.execute(sql)
+    else:
+        found = conn.execute(sql + " WHERE rowid IN (SELECT value FROM json_each(?))",
+                             (orjson.dumps(sorted(rowids)).decode(),))
+    return ((row[0], row[1], row[2], row_digest(row[3:])) for row in found)
+
+
+def record(conn, projector) -> dict | None:
+    """The record of the projections as they are now (just proved equal to a rebuild on this
+    snapshot); None when this engine has no pages to read."""
     engine = engine_of(conn)
     tables = tuple(projector.all_tables)
     pages = engine.table_pages(conn, tables)
     if pages is None:
-        return False
+        return None
     seq, digest = head(conn)
     names: dict[str, int] = {}
     out_tables = {}
     for table in tables:
         entry: dict = {"pages": {str(p): d for p, d in pages[table].items()}}
+        cells = engine.rowids_on(conn, pages[table])
+        if cells is None:
+            return None
         if _partitioned(conn, table):
-            owner = {rowid: names.setdefault(partition_key(app, user), len(names))
-                     for rowid, app, user in conn.execute(f"SELECT rowid, app, user FROM {table}")}
-            cells = engine.rowids_on(conn, pages[table])
-            if cells is None:
-                return False
-            entry["partitions"] = {str(p): sorted({owner[r] for r in rowids if r in owner})
-                                   for p, rowids in cells.items()}
+            rows = {rowid: (names.setdefault(partition_key(app, user), len(names)), digest_)
+                    for rowid, app, user, digest_ in _rows(conn, table)}
+            # one string a page, "rowid partition digest" per row, read only when the page changed
+            entry["rows"] = {str(p): ";".join(f"{r} {rows[r][0]} {rows[r][1]}" for r in sorted(rowids) if r in rows)
+                             for p, rowids in cells.items()}
         else:
-            cells = engine.rowids_on(conn, pages[table])
-            if cells is None:
-                return False
             entry["first"] = {str(p): min(rowids) for p, rowids in cells.items() if rowids}
             entry["count"] = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         out_tables[table] = entry
-    record = {"format": FORMAT, "seq": seq, "hash": digest, "projector": fingerprint(projector),
-              "partitions": sorted(names, key=names.get), "tables": out_tables}
+    return {"format": FORMAT, "seq": seq, "hash": digest, "projector": fingerprint(projector),
+            "partitions": sorted(names, key=names.get), "tables": out_tables}
+
+
+def encode(data: dict) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def write(conn, projector, path: str | Path) -> str | None:
+    """Record the projections as they are now, just proved equal to a rebuild on this snapshot;
+    the record's digest (sha256 of its bytes, hex), or None when this engine has no pages to
+    read (nothing is written)."""
+    data = record(conn, projector)
+    if data is None:
+        return None
+    raw = encode(data)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".verified-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(orjson.dumps(record))
+            handle.write(raw)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return True
+    return hashlib.sha256(raw).hexdigest()
 
 
-def _load(path: str | Path) -> dict | None:
+def committed_record(path: str | Path) -> Path:
+    """Where the record a checkpoint committed is kept, beside the verifier's own."""
+    path = Path(path)
+    return path.with_name(path.stem + ".checkpoint.json")
+
+
+def commitment(conn) -> tuple[int, str] | None:
+    """(tree size, record digest) of the latest checkpoint that commits the projections (its
+    `projections` extension line, docs/audit.md); None when no checkpoint of the log does."""
+    for note in proofs.notes(conn):
+        for line in proofs.read_note(note).extensions:
+            word, _, digest = line.partition(" ")
+            if word == proofs.PROJECTIONS:
+                return proofs.read_note(note).size, digest
+    return None
+
+
+def _load(path: str | Path, expect: tuple[int, str] | None = None) -> dict | None:
+    """The record at `path`; with `expect` (a checkpoint's tree size and record digest), only a
+    record of exactly those bytes, at that size."""
     try:
-        record = orjson.loads(Path(path).read_bytes())
+        raw = Path(path).read_bytes()
+        record = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError):
         return None
-    return record if isinstance(record, dict) and record.get("format") == FORMAT else None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        return None
+    if expect is not None and (hashlib.sha256(raw).hexdigest() != expect[1] or record.get("seq") != expect[0]):
+        return None                                 # not the record the log commits: altered, or another
+    return record
 
 
-def check(conn, projector, path: str | Path, vectors: bool = False,
-          progress: Progress = SILENT) -> tuple[list[str], bool, dict, dict] | None:
+def check(conn, projector, path: str | Path, vectors: bool = False, progress: Progress = SILENT,
+          expect: tuple[int, str] | None = None) -> tuple[list[str], bool, dict, dict] | None:
     """(the tables checked, whether they all agree, the meaning index's state, what was read),
     or None when the record cannot be used (none, another log or schema, an engine without
-    pages): then only a full check will do.  "Not all agree" is for the full check to name."""
-    record = _load(path)
+    pages, not the one `expect` names): then only a full check will do.  "Not all agree" is for
+    the full check to name.  Run after the chain walk (`audit.verify`) has passed on the same
+    snapshot: which partitions were scrubbed since is read from the Redacted events it proved."""
+    record = _load(path, expect)
     if record is None or record.get("projector") != fingerprint(projector):
         return None
     since = record["seq"]
@@ -126,33 +185,45 @@ def check(conn, projector, path: str | Path, vectors: bool = False,
     if since and (row is None or row[0] != record["hash"]):
         return None                                 # not this log (or not as it was)
     engine = engine_of(conn)
+    upto = head(conn)[0]
     tables = list(projector.all_tables)
     progress.stage("reading the projections' pages", len(tables))
-    pages = engine.table_pages(conn, tuple(tables))
+    # a leaf byte for byte as recorded by `record` (whose walk digests a leaf with overflow pages
+    # otherwise) holds no cell that spills, so its cells need not be read (`table_pages`)
+    pages = engine.table_pages(conn, tuple(tables), leaves_only=True)
     if pages is None or set(record["tables"]) != set(tables):
         return None
-    suspects = set(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq > ? OR redacted_by > ?",
-                                (since, since)).fetchall())
+    suspects = _written_since(conn, since)
     keys: set[int] = set()
     log_wide: dict[str, int] = {}
-    changed_pages = 0
+    changed_pages = compared = 0
     for table in tables:
         recorded, now = record["tables"][table], pages[table]
         old = recorded["pages"]
         changed_old = [p for p, d in old.items() if d is None or now.get(int(p)) != d]
         changed_new = [p for p, d in now.items() if d is None or old.get(str(p)) != d]
         changed_pages += len(changed_new)
-        if "partitions" in recorded:
+        if "rows" in recorded:
+            # the rows on a page not as recorded (then, or now), compared one by one: a row whose
+            # digest is not the one recorded for its rowid (or that is new, or gone) makes its
+            # partition suspect, then and now
+            then: dict[int, tuple[int, str]] = {}
             for p in changed_old:
-                keys.update(recorded["partitions"].get(p, ()))
+                _unpack(recorded["rows"].get(p), then)
             cells = engine.rowids_on(conn, changed_new) if changed_new else {}
             if cells is None:
                 return None
-            rowids = sorted(set().union(*cells.values())) if cells else []
-            if rowids:
-                suspects.update(conn.execute(
-                    f"SELECT DISTINCT app, user FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
-                    (orjson.dumps(rowids).decode(),)).fetchall())
+            wanted = set(then).union(*cells.values()) if cells else set(then)
+            seen = set()
+            for rowid, app, user, digest_ in (_rows(conn, table, wanted) if wanted else ()):
+                seen.add(rowid)
+                was = then.get(rowid)
+                if was is None or was[1] != digest_:
+                    suspects.add((app, user))
+                    if was is not None:
+                        keys.add(was[0])
+                compared += 1
+            keys.update(then[rowid][0] for rowid in set(then) - seen)    # recorded, and gone now
         else:
             # a log-wide table only grows at its end: the rows before the first one on a page not
             # as recorded (now, or then) are the ones proved, and only those after it are refolded
@@ -161,7 +232,8 @@ def check(conn, projector, path: str | Path, vectors: bool = False,
                 return None
             firsts = [min(rowids) for rowids in cells.values() if rowids]
             firsts += [recorded["first"].get(p, 0) for p in changed_old]
-            log_wide[table] = min([*firsts, recorded["count"]])
+            if firsts or upto != since:                # else every page, and the log, as recorded
+                log_wide[table] = min([*firsts, recorded["count"]])
         progress.update(1)
     if keys:
         wanted = {record["partitions"][k] for k in keys}
@@ -169,8 +241,31 @@ def check(conn, projector, path: str | Path, vectors: bool = False,
                         if partition_key(*part) in wanted)
     suspects = sorted((str(a), str(u)) for a, u in suspects)
     agree, meaning = _compare(conn, projector, suspects, log_wide, vectors, progress)
-    read = {"since_seq": since, "partitions_refolded": len(suspects), "pages_changed": changed_pages}
+    read = {"since_seq": since, "partitions_refolded": len(suspects), "pages_changed": changed_pages,
+            "rows_compared": compared}
     return tables, agree, meaning, read
+
+
+def _written_since(conn, since: int) -> set[tuple[str, str]]:
+    """The partitions with an event after `since`, or an event scrubbed since: every scrub is
+    named by the Redacted event that set its `redacted_by` (the chain walk, which runs first,
+    fails otherwise), so those are the targets of the Redacted events after `since`."""
+    found = set(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq > ?", (since,)).fetchall())
+    targets: set[int] = set()
+    for (body,) in conn.execute(f"SELECT body FROM events WHERE seq > ? AND type = '{EVENT.Redacted}'"
+                                " AND body IS NOT NULL", (since,)):
+        targets.update(body_of(body).get("target_seqs") or ())
+    if targets:
+        found.update(conn.execute("SELECT DISTINCT app, user FROM events WHERE seq IN (SELECT value FROM json_each(?))",
+                                  (orjson.dumps(sorted(targets)).decode(),)).fetchall())
+    return found
+
+
+def _unpack(entry: str | None, into: dict[int, tuple[int, str]]) -> None:
+    """A recorded page's rows into `into`: rowid -> (partition, digest)."""
+    for row in entry.split(";") if entry else ():
+        rowid, part, digest = row.split(" ")
+        into[int(rowid)] = (int(part), digest)
 
 
 def _compare(conn, projector, suspects, log_wide: dict[str, int], vectors: bool,

@@ -118,12 +118,12 @@ class SqliteEngine:
             return False
         return True
 
-    def table_pages(self, conn, tables: tuple[str, ...]):
+    def table_pages(self, conn, tables: tuple[str, ...], leaves_only: bool = False):
         """table -> {leaf page: digest or None} as the file holds them (`sqlite/pages.py`), for a
         verify that reads only what changed since its record; None when the file cannot be read."""
         from factledger.ledger.store.sqlite import pages
 
-        return pages.table_pages(conn, tables)
+        return pages.table_pages(conn, tables, leaves_only)
 
     def rowids_on(self, conn, pagenos):
         """The rowids on these leaf pages (a superset), or None (`sqlite/pages.py`)."""

@@ -44,10 +44,16 @@ def wal_pages(path: str, page_size: int) -> set[int]:
     return found
 
 
-def table_pages(conn: sqlite3.Connection, tables: tuple[str, ...]) -> dict[str, dict[int, str | None]] | None:
+def table_pages(conn: sqlite3.Connection, tables: tuple[str, ...],
+                leaves_only: bool = False) -> dict[str, dict[int, str | None]] | None:
     """table -> {leaf page number: digest (hex) of the leaf and its overflow pages, or None when
     it cannot be trusted from the file}.  Interior pages hold no rows (which leaves the tree
-    reaches is what dbstat lists).  None when the file cannot be read so (a database in memory)."""
+    reaches is what dbstat lists).  None when the file cannot be read so (a database in memory).
+
+    `leaves_only`: a leaf's digest is its own page's, its cells not read, so a leaf whose cells
+    spill to overflow pages is not told apart: for a caller that only asks whether a leaf is
+    byte for byte one recorded with this function's full walk (which digests such a leaf with
+    its overflow pages, never as a page alone), so that an equal digest means no cell spills."""
     path = database_file(conn)
     if path is None:
         return None
@@ -60,7 +66,7 @@ def table_pages(conn: sqlite3.Connection, tables: tuple[str, ...]) -> dict[str, 
     roots = dict(conn.execute(f"SELECT name, rootpage FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
                               tables).fetchall())
     with open(path, "rb") as db:
-        walked = _walk(db, roots, page_size, in_wal)
+        walked = _walk(db, roots, page_size, in_wal, leaves_only)
         if walked is not None:
             return walked
         # an interior page is in the log, or a leaf spills to overflow pages: dbstat walks it
@@ -86,7 +92,8 @@ def table_pages(conn: sqlite3.Connection, tables: tuple[str, ...]) -> dict[str, 
     return out
 
 
-def _walk(db, roots: dict[str, int], page_size: int, in_wal: set[int]) -> dict[str, dict[int, str | None]] | None:
+def _walk(db, roots: dict[str, int], page_size: int, in_wal: set[int],
+          leaves_only: bool = False) -> dict[str, dict[int, str | None]] | None:
     """table -> {leaf: digest or None}, the trees walked from the file; None when the walk cannot
     be trusted from the file alone (an interior page with a frame in the write-ahead log) or would
     need what dbstat reads (a leaf whose cells spill to overflow pages)."""
@@ -108,7 +115,7 @@ def _walk(db, roots: dict[str, int], page_size: int, in_wal: set[int]) -> dict[s
             kind = page[start]
             cells = int.from_bytes(page[start + 3:start + 5], "big")
             if kind == TABLE_LEAF:
-                for i in range(cells):
+                for i in range(0 if leaves_only else cells):
                     pointer = int.from_bytes(page[start + 8 + 2 * i:start + 10 + 2 * i], "big")
                     if not start + 8 <= pointer < page_size - 9:
                         return None
