@@ -37,8 +37,9 @@ class EventLog(Protocol):
     conn: Any                      # the DB-API connection the projections and the reads share
     schema: str                    # the log's own DDL (idempotent)
 
-    def transaction(self) -> AbstractContextManager[EventLog]:
-        """One writer at a time; every event appended inside commits together or not at all."""
+    def transaction(self, partitions=None) -> AbstractContextManager[EventLog]:
+        """One writer at a time (of these (app, user) partitions, where the engine locks them, and
+        in the chain's one order); every event appended inside commits together or not at all."""
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`: canonical body, salt, commitment, link."""
