@@ -132,6 +132,7 @@ class UnitOfWork:
             try:
                 yield tx
                 self._stored_keys.clear()
+                self.store.closing()          # what is left is writes (and the log-wide fold's reads)
                 self.store.write_pending()    # the log's rows first: a projection may read them back
                 self.projector.flush(self.conn)
                 if self.store.last_seq:

@@ -47,6 +47,10 @@ class EventLog(Protocol):
     def buffered(self) -> AbstractContextManager[None]:
         """Hold the rows appended inside and write them with one statement when it ends."""
 
+    def closing(self) -> None:
+        """Inside `transaction()`, before its closing writes: the engine may send them and the
+        COMMIT together (PostgreSQL's pipeline)."""
+
     def write_pending(self) -> None:
         """Write what `buffered()` holds now (before a read of the log's new rows)."""
 

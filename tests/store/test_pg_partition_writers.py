@@ -191,3 +191,31 @@ def test_a_writer_killed_deciding_or_appending_leaves_nothing_and_frees_its_lock
         assert "beside-append" not in counts and counts.get("beside-decide") == 1
         assert ledger.verify()["ok"]
         assert ledger.replay_differences() == []
+
+
+def test_a_closing_write_that_fails_in_the_pipeline_is_raised_and_leaves_nothing(postgres):
+    """The closing writes and the COMMIT go in one round trip (`PgConnection.pipelined`): a write
+    the server refuses there is raised as factledger's error at the COMMIT, nothing of the
+    transaction stays, and the connection writes again afterwards."""
+    location = _created(postgres.location())
+    conninfo, schema = split_location(location)
+    with psycopg.connect(conninfo, autocommit=True) as admin:
+        admin.execute(f'SET search_path TO "{schema}"')
+        admin.execute("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS"
+                      " $$BEGIN RAISE EXCEPTION 'refused here'; END;$$")
+        admin.execute("CREATE TRIGGER refuse BEFORE UPDATE ON projection_positions FOR EACH ROW EXECUTE FUNCTION refuse()")
+        with Ledger(location, create=False) as ledger:
+            before = ledger.head()
+            candidate = make_candidate(app="race", user="pipe", predicate="diet", value="vegan", quote="I'm vegan",
+                                       session="pipe", evidence_event="e", said_at="2026-05-01")
+            try:
+                ledger.observe(candidate)
+                raise AssertionError("the refused write was not raised")
+            except Exception as exc:                                      # noqa: BLE001 - its class is asserted
+                assert type(exc).__name__ == "ConstraintViolation" and "refused here" in str(exc), exc
+            assert ledger.head() == before
+            admin.execute("DROP TRIGGER refuse ON projection_positions")
+            admin.execute("DROP FUNCTION refuse()")
+            assert ledger.observe(candidate).decision == "insert"
+            assert ledger.head()[0] == before[0] + 1
+            assert ledger.verify()["ok"]

@@ -284,6 +284,7 @@ class PgConnection:
         self.chain = chain_key(schema)
         # In a partition writer's transaction (`begin_partitions`) until it takes the chain's lock.
         self._chain_wanted = False
+        self._pipeline = None         # psycopg's pipeline, from `pipelined` to the COMMIT
         self.leaves = 0               # hash leaves per partitioned table (0: a plain ledger)
         self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._types: dict[str, dict[str, str]] = {}
@@ -322,10 +323,42 @@ class PgConnection:
             self._run(f"SELECT pg_advisory_xact_lock({self.chain:d})", None)
         return None if then is None else self.execute(then).fetchone()
 
+    def pipelined(self, rows: int) -> None:
+        """From here to the COMMIT: statements go without waiting for each one's answer
+        (psycopg's pipeline mode; a read waits for what is before it), and the COMMIT sends what
+        is left and waits once: a write transaction's closing writes (the log's rows, each
+        projection's, the position) cost one round trip, not one each.  Not for a transaction of
+        `rows` >= COPY_ROWS events, whose rows go by COPY (which a pipeline cannot send)."""
+        if self._pipeline is None and rows < COPY_ROWS and self.in_transaction:
+            self.take_chain()
+            pipeline = self.raw.pipeline()
+            pipeline.__enter__()
+            self._pipeline = pipeline
+
+    def _end_pipeline(self, failed: bool) -> None:
+        """Send what the pipeline holds and wait for it: its first error raised as factledger's,
+        unless the transaction is being rolled back anyway (`failed`)."""
+        pipeline, self._pipeline = self._pipeline, None
+        try:
+            pipeline.__exit__(None, None, None)
+        except Exception as exc:
+            if failed:
+                return
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
+            raise
+
     def execute(self, sql: str, args=None):
         command = sql.strip().rstrip(";").upper()
         if command in ("COMMIT", "ROLLBACK"):
             self._chain_wanted = False
+            if self._pipeline is not None:
+                if command == "ROLLBACK":
+                    self._end_pipeline(failed=True)
+                else:
+                    self._run("COMMIT", None)
+                    self._end_pipeline(failed=False)
+                    return None
         elif self._chain_wanted and _WRITES.match(sql):
             self.take_chain()
         if command == "BEGIN IMMEDIATE":
@@ -361,7 +394,7 @@ class PgConnection:
         if not rows:
             return None
         self.take_chain()
-        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS else None
+        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS and self._pipeline is None else None
         if plain is not None:
             # a batch's rows of a plain INSERT (the log's, the intervals opened, the Merkle
             # leaves): one COPY, where executemany sends each row as a statement of its own
