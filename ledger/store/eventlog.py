@@ -4,9 +4,9 @@ Writers take `BEGIN IMMEDIATE` so two processes never interleave inside a batch;
 chain is read once per transaction, under that lock, so appends cost the same at a million events
 as at a thousand.  A transaction that names its partitions, on an engine that locks them
 (PostgreSQL: `begin_partitions`), reads and decides under those locks and reads the tail under
-the chain's lock at its first append.  Triggers make the table refuse DELETE and every UPDATE except the redaction
-shape, so even a buggy caller cannot rewrite history without dropping them first (which `verify`
-then catches).
+the chain's lock at its first append.  Triggers make the table refuse DELETE and every UPDATE
+except the redaction shape, so even a buggy caller cannot rewrite history without dropping them
+first (which `verify` then catches).
 """
 
 from __future__ import annotations
