@@ -151,7 +151,9 @@ class Ledger(Reads):
         candidates, registry, work = list(candidates), self.registry, self._work
         for candidate in candidates:
             refuse_unsupported(candidate, registry)
-        with work.transaction(), work.batched():
+        # every event of a candidate is of its (app, user): writers of other partitions decide
+        # meanwhile (on PostgreSQL; docs/scale.md, "Writers")
+        with work.transaction({(c.app, c.user) for c in candidates}), work.batched():
             work.read_keys(candidates)
             return [work.append_candidate(c) for c in candidates]
 

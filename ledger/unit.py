@@ -122,13 +122,17 @@ class UnitOfWork:
         self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[EventLog]:
-        with remembering(), text_memo(self.recall_kept.texts), self.store.transaction() as tx:
+    def transaction(self, partitions=None) -> Iterator[EventLog]:
+        """`partitions`: the (app, user) pairs of every event the transaction will append, when
+        known up front (an observe): the store may then let writers of other partitions decide
+        meanwhile (`EventStore.transaction`)."""
+        with remembering(), text_memo(self.recall_kept.texts), self.store.transaction(partitions) as tx:
             self.projector.discard()          # nothing read before the lock is trusted
             self._stored_keys.clear()
             try:
                 yield tx
                 self._stored_keys.clear()
+                self.store.closing()          # what is left is writes (and the log-wide fold's reads)
                 self.store.write_pending()    # the log's rows first: a projection may read them back
                 self.projector.flush(self.conn)
                 if self.store.last_seq:

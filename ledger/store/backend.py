@@ -37,14 +37,19 @@ class EventLog(Protocol):
     conn: Any                      # the DB-API connection the projections and the reads share
     schema: str                    # the log's own DDL (idempotent)
 
-    def transaction(self) -> AbstractContextManager[EventLog]:
-        """One writer at a time; every event appended inside commits together or not at all."""
+    def transaction(self, partitions=None) -> AbstractContextManager[EventLog]:
+        """One writer at a time (of these (app, user) partitions, where the engine locks them, and
+        in the chain's one order); every event appended inside commits together or not at all."""
 
     def append(self, body: Body) -> Event:
         """Append one event inside `transaction()`: canonical body, salt, commitment, link."""
 
     def buffered(self) -> AbstractContextManager[None]:
         """Hold the rows appended inside and write them with one statement when it ends."""
+
+    def closing(self) -> None:
+        """Inside `transaction()`, before its closing writes: the engine may send them and the
+        COMMIT together (PostgreSQL's pipeline)."""
 
     def write_pending(self) -> None:
         """Write what `buffered()` holds now (before a read of the log's new rows)."""

@@ -2,9 +2,11 @@
 
 Writers take `BEGIN IMMEDIATE` so two processes never interleave inside a batch; the tail of the
 chain is read once per transaction, under that lock, so appends cost the same at a million events
-as at a thousand.  Triggers make the table refuse DELETE and every UPDATE except the redaction
-shape, so even a buggy caller cannot rewrite history without dropping them first (which `verify`
-then catches).
+as at a thousand.  A transaction that names its partitions, on an engine that locks them
+(PostgreSQL: `begin_partitions`), reads and decides under those locks and reads the tail under
+the chain's lock at its first append.  Triggers make the table refuse DELETE and every UPDATE
+except the redaction shape, so even a buggy caller cannot rewrite history without dropping them
+first (which `verify` then catches).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from factledger.ledger.vocabulary.clock import Clock, iso
 from factledger.ledger.vocabulary.ids import new_id
 from factledger.ledger.vocabulary.words import ERASED_PREFIX
 
+_TAIL = "SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1"
 _INSERT = ("INSERT INTO events (seq, event_id, type, app, user, recorded_at, body, salt,"
            " commitment, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
 
@@ -99,6 +102,10 @@ class EventStore:
         self.conn = conn
         self.clock = clock
         self._tail: tuple[int, str, str] | None = None
+        self._open = False                  # inside `transaction()`
+        self._first = 0                     # the seq the transaction's first append takes
+        # the (app, user) pairs a partition writer's transaction locked; None: the ledger's lock
+        self._partitions: frozenset | None = None
         self._now = ""                      # one recorded_at for every event of a transaction
         self._on_append: list[Callable[[Event], None]] = []
         self._on_commit: list[Callable[[], None]] = []
@@ -121,19 +128,35 @@ class EventStore:
         self._before_begin.append(callback)
 
     @contextmanager
-    def transaction(self) -> Iterator[EventStore]:
-        """One logical operation: its events and the projection updates commit together or not at all."""
+    def transaction(self, partitions=None) -> Iterator[EventStore]:
+        """One logical operation: its events and the projection updates commit together or not at all.
+
+        `partitions`: the (app, user) pairs every event of the transaction belongs to.  Where the
+        engine locks partitions (`begin_partitions`, PostgreSQL), the reads and decisions run
+        under those locks beside writers of other partitions, and the chain's tail is read under
+        the chain's lock at the first append (`_take_tail`); elsewhere, and for many partitions,
+        the ledger's one lock from the start, as without."""
         if self.conn.in_transaction:
             raise LedgerError("internal: nested ledger transaction")
         for callback in self._before_begin:
             callback()
+        begin_partitions = getattr(self.conn, "begin_partitions", None) if partitions is not None else None
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            if begin_partitions is not None and begin_partitions(partitions):
+                self._partitions = frozenset(partitions)
+            else:
+                self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise busy_error(exc) from None
+        except BaseException:
+            if self.conn.in_transaction:    # a lock not granted: nothing of the transaction stays
+                self.conn.execute("ROLLBACK")
+            self._partitions = None
+            raise
+        self._open = True
         try:
-            self._tail = tail(self.conn)
-            self._now = max(iso(self.clock()), self._tail[2])
+            if self._partitions is None:
+                self._take_tail()
             yield self
             self.write_pending()
             self.conn.execute("COMMIT")
@@ -145,6 +168,8 @@ class EventStore:
             raise
         finally:
             self._tail = None
+            self._open = False
+            self._partitions = None
             if self._pending:
                 self._pending = []           # rolled back: what was held is not the log's
         for callback in self._on_commit:
@@ -159,9 +184,26 @@ class EventStore:
         """Seq of the last event appended in the open transaction (0 outside one)."""
         return self._tail[0] if self._tail else 0
 
+    def _take_tail(self) -> None:
+        """Read the chain's tail under the lock that orders appends (a partition writer's chain
+        lock, taken here), and the one recorded_at of the transaction's events."""
+        take_chain = getattr(self.conn, "take_chain", None) if self._partitions is not None else None
+        if take_chain is not None:
+            row = take_chain(_TAIL)            # the lock and the read in one round trip
+            self._tail = tuple(row) if row else (0, chain.GENESIS, "")
+        else:
+            self._tail = tail(self.conn)
+        self._first = self._tail[0] + 1
+        self._now = max(iso(self.clock()), self._tail[2])
+
     def append(self, body: Body) -> Event:
-        if self._tail is None:
+        if not self._open:
             raise LedgerError("internal: append outside a transaction")
+        if self._partitions is not None and (body.app, body.user) not in self._partitions:
+            raise LedgerError(f"internal: an event of ({body.app}, {body.user}), a partition this "
+                              "transaction did not lock")
+        if self._tail is None:
+            self._take_tail()
         last_seq, last_hash, last_at = self._tail
         data = body.model_dump(mode="json", exclude_none=True)
         raw = chain.canonical(data)
@@ -198,6 +240,14 @@ class EventStore:
             self.write_pending()
         finally:
             self._pending = None
+
+    def closing(self) -> None:
+        """Inside `transaction()`, before its last writes (the log's held rows, the projections'
+        rows and position): where the connection can, they and the COMMIT go in one round trip
+        (PostgreSQL: `pipelined`), the transaction's reads done by then."""
+        pipelined = getattr(self.conn, "pipelined", None)
+        if pipelined is not None and self._tail is not None:
+            pipelined(self._tail[0] - self._first + 1)
 
     def write_pending(self) -> None:
         """Write the rows `buffered()` holds, in seq order, with one `executemany`."""
@@ -251,7 +301,7 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def tail(conn: sqlite3.Connection) -> tuple[int, str, str]:
     """The last event's seq, hash and recorded_at (the genesis when the log is empty): the one
     head query, for the writer (under its lock), `head` and `verify`."""
-    row = conn.execute("SELECT seq, hash, recorded_at FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    row = conn.execute(_TAIL).fetchone()
     return tuple(row) if row else (0, chain.GENESIS, "")
 
 

@@ -6,7 +6,10 @@ raised as factledger's, `errors.py`).  What differs is here: the ledger is a sch
 (`?schema=`, the `search_path`); `BEGIN IMMEDIATE` takes `pg_advisory_xact_lock` keyed by the
 schema, so writers of one ledger queue and of different ledgers run in parallel; a snapshot is
 `REPEATABLE READ`; the busy timeout is `lock_timeout`; the append-only guard is three triggers on
-functions of the schema (`trigger_problems` checks them for `verify`).
+functions of the schema (`trigger_problems` checks them for `verify`).  An observe names its
+partitions (`begin_partitions`): it takes the ledger's lock shared and a lock per partition for
+its reads and decisions, and the chain's lock only from its first write to its commit, so writers
+of different partitions decide in parallel and still append one after the other.
 """
 
 from __future__ import annotations
@@ -181,6 +184,27 @@ def lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def chain_key(schema: str) -> int:
+    """The lock of one ledger's chain: held from a partition writer's first write to its commit."""
+    digest = hashlib.sha256(f"factledger-chain:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def partition_key(schema: str, app: str, user: str) -> int:
+    """The lock of one partition (app, user) of a ledger (two partitions sharing a key only queue)."""
+    digest = hashlib.sha256(f"factledger-partition:{schema}\0{app}\0{user}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+# More partitions than this in one transaction (a large batch of many users) take the ledger's
+# lock instead: each advisory lock is an entry of the server's shared lock table
+# (max_locks_per_transaction), and a batch that large is one writer's throughput anyway.
+PARTITION_LOCKS = 64
+# A statement that writes: in a partition writer's transaction it takes the chain's lock first.
+_WRITES = re.compile(r"\s*(?:INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|TRUNCATE|COPY)\b"
+                     r"|\s*WITH\b.*\b(?:INSERT|UPDATE|DELETE)\b", re.I | re.S)
+
+
 def display(location: str) -> str:
     """The location without a password, for messages."""
     parts = urlsplit(str(location))
@@ -257,6 +281,10 @@ class PgConnection:
         self.schema = schema
         self.location = location
         self.lock = lock_key(schema)
+        self.chain = chain_key(schema)
+        # In a partition writer's transaction (`begin_partitions`) until it takes the chain's lock.
+        self._chain_wanted = False
+        self._pipeline = None         # psycopg's pipeline, from `pipelined` to the COMMIT
         self.leaves = 0               # hash leaves per partitioned table (0: a plain ledger)
         self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._types: dict[str, dict[str, str]] = {}
@@ -265,8 +293,74 @@ class PgConnection:
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != _IDLE
 
+    def begin_partitions(self, partitions) -> bool:
+        """BEGIN a write transaction of these (app, user) partitions only: the ledger's lock
+        shared (so every other kind of writer, which takes it whole, still runs alone) and each
+        partition's lock, in key order (two batches never wait for each other crosswise); the
+        chain's lock waits for the first write (`take_chain`).  One round trip.  False, and the
+        ledger's lock taken whole as `BEGIN IMMEDIATE` takes it, for more than PARTITION_LOCKS
+        partitions or none."""
+        keys = sorted({partition_key(self.schema, app, user) for app, user in partitions})
+        if not keys or len(keys) > PARTITION_LOCKS:
+            self.execute("BEGIN IMMEDIATE")
+            return False
+        locks = "".join(f"; SELECT pg_advisory_xact_lock({key:d})" for key in keys)
+        self._run(f"BEGIN; SELECT pg_advisory_xact_lock_shared({self.lock:d}){locks}", None)
+        self._chain_wanted = True
+        return True
+
+    def take_chain(self, then: str | None = None):
+        """In a partition writer's transaction: take the chain's lock (once), before its first
+        write and before it reads the chain's tail, and hold it to the commit.  `then`: a read
+        (without parameters) sent in the same round trip, as a statement after the lock's, so
+        (READ COMMITTED) it sees every commit made before the lock was granted; its first row."""
+        if self._chain_wanted:
+            self._chain_wanted = False
+            if then is not None:
+                cursor = self._run(f"SELECT pg_advisory_xact_lock({self.chain:d}); {then}", None)
+                cursor.nextset()
+                return cursor.fetchone()
+            self._run(f"SELECT pg_advisory_xact_lock({self.chain:d})", None)
+        return None if then is None else self.execute(then).fetchone()
+
+    def pipelined(self, rows: int) -> None:
+        """From here to the COMMIT: statements go without waiting for each one's answer
+        (psycopg's pipeline mode; a read waits for what is before it), and the COMMIT sends what
+        is left and waits once: a write transaction's closing writes (the log's rows, each
+        projection's, the position) cost one round trip, not one each.  Not for a transaction of
+        `rows` >= COPY_ROWS events, whose rows go by COPY (which a pipeline cannot send)."""
+        if self._pipeline is None and rows < COPY_ROWS and self.in_transaction:
+            self.take_chain()
+            pipeline = self.raw.pipeline()
+            pipeline.__enter__()
+            self._pipeline = pipeline
+
+    def _end_pipeline(self, failed: bool) -> None:
+        """Send what the pipeline holds and wait for it: its first error raised as factledger's,
+        unless the transaction is being rolled back anyway (`failed`)."""
+        pipeline, self._pipeline = self._pipeline, None
+        try:
+            pipeline.__exit__(None, None, None)
+        except Exception as exc:
+            if failed:
+                return
+            if pg_errors_map.is_driver_error(exc):
+                raise pg_errors_map.translate(exc) from None
+            raise
+
     def execute(self, sql: str, args=None):
         command = sql.strip().rstrip(";").upper()
+        if command in ("COMMIT", "ROLLBACK"):
+            self._chain_wanted = False
+            if self._pipeline is not None:
+                if command == "ROLLBACK":
+                    self._end_pipeline(failed=True)
+                else:
+                    self._run("COMMIT", None)
+                    self._end_pipeline(failed=False)
+                    return None
+        elif self._chain_wanted and _WRITES.match(sql):
+            self.take_chain()
         if command == "BEGIN IMMEDIATE":
             return self._run("BEGIN", None, then=("SELECT pg_advisory_xact_lock(%s)", (self.lock,)))
         if command in ("BEGIN", "BEGIN DEFERRED"):
@@ -299,7 +393,8 @@ class PgConnection:
         rows = [tuple(row) for row in rows]
         if not rows:
             return None
-        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS else None
+        self.take_chain()
+        plain = _PLAIN_INSERT.match(sql) if len(rows) >= COPY_ROWS and self._pipeline is None else None
         if plain is not None:
             # a batch's rows of a plain INSERT (the log's, the intervals opened, the Merkle
             # leaves): one COPY, where executemany sends each row as a statement of its own
@@ -377,6 +472,7 @@ class PgConnection:
         server's bulk path, where `executemany` is one INSERT for each row.  COPY has no
         `ON CONFLICT`: False, and nothing of it written, when a row repeats a key the table
         holds (the caller writes those rows another way)."""
+        self.take_chain()
         names = ", ".join(f'"{c}"' for c in columns)
         self._run("SAVEPOINT copy_in", None)
         try:
@@ -400,6 +496,7 @@ class PgConnection:
 
     def native(self, script: str) -> None:
         """Run PostgreSQL's own DDL (the store's schema) as it is, untranslated."""
+        self.take_chain()
         self._run(script, None)
 
     def cursor(self) -> PgCursor:
