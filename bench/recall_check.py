@@ -26,7 +26,7 @@ JOIN = ("SELECT t.fact_id, t.seq, e.event_id, e.type, e.app, e.user, e.recorded_
         " e.commitment, e.redacted_by FROM fact_events t LEFT JOIN events e ON e.seq = t.seq WHERE t.fact_id IN ")
 
 
-def one_join(conn, fact_ids: list[str], known):
+def one_join(conn, fact_ids: list[str], known, where=None):
     for start in range(0, len(fact_ids), served.CHUNK):
         chunk = fact_ids[start:start + served.CHUNK]
         yield from conn.execute(JOIN + f"({', '.join('?' for _ in chunk)})", chunk)

@@ -58,7 +58,9 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
         return {}
     checked: dict[str, dict] = {}
     ids = list(dict.fromkeys(f["fact_id"] for f in facts))
-    intervals, _touched = _expected(conn, ids, table)
+    where = {f["fact_id"]: (f["app"], f["user"]) for f in facts
+             if isinstance(f.get("app"), str) and isinstance(f.get("user"), str)}
+    intervals, _touched = _expected(conn, ids, table, where)
     for fact in facts:
         fact_id = fact["fact_id"]
         found = intervals.get(fact_id)
@@ -394,11 +396,14 @@ def check_recall(conn, app: str, users: list[str], facts: list[dict], at: str | 
                                  f"{counts[1]} index rows for {counts[0]} open facts of {app}/{users[0]}")
     seqs = {interval["observed_seq"]: fact_id for fact_id, interval in checked.items()}
     stored: dict[int, tuple[str, str]] = {}
-    wanted = sorted(seqs)
-    for start in range(0, len(wanted), CHUNK):
-        chunk = wanted[start:start + CHUNK]
-        stored.update((seq, (fact_id, terms)) for seq, fact_id, terms in conn.execute(
-            f"SELECT seq, fact_id, terms FROM recall_index WHERE seq IN ({', '.join('?' for _ in chunk)})", chunk))
+    where = {seq: (checked[fact_id]["app"], checked[fact_id]["user"]) for seq, fact_id in seqs.items()}
+    for leaf, wanted in _by_leaf(conn, sorted(seqs), where).items():
+        stored.update((seq, (fact_id, terms))
+                      for seq, fact_id, terms in _lookup(conn, _INDEXED, "recall_index", leaf, wanted))
+        missing = [seq for seq in wanted if seq not in stored] if leaf is not None else []
+        if missing:
+            stored.update((seq, (fact_id, terms)) for seq, fact_id, terms
+                          in _lookup(conn, _INDEXED, "recall_index", None, missing))
     for seq, fact_id in seqs.items():
         interval = checked[fact_id]
         row = stored.get(seq)
@@ -480,8 +485,10 @@ def keeping(kept: KeptFolds) -> Iterator[None]:
 _HEAD = f"SELECT {FIRST_HASH}, {LAST_SEQ}, {LAST_HASH}, {FOLDED_TO}"
 
 
-def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
-    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it."""
+def _expected(conn, ids: list[str], table: str, where: dict[str, tuple[str, str]] | None = None,
+              ) -> tuple[dict[str, list[dict]], dict[str, set[int]]]:
+    """fact id -> its intervals as the log gives them, and the seqs of the events that touched it.
+    `where`: fact id -> the (app, user) partition the caller read it in (`_touched_rows`)."""
     first, seq, hash_, folded = conn.execute(_HEAD).fetchone()
     head = (first, seq, hash_)
     keep = first is not None and folded == seq
@@ -500,7 +507,7 @@ def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], 
                     intervals[fact_id], touched[fact_id] = found
     missing = [f for f in ids if f not in intervals]
     if missing:
-        batch, established = _fold(conn, missing, table)
+        batch, established = _fold(conn, missing, table, where)
         folded_now: dict[str, list[dict]] = {}
         for row in batch.rows:
             interval = dict(zip(HISTORY_COLUMNS, row))
@@ -518,10 +525,13 @@ def _expected(conn, ids: list[str], table: str) -> tuple[dict[str, list[dict]], 
     return intervals, touched
 
 
-def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[int]]]:
+def _fold(conn, ids: list[str], table: str, where: dict[str, tuple[str, str]] | None = None,
+          ) -> tuple[FactBatch, dict[str, set[int]]]:
     """Fold the events of these facts and of the facts linked to them, checking each event: one
     lookup of `fact_events` and one of the events it names per 500 facts (`_touched_rows`), and one
-    more round only for the facts a dispute or a split links in."""
+    more round only for the facts a dispute or a split links in (each in the partition of the
+    event that links it: fact ids are partition-local)."""
+    where = dict(where or {})
     wanted, seen = list(ids), set()
     established: dict[str, set[int]] = {}
     events: dict[int, Event] = {}
@@ -529,7 +539,7 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[in
         chunk_ids = [f for f in dict.fromkeys(wanted) if f not in seen]
         seen.update(chunk_ids)
         wanted = []
-        for fact_id, seq, *row in _touched_rows(conn, chunk_ids, events):
+        for fact_id, seq, *row in _touched_rows(conn, chunk_ids, events, where):
             if seq in events:
                 if events[seq].body is None:
                     established.setdefault(fact_id, set()).add(seq)
@@ -544,6 +554,7 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[in
             # other's events); a split fact starts as a copy of the fact it was cut from
             if body is None:
                 continue
+            linked = len(wanted)
             if event.type == EVENT.FactDisputed:
                 wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
                            if isinstance(f, str) and f not in seen]
@@ -552,6 +563,8 @@ def _fold(conn, ids: list[str], table: str) -> tuple[FactBatch, dict[str, set[in
                            if isinstance(f, str) and f not in seen]
             elif event.type == EVENT.FactSplit and body.get("split_id") in seen and body.get("fact_id") not in seen:
                 wanted.append(body["fact_id"])
+            for other in wanted[linked:]:
+                where.setdefault(other, (event.app, event.user))
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))
     return batch, established
@@ -569,26 +582,75 @@ def _named(body: dict) -> list[str]:
 # fact id, then the events by seq.  Not one join: PostgreSQL's planner, misjudging how many index
 # rows a few fact ids have, hashed the join over a scan of the whole log (16 ms at 20,000 events,
 # the p99 of 386 ms at 1,000,000 of issue 50); two lookups by key cost a read at any size.
-_TOUCHED = "SELECT fact_id, seq FROM fact_events WHERE fact_id IN "
+# On a partitioned ledger the facts of at most LEAF_LOOKUPS leaves (a recall's user and `_domain`,
+# a key's write) are read from those leaves by name (`fact_events_p3`, then `events_p3`: an event
+# lies in the leaf of the `fact_events` row naming it, both keyed by the event's (app, user)):
+# one table planned, not eight, and no (app, user) condition that the planner, from statistics
+# older than the user, could answer by the leaf's partition index (docs/scale.md, "Partitioning").
+# A fact with no row in its leaf, and a seq its leaf's log does not hold, are looked up again in
+# the whole table, so what is found is what the lookups of the whole table find.
+_TOUCHED = "SELECT fact_id, seq FROM {table} WHERE fact_id IN "
 _EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
-           " FROM events WHERE seq IN ")
+           " FROM {table} WHERE seq IN ")
+_INDEXED = "SELECT seq, fact_id, terms FROM {table} WHERE seq IN "
 _ABSENT = (None,) * 9
+LEAF_LOOKUPS = 2
 
 
-def _touched_rows(conn, fact_ids: list[str], known) -> Iterator[tuple]:
+def _touched_rows(conn, fact_ids: list[str], known, where: dict[str, tuple[str, str]] | None = None,
+                  ) -> Iterator[tuple]:
     """(fact_id, seq, *the event's columns) for every event `fact_events` names for these facts
-    (the columns not read for the seqs in `known`, events an earlier round read)."""
+    (the columns not read for the seqs in `known`, events an earlier round read).  `where`: fact id
+    -> its (app, user), which names its leaf on a partitioned ledger."""
     pairs: list[tuple[str, int]] = []
-    for start in range(0, len(fact_ids), CHUNK):
-        chunk = fact_ids[start:start + CHUNK]
-        pairs += conn.execute(_TOUCHED + _marks(chunk), chunk).fetchall()
-    seqs = sorted({seq for _fact_id, seq in pairs if seq not in known})
+    seqs_by_leaf: dict[str | None, set[int]] = {}
+    for leaf, ids in _by_leaf(conn, fact_ids, where or {}).items():
+        found = _lookup(conn, _TOUCHED, "fact_events", leaf, ids)
+        if leaf is not None:
+            named = {fact_id for fact_id, _seq in found}
+            rest = [f for f in ids if f not in named]
+            if rest:
+                again = _lookup(conn, _TOUCHED, "fact_events", None, rest)
+                seqs_by_leaf.setdefault(None, set()).update(seq for _f, seq in again)
+                pairs += again
+        seqs_by_leaf.setdefault(leaf, set()).update(seq for _f, seq in found)
+        pairs += found
     rows: dict[int, tuple] = {}
-    for start in range(0, len(seqs), CHUNK):
-        chunk = seqs[start:start + CHUNK]
-        rows.update((seq, tuple(rest)) for seq, *rest in conn.execute(_EVENTS + _marks(chunk), chunk))
+    for leaf, seqs in sorted(seqs_by_leaf.items(), key=lambda item: item[0] is None):
+        wanted = sorted(seq for seq in seqs if seq not in known and seq not in rows)
+        rows.update((seq, tuple(rest)) for seq, *rest in _lookup(conn, _EVENTS, "events", leaf, wanted))
+        if leaf is not None:
+            missing = [seq for seq in wanted if seq not in rows]
+            if missing:
+                rows.update((seq, tuple(rest)) for seq, *rest in _lookup(conn, _EVENTS, "events", None, missing))
     for fact_id, seq in pairs:
         yield (fact_id, seq, *rows.get(seq, _ABSENT))
+
+
+def _by_leaf(conn, keys: list, where: dict) -> dict[str | None, list]:
+    """Keys (fact ids, seqs) by the leaf suffix (`_p3`) of their (app, user) in `where`, or all
+    under None (the whole table): on plain tables, for keys of more than LEAF_LOOKUPS leaves, or
+    of a partition not known."""
+    leaf_of = getattr(conn, "leaf_of", None)
+    if leaf_of is None or not getattr(conn, "leaves", 0) or any(k not in where for k in keys):
+        return {None: keys} if keys else {}
+    remainders = {k: leaf_of(*where[k]) for k in keys}
+    if len(set(remainders.values())) > LEAF_LOOKUPS:
+        return {None: keys}
+    out: dict[str | None, list] = {}
+    for key in keys:
+        out.setdefault(f"_p{remainders[key]}", []).append(key)
+    return out
+
+
+def _lookup(conn, sql: str, table: str, leaf: str | None, keys: list) -> list:
+    """The rows of `sql` (ending in `IN `) for `keys`, per CHUNK, from the leaf or the whole table."""
+    text = sql.format(table=table + (leaf or ""))
+    out: list = []
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start:start + CHUNK]
+        out += conn.execute(text + _marks(chunk), chunk).fetchall()
+    return out
 
 
 def _marks(chunk: list) -> str:

@@ -297,7 +297,12 @@ MARKS = 200
 
 def partition_marks(conn: sqlite3.Connection,
                     partitions: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
-    """`partition_mark` of each partition (one with no event is left out), in a few statements."""
+    """`partition_mark` of each partition (one with no event is left out), in a few statements.
+    One partition (a single observation's key) is read by its key: on a partitioned PostgreSQL
+    log the planner then reads one leaf, where the join by seq plans all of them."""
+    if len(partitions) == 1:
+        mark = partition_mark(conn, *partitions[0])
+        return {partitions[0]: mark} if mark else {}
     out: dict[tuple[str, str], tuple[int, str]] = {}
     for start in range(0, len(partitions), MARKS):
         chunk = partitions[start:start + MARKS]
@@ -313,8 +318,17 @@ def partition_marks(conn: sqlite3.Connection,
 def partitions_events_after(conn: sqlite3.Connection, wanted: list[tuple[tuple[str, str], int]], type_: str,
                             table: str) -> dict[tuple[str, str], list[Event]]:
     """`partition_events_after` of each (partition, after), in a few statements: partition ->
-    its events of one type after its seq, in seq order, each body checked."""
+    its events of one type after its seq, in seq order, each body checked (one partition by its
+    key, as `partition_marks` reads it)."""
     seqs: dict[tuple[str, str], list[int]] = {}
+    if len(wanted) == 1:
+        ((app, user), after), = wanted
+        found_seqs = [row[0] for row in conn.execute(
+            "SELECT seq FROM events WHERE app = ? AND user = ? AND seq > ? AND type = ? ORDER BY seq",
+            (app, user, after, type_))]
+        if found_seqs:
+            seqs[(app, user)] = found_seqs
+        wanted = []
     for start in range(0, len(wanted), MARKS):
         chunk = wanted[start:start + MARKS]
         keys = ", ".join("(?,?,?)" for _ in chunk)

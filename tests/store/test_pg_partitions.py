@@ -363,3 +363,50 @@ def test_new_ledgers_are_plain_unless_asked_and_a_bad_count_is_refused(postgres,
     monkeypatch.setenv("FACTLEDGER_PG_LEAVES", "eight")
     with pytest.raises(LedgerError, match="FACTLEDGER_PG_LEAVES='eight': give a whole number"):
         Ledger(postgres.location(), clock=clock, create=True)
+
+
+def test_the_recall_checks_lookups_probe_the_users_leaf_by_key_whatever_its_statistics(postgres, clock, monkeypatch):
+    """Recall on a partitioned ledger, for a user added after the leaves were last analysed (the
+    planner's statistics know nothing of them): the served-fact check reads `fact_events`,
+    `events` and `recall_index` from the user's leaf by name, with no (app, user) condition the
+    planner could answer by the leaf's partition index, and recall's facts by id are probed one
+    id at a time by each leaf's key index, never a scan of every leaf (docs/scale.md,
+    "Partitioning")."""
+    from factledger.ledger.audit import served
+    from factledger.ledger.store.postgres import backend
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger, users=40)
+        conn = ledger._conn
+        conn.raw.execute("ANALYZE")                       # statistics from before the user
+        ledger.observe_many([cand(user="late", predicate="allergy", value=f"pollen {i}", session=f"s{i}",
+                                  event=f"late{i}") for i in range(400)])
+        r = _remainder(conn, "late")
+        result = ledger.recall("app", "late", "pollen", limit=12, clearance="personal,health", record=False)
+        assert len(result.selected) == 12
+        sent: list[tuple[str, tuple]] = []
+        run = backend.PgConnection._run
+
+        def recorded(self, text, args, then=None):
+            sent.append((text, args))
+            return run(self, text, args, then)
+
+        monkeypatch.setattr(backend.PgConnection, "_run", recorded)
+        served.check_recall(conn, "app", ["late"], result.selected)
+        ids = [f["fact_id"] for f in result.selected]
+        conn.execute("SELECT fact_id, value FROM facts_current WHERE fact_id IN (?, ?, ?)", ids[:3]).fetchall()
+        monkeypatch.setattr(backend.PgConnection, "_run", run)
+        by_key = [(text, args) for text, args in sent
+                  if re.search(r"FROM (fact_events|events|recall_index)(_p\d+)? WHERE (fact_id|seq) ", text)
+                  or "LATERAL" in text]
+        tables = {re.search(r"FROM (\w+)", text).group(1) for text, _args in by_key if "LATERAL" not in text}
+        assert tables == {f"fact_events_p{r}", f"events_p{r}", f"recall_index_p{r}"}, tables
+        assert sum("LATERAL" in text for text, _args in by_key) == 1
+        for text, args in by_key:
+            plan = "\n".join(row[0] for row in conn.raw.execute("EXPLAIN " + text, args).fetchall())
+            # the leaf's (app, user) indexes cannot serve a statement that does not name (app, user)
+            assert "app_user" not in plan and "_partition" not in plan, (text, plan)
+            assert set(re.findall(r" on (\w+_p\d+)", plan)) <= tables | {f"facts_current_p{n}" for n in range(8)}
+            if "LATERAL" in text:   # facts by id: each id an index probe (the others' leaves: a page each)
+                assert f"Seq Scan on facts_current_p{r} " not in plan, plan
+                assert re.search(rf"Index Scan on facts_current_p{r}_pkey|using facts_current_p{r}_pkey", plan), plan

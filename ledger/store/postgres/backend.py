@@ -288,6 +288,7 @@ class PgConnection:
         self.leaves = 0               # hash leaves per partitioned table (0: a plain ledger)
         self._columns: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._types: dict[str, dict[str, str]] = {}
+        self._remainders: dict[tuple[str, str], int] = {}
 
     @property
     def in_transaction(self) -> bool:
@@ -375,7 +376,7 @@ class PgConnection:
                 sql, args = arrayed
         text = translate(sql, has_args, self.columns_of)
         if self.leaves:
-            text = partitions.local_conflicts(text)
+            text = partitions.on_leaves(text)
         return self._run(text, tuple(args) if has_args else None)
 
     def _run(self, text, args, then=None):
@@ -401,7 +402,7 @@ class PgConnection:
             return self._copy(plain.group(1), [c.strip() for c in plain.group(2).split(",")], rows)
         text = translate(sql, True, self.columns_of)
         if self.leaves:
-            text = partitions.local_conflicts(text)
+            text = partitions.on_leaves(text)
         if len(rows) >= COPY_ROWS:
             # an upsert's rows (facts_current, the recall index): one INSERT ... SELECT FROM
             # unnest of an array a column, where executemany sends a statement a row
@@ -514,6 +515,18 @@ class PgConnection:
                 " ORDER BY array_position(i.indkey, a.attnum)", (f'"{self.schema}".{table}',)))
             self._columns[table] = (columns, key)
         return self._columns[table]
+
+    def leaf_of(self, app: str, user: str) -> int | None:
+        """The remainder of the leaves holding partition (app, user), asked of the server once per
+        partition (the hash never changes); None on plain tables."""
+        if not self.leaves:
+            return None
+        key = (app, user)
+        if key not in self._remainders:
+            if len(self._remainders) >= 10_000:
+                self._remainders.clear()
+            self._remainders[key] = partitions.remainder(self, app, user)
+        return self._remainders[key]
 
     def forget_columns(self) -> None:
         """After DDL: the tables' columns are read again when next needed."""

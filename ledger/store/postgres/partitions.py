@@ -18,8 +18,8 @@ META_KEY = "pg_partitions"
 # The leaf count of a new ledger unless FACTLEDGER_PG_LEAVES says otherwise: plain tables, for
 # now.  Partitioning is asked for (8 leaves is the measured choice: creation time and forget cost
 # at 4, 8 and 16 leaves; 64 at 1,000,000 events was slower at everything but replay); beside
-# plain tables at 100,000 events its recall and single observations were not within 1.2x of
-# theirs (docs/scale.md, "Partitioning"; docs/decisions.md).
+# plain tables at 100,000 events its recall is now as fast, its single observations not within
+# 1.2x (docs/scale.md, "Partitioning"; docs/decisions.md).
 DEFAULT_LEAVES = 0
 SUGGESTED_LEAVES = 8
 
@@ -183,12 +183,48 @@ def leaves_of(conn, tables, partitions) -> tuple[list[str], list[str]]:
     return [leaf(t, r) for t in chosen for r in sorted(remainders) if r < split[t]], plain
 
 
+def remainder(conn, app: str, user: str) -> int:
+    """The remainder of the leaves that hold partition (app, user) (the same in every partitioned
+    table), as PostgreSQL's own routing computes it (`satisfies_hash_partition`)."""
+    table = f'"{conn.schema}".events'
+    row = conn.raw.execute(
+        "SELECT r FROM generate_series(0, %s) AS r"
+        " WHERE satisfies_hash_partition(%s::regclass, %s, r, %s::text, %s::text)",
+        (conn.leaves - 1, table, conn.leaves, app, user)).fetchone()
+    return int(row[0])
+
+
 _CONFLICT = re.compile(r"ON CONFLICT \(fact_id\)")
+# The log's head (`reads.FIRST_HASH`, `LAST_SEQ`, `LAST_HASH`: what kept folds and the recall
+# cache are keyed by) from `event_chain`, the plain table the insert trigger fills with each log
+# row's seq and hash in the same statement: one index, where the log's 8 leaves cost 24 leaf
+# plans a read (1.8 ms of planning, 0.3 ms from the chain; docs/scale.md, "Partitioning").
+_HEAD = {"(SELECT hash FROM events WHERE seq = 1)": "(SELECT hash FROM event_chain WHERE seq = 1)",
+         "(SELECT seq FROM events ORDER BY seq DESC LIMIT 1)": "(SELECT max(seq) FROM event_chain)",
+         "(SELECT hash FROM events ORDER BY seq DESC LIMIT 1)":
+             "(SELECT hash FROM event_chain ORDER BY seq DESC LIMIT 1)"}
+# Facts by id (`projections.recall.full_rows`): `fact_id IN (...)` has no unique index on a leaf
+# (the key is (fact_id, app, "user")), and without statistics on text columns the planner takes
+# each id for 1/200 of the leaf and scans the smaller leaves whole (48 ms for 12 facts on the
+# 100k bench ledger).  A probe per id (`LIMIT 1`: a fact id is one row of facts_current) reads
+# each leaf's key index whatever the statistics say (0.6 ms).
+_BY_FACT = re.compile(r'SELECT (?P<columns>(?:\w+|"user")(?:, (?:\w+|"user"))*) FROM facts_current WHERE fact_id '
+                      r"(?:IN \((?P<marks>%s(?:, %s)*)\)|= ANY\((?P<array>%s::text\[\])\))\s*$", re.S)
 
 
 @lru_cache(maxsize=1024)
-def local_conflicts(text: str) -> str:
-    """An upsert of facts_current on a partitioned ledger: its key is (app, "user", fact_id)."""
+def on_leaves(text: str) -> str:
+    """A translated statement as a partitioned ledger runs it: an upsert of facts_current with its
+    key (app, "user", fact_id); the head read from `event_chain`; facts by id probed one by one."""
     if "facts_current" in text:
-        return _CONFLICT.sub('ON CONFLICT (app, "user", fact_id)', text)
+        text = _CONFLICT.sub('ON CONFLICT (app, "user", fact_id)', text)
+        found = _BY_FACT.match(text)
+        if found:
+            ids = found.group("array") or f"ARRAY[{found.group('marks')}]::text[]"
+            columns = found.group("columns")
+            text = (f"SELECT {columns} FROM (SELECT DISTINCT id FROM unnest({ids}) AS u(id)) AS k CROSS JOIN LATERAL"
+                    f" (SELECT {columns} FROM facts_current f WHERE f.fact_id = k.id LIMIT 1) AS f")
+    if "FROM events" in text:
+        for old, new in _HEAD.items():
+            text = text.replace(old, new)
     return text
