@@ -21,7 +21,8 @@ from __future__ import annotations
 import threading
 from itertools import islice
 
-from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks
+from factledger.ledger.audit.served import _EVENTS_HASHED as _EVENTS
+from factledger.ledger.audit.served import _TOUCHED, CHUNK, MAX_LINKED, _event, _marks
 from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.reads import hash_at, partition_marks
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
@@ -31,9 +32,6 @@ from factledger.projections.history import HISTORY_COLUMNS
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
-_TOUCHED = "SELECT fact_id, seq FROM fact_events WHERE fact_id IN "
-_EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by, hash"
-           " FROM events WHERE seq IN ")
 _LINKING = (EVENT.FactDisputed, EVENT.MeaningChecked, EVENT.FactSplit)
 
 

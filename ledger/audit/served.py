@@ -580,6 +580,8 @@ def _named(body: dict) -> list[str]:
 _TOUCHED = "SELECT fact_id, seq FROM fact_events WHERE fact_id IN "
 _EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
            " FROM events WHERE seq IN ")
+# the same with each event's chain hash (`checkfolds`: what its kept folds are checked against)
+_EVENTS_HASHED = _EVENTS.replace(" FROM events", ", hash FROM events")
 _ABSENT = (None,) * 9
 
 
