@@ -16,9 +16,11 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 
 from factledger.ledger import export
 from factledger.ledger.audit import access, served, verifycheck
+from factledger.ledger.audit.checkfolds import CheckFolds
 from factledger.ledger.audit.projcheck import check_partitions, projection_problem
 from factledger.ledger.audit.verify import verify
 from factledger.ledger.domain import recall_options
@@ -86,12 +88,15 @@ class Ledger(Reads):
                                 future_tolerance=future_tolerance, read_only=read_only, repair=repair,
                                 leave_schema=leave_schema)
         self._served_kept = served.KeptFolds()   # this ledger's verified folds (ledger/audit/served.py)
+        # the write path's folds of the facts it checks, kept across transactions by the seqs
+        # that touched them (ledger/audit/checkfolds.py)
+        self._check_folds = CheckFolds()
         # the decision table's read of a key is checked against the log before it is decided on
-        self._work.projector.check_key = served.check_key_rows
+        self._work.projector.check_key = partial(served.check_key_rows, folds=self._check_folds)
         self._work.projector.check_past = served.check_key_past
         self._work.projector.check_negations = served.check_key_negations
         self._work.projector.check_kind = served.check_key_kind
-        self._work.projector.check_keys = served.check_keys_rows          # a batch's keys at once
+        self._work.projector.check_keys = partial(served.check_keys_rows, folds=self._check_folds)  # a batch's keys
         self._work.projector.check_keys_negations = served.check_keys_negations
 
     # What the unit of work holds that a caller may inspect.  The connection, the store and the
@@ -483,6 +488,7 @@ class Ledger(Reads):
                                  ticket=ticket)
         finally:
             self._served_kept.clear()          # no forgotten value stays in the reads' kept folds
+            self._check_folds.clear()          # nor in the write path's
             forget_kept()                      # nor a forgotten session's id in the log's kept folds
 
     def retain(self, **options) -> dict:
@@ -498,6 +504,7 @@ class Ledger(Reads):
             return forget.retain(self._work, **options)
         finally:
             self._served_kept.clear()
+            self._check_folds.clear()
             forget_kept()
 
     def erasures(self, app: str | None = None, ticket: str | None = None) -> list[dict]:
@@ -618,6 +625,7 @@ class Ledger(Reads):
     def replay(self, progress=None, jobs: int | str = 1) -> int:
         """Throw the projections away and refold them from the log, in one transaction; `jobs`
         worker processes fold the partitions (`--jobs`: a whole number from 1 to MAX_JOBS)."""
+        self._check_folds.clear()              # a replay starts the write path's checks afresh too
         return self._work.replay(progress, check_jobs(jobs))
 
     def _meaning_index(self) -> dict:

@@ -18,15 +18,27 @@ from collections.abc import Callable
 
 from factledger.ledger.store.reads import (
     hash_at,
+    hashes_at,
     partition_events_after,
     partition_mark,
     partition_marks,
     partitions_events_after,
 )
 
-MAX_KEPT = 1024
+# Kept folds, the least recently used dropped first: a batch of the bench's writes touches about
+# a thousand partitions, each folded twice (the two negation types), and comes back to a user ten
+# batches later, so the bound holds some tens of thousands (each a mark, a guard and a few digests).
+MAX_KEPT = 32_768
 _LOCK = threading.Lock()
 _KEPT: dict[tuple, tuple] = {}
+
+
+def _keep(key: tuple, value: tuple) -> None:
+    """Keep one fold (under `_LOCK`), dropping the least recently kept past `MAX_KEPT`."""
+    _KEPT.pop(key, None)
+    _KEPT[key] = value
+    if len(_KEPT) > MAX_KEPT:
+        del _KEPT[next(iter(_KEPT))]
 
 
 def folded(conn, name: str, app: str, user: str, type_: str, table: str, empty: Callable[[], object],
@@ -52,9 +64,7 @@ def folded(conn, name: str, app: str, user: str, type_: str, table: str, empty: 
         for event in partition_events_after(conn, app, user, after, type_, table):
             step(state, event)
     with _LOCK:
-        if len(_KEPT) >= MAX_KEPT:
-            _KEPT.clear()
-        _KEPT[key] = (mark, guarded, state)
+        _keep(key, (mark, guarded, state))
     return state
 
 
@@ -79,21 +89,31 @@ def folded_many(conn, name: str, partitions: list[tuple[str, str]], type_: str, 
         marks = partition_marks(conn, list(dict.fromkeys([*wanted, *(g for gs in guard_of.values() for g in gs)])))
     out: dict[tuple[str, str], object] = {}
     stale: list[tuple[tuple[str, str], int, object, tuple]] = []
+    behind: list[tuple[tuple[str, str], tuple, tuple, object]] = []    # kept, the partition moved on
     for app, user in wanted:
         mark = marks.get((app, user))
         guarded = tuple(marks.get(g) for g in guard_of[app])
         with _LOCK:
             kept = _KEPT.get((name, app, user))
-        after, state = 0, None
         if kept is not None:
             kept_mark, kept_guards, kept_state = kept
             if kept_guards == guarded and kept_mark == mark:
                 out[(app, user)] = kept_state
+                with _LOCK:
+                    _keep((name, app, user), kept)
                 continue
-            if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0] \
-                    and hash_at(conn, kept_mark[0]) == kept_mark[1]:
-                after, state = kept_mark[0], copy(kept_state)
-        stale.append(((app, user), after, empty() if state is None else state, (mark, guarded)))
+            if kept_guards == guarded and kept_mark is not None and mark is not None and mark[0] > kept_mark[0]:
+                behind.append(((app, user), mark, guarded, kept))
+                continue
+        stale.append(((app, user), 0, empty(), (mark, guarded)))
+    # the chain hash at each kept fold's last seq, for all of them in one read per `MARKS`: the
+    # same hash, the fold goes on from there; another (a rolled-back write, another file), afresh
+    hashes = hashes_at(conn, [kept[0][0] for _p, _m, _g, kept in behind]) if behind else {}
+    for partition, mark, guarded, (kept_mark, _g, kept_state) in behind:
+        if hashes.get(kept_mark[0]) == kept_mark[1]:
+            stale.append((partition, kept_mark[0], copy(kept_state), (mark, guarded)))
+        else:
+            stale.append((partition, 0, empty(), (mark, guarded)))
     reading = [(p, after) for p, after, _state, (mark, _g) in stale if mark is not None]
     events = partitions_events_after(conn, reading, type_, table) if reading else {}
     for partition, _after, state, (mark, guarded) in stale:
@@ -101,7 +121,5 @@ def folded_many(conn, name: str, partitions: list[tuple[str, str]], type_: str, 
             step(state, event)
         out[partition] = state
         with _LOCK:
-            if len(_KEPT) >= MAX_KEPT:
-                _KEPT.clear()
-            _KEPT[(name, *partition)] = (mark, guarded, state)
+            _keep((name, *partition), (mark, guarded, state))
     return out

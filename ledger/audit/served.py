@@ -46,13 +46,14 @@ _INTERVAL = ("valid_from", "valid_to", "recorded_from", "recorded_to", "ended_by
 
 
 def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
-          history: bool = False) -> dict[str, dict]:
+          history: bool = False, folds=None) -> dict[str, dict]:
     """Raise `ProjectionMismatch` unless every fact dict is what the log says.
 
     `at`: the facts were read as held at that transaction time (`--as-of`); otherwise they are
     the facts' open intervals.  `history`: the dicts are intervals (each names its
     `recorded_from`), and every interval of every fact named must be among them.  Returns the
-    interval each fact was checked against, by fact id (the last one, for `history`)."""
+    interval each fact was checked against, by fact id (the last one, for `history`).  `folds`:
+    the write path's kept folds (`checkfolds.CheckFolds`), which give the intervals instead."""
     facts = [f for f in facts if f]
     if not facts:
         return {}
@@ -60,7 +61,7 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
     ids = list(dict.fromkeys(f["fact_id"] for f in facts))
     where = {f["fact_id"]: (f["app"], f["user"]) for f in facts
              if isinstance(f.get("app"), str) and isinstance(f.get("user"), str)}
-    intervals, _touched = _expected(conn, ids, table, where)
+    intervals = folds.intervals(conn, ids, table) if folds is not None else _expected(conn, ids, table, where)[0]
     for fact in facts:
         fact_id = fact["fact_id"]
         found = intervals.get(fact_id)
@@ -151,28 +152,33 @@ def check_current(conn, fact_id: str) -> None:
         check(conn, [fact], table="facts_current")
 
 
-def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str]) -> None:
+def check_key_rows(conn, key: tuple, facts: list[dict], open_ids: set[str], *, folds=None) -> None:
     """The decision table's read of a key (`projections.facts.FactsProjection.key_view`): each
     stored open fact it is about to decide against (`facts`, rows of `facts_current` with their
     open interval's `recorded_from`) is what the log says, and the key's open set is the one
     `fact_history` holds: a forged row cannot make a new value look like a restatement, a dispute
-    or a supersession.  Called once per key per write transaction, before the first decision."""
+    or a supersession.  Called once per key per write transaction, before the first decision.
+    `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`)."""
     app, user, subject, predicate = key
     kept = (*_COMPARED, "fact_id", "recorded_from")
+    if folds is not None and facts:
+        folds.guard(conn, [app])
     check(conn, [{name: value for name, value in fact.items() if name in kept} for fact in facts],
-          table="facts_current")
+          table="facts_current", folds=folds)
     check_open(conn, app, user, open_ids, subject=subject, predicate=predicate, include_sensitive=True)
 
 
 def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
-                    past: list[tuple[tuple, list[dict], set[str], set[str]]] = ()) -> None:
+                    past: list[tuple[tuple, list[dict], set[str], set[str]]] = (), *, folds=None) -> None:
     """`check_key_rows` for many keys (a batch's, read up front), and `check_key_past` for those in
     `past`: every key's stored facts folded from the log in one `check`, and the keys' intervals
     read from `fact_history` in one statement per `CHUNK` keys, so a batch pays a few statements,
-    not a few per key."""
+    not a few per key.  `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`)."""
     kept = (*_COMPARED, "fact_id", "recorded_from")
+    if folds is not None:
+        folds.guard(conn, dict.fromkeys(key[0] for key, *_rest in [*items, *past]))
     check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids in items for fact in facts], table="facts_current")
+                 for _key, facts, _ids in items for fact in facts], table="facts_current", folds=folds)
     held, filed = _intervals_of_keys(conn, [key for key, _facts, _ids in items] +
                                      [key for key, *_rest in past])
     for key, _facts, open_ids in items:
@@ -184,14 +190,16 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
     if not past:
         return
     check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids, _changed in past for fact in facts], table="fact_history")
+                 for _key, facts, _ids, _changed in past for fact in facts], table="fact_history", folds=folds)
     current_ids = {key: open_ids for key, _facts, open_ids in items}
     unfiled = _unfiled_many(conn, list(dict.fromkeys((key[0], key[1]) for key, *_rest in past)))
     wanted: dict[tuple, list[str]] = {}
     for key, _facts, past_ids, _changed in past:
         on_key = [f for f in filed.get(key, ()) if f not in current_ids.get(key, ())]
         wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
-    intervals, _ = _expected(conn, list(dict.fromkeys(f for ids in wanted.values() for f in ids)), "fact_history")
+    ids = list(dict.fromkeys(f for ids in wanted.values() for f in ids))
+    intervals = folds.intervals(conn, ids, "fact_history") if folds is not None else _expected(conn, ids,
+                                                                                               "fact_history")[0]
     for key, _facts, past_ids, changed in past:
         _app, _user, subject, predicate = key
         logged = {fact_id for fact_id in wanted[key]
@@ -593,6 +601,10 @@ _TOUCHED = "SELECT fact_id, seq FROM {table} WHERE fact_id IN "
 _EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
            " FROM {table} WHERE seq IN ")
 _INDEXED = "SELECT seq, fact_id, terms FROM {table} WHERE seq IN "
+# the whole tables' forms, each event with its chain hash (`checkfolds`: what its kept folds are
+# checked against; they read the whole tables, not a leaf)
+_TOUCHED_ALL = _TOUCHED.format(table="fact_events")
+_EVENTS_HASHED = _EVENTS.format(table="events").replace(" FROM events", ", hash FROM events")
 _ABSENT = (None,) * 9
 LEAF_LOOKUPS = 2
 

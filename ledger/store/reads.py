@@ -280,6 +280,17 @@ def hash_at(conn: sqlite3.Connection, seq: int) -> str | None:
     return row[0] if row else None
 
 
+def hashes_at(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, str]:
+    """`hash_at` of many seqs, in one statement per `MARKS` of them (a seq not held is left out)."""
+    seqs = sorted(set(seqs))
+    out: dict[int, str] = {}
+    for start in range(0, len(seqs), MARKS):
+        chunk = seqs[start:start + MARKS]
+        out.update(conn.execute(f"SELECT seq, hash FROM events WHERE seq IN ({', '.join('?' for _ in chunk)})",
+                                chunk).fetchall())
+    return out
+
+
 def partition_events_after(conn: sqlite3.Connection, app: str, user: str, after: int, type_: str,
                            table: str) -> list[Event]:
     """A partition's events of one type after `after`, in seq order, each body checked against its

@@ -1,0 +1,124 @@
+"""The write path's key checks keep their folds of the log across transactions (ledger/audit/checkfolds.py).
+
+A kept fold never serves a stale answer: the row compared is always the one read now (a forgery
+made after the fold was kept is caught at the next write), another connection's appends are
+folded on, and a forget, by this ledger or another connection, drops them.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+import pytest
+
+from factledger.ledger import Ledger
+from factledger.ledger.errors import LedgerError, ProjectionMismatch
+from tests.audit.forger import raw_forger
+from tests.audit.test_decisions_trust_the_log import FORGERIES, forge
+from tests.conftest import MovableClock, cand
+
+PUNE = cand(predicate="home_city", value="Pune", quote="we live in Pune")
+OTHER = cand(user="u2", value="vegan")
+
+
+def _pune_id(ledger: Ledger) -> str:
+    return next(f["fact_id"] for f in ledger.facts("app", "u1") if f["value"] == "Pune")
+
+
+def _kept(ledger: Ledger) -> dict:
+    return ledger._check_folds.folds
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_a_row_forged_after_the_fold_was_kept_is_caught(tmp_path, name):
+    with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
+        ledger.observe(PUNE)
+        # a batch that reads the key: Pune's fold is kept
+        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                  session="s2", event="e2"), OTHER])
+        pune = _pune_id(ledger)
+        assert pune in _kept(ledger)
+        forge(ledger, *FORGERIES[name])
+        before = ledger.head()
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            ledger.observe_many([cand(predicate="home_city", value="Lima", quote="we moved to Lima",
+                                      said_at="2026-09-01T10:00:00Z", session="s3", event="e3"), OTHER])
+        assert ledger.head() == before
+        with pytest.raises(ProjectionMismatch, match="the ledger is damaged"):
+            ledger.observe(cand(predicate="home_city", value="Lima", quote="we moved to Lima",
+                                said_at="2026-09-01T10:00:00Z", session="s3", event="e3"))
+        assert ledger.head() == before
+
+
+def test_another_connection_s_appends_are_folded_on(tmp_path):
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
+        first.observe(PUNE)
+        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                 session="s2", event="e2"), OTHER])
+        pune = _pune_id(first)
+        seqs = set(_kept(first)[pune].seqs)
+        # the other connection restates Pune: its row in facts_current changes (one more session)
+        clock.tick(60)
+        second.observe(cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                            session="s3", event="e3"))
+        clock.tick(60)
+        # a stale fold would call the restated row forged; the kept one reads the new seq and folds it
+        outcome = first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                           session="s4", event="e4"), OTHER])[0]
+        assert outcome.decision == second.observe(cand(predicate="home_city", value="Pune",
+                                                       quote="we live in Pune", session="s5",
+                                                       event="e5")).decision
+        assert _kept(first)[pune].seqs > seqs
+        # and what it folded is what a fold from nothing gives
+        first._check_folds.clear()
+        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                 session="s6", event="e6"), OTHER])
+
+
+def test_a_forget_drops_the_kept_folds(tmp_path):
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock, create=True) as ledger:
+        ledger.observe(PUNE)
+        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                  session="s2", event="e2"), OTHER])
+        assert _kept(ledger)
+        ledger.forget("app", "u1", session="s1", reason="a test")
+        assert not _kept(ledger)
+
+
+def test_another_connection_s_forget_drops_the_kept_folds(tmp_path):
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
+        first.observe(PUNE)
+        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                 session="s2", event="e2"), OTHER])
+        pune = _pune_id(first)
+        assert pune in _kept(first)
+        second.forget("app", "u1", reason="a test")   # the whole user: Pune's bodies scrubbed
+        first.observe_many([cand(user="u3", value="vegan"), OTHER])
+        assert pune not in _kept(first)
+
+
+def test_a_rolled_back_or_replaced_log_is_not_trusted(tmp_path):
+    """The kept folds are checked against the chain hash of the last event they read: a log
+    that no longer holds it (a rolled-back write's seq taken by another event, another file put
+    in its place; here the hash rewritten) starts them afresh."""
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock, create=True) as ledger:
+        ledger.observe(PUNE)
+        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                  session="s2", event="e2"), OTHER])
+        assert _kept(ledger)
+        mark = ledger._check_folds.mark
+        conn = raw_forger(path)
+        conn.execute("UPDATE events SET hash = ? WHERE seq = ?", ("0" * 64, mark[0]))
+        conn.close()
+        with suppress(LedgerError):          # the chain is broken; whatever the write says, nothing kept is used
+            ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                      session="s3", event="e3"), OTHER])
+        assert ledger._check_folds.mark != mark
