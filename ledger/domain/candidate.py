@@ -68,11 +68,17 @@ def refuse_reserved_user(user: str, where: str = "") -> str:
 
 def value_key(value: str) -> str:
     """The comparison form of a value: one value however it was cased or spaced.  The write path
-    asks it of every candidate several times; a value of one word (most are) has no space for the
-    number-and-unit rule to close, so it skips the regex.  Nothing is memoised: a process-wide
-    cache would keep values (and quotes) in memory after they are forgotten."""
-    folded = " ".join(value.casefold().split())
-    return _NUMBER_UNIT.sub("", folded) if " " in folded else folded
+    asks it of every candidate several times; the number-and-unit rule can close a space only after
+    a word that ends in a digit, so a value with none (most are) skips the regex.  Nothing is
+    memoised: a process-wide cache would keep values (and quotes) in memory after they are forgotten."""
+    words = value.casefold().split()
+    if len(words) < 2:
+        return words[0] if words else ""
+    folded = " ".join(words)
+    for word in words[:-1]:
+        if word[-1].isdecimal():             # what `\d` matches (Unicode category Nd)
+            return _NUMBER_UNIT.sub("", folded)
+    return folded
 
 
 class Candidate(BaseModel):
