@@ -189,9 +189,10 @@ class UnitOfWork:
             return Outcome("reject", None, verdict.reason, Rule.VALIDATOR, [event.seq])
         c, spec = verdict.candidate, verdict.spec
         key = StoredKey(self.projector, self.conn, c.app, c.user, c.subject, spec.name)
+        meaning = encoders.wanted()           # asked once a candidate (it reads the environment)
         if hold_id is None:                   # a reviewer's accept is the support a hold waited for
             reason = unsupported(c, spec, [f.value for f in key.view()] if spec.cardinality == "one" else None,
-                                 entail.supports if encoders.wanted() else None)
+                                 entail.supports if meaning else None)
             if reason == UNSUPPORTED:
                 event = self.store.append(held(c, reason, sha))
                 return Outcome("hold", None, reason, Rule.VALIDATOR, [event.seq])
@@ -207,7 +208,7 @@ class UnitOfWork:
             # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
             # fold need not look it up
             self.projector.minted(self.conn, bodies[0].fact_id)
-            if spec.cardinality == "many" and encoders.wanted():
+            if spec.cardinality == "many" and meaning:
                 self._key_vector(c, spec, bodies[0].fact_id)
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)

@@ -50,10 +50,13 @@ _REPLACE = (f"UPDATE fact_history SET {', '.join(c + ' = ?' for c in HISTORY_COL
 _MORE_REASON = ("UPDATE fact_history SET reason = reason || ', ' || ? WHERE fact_id = ?"
                 " AND recorded_to = ? AND instr(reason, ?) = 0")
 # An upsert that updates the row in place: INSERT OR REPLACE would delete the row and insert a
-# new one (new rowid), rewriting both index entries every time a fact is reinforced.
+# new one (new rowid), rewriting both index entries every time a fact is reinforced.  A fact's key
+# (app, user, subject, predicate) never changes, so the update leaves those columns out: SQLite
+# rewrites an index's entry for any SET that names one of its columns, equal or not.
+_KEY_COLUMNS = ("fact_id", "app", "user", "subject", "predicate")
 _UPSERT_CURRENT = (f"INSERT INTO facts_current ({', '.join(SNAPSHOT_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in SNAPSHOT_COLUMNS)}) ON CONFLICT (fact_id) DO UPDATE SET "
-                   + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c != "fact_id"))
+                   + ", ".join(f"{c} = excluded.{c}" for c in SNAPSHOT_COLUMNS if c not in _KEY_COLUMNS))
 _DELETE_CURRENT = "DELETE FROM facts_current WHERE fact_id = ? AND app = ? AND user = ?"
 
 _UNSEEN = object()

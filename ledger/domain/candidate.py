@@ -24,6 +24,8 @@ MAX_ID = 200
 SUBJECT_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,99}")      # whole-string: fullmatch
 _CONTROL = {chr(c) for c in range(32)} | {chr(127)} | {chr(c) for c in range(0x80, 0xA0)}
 _QUOTE_ALLOWED = {"\n", "\t", "\r"}
+# The same characters as a class, so a text is scanned in C rather than a character at a time.
+_CONTROL_CHAR = re.compile("[" + "".join(sorted(_CONTROL)) + "]")
 KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")                          # whole-string: fullmatch
 # "25 mg" == "25mg", "148/92 mmHg" == "148/92mmHg": the space between a digit and a letter goes.
 # Both sides are lookarounds, so the replacement is a plain "" (a template such as r"\1" sends
@@ -44,7 +46,7 @@ def clean_text(text: str, what: str, limit: int, allow: set[str] = frozenset()) 
         raise ValueError(f"{what} is empty")
     if len(text) > limit:
         raise ValueError(f"{what} is longer than {limit} characters")
-    bad = next((ch for ch in text if ch in _CONTROL and ch not in allow), None)
+    bad = next((m.group() for m in _CONTROL_CHAR.finditer(text) if m.group() not in allow), None)
     if bad is not None:
         raise ValueError(f"{what} contains a control character (U+{ord(bad):04X})")
     return text
@@ -68,11 +70,17 @@ def refuse_reserved_user(user: str, where: str = "") -> str:
 
 def value_key(value: str) -> str:
     """The comparison form of a value: one value however it was cased or spaced.  The write path
-    asks it of every candidate several times; a value of one word (most are) has no space for the
-    number-and-unit rule to close, so it skips the regex.  Nothing is memoised: a process-wide
-    cache would keep values (and quotes) in memory after they are forgotten."""
-    folded = " ".join(value.casefold().split())
-    return _NUMBER_UNIT.sub("", folded) if " " in folded else folded
+    asks it of every candidate several times; the number-and-unit rule can close a space only after
+    a word that ends in a digit, so a value with none (most are) skips the regex.  Nothing is
+    memoised: a process-wide cache would keep values (and quotes) in memory after they are forgotten."""
+    words = value.casefold().split()
+    if len(words) < 2:
+        return words[0] if words else ""
+    folded = " ".join(words)
+    for word in words[:-1]:
+        if word[-1].isdecimal():             # what `\d` matches (Unicode category Nd)
+            return _NUMBER_UNIT.sub("", folded)
+    return folded
 
 
 class Candidate(BaseModel):

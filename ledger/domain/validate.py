@@ -40,6 +40,10 @@ def check(candidate: Candidate, registry: Registry, key_kind: str | None = None)
     if basis == "stated" and candidate.author != "user":
         basis = "inferred"                     # agent or tool text is not the user's word
     value = clean_text(spec.normalise_value(candidate.value), "value", MAX_VALUE)
-    adjusted = candidate.model_copy(update={"predicate": spec.name, "basis": basis, "value": value,
-                                            "kind": spec.kind if spec.open else None})
+    kind = spec.kind if spec.open else None
+    if (spec.name, basis, value, kind) == (candidate.predicate, candidate.basis, candidate.value, candidate.kind):
+        adjusted = candidate                   # nothing to adjust (most candidates): no copy
+    else:
+        adjusted = candidate.model_copy(update={"predicate": spec.name, "basis": basis, "value": value,
+                                                "kind": kind})
     return Verdict("apply", adjusted, spec, basis_claimed=claimed if claimed != basis else None)

@@ -1,7 +1,7 @@
 """The write path's text shortcuts answer as the forms they skip, on any text: `plain_typography`
-(ASCII text returned as it is) as NFC plus the typographic table, `value_key` (a value of one
-word skips the number-and-unit rule) as the rule applied, and `has_substance` (it stops counting
-at the minimum) as the count."""
+(ASCII text returned as it is) as NFC plus the typographic table, `value_key` (a value with no
+word ending in a digit before another word skips the number-and-unit rule) as the rule applied,
+and `has_substance` (it stops counting at the minimum) as the count."""
 
 from __future__ import annotations
 
@@ -42,4 +42,5 @@ def test_the_shortcuts_on_examples():
     assert plain_typography("plain ascii") == "plain ascii"
     assert value_key("25 mg") == "25mg" and value_key("Vegan") == "vegan"
     assert value_key("1 2 a 3 b  9 ٣ x") == "1 2a 3b 9 ٣x"
+    assert value_key("Household_size  772246") == "household_size 772246" and value_key(" ") == ""
     assert not has_substance("a.b") and has_substance("ab1")
