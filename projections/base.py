@@ -49,6 +49,15 @@ class BufferedProjection(Protocol):
 
 
 @runtime_checkable
+class WholeLogRebuild(Protocol):
+    """What a `BufferedProjection` adds when a full rebuild on SQLite can write its rows from the
+    log with one statement in the same database (the rows depend on each event alone): the
+    projector then calls `rebuild_whole` once instead of `rebuild_partition` per partition."""
+
+    def rebuild_whole(self, conn: sqlite3.Connection, upto: int) -> None: ...
+
+
+@runtime_checkable
 class LogWideProjection(Protocol):
     """A projection over the whole log in seq order (the Merkle tree): folded live with the rest,
     flushed and discarded with them, rebuilt only whole, never cleared per partition."""

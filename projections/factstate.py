@@ -36,7 +36,8 @@ _COLUMNS_OF = itemgetter(*SNAPSHOT_COLUMNS)
 def encode(snap: Snapshot) -> list:
     """A snapshot as a row in SNAPSHOT_COLUMNS order, lists as JSON text (plain, browsable columns)."""
     row = list(_COLUMNS_OF(snap))
-    row[_DISPUTES] = orjson.dumps(snap["disputes"]).decode()
+    disputes = snap["disputes"]
+    row[_DISPUTES] = orjson.dumps(disputes).decode() if disputes else "[]"   # most are none
     row[_SESSIONS] = orjson.dumps(snap["sessions"]).decode()
     return row
 

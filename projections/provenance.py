@@ -6,6 +6,7 @@ import sqlite3
 
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.events import EVENT
+from factledger.ledger.store.reads import named_in_bodies
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fact_events (
@@ -45,8 +46,21 @@ class ProvenanceProjection:
         """A rebuild: the same rows, every event's in one `executemany` (rows depend on the event alone)."""
         conn.executemany(_INSERT, [row for event in events for row in _rows(event)])
 
+    def rebuild_whole(self, conn: sqlite3.Connection, upto: int) -> None:
+        """A full rebuild on SQLite, from the log in the same database: every event's rows at once
+        (`WHOLE_LOG`), in place of `rebuild_partition` for each partition."""
+        conn.execute(WHOLE_LOG, (upto,))
+
 
 _INSERT = "INSERT OR IGNORE INTO fact_events VALUES (?,?,?,?,?,?)"
+
+# `_rows` of every event up to a seq, as one statement over the log (the store's
+# `named_in_bodies`, SQLite's JSON functions): a full rebuild on SQLite writes the table with it
+# instead of binding each row from Python (docs/performance.md, "Rebuild: the Python side").
+_ROLE = " ".join(f"WHEN '{field}' THEN '{role}'" for field, role in _REFERENCES)
+WHOLE_LOG = (f"INSERT OR IGNORE INTO fact_events SELECT value, seq, app, user, type, CASE field {_ROLE}"
+             " WHEN 'loser_ids' THEN 'loser' END FROM "
+             f"({named_in_bodies(tuple(field for field, _role in _REFERENCES), ('loser_ids',))})")
 
 
 def _rows(event: Event) -> list[tuple]:

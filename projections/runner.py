@@ -14,7 +14,7 @@ from operator import attrgetter
 
 from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.textindex import TextMemo, remembering
-from factledger.ledger.store.engines import engine_of
+from factledger.ledger.store.engines import SQLITE, engine_of
 from factledger.ledger.store.eventlog import head, iter_events
 from factledger.ledger.store.reads import iter_partitioned
 from factledger.projections import negations, vectors
@@ -24,6 +24,7 @@ from factledger.projections.base import (
     KeyReader,
     LogWideProjection,
     Projection,
+    WholeLogRebuild,
     check_order,
     clear,
 )
@@ -71,6 +72,7 @@ class Projector:
         # the event types a per-event projection acts on, where it names them (`event_types`): a
         # rebuild skips it for a partition that holds none of them
         self._event_types = tuple(getattr(p, "event_types", None) for p in self.projections)
+        self._plan = tuple(zip(self.projections, self._buffered, self._event_types))
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         # the projection that keeps a key's negations (read up front for a batch), if any
         self._negations = next((p for p in self.projections if hasattr(p, "forget_heard")), None)
@@ -265,7 +267,14 @@ class Projector:
             if workers is not None:
                 count = self._write_folded(conn, workers, progress)
             else:
-                count = self._fold_here(conn, source, app, user, progress)
+                # a full rebuild on SQLite from its own log: the projections that can write their
+                # rows from the log in one statement do (`rebuild_whole`), the rest fold here
+                whole = () if app is not None or source is not conn or engine_of(conn) is not SQLITE else \
+                    tuple(p for p in self.projections if isinstance(p, WholeLogRebuild))
+                count = self._fold_here(conn, source, app, user, progress,
+                                        tuple(step for step in self._plan if step[0] not in whole))
+                for projection in whole:
+                    projection.rebuild_whole(conn, upto)
             for sql in deferred:
                 conn.execute(sql)
             if app is None and workers is None:
@@ -278,7 +287,7 @@ class Projector:
         return count
 
     def _fold_here(self, conn: sqlite3.Connection, source: sqlite3.Connection, app: str | None,
-                   user: str | None, progress: Callable[[int], None] | None) -> int:
+                   user: str | None, progress: Callable[[int], None] | None, plan: tuple) -> int:
         if app is None:
             partitions = (list(group) for _key, group in
                           groupby(iter_partitioned(source), key=attrgetter("app", "user")))
@@ -288,7 +297,7 @@ class Projector:
         buffer = RowBuffer(conn)
         with remembering(TextMemo()):         # texts cut once per rebuild; the memo ends with it
             for events in partitions:
-                self.fold_partition(conn, buffer, events)
+                self.fold_partition(conn, buffer, events, plan)
                 count += len(events)
                 while progress and count - reported >= 10_000:
                     progress(10_000)
@@ -338,11 +347,13 @@ class Projector:
         return _drop_deferred_indexes(conn, tuple(n for n in DEFERRED_INDEXES if n not in keep))
 
     def fold_partition(self, conn: sqlite3.Connection, buffer: RowBuffer,
-                       events: list[Event]) -> None:
-        """Fold one partition from nothing: the batch folds into `buffer`, the others into `conn`."""
+                       events: list[Event], plan: tuple | None = None) -> None:
+        """Fold one partition from nothing: the batch folds into `buffer`, the others into `conn`
+        (`plan`: the projections to fold, each with whether it is buffered and the event types
+        it acts on; all of them unless given)."""
         state: dict = {REBUILD: buffer.once}
         types = None
-        for projection, buffered, wanted in zip(self.projections, self._buffered, self._event_types):
+        for projection, buffered, wanted in (self._plan if plan is None else plan):
             if buffered:
                 projection.rebuild_partition(buffer, events, state)
                 continue

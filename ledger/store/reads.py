@@ -157,6 +157,26 @@ def iter_partition_range(conn: sqlite3.Connection, first: tuple[str, str], last:
     return map(decode, cursor)
 
 
+def named_in_bodies(fields: tuple[str, ...], lists: tuple[str, ...]) -> str:
+    """A SELECT of `(value, seq, app, user, type, field)` over the log up to seq `?` (SQLite's
+    JSON functions, the body parsed once an event): each of `fields` an event's body holds with a
+    value Python reads as true in `body.get(field)` (a non-empty text, a number other than zero,
+    true), and each item of each of `lists` the body holds as a list.  A redacted body (NULL)
+    names nothing.  The ledger writes bodies as canonical JSON objects (no repeated key), which
+    this and `orjson` read alike.  For a projection whose rows are these, written in one
+    statement by a full rebuild (`projections/provenance.py`)."""
+    named = ", ".join(f"'{name}'" for name in fields + lists)
+    singles = ", ".join(f"'{name}'" for name in fields)
+    many = ", ".join(f"'{name}'" for name in lists)
+    return (f"WITH named(seq, app, user, type, field, value, kind) AS ("
+            " SELECT e.seq, e.app, e.user, e.type, j.key, j.value, j.type FROM events e, json_each(e.body) j"
+            f" WHERE e.seq <= ? AND e.body IS NOT NULL AND j.key IN ({named}))"
+            f" SELECT value, seq, app, user, type, field FROM named WHERE field IN ({singles})"
+            " AND ((kind = 'text' AND value != '') OR (kind IN ('integer', 'real') AND value != 0) OR kind = 'true')"
+            " UNION ALL SELECT item.value, n.seq, n.app, n.user, n.type, n.field FROM named n, json_each(n.value) item"
+            f" WHERE n.field IN ({many}) AND n.kind = 'array'")
+
+
 def partition_sizes(conn: sqlite3.Connection, upto: int) -> list[tuple[str, str, int]]:
     """(app, user, events up to seq `upto`) of every partition, in `(app, user)` order: what a
     parallel rebuild splits into shares."""

@@ -22,7 +22,7 @@ from factledger.projections.runner import Projector
 from factledger.projections.vectors import VectorProjection
 
 PROTOCOLS = (base.Projection, base.BufferedProjection, base.LogWideProjection, base.KeyReader,
-             base.FactsFold, base.FollowsFacts)
+             base.FactsFold, base.FollowsFacts, base.WholeLogRebuild)
 
 
 def _declared() -> set[str]:
