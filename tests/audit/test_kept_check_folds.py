@@ -29,13 +29,22 @@ def _kept(ledger: Ledger) -> dict:
     return ledger._check_folds.folds
 
 
+def _restate_pune(ledger: Ledger, n: int) -> list:
+    """Pune restated in session s{n}, beside another user's fact, as one batch that reads the key."""
+    return ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
+                                     session=f"s{n}", event=f"e{n}"), OTHER])
+
+
+def _keep_pune(ledger: Ledger) -> None:
+    """Pune observed, then a batch that reads its key: its fold is kept."""
+    ledger.observe(PUNE)
+    _restate_pune(ledger, 2)
+
+
 @pytest.mark.parametrize("name", sorted(FORGERIES))
 def test_a_row_forged_after_the_fold_was_kept_is_caught(tmp_path, name):
     with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
-        ledger.observe(PUNE)
-        # a batch that reads the key: Pune's fold is kept
-        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                  session="s2", event="e2"), OTHER])
+        _keep_pune(ledger)
         pune = _pune_id(ledger)
         assert pune in _kept(ledger)
         forge(ledger, *FORGERIES[name])
@@ -54,9 +63,7 @@ def test_another_connection_s_appends_are_folded_on(tmp_path):
     clock = MovableClock()
     path = tmp_path / "l.db"
     with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
-        first.observe(PUNE)
-        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                 session="s2", event="e2"), OTHER])
+        _keep_pune(first)
         pune = _pune_id(first)
         seqs = set(_kept(first)[pune].seqs)
         # the other connection restates Pune: its row in facts_current changes (one more session)
@@ -65,25 +72,21 @@ def test_another_connection_s_appends_are_folded_on(tmp_path):
                             session="s3", event="e3"))
         clock.tick(60)
         # a stale fold would call the restated row forged; the kept one reads the new seq and folds it
-        outcome = first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                           session="s4", event="e4"), OTHER])[0]
+        outcome = _restate_pune(first, 4)[0]
         assert outcome.decision == second.observe(cand(predicate="home_city", value="Pune",
                                                        quote="we live in Pune", session="s5",
                                                        event="e5")).decision
         assert _kept(first)[pune].seqs > seqs
         # and what it folded is what a fold from nothing gives
         first._check_folds.clear()
-        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                 session="s6", event="e6"), OTHER])
+        _restate_pune(first, 6)
 
 
 def test_a_forget_drops_the_kept_folds(tmp_path):
     clock = MovableClock()
     path = tmp_path / "l.db"
     with Ledger(path, clock=clock, create=True) as ledger:
-        ledger.observe(PUNE)
-        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                  session="s2", event="e2"), OTHER])
+        _keep_pune(ledger)
         assert _kept(ledger)
         ledger.forget("app", "u1", session="s1", reason="a test")
         assert not _kept(ledger)
@@ -93,9 +96,7 @@ def test_another_connection_s_forget_drops_the_kept_folds(tmp_path):
     clock = MovableClock()
     path = tmp_path / "l.db"
     with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
-        first.observe(PUNE)
-        first.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                 session="s2", event="e2"), OTHER])
+        _keep_pune(first)
         pune = _pune_id(first)
         assert pune in _kept(first)
         second.forget("app", "u1", reason="a test")   # the whole user: Pune's bodies scrubbed
@@ -110,15 +111,12 @@ def test_a_rolled_back_or_replaced_log_is_not_trusted(tmp_path):
     clock = MovableClock()
     path = tmp_path / "l.db"
     with Ledger(path, clock=clock, create=True) as ledger:
-        ledger.observe(PUNE)
-        ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                  session="s2", event="e2"), OTHER])
+        _keep_pune(ledger)
         assert _kept(ledger)
         mark = ledger._check_folds.mark
         conn = raw_forger(path)
         conn.execute("UPDATE events SET hash = ? WHERE seq = ?", ("0" * 64, mark[0]))
         conn.close()
         with suppress(LedgerError):          # the chain is broken; whatever the write says, nothing kept is used
-            ledger.observe_many([cand(predicate="home_city", value="Pune", quote="we live in Pune",
-                                      session="s3", event="e3"), OTHER])
+            _restate_pune(ledger, 3)
         assert ledger._check_folds.mark != mark
