@@ -7,7 +7,7 @@ folded on, and a forget, by this ledger or another connection, drops them.
 
 from __future__ import annotations
 
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 
 import pytest
 
@@ -41,6 +41,17 @@ def _keep_pune(ledger: Ledger) -> None:
     _restate_pune(ledger, 2)
 
 
+@contextmanager
+def _two_connections(tmp_path):
+    """Two ledgers on one file, one clock; Pune's fold kept by the first."""
+    clock = MovableClock()
+    path = tmp_path / "l.db"
+    with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
+        _keep_pune(first)
+        assert _pune_id(first) in _kept(first)
+        yield first, second, clock
+
+
 @pytest.mark.parametrize("name", sorted(FORGERIES))
 def test_a_row_forged_after_the_fold_was_kept_is_caught(tmp_path, name):
     with Ledger(tmp_path / "l.db", clock=MovableClock(), create=True) as ledger:
@@ -60,10 +71,7 @@ def test_a_row_forged_after_the_fold_was_kept_is_caught(tmp_path, name):
 
 
 def test_another_connection_s_appends_are_folded_on(tmp_path):
-    clock = MovableClock()
-    path = tmp_path / "l.db"
-    with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
-        _keep_pune(first)
+    with _two_connections(tmp_path) as (first, second, clock):
         pune = _pune_id(first)
         seqs = set(_kept(first)[pune].seqs)
         # the other connection restates Pune: its row in facts_current changes (one more session)
@@ -93,12 +101,8 @@ def test_a_forget_drops_the_kept_folds(tmp_path):
 
 
 def test_another_connection_s_forget_drops_the_kept_folds(tmp_path):
-    clock = MovableClock()
-    path = tmp_path / "l.db"
-    with Ledger(path, clock=clock, create=True) as first, Ledger(path, clock=clock) as second:
-        _keep_pune(first)
+    with _two_connections(tmp_path) as (first, second, _clock):
         pune = _pune_id(first)
-        assert pune in _kept(first)
         second.forget("app", "u1", reason="a test")   # the whole user: Pune's bodies scrubbed
         first.observe_many([cand(user="u3", value="vegan"), OTHER])
         assert pune not in _kept(first)
