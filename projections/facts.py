@@ -19,6 +19,7 @@ from factledger.projections.factbatch import FactBatch
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.factstate import Snapshot
 from factledger.projections.keyindex import KeyView, LazyPast
+from factledger.projections.wholefold import OpenFacts, WholeFold
 
 
 def _check_rows(conn: sqlite3.Connection, batch: FactBatch, key: tuple, rows: list, check: Callable) -> None:
@@ -157,8 +158,10 @@ class FactsProjection:
 
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild's fold of one partition in memory; the open facts are left in
-        `state[OPEN_FACTS]` for the projections that follow this fold (they run later)."""
-        facts = FactBatch()
+        `state[OPEN_FACTS]` for the projections that follow this fold (they run later).  The
+        fold is `wholefold.WholeFold`, the batch fold written for a partition with nothing stored
+        (the same rows, tests/projections/test_wholefold.py)."""
+        facts = WholeFold()
         facts.fold(events)
         facts.write(conn)
-        state[OPEN_FACTS] = facts.current
+        state[OPEN_FACTS] = OpenFacts(facts)

@@ -18,6 +18,7 @@ from factledger.ledger.store.scopes import each_user
 from factledger.projections.base import OPEN_FACTS, FactsFold
 from factledger.projections.factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from factledger.projections.factstate import OPEN_STATES
+from factledger.projections.wholefold import OpenFacts
 
 TABLE = "recall_index"
 
@@ -66,8 +67,11 @@ class RecallProjection:
         """A rebuild: one row per fact open at the partition's end, from the facts fold's state
         (the same argument as `flush`)."""
         open_facts = state[OPEN_FACTS]            # set by the facts fold's rebuild_partition
-        rows = [_row(s) for s in open_facts.values()]
-        rows.sort()
+        if isinstance(open_facts, OpenFacts):     # read from the rows, no snapshot made
+            rows = open_facts.fold.recall_rows(document_terms)
+        else:
+            rows = [_row(s) for s in open_facts.values()]
+            rows.sort()
         conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
 
 

@@ -289,8 +289,7 @@ class Projector:
     def _fold_here(self, conn: sqlite3.Connection, source: sqlite3.Connection, app: str | None,
                    user: str | None, progress: Callable[[int], None] | None, plan: tuple) -> int:
         if app is None:
-            partitions = (list(group) for _key, group in
-                          groupby(iter_partitioned(source), key=attrgetter("app", "user")))
+            partitions = iter_partitioned(source)
         else:
             partitions = iter([list(iter_events(source, app, user))])
         count = reported = 0

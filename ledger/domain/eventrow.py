@@ -6,7 +6,9 @@ decode through `decode` so a stored row means the same thing to every reader.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import orjson
 
@@ -42,3 +44,32 @@ def decode(row) -> Event:
 def body_of(stored: str | bytes | None) -> dict | None:
     """A stored body column as the dict it holds; None once redacted (the column is NULL)."""
     return orjson.loads(stored) if stored is not None else None
+
+
+class EventTuple(NamedTuple):
+    """An `Event` as a plain tuple, for a rebuild that decodes every row of the log (a frozen
+    dataclass costs a `__setattr__` a field to build): the same fields, read the same way."""
+
+    seq: int
+    event_id: str
+    type: str
+    app: str
+    user: str
+    recorded_at: str
+    body: dict | None
+
+
+def partitions_of(rows) -> Iterator[list[EventTuple]]:
+    """Rows selected as `EVENT_COLUMNS` in `(app, user, seq)` order, decoded, one list a partition."""
+    new, loads = tuple.__new__, orjson.loads
+    events: list = []
+    app = user = None
+    for seq, event_id, type_, row_app, row_user, recorded_at, body in rows:
+        if row_user != user or row_app != app:
+            if events:
+                yield events
+            events, app, user = [], row_app, row_user
+        events.append(new(EventTuple, (seq, event_id, type_, row_app, row_user, recorded_at,
+                                       None if body is None else loads(body))))
+    if events:
+        yield events

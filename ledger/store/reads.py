@@ -13,7 +13,15 @@ from collections.abc import Iterator
 
 import orjson
 
-from factledger.ledger.domain.eventrow import CLOSES_HOLD, EVENT_COLUMNS, Event, body_of, decode
+from factledger.ledger.domain.eventrow import (
+    CLOSES_HOLD,
+    EVENT_COLUMNS,
+    Event,
+    EventTuple,
+    body_of,
+    decode,
+    partitions_of,
+)
 from factledger.ledger.domain.events import EVENT
 from factledger.ledger.errors import ProjectionMismatch
 from factledger.ledger.store import chain
@@ -140,11 +148,11 @@ def ingested_bodies(conn: sqlite3.Connection, app: str, user: str, session: str)
         " AND body IS NOT NULL AND json_extract(body, '$.session') = ? ORDER BY seq", (app, user, session))]
 
 
-def iter_partitioned(conn: sqlite3.Connection) -> Iterator[Event]:
-    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index (a
-    full rebuild folds it partition by partition)."""
-    cursor = conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition ORDER BY app, user, seq")
-    return map(decode, cursor)
+def iter_partitioned(conn: sqlite3.Connection) -> Iterator[list[EventTuple]]:
+    """The whole log in `(app, user, seq)` order, streamed through the `events_partition` index, a
+    list of events a partition (a full rebuild folds it partition by partition)."""
+    return partitions_of(conn.execute(f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_partition"
+                                      " ORDER BY app, user, seq"))
 
 
 def iter_partition_range(conn: sqlite3.Connection, first: tuple[str, str], last: tuple[str, str],
