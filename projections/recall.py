@@ -18,7 +18,7 @@ from factledger.ledger.store.scopes import each_user
 from factledger.projections.base import OPEN_FACTS, FactsFold
 from factledger.projections.factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from factledger.projections.factstate import OPEN_STATES
-from factledger.projections.wholefold import OpenFacts
+from factledger.projections.wholefold import OpenFacts, recall_terms
 
 TABLE = "recall_index"
 
@@ -68,14 +68,21 @@ class RecallProjection:
         (the same argument as `flush`)."""
         open_facts = state[OPEN_FACTS]            # set by the facts fold's rebuild_partition
         if isinstance(open_facts, OpenFacts):     # read from the rows, no snapshot made
-            rows = open_facts.fold.recall_rows(document_terms)
+            rows = open_facts.fold.recall_texts()
+            finish = getattr(conn, "finish", None)
+            if finish is not None:                # the row buffer cuts the texts when it writes
+                finish.setdefault(_REBUILD_INSERT, recall_terms)
+                conn.executemany(_REBUILD_INSERT, rows)
+                return
+            rows = recall_terms(rows)
         else:
             rows = [_row(s) for s in open_facts.values()]
             rows.sort()
-        conn.executemany(f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)", rows)
+        conn.executemany(_REBUILD_INSERT, rows)
 
 
 _INSERT = f"INSERT OR REPLACE INTO {TABLE} VALUES (?,?,?,?,?,?,?)"   # a retold fact's row is replaced
+_REBUILD_INSERT = f"INSERT INTO {TABLE} VALUES (?,?,?,?,?,?,?)"
 
 
 def _row(s: dict) -> tuple:

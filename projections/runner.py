@@ -301,7 +301,7 @@ class Projector:
                 while progress and count - reported >= 10_000:
                     progress(10_000)
                     reported += 10_000
-        buffer.flush()
+            buffer.flush()
         if progress:
             progress(count - reported)
         return count
@@ -337,7 +337,7 @@ class Projector:
                 partition = list(group)
                 self.fold_partition(conn, buffer, partition)
                 count += len(partition)
-        buffer.flush()
+            buffer.flush()
         return count
 
     def drop_deferred_indexes(self, conn: sqlite3.Connection, keep: tuple[str, ...] = ()) -> list[str]:
@@ -440,6 +440,9 @@ class RowBuffer:
         self.pending: dict[str, list] = {}
         self.size = 0
         self.once: dict = {}             # the rebuild-wide state of the projections (`base.REBUILD`)
+        # statement -> what makes its rows of the rows it was handed, when they are written (the
+        # recall index's terms: the texts of thousands of facts cut in one pass, not a few a partition)
+        self.finish: dict[str, Callable[[list], list]] = {}
 
     def executemany(self, sql: str, rows) -> None:
         pending = self.pending.get(sql)
@@ -454,7 +457,8 @@ class RowBuffer:
     def flush(self) -> None:
         for sql, rows in self.pending.items():
             if rows:
-                self.conn.executemany(sql, rows)
+                finish = self.finish.get(sql)
+                self.conn.executemany(sql, rows if finish is None else finish(rows))
                 rows.clear()
         self.size = 0
 

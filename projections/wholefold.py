@@ -18,6 +18,7 @@ import orjson
 from factledger.ledger.domain.candidate import value_key
 from factledger.ledger.domain.confidence import BASIS_RANK, reinforced_confidence
 from factledger.ledger.domain.events import EVENT
+from factledger.ledger.domain.textindex import document_terms_many
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections.factbatch import _INSERT_HISTORY, _UPSERT_CURRENT
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
@@ -174,12 +175,20 @@ class WholeFold:
         if self.current:
             conn.executemany(_UPSERT_CURRENT, [row[:_N] for row in self.current.values()])
 
-    def recall_rows(self, terms) -> list[tuple]:
-        """`recall._row` of every open fact, sorted (`terms(subject, predicate, value, quote)`)."""
-        rows = [(r[_OBSERVED_SEQ], r[0], r[1], r[2], r[_SUBJECT], r[_PREDICATE],
-                 terms(r[_SUBJECT], r[_PREDICATE], r[_VALUE], r[_QUOTE])) for r in self.current.values()]
+    def recall_texts(self) -> list[tuple]:
+        """Every open fact's `recall._row` with its texts in place of its terms (subject,
+        predicate, value, quote: `recall_terms` cuts them), sorted as `recall` sorts its rows
+        (by seq, which no two facts share)."""
+        rows = [(r[_OBSERVED_SEQ], r[0], r[1], r[2], r[_SUBJECT], r[_PREDICATE], r[_VALUE], r[_QUOTE])
+                for r in self.current.values()]
         rows.sort()
         return rows
+
+
+def recall_terms(rows: list[tuple]) -> list[tuple]:
+    """`WholeFold.recall_texts` rows as `recall._row`s, the texts of all of them cut in one pass."""
+    cut = document_terms_many([row[4:] for row in rows])
+    return [(*row[:6], terms) for row, terms in zip(rows, cut)]
 
 
 class OpenFacts(Mapping):

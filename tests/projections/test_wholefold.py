@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 from factledger.ledger import Ledger
 from factledger.ledger.domain.eventrow import Event, EventTuple
 from factledger.ledger.domain.events import EVENT
-from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.store.eventlog import iter_events
 from factledger.ledger.store.reads import iter_partitioned
 from factledger.ledger.vocabulary.words import Rule
@@ -23,7 +22,7 @@ from factledger.projections import recall
 from factledger.projections.base import OPEN_FACTS
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.facts import FactsProjection
-from factledger.projections.wholefold import OpenFacts, WholeFold
+from factledger.projections.wholefold import OpenFacts, WholeFold, recall_terms
 from tests.conftest import MovableClock
 from tests.projections.test_fold_rebuild import operations, run
 
@@ -54,7 +53,7 @@ def same_fold(events) -> None:
     index.rebuild_partition(by_rows, events, {OPEN_FACTS: open_facts})
     index.rebuild_partition(by_snaps, events, {OPEN_FACTS: general.current})
     assert by_rows.calls == by_snaps.calls
-    assert whole.recall_rows(document_terms) == sorted(recall._row(s) for s in general.current.values())
+    assert recall_terms(whole.recall_texts()) == sorted(recall._row(s) for s in general.current.values())
 
 
 FACTS = ("f1", "f2", "f3", "f4")
