@@ -90,21 +90,25 @@ class MerkleProjection:
         base = size = 0
         sha256, fromhex = hashlib.sha256, bytes.fromhex
         leaf_prefix, node_prefix = merkle.LEAF_PREFIX, merkle.NODE_PREFIX
+        append, batch = pending.append, self.BATCH
         for seq, chain_hash in chain_hashes(source, 0, upto):
-            _consecutive(seq, size)
+            if seq != size + 1:
+                _consecutive(seq, size)
             node = sha256(leaf_prefix + fromhex(chain_hash)).digest()
-            pending.append(node)
+            append(node)
             level, index = 0, size
             while index & 1:
                 node = sha256(node_prefix + frontier[level] + node).digest()
-                pending.append(node)
+                append(node)
                 level, index = level + 1, index >> 1
             if level == len(frontier):
                 frontier.append(node)
             else:
                 frontier[level] = node
             size += 1
-            base, pending = self._flushed(conn, base, pending)
+            if len(pending) >= batch:
+                base = self._write(conn, base, pending)
+                pending.clear()
         self._write(conn, base, pending)
         return size
 
