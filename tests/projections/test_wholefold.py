@@ -53,6 +53,10 @@ def same_fold(events) -> None:
     index.rebuild_partition(by_rows, events, {OPEN_FACTS: open_facts})
     index.rebuild_partition(by_snaps, events, {OPEN_FACTS: general.current})
     assert by_rows.calls == by_snaps.calls
+    buffered = Recorder()
+    buffered.finish = {}                  # as the row buffer: the terms are cut when it writes
+    index.rebuild_partition(buffered, events, {OPEN_FACTS: open_facts})
+    assert [(sql, buffered.finish[sql](rows)) for sql, rows in buffered.calls] == by_snaps.calls
     assert recall_terms(whole.recall_texts()) == sorted(recall._row(s) for s in general.current.values())
 
 
