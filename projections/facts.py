@@ -15,11 +15,10 @@ from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.errors import LedgerError
 from factledger.projections import current, history
 from factledger.projections.base import OPEN_FACTS
-from factledger.projections.factbatch import FactBatch
+from factledger.projections.factbatch import FactBatch, OpenFacts, WholeFold
 from factledger.projections.factcolumns import SNAPSHOT_COLUMNS
 from factledger.projections.factstate import Snapshot
 from factledger.projections.keyindex import KeyView, LazyPast
-from factledger.projections.wholefold import OpenFacts, WholeFold
 
 
 def _check_rows(conn: sqlite3.Connection, batch: FactBatch, key: tuple, rows: list, check: Callable) -> None:
@@ -159,7 +158,7 @@ class FactsProjection:
     def rebuild_partition(self, conn: sqlite3.Connection, events: list[Event], state: dict) -> None:
         """A rebuild's fold of one partition in memory; the open facts are left in
         `state[OPEN_FACTS]` for the projections that follow this fold (they run later).  The
-        fold is `wholefold.WholeFold`, the batch fold written for a partition with nothing stored
+        fold is `factbatch.WholeFold`, the batch fold written for a partition with nothing stored
         (the same rows, tests/projections/test_wholefold.py)."""
         facts = WholeFold()
         facts.fold(events)

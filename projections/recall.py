@@ -16,9 +16,9 @@ from factledger.ledger.domain.eventrow import Event
 from factledger.ledger.domain.textindex import document_terms
 from factledger.ledger.store.scopes import each_user
 from factledger.projections.base import OPEN_FACTS, FactsFold
+from factledger.projections.factbatch import OpenFacts, recall_terms
 from factledger.projections.factcolumns import FACT_FIELDS, SNAPSHOT_COLUMNS
 from factledger.projections.factstate import OPEN_STATES
-from factledger.projections.wholefold import OpenFacts, recall_terms
 
 TABLE = "recall_index"
 

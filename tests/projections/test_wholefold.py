@@ -1,4 +1,4 @@
-"""A rebuild's facts fold on rows (`projections/wholefold.py`) against the general batch fold
+"""A rebuild's facts fold on rows (`projections/factbatch.py: WholeFold`) against the general batch fold
 (`projections/factbatch.py`, with nothing stored): the same statements with the same rows in the
 same order, the same open facts (snapshots and recall rows), for generated event sequences (every
 fact event type, closed facts reinforced, disputes closed, transactions that share a time) and
@@ -20,9 +20,8 @@ from factledger.ledger.store.reads import iter_partitioned
 from factledger.ledger.vocabulary.words import Rule
 from factledger.projections import recall
 from factledger.projections.base import OPEN_FACTS
-from factledger.projections.factbatch import FactBatch
+from factledger.projections.factbatch import FactBatch, OpenFacts, WholeFold, recall_terms
 from factledger.projections.facts import FactsProjection
-from factledger.projections.wholefold import OpenFacts, WholeFold, recall_terms
 from tests.conftest import MovableClock
 from tests.projections.test_fold_rebuild import operations, run
 
