@@ -21,7 +21,7 @@ from typing import Any
 from factledger.ledger.domain.candidate import Candidate
 from factledger.ledger.domain.clocksanity import refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.domain.events import Body, FactObserved, MeaningChecked
+from factledger.ledger.domain.events import EVENT, Body, MeaningChecked
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.support import UNSUPPORTED, unsupported
@@ -203,13 +203,13 @@ class UnitOfWork:
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=self._statements)
         bodies = stamped(bodies, hold_id, review)
-        if bodies and isinstance(bodies[0], FactObserved) and (
-                decision.target is None or bodies[0].fact_id != decision.target.fact_id):
+        if bodies and bodies[0]["type"] == EVENT.FactObserved and (
+                decision.target is None or bodies[0]["fact_id"] != decision.target.fact_id):
             # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
             # fold need not look it up
-            self.projector.minted(self.conn, bodies[0].fact_id)
+            self.projector.minted(self.conn, bodies[0]["fact_id"])
             if spec.cardinality == "many" and meaning:
-                self._key_vector(c, spec, bodies[0].fact_id)
+                self._key_vector(c, spec, bodies[0]["fact_id"])
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 
