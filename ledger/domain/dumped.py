@@ -20,132 +20,100 @@ from collections.abc import Callable
 from pydantic import AfterValidator, BaseModel
 from pydantic_core import PydanticUndefined
 
-_BAD = object()          # a value the fast check does not vouch for: the model decides
+_BAD = object()          # a field not given
 _FLOAT_INT = 2 ** 53     # ints up to this are floats exactly (pydantic's int -> float)
 
-Check = Callable[[object], object]        # value -> the value the model holds, or _BAD
+# Each shape's check, as the lines of the builder (`v` is the value, not None); a value that fails
+# one returns None from the builder, and the model decides.
+_SHAPES = {
+    str: ["if type(v) is not str: return None"],
+    int: ["if type(v) is not int: return None"],
+    bool: ["if type(v) is not bool: return None"],
+    float: ["if type(v) is not float:",
+            "    if type(v) is not int or not -FLOAT_INT <= v <= FLOAT_INT: return None",
+            "    v = float(v)",
+            "elif not isfinite(v): return None"],
+}
 
 
-def _text(value):
-    return value if type(value) is str else _BAD
-
-
-def _int(value):
-    return value if type(value) is int else _BAD
-
-
-def _flag(value):
-    return value if type(value) is bool else _BAD
-
-
-def _number(value):
-    kind = type(value)
-    if kind is float:
-        return value if math.isfinite(value) else _BAD
-    if kind is int and -_FLOAT_INT <= value <= _FLOAT_INT:
-        return float(value)
-    return _BAD
-
-
-def _word(words: frozenset) -> Check:
-    def check(value):
-        return value if type(value) is str and value in words else _BAD
-    return check
-
-
-def _after(check: Check, funcs: list) -> Check:
-    def checked(value):
-        value = check(value)
-        if value is _BAD:
-            return _BAD
-        try:
-            for func in funcs:
-                value = func(value)
-        except ValueError:
-            return _BAD
-        return value
-    return checked
-
-
-_PLAIN: dict = {str: _text, int: _int, bool: _flag, float: _number}
-
-
-def _check_for(annotation, metadata: list) -> tuple[Check, bool] | None:
-    """The check of one field and whether it may be None; None for a shape not handled here."""
+def _shape(annotation, metadata: list, names: dict) -> tuple[list[str], bool] | None:
+    """The check of one field as lines of code, and whether it may be None; None for a shape not
+    handled here.  `names`: the builder's namespace, given the literals' words and validators."""
     funcs = [m.func for m in metadata if isinstance(m, AfterValidator)]
     if len(funcs) != len(metadata):
         return None                               # a constraint of another kind
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         base, *more = typing.get_args(annotation)
-        return _check_for(base, list(more) + list(metadata))
+        return _shape(base, list(more) + list(metadata), names)
     if origin in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(members) != 1 or funcs:
             return None
-        found = _check_for(members[0], [])
+        found = _shape(members[0], [], names)
         return (found[0], True) if found is not None else None
     if origin is typing.Literal:
         words = typing.get_args(annotation)
         if not all(type(w) is str for w in words):
             return None
-        check = _word(frozenset(words))
-    elif annotation in _PLAIN:
-        check = _PLAIN[annotation]
+        name = f"WORDS{len(names)}"
+        names[name] = frozenset(words)
+        lines = [f"if type(v) is not str or v not in {name}: return None"]
+    elif annotation in _SHAPES:
+        lines = list(_SHAPES[annotation])
     else:
         return None
-    return (_after(check, funcs) if funcs else check), False
+    for func in funcs:
+        name = f"AFTER{len(names)}"
+        names[name] = func
+        lines += ["try:", f"    v = {name}(v)", "except ValueError:", "    return None"]
+    return lines, False
 
 
 def _maker(model: type[BaseModel]) -> Callable[[dict], dict | None] | None:
-    """The fast builder of one model's bodies, or None when a field has a shape not handled."""
+    """The fast builder of one model's bodies (straight-line code, one block a field, in the
+    model's field order), or None when a field has a shape not handled here."""
     if model.model_config.get("extra") != "forbid":
         return None
-    plan = []
+    names: dict = {"FLOAT_INT": _FLOAT_INT, "isfinite": math.isfinite, "BAD": _BAD,
+                   "NAMES": frozenset(model.model_fields)}
+    code = ["def make(fields):",
+            "    if not NAMES.issuperset(fields): return None",   # an unknown field: the model refuses it
+            "    get = fields.get",
+            "    out = {}"]
     for name, field in model.model_fields.items():
-        found = _check_for(field.annotation, list(field.metadata))
+        found = _shape(field.annotation, list(field.metadata), names)
         if found is None or field.default_factory is not None or field.alias is not None:
             return None
-        check, nullable = found
+        lines, nullable = found
         required = field.is_required()
         default = None if required or field.default is PydanticUndefined else field.default
         if default is not None and type(default) not in (str, int, float, bool):
             return None
-        plan.append((name, check, nullable, required, default))
-    names = frozenset(model.model_fields)
-
-    def make(fields: dict) -> dict | None:
-        if not names.issuperset(fields):
-            return None                           # an unknown field: the model refuses it
-        out = {}
-        for name, check, nullable, required, default in plan:
-            value = fields.get(name, _BAD)
-            if value is _BAD:
-                if required:
-                    return None
-                value = default
-            elif value is None:
-                if not nullable:
-                    return None
-            else:
-                value = check(value)
-                if value is _BAD:
-                    return None
-            if value is not None:
-                out[name] = value
-        return out
-
-    return make
+        code += [f"    v = get({name!r}, BAD)", "    if v is BAD:"]
+        if required:
+            code.append("        return None")
+        elif default is not None:
+            code.append(f"        out[{name!r}] = {default!r}")
+        else:
+            code.append("        pass")
+        code += ["    elif v is None:", "        pass" if nullable else "        return None", "    else:"]
+        code += ["        " + line for line in lines]
+        code.append(f"        out[{name!r}] = v")
+    code.append("    return out")
+    exec("\n".join(code), names)                   # noqa: S102 - our own code, from the model's fields
+    return names["make"]
 
 
 _MAKERS: dict[type, Callable | None] = {}
+_UNSET = object()
 
 
 def dumped(model: type[BaseModel], /, **fields) -> dict:
     """`model(**fields).model_dump(mode="json", exclude_none=True)`, built directly where every
     field is of a shape checked here, else through the model (which raises on a bad body)."""
-    make = _MAKERS.get(model, _BAD)
-    if make is _BAD:
+    make = _MAKERS.get(model, _UNSET)
+    if make is _UNSET:
         make = _MAKERS[model] = _maker(model)
     if make is not None:
         data = make(fields)
