@@ -2,7 +2,7 @@
 
 `dumped(Model, **fields)` is `Model(**fields).model_dump(mode="json", exclude_none=True)`: the same
 dict (same keys, order and values, so the same canonical bytes and commitment), validated by the
-same rules, at a fifth of the cost.  The write path builds a few bodies per candidate, and the
+same rules, for a third of the cost.  The write path builds a few bodies per candidate, and the
 model's construction and dump were most of what a body cost.  Each field's check is derived from
 the model's own annotations, and only for the shapes checked here exactly (text, a number, a flag,
 a literal word, text with the model's after-validator); any value outside those shapes, a missing
