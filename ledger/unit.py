@@ -19,9 +19,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from factledger.ledger.domain.candidate import Candidate
-from factledger.ledger.domain.clocksanity import refuse_future, tolerance
+from factledger.ledger.domain.clocksanity import latest_allowed, refuse_future, tolerance
 from factledger.ledger.domain.eventrow import Event
-from factledger.ledger.domain.events import Body, FactObserved, MeaningChecked
+from factledger.ledger.domain.events import EVENT, Body, MeaningChecked
 from factledger.ledger.domain.outcome import Outcome
 from factledger.ledger.domain.record import events_for, held, rejected, stamped
 from factledger.ledger.domain.support import UNSUPPORTED, unsupported
@@ -73,6 +73,10 @@ class UnitOfWork:
         self.conn = self.store.conn
         self.projector = Projector()
         self._stored_keys: dict = {}          # per transaction: (app, user, predicate) -> KeyVectors
+        # per transaction: the latest said_at the clock allowed when last read; a candidate said
+        # before it is not from the future (the clock does not run back inside a transaction,
+        # whose events share one recorded_at), so the clock is read again only for one after it
+        self._future_floor: str | None = None
         self.recall_kept = KeptScopes()       # what recall keeps between calls (this ledger's only)
         self.store.on_append(lambda event: self.projector.apply(self.conn, event))
         self.checkpointer: Any = None         # what the engine attached (SQLite: its WAL checkpointer)
@@ -129,6 +133,7 @@ class UnitOfWork:
         with remembering(), text_memo(self.recall_kept.texts), self.store.transaction(partitions) as tx:
             self.projector.discard()          # nothing read before the lock is trusted
             self._stored_keys.clear()
+            self._future_floor = None
             try:
                 yield tx
                 self._stored_keys.clear()
@@ -174,7 +179,10 @@ class UnitOfWork:
         `review` (reviewed_by, review_reason) is set on the same events.
         """
         sha = self.registry.sha256
-        refuse_future(candidate.said_at, self.clock(), self.future_tolerance)
+        if self._future_floor is None or candidate.said_at > self._future_floor:
+            now = self.clock()
+            refuse_future(candidate.said_at, now, self.future_tolerance)
+            self._future_floor = latest_allowed(now, self.future_tolerance)
         verdict = check(candidate, self.registry, self._key_kind(candidate))
         if verdict.action == "hold":
             if hold_id is not None:
@@ -203,13 +211,13 @@ class UnitOfWork:
         bodies, fact_id = events_for(decision, c, spec, sha, verdict.basis_claimed,
                                      statements=self._statements)
         bodies = stamped(bodies, hold_id, review)
-        if bodies and isinstance(bodies[0], FactObserved) and (
-                decision.target is None or bodies[0].fact_id != decision.target.fact_id):
+        if bodies and bodies[0]["type"] == EVENT.FactObserved and (
+                decision.target is None or bodies[0]["fact_id"] != decision.target.fact_id):
             # events_for minted this id just now (`new_id`): no table can hold it yet, so the facts
             # fold need not look it up
-            self.projector.minted(self.conn, bodies[0].fact_id)
+            self.projector.minted(self.conn, bodies[0]["fact_id"])
             if spec.cardinality == "many" and meaning:
-                self._key_vector(c, spec, bodies[0].fact_id)
+                self._key_vector(c, spec, bodies[0]["fact_id"])
         seqs = [self.store.append(body).seq for body in bodies]
         return Outcome(decision.action, fact_id, decision.reason, decision.rule, seqs)
 

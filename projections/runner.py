@@ -73,6 +73,7 @@ class Projector:
         # rebuild skips it for a partition that holds none of them
         self._event_types = tuple(getattr(p, "event_types", None) for p in self.projections)
         self._plan = tuple(zip(self.projections, self._buffered, self._event_types))
+        self._acting: dict[str, tuple] = {}   # event type -> the projections `apply` hands it to
         self._facts = next((p for p in self.projections if isinstance(p, KeyReader)), None)
         # the projection that keeps a key's negations (read up front for a batch), if any
         self._negations = next((p for p in self.projections if hasattr(p, "forget_heard")), None)
@@ -123,12 +124,20 @@ class Projector:
         conn.executescript(self.schema)
 
     def apply(self, conn: sqlite3.Connection, event: Event) -> None:
-        for projection in self.projections:
-            projection.apply(conn, event)
-        for projection in self.log_wide:
+        acting = self._acting.get(event.type)
+        if acting is None:
+            acting = self._acting[event.type] = self._acting_on(event.type)
+        for projection in acting:
             projection.apply(conn, event)
         if not self._batched:
             self.flush(conn)
+
+    def _acting_on(self, type_: str) -> tuple:
+        """The projections whose `apply` acts on events of this type, in order (those that name
+        their `event_types` and not this one do nothing with it: the live fold skips them, as a
+        rebuild skips them for a partition without their types), then the log-wide ones."""
+        return tuple(p for p, types in zip(self.projections, self._event_types, strict=True)
+                     if types is None or type_ in types) + self.log_wide
 
     @contextmanager
     def batched(self) -> Iterator[None]:

@@ -423,11 +423,12 @@ EventBody = Annotated[
     | Redacted | CheckpointIssued | FactsServed,
     Field(discriminator="type"),
 ]
-# The type names, in the union's order, read from it: one list to keep.
-EVENT_TYPES: tuple[str, ...] = tuple(
-    name for member in get_args(get_args(EventBody)[0])
+# The type names, in the union's order, read from it: one list to keep; and each one's model.
+MODELS: dict[str, type[Body]] = {
+    name: member for member in get_args(get_args(EventBody)[0])
     for name in get_args(member.model_fields["type"].annotation)
-)
+}
+EVENT_TYPES: tuple[str, ...] = tuple(MODELS)
 # The names as attributes, so that every other module writes `EVENT.FactObserved`, never the string:
 # a misspelt type is an AttributeError where it is written, not a query that silently finds nothing.
 EVENT = SimpleNamespace(**{name: name for name in EVENT_TYPES})

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from functools import cache
 
 from factledger.ledger.domain.decide import Negation, OpenFact
-from factledger.ledger.domain.events import Body, DisputeResolved
+from factledger.ledger.domain.events import Body, DisputeResolved, parse_body
 from factledger.ledger.domain.late import PAST_STATES
 from factledger.ledger.domain.record import Statements, events_for, stamped
 from factledger.ledger.domain.statement import Resolution, Statement, heard_negation
@@ -111,11 +111,12 @@ def redecide(statements: Iterable[Statement], spec: PredicateSpec, registry_sha:
             c = st.candidate
             decision = decide_key(c, spec, fold, stored)
             reuse = st.fact_id if st.fact_id is not None and st.fact_id not in fold.snaps else None
-            bodies, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse,
-                                         statements=fold.statements)
+            dumps, fact_id = events_for(decision, c, spec, registry_sha, st.basis_claimed, fact_id=reuse,
+                                        statements=fold.statements)
+            # events_for builds the stored dicts (ledger/domain/dumped.py); re-decision hands on models
+            bodies = [parse_body(b) for b in stamped(dumps, st.hold_id, dict(st.review))]
             if reuse is not None and fact_id != reuse and "observed_as" in type(bodies[0]).model_fields:
                 bodies[0] = bodies[0].model_copy(update={"observed_as": reuse})
-            bodies = stamped(bodies, st.hold_id, dict(st.review))
         if cause is not None:
             bodies = [_caused(b, cause, st.seq if i == 0 else None) for i, b in enumerate(bodies)]
         for body in bodies:

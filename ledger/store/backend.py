@@ -41,8 +41,9 @@ class EventLog(Protocol):
         """One writer at a time (of these (app, user) partitions, where the engine locks them, and
         in the chain's one order); every event appended inside commits together or not at all."""
 
-    def append(self, body: Body) -> Event:
-        """Append one event inside `transaction()`: canonical body, salt, commitment, link."""
+    def append(self, body: Body | dict) -> Event:
+        """Append one event inside `transaction()`: canonical body, salt, commitment, link (a
+        dict: the body as `ledger.domain.dumped` built it, already validated)."""
 
     def buffered(self) -> AbstractContextManager[None]:
         """Hold the rows appended inside and write them with one statement when it ends."""

@@ -196,16 +196,19 @@ class EventStore:
         self._first = self._tail[0] + 1
         self._now = max(iso(self.clock()), self._tail[2])
 
-    def append(self, body: Body) -> Event:
+    def append(self, body: Body | dict) -> Event:
+        """`body`: a model, or the dict one dumps to built by `ledger.domain.dumped` (validated
+        as the model validates: the write path's bodies, built without the model)."""
         if not self._open:
             raise LedgerError("internal: append outside a transaction")
-        if self._partitions is not None and (body.app, body.user) not in self._partitions:
-            raise LedgerError(f"internal: an event of ({body.app}, {body.user}), a partition this "
+        data = body if type(body) is dict else body.model_dump(mode="json", exclude_none=True)
+        app, user = data["app"], data["user"]
+        if self._partitions is not None and (app, user) not in self._partitions:
+            raise LedgerError(f"internal: an event of ({app}, {user}), a partition this "
                               "transaction did not lock")
         if self._tail is None:
             self._take_tail()
         last_seq, last_hash, last_at = self._tail
-        data = body.model_dump(mode="json", exclude_none=True)
         raw = chain.canonical(data)
         salt = chain.new_salt()
         commit = chain.commitment(salt, raw)
@@ -213,14 +216,14 @@ class EventStore:
         event_id = new_id()
         recorded_at = max(self._now, last_at)
         link = chain.link(last_hash, seq, event_id, data["type"], recorded_at, commit)
-        row = (seq, event_id, data["type"], body.app, body.user, recorded_at, raw.decode(), salt,
+        row = (seq, event_id, data["type"], app, user, recorded_at, raw.decode(), salt,
                commit, last_hash, link)
         if self._pending is not None:
             self._pending.append(row)
         else:
             self.conn.execute(_INSERT, row)
         self._tail = (seq, link, recorded_at)
-        event = Event(seq, event_id, data["type"], body.app, body.user, recorded_at, data)
+        event = Event(seq, event_id, data["type"], app, user, recorded_at, data)
         for callback in self._on_append:
             callback(event)
         return event
