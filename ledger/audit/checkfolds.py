@@ -23,14 +23,15 @@ from itertools import islice
 
 from factledger.ledger.audit.served import _EVENTS_HASHED as _EVENTS
 from factledger.ledger.audit.served import _TOUCHED_ALL as _TOUCHED
-from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks
+from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks, _named
 from factledger.ledger.domain.events import EVENT
-from factledger.ledger.store.reads import hash_at, partition_marks
+from factledger.ledger.store.reads import hash_at, partition_marks, partitions_bodies_from
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.history import HISTORY_COLUMNS
 
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
+MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least recently checked go first)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
 _LINKING = (EVENT.FactDisputed, EVENT.MeaningChecked, EVENT.FactSplit)
@@ -77,6 +78,8 @@ class CheckFolds:
         # event before it, so the same hash says the log under every kept fold is the one folded
         # (a rolled-back write or another file shows as a hash that is not there)
         self.mark: tuple[int, str] | None = None
+        self.keys: dict[tuple, _KeyState] = {}       # key -> its last check, least recently used first
+        self.links: dict[str, set[str]] | None = None   # filled by `intervals` while a check keeps keys
         self.lock = threading.Lock()
 
     def clear(self) -> None:
@@ -84,6 +87,7 @@ class CheckFolds:
         with self.lock:
             self.folds.clear()
             self.guards.clear()
+            self.keys.clear()
             self.mark = None
 
     def guard(self, conn, apps) -> None:
@@ -99,9 +103,25 @@ class CheckFolds:
             if moved or any(p in self.guards and self.guards[p] != marks.get(p) for p in wanted):
                 self.folds.clear()
                 self.guards.clear()
+                self.keys.clear()
                 self.mark = None
             for p in wanted:
                 self.guards[p] = marks.get(p)
+
+    def plan_keys(self, conn, items: list, past: list) -> KeyPlan:
+        """`plan_keys` (below): which of a batch's keys a kept check carries on."""
+        return plan_keys(self, conn, items, past)
+
+    def keep_key(self, key: tuple, mark, open_: set[str], past: set[str], deps: set[str],
+                 links: dict[str, set[str]], rows: dict[str, bytes]) -> None:
+        """Keep one key's check (once the batch's check passed)."""
+        with self.lock:
+            self.keys.pop(key, None)
+            self.keys[key] = _KeyState(mark, open_, past, deps, links, rows)
+            excess = len(self.keys) - MAX_KEYS_KEPT
+            if excess > 0:
+                for old in list(islice(self.keys, excess)):
+                    del self.keys[old]
 
     def intervals(self, conn, ids: list[str], table: str) -> dict[str, list[dict]]:
         """fact id -> its intervals as the log gives them (`served._expected`'s), from the kept
@@ -116,6 +136,8 @@ class CheckFolds:
         if afresh:
             kept.update(_fold_each(conn, afresh, table, hashes))
         with self.lock:
+            if self.links is not None:
+                self.links.update((f, fold.ids) for f, fold in kept.items())
             for fact_id, fold in kept.items():
                 self.folds[fact_id] = fold
             excess = len(self.folds) - self.limit
@@ -241,3 +263,94 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
         if any(row[_FACT_ID] == root for row in batch.rows):
             out[root] = _Fold(linked[root], set(seqs), batch)
     return out
+
+
+# --- the keys' checks kept --------------------------------------------------------------------
+# A batch's check of a key compared every stored fact it read (its open facts and its past) with
+# the log's fold of that fact, and read the key's intervals and its partition's fact ids to find
+# the facts the log holds on the key: the whole key, every batch.  So what a check found is kept
+# per key (`_KeyState`): the partition's mark then, the facts the log holds open and closed on
+# the key (`open`, `past`), the facts whose events can change the key (`deps`: every fact filed
+# under it or named in its partition with no row, and those a dispute, rewording or split links
+# in: `links`), and a digest of each row read (every column).  A later batch reads the rows as
+# before (the decision needs them), then the partition's events after the kept mark (the log
+# itself, the kept event's hash checked: another connection's writes are seen, a moved log is
+# not trusted).  The facts those events touch on the key (an event touches it when it names its
+# subject and predicate, as the observation that puts a fact on a key does, or a fact of `deps`;
+# with it every fact of the key whose fold links one it names) are folded and put in the key's
+# sets as the log now says; every row whose fact was touched or whose digest moved is compared
+# with its fold; the rows' ids must be the sets'.  A row forged after the check was kept has
+# another digest and is compared; a row put back as it was when kept, after the log moved its
+# fact, is compared too (the fact was touched).  An event with no body (a redaction), a forget or
+# a replay drops the kept keys.
+
+
+class _KeyState:
+    """One key's last check (see above)."""
+
+    __slots__ = ("mark", "open", "past", "deps", "links", "rows")
+
+    def __init__(self, mark, open_: set[str], past: set[str], deps: set[str], links: dict[str, set[str]],
+                 rows: dict[str, bytes]) -> None:
+        self.mark, self.open, self.past, self.deps, self.links, self.rows = mark, open_, past, deps, links, rows
+
+
+class KeyPlan:
+    """A batch's keys split in two: those a kept check carries on (`kept`: key -> its state, and
+    `touched`: key -> the facts the log touched since), and the rest, checked in full."""
+
+    def __init__(self) -> None:
+        self.keep = False
+        self.marks: dict[tuple[str, str], tuple[int, str]] = {}
+        self.kept: dict[tuple, _KeyState] = {}
+        self.touched: dict[tuple, set[str]] = {}
+
+
+def _touching(body: dict | None, key: tuple, state: _KeyState) -> set[str] | None:
+    """The facts of a key an event touches (empty: none), or None if it cannot tell (no body)."""
+    if body is None:
+        return None
+    named = set(_named(body))
+    if not (body.get("subject") == key[2] and body.get("predicate") == key[3]) and not named & state.deps:
+        return set()
+    return named | {f for f, linked in state.links.items() if linked & named}
+
+
+def plan_keys(folds: CheckFolds, conn, items: list, past: list) -> KeyPlan:
+    """Which of a batch's keys (`served.check_keys_rows`'s `items` and `past`) a kept check
+    carries on.  Only for a fresh read (every key's past read with it, nothing changed yet in
+    the transaction: what was read is what is stored)."""
+    plan = KeyPlan()
+    changed_of = {key: changed for key, _facts, _ids, changed in past}
+    if not items or any(changed_of.get(key, True) for key, _facts, _ids in items):
+        return plan
+    plan.keep = True
+    keys = [key for key, _facts, _ids in items]
+    plan.marks = partition_marks(conn, list(dict.fromkeys(key[:2] for key in keys)))
+    with folds.lock:
+        states = {key: folds.keys.pop(key) for key in keys if key in folds.keys}
+    moved: dict[tuple[str, str], int] = {}
+    for key, state in states.items():
+        now = plan.marks.get(key[:2])
+        if now is not None and now != state.mark:
+            moved[key[:2]] = min(moved.get(key[:2], state.mark[0]), state.mark[0])
+    events = partitions_bodies_from(conn, list(moved.items())) if moved else {}
+    for key, state in states.items():
+        now = plan.marks.get(key[:2])
+        if now is None:
+            continue
+        touched: set[str] | None = set()
+        if now != state.mark:
+            after = events.get(key[:2], [])
+            if next((h for seq, h, _body in after if seq == state.mark[0]), None) != state.mark[1]:
+                continue                    # the log under the kept check is not the one now
+            for seq, _h, body in after:
+                found = _touching(body, key, state) if seq > state.mark[0] else set()
+                if found is None:
+                    touched = None
+                    break
+                touched |= found
+        if touched is not None:
+            plan.kept[key] = state
+            plan.touched[key] = touched
+    return plan

@@ -173,30 +173,122 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
     """`check_key_rows` for many keys (a batch's, read up front), and `check_key_past` for those in
     `past`: every key's stored facts folded from the log in one `check`, and the keys' intervals
     read from `fact_history` in one statement per `CHUNK` keys, so a batch pays a few statements,
-    not a few per key.  `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`)."""
-    kept = (*_COMPARED, "fact_id", "recorded_from")
-    if folds is not None:
-        folds.guard(conn, dict.fromkeys(key[0] for key, *_rest in [*items, *past]))
+    not a few per key.  `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`),
+    which also keep each key's last check: a key checked before is checked on from it, its rows
+    compared only where the log or the row moved since (`checkfolds.plan_keys`)."""
+    current_ids = {key: open_ids for key, _facts, open_ids in items}
+    if folds is None:
+        _check_keys_rows(conn, items, past, current_ids, None)
+        return
+    folds.guard(conn, dict.fromkeys(key[0] for key, *_rest in [*items, *past]))
+    plan = folds.plan_keys(conn, items, past)
+    if not plan.keep:
+        _check_keys_rows(conn, items, past, current_ids, folds)
+        return
+    folds.links = {}
+    try:
+        past_of = {key: (facts, ids) for key, facts, ids, _changed in past}
+        deps = _check_keys_rows(conn, [i for i in items if i[0] not in plan.kept],
+                                [i for i in past if i[0] not in plan.kept], current_ids, folds)
+        carried = _carry_keys(conn, plan, [i for i in items if i[0] in plan.kept], past_of, folds)
+        links = folds.links
+    finally:
+        folds.links = None
+    for key, facts, open_ids in items:
+        if key[:2] not in plan.marks:
+            continue                          # a partition with no event: nothing to keep
+        past_facts, past_ids = past_of[key]
+        rows = {f["fact_id"]: row_digest(f) for f in [*facts, *past_facts]}
+        if key in plan.kept:
+            state, touched = plan.kept[key], plan.touched[key]
+            open_now, past_now, folded = carried[key]
+            found = state.deps | touched | folded
+            linked = dict(state.links)
+        else:
+            open_now, past_now, found, linked = open_ids, past_ids, deps.get(key, set()), {}
+        linked.update((f, links[f]) for f in found if f in links)
+        found = found.union(*linked.values())
+        folds.keep_key(key, plan.marks[key[:2]], set(open_now), set(past_now), found, linked, rows)
+
+
+_KEPT = (*_COMPARED, "fact_id", "recorded_from")
+
+
+def row_digest(fact: dict) -> bytes:
+    """A digest of a stored row as read (every column, in column order): what a kept key check
+    compares the row read by a later batch with (`checkfolds`)."""
+    return hashlib.blake2b(repr(tuple(fact.items())).encode(), digest_size=16).digest()
+
+
+def _carry_keys(conn, plan, items, past_of, folds) -> dict[tuple, tuple[set[str], set[str], set[str]]]:
+    """The keys a kept check carries on (`plan.kept`): the rows whose fact the log touched since,
+    or whose digest moved, compared with their folds; the touched facts folded and the key's open
+    and closed sets made what the log says now, which the rows' ids must be.  key -> (open set,
+    closed set, the facts compared or folded)."""
+    open_rows, past_rows, touched_all = [], [], set()
+    for key, facts, _open_ids in items:
+        state, touched = plan.kept[key], plan.touched[key]
+        touched_all |= touched
+        open_rows += [f for f in facts if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
+        past_rows += [f for f in past_of[key][0]
+                      if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
+    check(conn, [{name: value for name, value in fact.items() if name in _KEPT} for fact in open_rows],
+          table="facts_current", folds=folds)
+    check(conn, [{name: value for name, value in fact.items() if name in _KEPT} for fact in past_rows],
+          table="fact_history", folds=folds)
+    intervals = folds.intervals(conn, sorted(touched_all), "fact_history") if touched_all else {}
+    compared = {f["fact_id"] for f in [*open_rows, *past_rows]}
+    out: dict[tuple, tuple[set[str], set[str], set[str]]] = {}
+    for key, facts, open_ids in items:
+        state, touched = plan.kept[key], plan.touched[key]
+        past_facts, past_ids = past_of[key]
+        _app, _user, subject, predicate = key
+        on_key = {f: [i for i in intervals.get(f, ()) if i["recorded_to"] is None and i["subject"] == subject
+                      and i["predicate"] == predicate] for f in touched}
+        open_now = (state.open - touched) | {f for f, found in on_key.items()
+                                              if any(i["state"] in OPEN_STATUSES for i in found)}
+        past_now = (state.past - touched) | {f for f, found in on_key.items()
+                                              if any(i["state"] in PAST_STATES for i in found)}
+        for fact_id in sorted(open_now - open_ids):
+            raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
+        for fact_id in sorted(open_ids - open_now):
+            raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+        for fact_id in sorted(open_now - {f["fact_id"] for f in facts}):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the open fact's interval is missing")
+        for fact_id in sorted(past_now - past_ids):
+            raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
+        for fact_id in sorted(past_ids - past_now):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+        mine = {f["fact_id"] for f in [*facts, *past_facts]}
+        out[key] = (open_now, past_now, touched | (compared & mine))
+    return out
+
+
+def _check_keys_rows(conn, items, past, current_ids, folds) -> dict[tuple, set[str]]:
+    """`check_keys_rows`'s comparisons in full; key -> the facts whose events can change it."""
+    kept = _KEPT
+    deps: dict[tuple, set[str]] = {}
     check(conn, [{name: value for name, value in fact.items() if name in kept}
                  for _key, facts, _ids in items for fact in facts], table="facts_current", folds=folds)
     held, filed = _intervals_of_keys(conn, [key for key, _facts, _ids in items] +
                                      [key for key, *_rest in past])
-    for key, _facts, open_ids in items:
+    for key, facts, open_ids in items:
         found = held.get(key, set())
         for fact_id in sorted(found - open_ids):
             raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
         for fact_id in sorted(open_ids - found):
             raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+        deps.setdefault(key, set()).update(open_ids, filed.get(key, ()), (f["fact_id"] for f in facts))
     if not past:
-        return
+        return deps
     check(conn, [{name: value for name, value in fact.items() if name in kept}
                  for _key, facts, _ids, _changed in past for fact in facts], table="fact_history", folds=folds)
-    current_ids = {key: open_ids for key, _facts, open_ids in items}
     unfiled = _unfiled_many(conn, list(dict.fromkeys((key[0], key[1]) for key, *_rest in past)))
     wanted: dict[tuple, list[str]] = {}
-    for key, _facts, past_ids, _changed in past:
+    for key, facts, past_ids, _changed in past:
         on_key = [f for f in filed.get(key, ()) if f not in current_ids.get(key, ())]
         wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
+        deps.setdefault(key, set()).update(wanted[key], filed.get(key, ()), (f["fact_id"] for f in facts))
     ids = list(dict.fromkeys(f for ids in wanted.values() for f in ids))
     intervals = folds.intervals(conn, ids, "fact_history") if folds is not None else _expected(conn, ids,
                                                                                                "fact_history")[0]
@@ -209,6 +301,7 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
             raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
         for fact_id in sorted((past_ids - logged) - changed):
             raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+    return deps
 
 
 def _intervals_of_keys(conn, keys: list[tuple]) -> tuple[dict[tuple, set[str]], dict[tuple, list[str]]]:
