@@ -23,8 +23,7 @@ from itertools import islice
 
 from factledger.ledger.audit.served import _EVENTS_HASHED as _EVENTS
 from factledger.ledger.audit.served import _TOUCHED_ALL as _TOUCHED
-from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks, _named
-from factledger.ledger.domain.events import EVENT
+from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks, _named, links_in
 from factledger.ledger.store.reads import hash_at, partition_marks, partitions_bodies_from
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
 from factledger.projections.factbatch import FactBatch
@@ -34,7 +33,6 @@ MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least rece
 MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least recently checked go first)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
-_LINKING = (EVENT.FactDisputed, EVENT.MeaningChecked, EVENT.FactSplit)
 
 
 class _Fold:
@@ -193,15 +191,8 @@ def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) 
 
 
 def _links_out(event, ids: set[str]) -> bool:
-    """Whether `served._fold` would link another fact in for this event (a dispute's other
-    side, a rewording's, the fact a split cut from)."""
-    body = event.body
-    if body is None or event.type not in _LINKING:
-        return False
-    if event.type == EVENT.FactSplit:
-        return body.get("split_id") in ids and body.get("fact_id") not in ids
-    names = ("fact_id", "disputes") if event.type == EVENT.FactDisputed else ("fact_id", "by_fact_id")
-    return any(isinstance(body.get(n), str) and body[n] not in ids for n in names)
+    """Whether `served._fold` would link another fact in for this event (`served.links_in`)."""
+    return bool(links_in(event, ids))
 
 
 def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict[str, _Fold]:
@@ -235,19 +226,7 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
             found: list[str] = []
             for fact_id in facts:
                 for seq in touching[fact_id]:
-                    event = events[seq]
-                    body = event.body
-                    if body is None:
-                        continue
-                    if event.type == EVENT.FactDisputed:
-                        found += [f for f in (body.get("fact_id"), body.get("disputes"))
-                                  if isinstance(f, str) and f not in seen]
-                    elif event.type == EVENT.MeaningChecked:
-                        found += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
-                                  if isinstance(f, str) and f not in seen]
-                    elif event.type == EVENT.FactSplit and body.get("split_id") in seen \
-                            and body.get("fact_id") not in seen:
-                        found.append(body["fact_id"])
+                    found += links_in(events[seq], seen)
             found = [f for f in dict.fromkeys(found) if f not in seen]
             if found and len(seen) <= MAX_LINKED:
                 seen.update(found)

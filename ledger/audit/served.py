@@ -655,20 +655,32 @@ def _fold(conn, ids: list[str], table: str, where: dict[str, tuple[str, str]] | 
             # other's events); a split fact starts as a copy of the fact it was cut from
             if body is None:
                 continue
-            linked = len(wanted)
-            if event.type == EVENT.FactDisputed:
-                wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
-                           if isinstance(f, str) and f not in seen]
-            elif event.type == EVENT.MeaningChecked:    # a rewording's statements count towards the other
-                wanted += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
-                           if isinstance(f, str) and f not in seen]
-            elif event.type == EVENT.FactSplit and body.get("split_id") in seen and body.get("fact_id") not in seen:
-                wanted.append(body["fact_id"])
-            for other in wanted[linked:]:
+            for other in links_in(event, seen):
+                wanted.append(other)
                 where.setdefault(other, (event.app, event.user))
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))
     return batch, established
+
+
+def links_in(event: Event, seen) -> list[str]:
+    """The facts, not in `seen`, that a fold of the facts in `seen` links in for this event: a
+    dispute's two sides change each other's rows (`disputes`, closed by the other's events), a
+    rewording's statements count towards the other (`MeaningChecked`), a split fact starts as a
+    copy of the fact it was cut from.  `_fold` and the write path's kept folds
+    (`checkfolds`) both follow it."""
+    body = event.body
+    if body is None:
+        return []
+    if event.type == EVENT.FactSplit:
+        return [body["fact_id"]] if body.get("split_id") in seen and body.get("fact_id") not in seen else []
+    names = _LINKS.get(event.type)
+    if names is None:
+        return []
+    return [f for f in (body.get(n) for n in names) if isinstance(f, str) and f not in seen]
+
+
+_LINKS = {EVENT.FactDisputed: ("fact_id", "disputes"), EVENT.MeaningChecked: ("fact_id", "by_fact_id")}
 
 
 def _named(body: dict) -> list[str]:
