@@ -33,6 +33,7 @@ MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least rece
 MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least recently checked go first)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
+_RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 
 
 class _Fold:
@@ -46,8 +47,9 @@ class _Fold:
         self.ids, self.seqs, self.last = ids, seqs, max(seqs)
         self.snaps, self.rows = batch.snaps, batch.rows
 
-    def intervals(self, fact_id: str) -> list[dict]:
-        return [dict(zip(HISTORY_COLUMNS, row)) for row in self.rows if row[_FACT_ID] == fact_id]
+    def intervals(self, fact_id: str, open_only: bool = False) -> list[dict]:
+        return [dict(zip(HISTORY_COLUMNS, row)) for row in self.rows
+                if row[_FACT_ID] == fact_id and not (open_only and row[_RECORDED_TO] is not None)]
 
     def fold_on(self, events: list) -> None:
         """Fold these events (all after `last`) on from the kept state, as one `FactBatch.fold`
@@ -121,10 +123,11 @@ class CheckFolds:
                 for old in list(islice(self.keys, excess)):
                     del self.keys[old]
 
-    def intervals(self, conn, ids: list[str], table: str) -> dict[str, list[dict]]:
+    def intervals(self, conn, ids: list[str], table: str, open_only: bool = False) -> dict[str, list[dict]]:
         """fact id -> its intervals as the log gives them (`served._expected`'s), from the kept
         folds where the log has not moved under them, else folded (and kept).  Only after
-        `guard` in the same transaction."""
+        `guard` in the same transaction.  `open_only`: only its open intervals (a fact the log
+        holds with none open maps to an empty list)."""
         with self.lock:                               # taken out while in use; put back when done
             kept = {f: self.folds.pop(f) for f in ids if f in self.folds}
         afresh = [f for f in ids if f not in kept]
@@ -146,7 +149,7 @@ class CheckFolds:
                 last = max(hashes)
                 if self.mark is None or last > self.mark[0]:
                     self.mark = (last, hashes[last])
-        return {f: fold.intervals(f) for f, fold in kept.items()}
+        return {f: fold.intervals(f, open_only) for f, fold in kept.items()}
 
 
 def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) -> list[str]:

@@ -63,16 +63,7 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
              if isinstance(f.get("app"), str) and isinstance(f.get("user"), str)}
     intervals = folds.intervals(conn, ids, table) if folds is not None else _expected(conn, ids, table, where)[0]
     for fact in facts:
-        fact_id = fact["fact_id"]
-        found = intervals.get(fact_id)
-        if not found:
-            raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
-        interval = _served_interval(fact, found, at, history)
-        if interval is None:
-            raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"],
-                                     "the log does not hold it in that state at that time")
-        _compare(table, fact, interval)
-        checked[fact_id] = interval
+        checked[fact["fact_id"]] = _checked(table, fact, intervals, at, history)
     if history:
         served = {(f["fact_id"], f.get("recorded_from")) for f in facts}
         for fact_id in ids:
@@ -81,6 +72,34 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
                     raise ProjectionMismatch(table, fact_id, interval["from_seq"],
                                              "an interval the log holds is missing")
     return checked
+
+
+def _checked(table: str, fact: dict, intervals: dict[str, list[dict]], at: str | None = None,
+             history: bool = False) -> dict:
+    """`check` of one fact against its intervals as the log gives them (only its open ones will
+    do for an open fact's row); the interval it was checked against."""
+    fact_id = fact["fact_id"]
+    found = intervals.get(fact_id)
+    if found is None or (not found and at is not None):
+        raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
+    interval = _served_interval(fact, found, at, history)
+    if interval is None:
+        raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"] if found else None,
+                                 "the log does not hold it in that state at that time")
+    _compare(table, fact, interval)
+    return interval
+
+
+def _check_rows(conn, facts: list[dict], table: str, folds) -> None:
+    """`check` of stored open rows (a key's open facts, or the open intervals of its closed
+    ones), with the kept folds' open intervals when there are kept folds."""
+    facts = [{name: value for name, value in fact.items() if name in _KEPT} for fact in facts]
+    if not facts or folds is None:
+        check(conn, facts, table=table)
+        return
+    intervals = folds.intervals(conn, list(dict.fromkeys(f["fact_id"] for f in facts)), table, open_only=True)
+    for fact in facts:
+        _checked(table, fact, intervals)
 
 
 def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str | None = None,
@@ -232,19 +251,19 @@ def _carry_keys(conn, plan, items, past_of, folds) -> dict[tuple, tuple[set[str]
         open_rows += [f for f in facts if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
         past_rows += [f for f in past_of[key][0]
                       if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
-    check(conn, [{name: value for name, value in fact.items() if name in _KEPT} for fact in open_rows],
-          table="facts_current", folds=folds)
-    check(conn, [{name: value for name, value in fact.items() if name in _KEPT} for fact in past_rows],
-          table="fact_history", folds=folds)
-    intervals = folds.intervals(conn, sorted(touched_all), "fact_history") if touched_all else {}
     compared = {f["fact_id"] for f in [*open_rows, *past_rows]}
+    wanted = sorted(touched_all | compared)
+    intervals = folds.intervals(conn, wanted, "fact_history", open_only=True) if wanted else {}
+    for table, rows in (("facts_current", open_rows), ("fact_history", past_rows)):
+        for fact in rows:
+            _checked(table, {name: value for name, value in fact.items() if name in _KEPT}, intervals)
     out: dict[tuple, tuple[set[str], set[str], set[str]]] = {}
     for key, facts, open_ids in items:
         state, touched = plan.kept[key], plan.touched[key]
         past_facts, past_ids = past_of[key]
         _app, _user, subject, predicate = key
-        on_key = {f: [i for i in intervals.get(f, ()) if i["recorded_to"] is None and i["subject"] == subject
-                      and i["predicate"] == predicate] for f in touched}
+        on_key = {f: [i for i in intervals.get(f, ()) if i["subject"] == subject and i["predicate"] == predicate]
+                  for f in touched}
         open_now = (state.open - touched) | {f for f, found in on_key.items()
                                               if any(i["state"] in OPEN_STATUSES for i in found)}
         past_now = (state.past - touched) | {f for f, found in on_key.items()
@@ -266,10 +285,8 @@ def _carry_keys(conn, plan, items, past_of, folds) -> dict[tuple, tuple[set[str]
 
 def _check_keys_rows(conn, items, past, current_ids, folds) -> dict[tuple, set[str]]:
     """`check_keys_rows`'s comparisons in full; key -> the facts whose events can change it."""
-    kept = _KEPT
     deps: dict[tuple, set[str]] = {}
-    check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids in items for fact in facts], table="facts_current", folds=folds)
+    _check_rows(conn, [fact for _key, facts, _ids in items for fact in facts], "facts_current", folds)
     held, filed = _intervals_of_keys(conn, [key for key, _facts, _ids in items] +
                                      [key for key, *_rest in past])
     for key, facts, open_ids in items:
@@ -281,8 +298,7 @@ def _check_keys_rows(conn, items, past, current_ids, folds) -> dict[tuple, set[s
         deps.setdefault(key, set()).update(open_ids, filed.get(key, ()), (f["fact_id"] for f in facts))
     if not past:
         return deps
-    check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids, _changed in past for fact in facts], table="fact_history", folds=folds)
+    _check_rows(conn, [fact for _key, facts, _ids, _changed in past for fact in facts], "fact_history", folds)
     unfiled = _unfiled_many(conn, list(dict.fromkeys((key[0], key[1]) for key, *_rest in past)))
     wanted: dict[tuple, list[str]] = {}
     for key, facts, past_ids, _changed in past:
@@ -290,8 +306,8 @@ def _check_keys_rows(conn, items, past, current_ids, folds) -> dict[tuple, set[s
         wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
         deps.setdefault(key, set()).update(wanted[key], filed.get(key, ()), (f["fact_id"] for f in facts))
     ids = list(dict.fromkeys(f for ids in wanted.values() for f in ids))
-    intervals = folds.intervals(conn, ids, "fact_history") if folds is not None else _expected(conn, ids,
-                                                                                               "fact_history")[0]
+    intervals = folds.intervals(conn, ids, "fact_history", open_only=True) if folds is not None else _expected(
+        conn, ids, "fact_history")[0]
     for key, _facts, past_ids, changed in past:
         _app, _user, subject, predicate = key
         logged = {fact_id for fact_id in wanted[key]
@@ -327,19 +343,20 @@ def _intervals_of_keys(conn, keys: list[tuple]) -> tuple[dict[tuple, set[str]], 
 
 
 def _unfiled_many(conn, partitions: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """`_unfiled` of many partitions, in two statements per `CHUNK` of them."""
-    named: dict[tuple[str, str], set[str]] = {}
-    held: dict[tuple[str, str], set[str]] = {}
+    """`_unfiled` of many partitions, in one statement per `CHUNK` of them: the fact ids
+    `fact_events` names with no row of `fact_history` (a lookup by fact id each, not a read of
+    every fact id both tables file under the partition)."""
+    out: dict[tuple[str, str], list[str]] = {}
     for start in range(0, len(partitions), CHUNK):
         chunk = partitions[start:start + CHUNK]
         values = ", ".join("(?,?)" for _ in chunk)
-        args = [v for p in chunk for v in p]
-        for table, into in (("fact_events", named), ("fact_history", held)):
-            for app, user, fact_id in conn.execute(
-                    f"WITH k(a, u) AS (VALUES {values}) SELECT DISTINCT t.app, t.user, t.fact_id FROM k"
-                    f" JOIN {table} t ON t.app = k.a AND t.user = k.u", args):
-                into.setdefault((app, user), set()).add(fact_id)
-    return {p: sorted(found - held.get(p, set())) for p, found in named.items() if found - held.get(p, set())}
+        for app, user, fact_id in conn.execute(
+                f"WITH k(a, u) AS (VALUES {values}) SELECT DISTINCT t.app, t.user, t.fact_id FROM k"
+                " JOIN fact_events t ON t.app = k.a AND t.user = k.u WHERE NOT EXISTS (SELECT 1 FROM"
+                " fact_history h WHERE h.fact_id = t.fact_id AND h.app = t.app AND h.user = t.user)",
+                [v for p in chunk for v in p]):
+            out.setdefault((app, user), []).append(fact_id)
+    return {p: sorted(found) for p, found in out.items()}
 
 
 def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], changed: set[str]) -> None:
