@@ -112,8 +112,8 @@ class CheckFolds:
         """`plan_keys` (below): which of a batch's keys a kept check carries on."""
         return plan_keys(self, conn, items, past)
 
-    def keep_key(self, key: tuple, mark, open_: set[str], past: set[str], deps: set[str],
-                 links: dict[str, set[str]], rows: dict[str, bytes]) -> None:
+    def keep_key(self, key: tuple, mark, open_: tuple[str, ...], past: tuple[str, ...], deps: tuple[str, ...],
+                 links: dict[str, tuple[str, ...]], rows: dict[str, bytes]) -> None:
         """Keep one key's check (once the batch's check passed)."""
         with self.lock:
             self.keys.pop(key, None)
@@ -268,12 +268,13 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
 
 
 class _KeyState:
-    """One key's last check (see above)."""
+    """One key's last check (see above).  Tuples and dicts of strings and bytes, which the
+    garbage collector stops tracking: tens of thousands of kept keys cost it nothing."""
 
     __slots__ = ("mark", "open", "past", "deps", "links", "rows")
 
-    def __init__(self, mark, open_: set[str], past: set[str], deps: set[str], links: dict[str, set[str]],
-                 rows: dict[str, bytes]) -> None:
+    def __init__(self, mark, open_: tuple[str, ...], past: tuple[str, ...], deps: tuple[str, ...],
+                 links: dict[str, tuple[str, ...]], rows: dict[str, bytes]) -> None:
         self.mark, self.open, self.past, self.deps, self.links, self.rows = mark, open_, past, deps, links, rows
 
 
@@ -288,14 +289,14 @@ class KeyPlan:
         self.touched: dict[tuple, set[str]] = {}
 
 
-def _touching(body: dict | None, key: tuple, state: _KeyState) -> set[str] | None:
+def _touching(body: dict | None, key: tuple, deps: set[str], links: dict[str, tuple[str, ...]]) -> set[str] | None:
     """The facts of a key an event touches (empty: none), or None if it cannot tell (no body)."""
     if body is None:
         return None
     named = set(_named(body))
-    if not (body.get("subject") == key[2] and body.get("predicate") == key[3]) and not named & state.deps:
+    if not (body.get("subject") == key[2] and body.get("predicate") == key[3]) and not named & deps:
         return set()
-    return named | {f for f, linked in state.links.items() if linked & named}
+    return named | {f for f, linked in links.items() if not named.isdisjoint(linked)}
 
 
 def plan_keys(folds: CheckFolds, conn, items: list, past: list) -> KeyPlan:
@@ -326,8 +327,9 @@ def plan_keys(folds: CheckFolds, conn, items: list, past: list) -> KeyPlan:
             after = events.get(key[:2], [])
             if next((h for seq, h, _body in after if seq == state.mark[0]), None) != state.mark[1]:
                 continue                    # the log under the kept check is not the one now
+            deps = set(state.deps)
             for seq, _h, body in after:
-                found = _touching(body, key, state) if seq > state.mark[0] else set()
+                found = _touching(body, key, deps, state.links) if seq > state.mark[0] else set()
                 if found is None:
                     touched = None
                     break

@@ -207,27 +207,30 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
     folds.links = {}
     try:
         past_of = {key: (facts, ids) for key, facts, ids, _changed in past}
+        digests = {key: {f["fact_id"]: row_digest(f) for f in [*facts, *past_of[key][0]]}
+                   for key, facts, _ids in items}
         deps = _check_keys_rows(conn, [i for i in items if i[0] not in plan.kept],
                                 [i for i in past if i[0] not in plan.kept], current_ids, folds)
-        carried = _carry_keys(conn, plan, [i for i in items if i[0] in plan.kept], past_of, folds)
+        carried = _carry_keys(conn, plan, [i for i in items if i[0] in plan.kept], past_of, digests, folds)
         links = folds.links
     finally:
         folds.links = None
-    for key, facts, open_ids in items:
+    for key, _facts, open_ids in items:
         if key[:2] not in plan.marks:
             continue                          # a partition with no event: nothing to keep
-        past_facts, past_ids = past_of[key]
-        rows = {f["fact_id"]: row_digest(f) for f in [*facts, *past_facts]}
         if key in plan.kept:
-            state, touched = plan.kept[key], plan.touched[key]
+            state = plan.kept[key]
             open_now, past_now, folded = carried[key]
-            found = state.deps | touched | folded
-            linked = dict(state.links)
+            found = set(state.deps) | plan.touched[key] | folded
+            linked = state.links
         else:
-            open_now, past_now, found, linked = open_ids, past_ids, deps.get(key, set()), {}
-        linked.update((f, links[f]) for f in found if f in links)
-        found = found.union(*linked.values())
-        folds.keep_key(key, plan.marks[key[:2]], set(open_now), set(past_now), found, linked, rows)
+            open_now, past_now, found, linked = open_ids, past_of[key][1], deps.get(key, set()), {}
+            folded = found
+        new = {f: tuple(links[f]) for f in folded if f in links}
+        linked.update(new)
+        found = found.union(*new.values())
+        folds.keep_key(key, plan.marks[key[:2]], tuple(open_now), tuple(past_now), tuple(found), linked,
+                       digests[key])
 
 
 _KEPT = (*_COMPARED, "fact_id", "recorded_from")
@@ -239,18 +242,18 @@ def row_digest(fact: dict) -> bytes:
     return hashlib.blake2b(repr(tuple(fact.items())).encode(), digest_size=16).digest()
 
 
-def _carry_keys(conn, plan, items, past_of, folds) -> dict[tuple, tuple[set[str], set[str], set[str]]]:
+def _carry_keys(conn, plan, items, past_of, digests, folds) -> dict[tuple, tuple[set[str], set[str], set[str]]]:
     """The keys a kept check carries on (`plan.kept`): the rows whose fact the log touched since,
     or whose digest moved, compared with their folds; the touched facts folded and the key's open
     and closed sets made what the log says now, which the rows' ids must be.  key -> (open set,
     closed set, the facts compared or folded)."""
     open_rows, past_rows, touched_all = [], [], set()
     for key, facts, _open_ids in items:
-        state, touched = plan.kept[key], plan.touched[key]
+        state, touched, now = plan.kept[key], plan.touched[key], digests[key]
         touched_all |= touched
-        open_rows += [f for f in facts if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
+        open_rows += [f for f in facts if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != now[f["fact_id"]]]
         past_rows += [f for f in past_of[key][0]
-                      if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != row_digest(f)]
+                      if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != now[f["fact_id"]]]
     compared = {f["fact_id"] for f in [*open_rows, *past_rows]}
     wanted = sorted(touched_all | compared)
     intervals = folds.intervals(conn, wanted, "fact_history", open_only=True) if wanted else {}
@@ -264,10 +267,10 @@ def _carry_keys(conn, plan, items, past_of, folds) -> dict[tuple, tuple[set[str]
         _app, _user, subject, predicate = key
         on_key = {f: [i for i in intervals.get(f, ()) if i["subject"] == subject and i["predicate"] == predicate]
                   for f in touched}
-        open_now = (state.open - touched) | {f for f, found in on_key.items()
-                                              if any(i["state"] in OPEN_STATUSES for i in found)}
-        past_now = (state.past - touched) | {f for f, found in on_key.items()
-                                              if any(i["state"] in PAST_STATES for i in found)}
+        open_now = (set(state.open) - touched) | {f for f, found in on_key.items()
+                                                   if any(i["state"] in OPEN_STATUSES for i in found)}
+        past_now = (set(state.past) - touched) | {f for f, found in on_key.items()
+                                                   if any(i["state"] in PAST_STATES for i in found)}
         for fact_id in sorted(open_now - open_ids):
             raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
         for fact_id in sorted(open_ids - open_now):
