@@ -155,23 +155,25 @@ class CheckFolds:
 def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) -> list[str]:
     """Bring the kept folds up to the log (in place); the fact ids that must be folded afresh
     (taken out of `kept`).  `hashes` hears the chain hash of each event read."""
-    facts = list(dict.fromkeys(f for fold in kept.values() for f in fold.ids))
+    # only the seqs after the earliest kept last one: the log under a kept fold is the one it
+    # folded (`guard` checked the chain hash at the last event read), so what can have come is
+    # later; a fact's old events are not read again however many it has
+    last_of: dict[str, int] = {}
+    for fold in kept.values():
+        for f in fold.ids:
+            last_of[f] = min(last_of.get(f, fold.last), fold.last)
+    facts = sorted(last_of, key=last_of.__getitem__)
     touching: dict[str, list[int]] = {}
     for start in range(0, len(facts), CHUNK):
         chunk = facts[start:start + CHUNK]
-        for fact_id, seq in conn.execute(_TOUCHED + _marks(chunk), chunk):
+        for fact_id, seq in conn.execute(_TOUCHED + _marks(chunk) + " AND seq > ?",
+                                         [*chunk, last_of[chunk[0]]]):
             touching.setdefault(fact_id, []).append(seq)
     afresh: list[str] = []
     new_of: dict[str, list[int]] = {}
     for fact_id, fold in kept.items():
-        now = {seq for f in fold.ids for seq in touching.get(f, ())}
-        if not fold.seqs <= now:
-            afresh.append(fact_id)
-            continue
-        new = sorted(now - fold.seqs)
-        if new and new[0] < fold.last:
-            afresh.append(fact_id)
-        elif new:
+        new = sorted({seq for f in fold.ids for seq in touching.get(f, ()) if seq > fold.last})
+        if new:
             new_of[fact_id] = new
     if new_of:
         wanted = sorted({seq for seqs in new_of.values() for seq in seqs})
