@@ -4,16 +4,17 @@ Before a batch decides, every stored open fact of its keys is compared with the 
 that fact (`served.check_keys_rows`).  Folding every fact's events again in every transaction
 cost a batch a share that grew with a fact's statements, so a fact's fold is kept, with the seqs
 of the events it folded (the fact's and those of the facts a dispute or a split links in) and the
-chain hash at the last of them.  A later check reads only which seqs touch those facts now
-(`fact_events`, an index read, no bodies) and the chain hashes at the kept last seqs: the same
-seqs, the fold is the log's; more, all after the last one kept, only those events are read,
-checked against their commitments and folded on; anything else (a seq gone or earlier, a hash
-that moved, a new event that links in another fact) folds the fact afresh.  So another
-connection's appends are seen, a rolled-back or replaced log shows as a hash that is not there,
-and a forget (a receipt in the app's or every app's erasure partition) drops them all.  What a
-kept fold cannot see is a body edited in place under an unchanged seq: `verify` finds that by the
-chain, as for the reads' kept folds (docs/decisions.md).  The row compared is always the one
-read now: a projection row forged after a fold was kept is still caught.
+chain hash at the last of them.  A later check reads only which seqs after the last one kept
+touch those facts now (`fact_events`, an index read, no bodies), after `guard` found the chain
+hash at the last event any kept fold read where it was: only those events are read, checked
+against their commitments and folded on; a new event that links in another fact folds the fact
+afresh.  So another connection's appends are seen, a rolled-back or replaced log shows as a hash
+that is not there, and a forget (a receipt in the app's or every app's erasure partition) drops
+them all.  What a kept fold cannot see is a body edited in place under an unchanged seq: `verify`
+finds that by the chain, as for the reads' kept folds (docs/decisions.md).  Each key's last
+check is kept too (below, "the keys' checks kept"): a later batch compares only the rows whose
+fact the log touched since or whose digest moved, so a projection row forged after a check was
+kept is still caught.
 """
 
 from __future__ import annotations
