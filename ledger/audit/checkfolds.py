@@ -32,6 +32,7 @@ from factledger.projections.history import HISTORY_COLUMNS
 
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
 MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least recently checked go first)
+KEEP_KEYS = True            # whether keys' checks are kept at all (docs/performance.md measures both)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
 _RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
@@ -308,7 +309,7 @@ def plan_keys(folds: CheckFolds, conn, items: list, past: list) -> KeyPlan:
     the transaction: what was read is what is stored)."""
     plan = KeyPlan()
     changed_of = {key: changed for key, _facts, _ids, changed in past}
-    if not items or any(changed_of.get(key, True) for key, _facts, _ids in items):
+    if not KEEP_KEYS or not items or any(changed_of.get(key, True) for key, _facts, _ids in items):
         return plan
     plan.keep = True
     keys = [key for key, _facts, _ids in items]
