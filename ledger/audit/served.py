@@ -346,20 +346,19 @@ def _intervals_of_keys(conn, keys: list[tuple]) -> tuple[dict[tuple, set[str]], 
 
 
 def _unfiled_many(conn, partitions: list[tuple[str, str]]) -> dict[tuple[str, str], list[str]]:
-    """`_unfiled` of many partitions, in one statement per `CHUNK` of them: the fact ids
-    `fact_events` names with no row of `fact_history` (a lookup by fact id each, not a read of
-    every fact id both tables file under the partition)."""
-    out: dict[tuple[str, str], list[str]] = {}
+    """`_unfiled` of many partitions, in two statements per `CHUNK` of them."""
+    named: dict[tuple[str, str], set[str]] = {}
+    held: dict[tuple[str, str], set[str]] = {}
     for start in range(0, len(partitions), CHUNK):
         chunk = partitions[start:start + CHUNK]
         values = ", ".join("(?,?)" for _ in chunk)
-        for app, user, fact_id in conn.execute(
-                f"WITH k(a, u) AS (VALUES {values}) SELECT DISTINCT t.app, t.user, t.fact_id FROM k"
-                " JOIN fact_events t ON t.app = k.a AND t.user = k.u WHERE NOT EXISTS (SELECT 1 FROM"
-                " fact_history h WHERE h.fact_id = t.fact_id AND h.app = t.app AND h.user = t.user)",
-                [v for p in chunk for v in p]):
-            out.setdefault((app, user), []).append(fact_id)
-    return {p: sorted(found) for p, found in out.items()}
+        args = [v for p in chunk for v in p]
+        for table, into in (("fact_events", named), ("fact_history", held)):
+            for app, user, fact_id in conn.execute(
+                    f"WITH k(a, u) AS (VALUES {values}) SELECT DISTINCT t.app, t.user, t.fact_id FROM k"
+                    f" JOIN {table} t ON t.app = k.a AND t.user = k.u", args):
+                into.setdefault((app, user), set()).add(fact_id)
+    return {p: sorted(found - held.get(p, set())) for p, found in named.items() if found - held.get(p, set())}
 
 
 def check_key_past(conn, key: tuple, facts: list[dict], past_ids: set[str], changed: set[str]) -> None:
