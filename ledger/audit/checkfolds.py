@@ -4,16 +4,17 @@ Before a batch decides, every stored open fact of its keys is compared with the 
 that fact (`served.check_keys_rows`).  Folding every fact's events again in every transaction
 cost a batch a share that grew with a fact's statements, so a fact's fold is kept, with the seqs
 of the events it folded (the fact's and those of the facts a dispute or a split links in) and the
-chain hash at the last of them.  A later check reads only which seqs touch those facts now
-(`fact_events`, an index read, no bodies) and the chain hashes at the kept last seqs: the same
-seqs, the fold is the log's; more, all after the last one kept, only those events are read,
-checked against their commitments and folded on; anything else (a seq gone or earlier, a hash
-that moved, a new event that links in another fact) folds the fact afresh.  So another
-connection's appends are seen, a rolled-back or replaced log shows as a hash that is not there,
-and a forget (a receipt in the app's or every app's erasure partition) drops them all.  What a
-kept fold cannot see is a body edited in place under an unchanged seq: `verify` finds that by the
-chain, as for the reads' kept folds (docs/decisions.md).  The row compared is always the one
-read now: a projection row forged after a fold was kept is still caught.
+chain hash at the last of them.  A later check reads only which seqs after the last one kept
+touch those facts now (`fact_events`, an index read, no bodies), after `guard` found the chain
+hash at the last event any kept fold read where it was: only those events are read, checked
+against their commitments and folded on; a new event that links in another fact folds the fact
+afresh.  So another connection's appends are seen, a rolled-back or replaced log shows as a hash
+that is not there, and a forget (a receipt in the app's or every app's erasure partition) drops
+them all.  What a kept fold cannot see is a body edited in place under an unchanged seq: `verify`
+finds that by the chain, as for the reads' kept folds (docs/decisions.md).  Each key's last
+check is kept too (below, "the keys' checks kept"): a later batch compares only the rows whose
+fact the log touched since or whose digest moved, so a projection row forged after a check was
+kept is still caught.
 """
 
 from __future__ import annotations
@@ -23,17 +24,18 @@ from itertools import islice
 
 from factledger.ledger.audit.served import _EVENTS_HASHED as _EVENTS
 from factledger.ledger.audit.served import _TOUCHED_ALL as _TOUCHED
-from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks
-from factledger.ledger.domain.events import EVENT
-from factledger.ledger.store.reads import hash_at, partition_marks
+from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks, _named, links_in
+from factledger.ledger.store.reads import hash_at, partition_marks, partitions_bodies_from
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
 from factledger.projections.factbatch import FactBatch
 from factledger.projections.history import HISTORY_COLUMNS
 
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
+MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least recently checked go first)
+KEEP_KEYS = True            # whether keys' checks are kept at all (docs/performance.md measures both)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
-_LINKING = (EVENT.FactDisputed, EVENT.MeaningChecked, EVENT.FactSplit)
+_RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 
 
 class _Fold:
@@ -47,8 +49,9 @@ class _Fold:
         self.ids, self.seqs, self.last = ids, seqs, max(seqs)
         self.snaps, self.rows = batch.snaps, batch.rows
 
-    def intervals(self, fact_id: str) -> list[dict]:
-        return [dict(zip(HISTORY_COLUMNS, row)) for row in self.rows if row[_FACT_ID] == fact_id]
+    def intervals(self, fact_id: str, open_only: bool = False) -> list[dict]:
+        return [dict(zip(HISTORY_COLUMNS, row)) for row in self.rows
+                if row[_FACT_ID] == fact_id and not (open_only and row[_RECORDED_TO] is not None)]
 
     def fold_on(self, events: list) -> None:
         """Fold these events (all after `last`) on from the kept state, as one `FactBatch.fold`
@@ -77,6 +80,8 @@ class CheckFolds:
         # event before it, so the same hash says the log under every kept fold is the one folded
         # (a rolled-back write or another file shows as a hash that is not there)
         self.mark: tuple[int, str] | None = None
+        self.keys: dict[tuple, _KeyState] = {}       # key -> its last check, least recently used first
+        self.links: dict[str, set[str]] | None = None   # filled by `intervals` while a check keeps keys
         self.lock = threading.Lock()
 
     def clear(self) -> None:
@@ -84,6 +89,7 @@ class CheckFolds:
         with self.lock:
             self.folds.clear()
             self.guards.clear()
+            self.keys.clear()
             self.mark = None
 
     def guard(self, conn, apps) -> None:
@@ -99,14 +105,31 @@ class CheckFolds:
             if moved or any(p in self.guards and self.guards[p] != marks.get(p) for p in wanted):
                 self.folds.clear()
                 self.guards.clear()
+                self.keys.clear()
                 self.mark = None
             for p in wanted:
                 self.guards[p] = marks.get(p)
 
-    def intervals(self, conn, ids: list[str], table: str) -> dict[str, list[dict]]:
+    def plan_keys(self, conn, items: list, past: list) -> KeyPlan:
+        """`plan_keys` (below): which of a batch's keys a kept check carries on."""
+        return plan_keys(self, conn, items, past)
+
+    def keep_key(self, key: tuple, mark, open_: tuple[str, ...], past: tuple[str, ...], deps: tuple[str, ...],
+                 links: dict[str, tuple[str, ...]], rows: dict[str, bytes]) -> None:
+        """Keep one key's check (once the batch's check passed)."""
+        with self.lock:
+            self.keys.pop(key, None)
+            self.keys[key] = _KeyState(mark, open_, past, deps, links, rows)
+            excess = len(self.keys) - MAX_KEYS_KEPT
+            if excess > 0:
+                for old in list(islice(self.keys, excess)):
+                    del self.keys[old]
+
+    def intervals(self, conn, ids: list[str], table: str, open_only: bool = False) -> dict[str, list[dict]]:
         """fact id -> its intervals as the log gives them (`served._expected`'s), from the kept
         folds where the log has not moved under them, else folded (and kept).  Only after
-        `guard` in the same transaction."""
+        `guard` in the same transaction.  `open_only`: only its open intervals (a fact the log
+        holds with none open maps to an empty list)."""
         with self.lock:                               # taken out while in use; put back when done
             kept = {f: self.folds.pop(f) for f in ids if f in self.folds}
         afresh = [f for f in ids if f not in kept]
@@ -116,6 +139,8 @@ class CheckFolds:
         if afresh:
             kept.update(_fold_each(conn, afresh, table, hashes))
         with self.lock:
+            if self.links is not None:
+                self.links.update((f, fold.ids) for f, fold in kept.items())
             for fact_id, fold in kept.items():
                 self.folds[fact_id] = fold
             excess = len(self.folds) - self.limit
@@ -126,29 +151,31 @@ class CheckFolds:
                 last = max(hashes)
                 if self.mark is None or last > self.mark[0]:
                     self.mark = (last, hashes[last])
-        return {f: fold.intervals(f) for f, fold in kept.items()}
+        return {f: fold.intervals(f, open_only) for f, fold in kept.items()}
 
 
 def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) -> list[str]:
     """Bring the kept folds up to the log (in place); the fact ids that must be folded afresh
     (taken out of `kept`).  `hashes` hears the chain hash of each event read."""
-    facts = list(dict.fromkeys(f for fold in kept.values() for f in fold.ids))
+    # only the seqs after the earliest kept last one: the log under a kept fold is the one it
+    # folded (`guard` checked the chain hash at the last event read), so what can have come is
+    # later; a fact's old events are not read again however many it has
+    last_of: dict[str, int] = {}
+    for fold in kept.values():
+        for f in fold.ids:
+            last_of[f] = min(last_of.get(f, fold.last), fold.last)
+    facts = sorted(last_of, key=last_of.__getitem__)
     touching: dict[str, list[int]] = {}
     for start in range(0, len(facts), CHUNK):
         chunk = facts[start:start + CHUNK]
-        for fact_id, seq in conn.execute(_TOUCHED + _marks(chunk), chunk):
+        for fact_id, seq in conn.execute(_TOUCHED + _marks(chunk) + " AND seq > ?",
+                                         [*chunk, last_of[chunk[0]]]):
             touching.setdefault(fact_id, []).append(seq)
     afresh: list[str] = []
     new_of: dict[str, list[int]] = {}
     for fact_id, fold in kept.items():
-        now = {seq for f in fold.ids for seq in touching.get(f, ())}
-        if not fold.seqs <= now:
-            afresh.append(fact_id)
-            continue
-        new = sorted(now - fold.seqs)
-        if new and new[0] < fold.last:
-            afresh.append(fact_id)
-        elif new:
+        new = sorted({seq for f in fold.ids for seq in touching.get(f, ()) if seq > fold.last})
+        if new:
             new_of[fact_id] = new
     if new_of:
         wanted = sorted({seq for seqs in new_of.values() for seq in seqs})
@@ -171,15 +198,8 @@ def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) 
 
 
 def _links_out(event, ids: set[str]) -> bool:
-    """Whether `served._fold` would link another fact in for this event (a dispute's other
-    side, a rewording's, the fact a split cut from)."""
-    body = event.body
-    if body is None or event.type not in _LINKING:
-        return False
-    if event.type == EVENT.FactSplit:
-        return body.get("split_id") in ids and body.get("fact_id") not in ids
-    names = ("fact_id", "disputes") if event.type == EVENT.FactDisputed else ("fact_id", "by_fact_id")
-    return any(isinstance(body.get(n), str) and body[n] not in ids for n in names)
+    """Whether `served._fold` would link another fact in for this event (`served.links_in`)."""
+    return bool(links_in(event, ids))
 
 
 def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict[str, _Fold]:
@@ -213,19 +233,7 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
             found: list[str] = []
             for fact_id in facts:
                 for seq in touching[fact_id]:
-                    event = events[seq]
-                    body = event.body
-                    if body is None:
-                        continue
-                    if event.type == EVENT.FactDisputed:
-                        found += [f for f in (body.get("fact_id"), body.get("disputes"))
-                                  if isinstance(f, str) and f not in seen]
-                    elif event.type == EVENT.MeaningChecked:
-                        found += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
-                                  if isinstance(f, str) and f not in seen]
-                    elif event.type == EVENT.FactSplit and body.get("split_id") in seen \
-                            and body.get("fact_id") not in seen:
-                        found.append(body["fact_id"])
+                    found += links_in(events[seq], seen)
             found = [f for f in dict.fromkeys(found) if f not in seen]
             if found and len(seen) <= MAX_LINKED:
                 seen.update(found)
@@ -241,3 +249,96 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
         if any(row[_FACT_ID] == root for row in batch.rows):
             out[root] = _Fold(linked[root], set(seqs), batch)
     return out
+
+
+# --- the keys' checks kept --------------------------------------------------------------------
+# A batch's check of a key compared every stored fact it read (its open facts and its past) with
+# the log's fold of that fact, and read the key's intervals and its partition's fact ids to find
+# the facts the log holds on the key: the whole key, every batch.  So what a check found is kept
+# per key (`_KeyState`): the partition's mark then, the facts the log holds open and closed on
+# the key (`open`, `past`), the facts whose events can change the key (`deps`: every fact filed
+# under it or named in its partition with no row, and those a dispute, rewording or split links
+# in: `links`), and a digest of each row read (every column).  A later batch reads the rows as
+# before (the decision needs them), then the partition's events after the kept mark (the log
+# itself, the kept event's hash checked: another connection's writes are seen, a moved log is
+# not trusted).  The facts those events touch on the key (an event touches it when it names its
+# subject and predicate, as the observation that puts a fact on a key does, or a fact of `deps`;
+# with it every fact of the key whose fold links one it names) are folded and put in the key's
+# sets as the log now says; every row whose fact was touched or whose digest moved is compared
+# with its fold; the rows' ids must be the sets'.  A row forged after the check was kept has
+# another digest and is compared; a row put back as it was when kept, after the log moved its
+# fact, is compared too (the fact was touched).  An event with no body (a redaction), a forget or
+# a replay drops the kept keys.
+
+
+class _KeyState:
+    """One key's last check (see above).  Tuples and dicts of strings and bytes, which the
+    garbage collector stops tracking: tens of thousands of kept keys cost it nothing."""
+
+    __slots__ = ("mark", "open", "past", "deps", "links", "rows")
+
+    def __init__(self, mark, open_: tuple[str, ...], past: tuple[str, ...], deps: tuple[str, ...],
+                 links: dict[str, tuple[str, ...]], rows: dict[str, bytes]) -> None:
+        self.mark, self.open, self.past, self.deps, self.links, self.rows = mark, open_, past, deps, links, rows
+
+
+class KeyPlan:
+    """A batch's keys split in two: those a kept check carries on (`kept`: key -> its state, and
+    `touched`: key -> the facts the log touched since), and the rest, checked in full."""
+
+    def __init__(self) -> None:
+        self.keep = False
+        self.marks: dict[tuple[str, str], tuple[int, str]] = {}
+        self.kept: dict[tuple, _KeyState] = {}
+        self.touched: dict[tuple, set[str]] = {}
+
+
+def _touching(body: dict | None, key: tuple, deps: set[str], links: dict[str, tuple[str, ...]]) -> set[str] | None:
+    """The facts of a key an event touches (empty: none), or None if it cannot tell (no body)."""
+    if body is None:
+        return None
+    named = set(_named(body))
+    if not (body.get("subject") == key[2] and body.get("predicate") == key[3]) and not named & deps:
+        return set()
+    return named | {f for f, linked in links.items() if not named.isdisjoint(linked)}
+
+
+def plan_keys(folds: CheckFolds, conn, items: list, past: list) -> KeyPlan:
+    """Which of a batch's keys (`served.check_keys_rows`'s `items` and `past`) a kept check
+    carries on.  Only for a fresh read (every key's past read with it, nothing changed yet in
+    the transaction: what was read is what is stored)."""
+    plan = KeyPlan()
+    changed_of = {key: changed for key, _facts, _ids, changed in past}
+    if not KEEP_KEYS or not items or any(changed_of.get(key, True) for key, _facts, _ids in items):
+        return plan
+    plan.keep = True
+    keys = [key for key, _facts, _ids in items]
+    plan.marks = partition_marks(conn, list(dict.fromkeys(key[:2] for key in keys)))
+    with folds.lock:
+        states = {key: folds.keys.pop(key) for key in keys if key in folds.keys}
+    moved: dict[tuple[str, str], int] = {}
+    for key, state in states.items():
+        now = plan.marks.get(key[:2])
+        if now is not None and now != state.mark:
+            moved[key[:2]] = min(moved.get(key[:2], state.mark[0]), state.mark[0])
+    events = partitions_bodies_from(conn, list(moved.items())) if moved else {}
+    for key, state in states.items():
+        now = plan.marks.get(key[:2])
+        if now is None:
+            continue
+        touched: set[str] | None = set()
+        if now != state.mark:
+            after = events.get(key[:2], [])
+            if next((h for seq, h, _body in after if seq == state.mark[0]), None) != state.mark[1]:
+                continue                    # the log under the kept check is not the one now
+            deps = set(state.deps)
+            for seq, _h, body in after:
+                found = _touching(body, key, deps, state.links) if seq > state.mark[0] else set()
+                if found is None:
+                    touched = None
+                    break
+                touched |= found
+        if touched is not None:
+            plan.kept[key] = state
+            plan.touched[key] = touched
+    return plan

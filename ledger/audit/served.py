@@ -63,16 +63,7 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
              if isinstance(f.get("app"), str) and isinstance(f.get("user"), str)}
     intervals = folds.intervals(conn, ids, table) if folds is not None else _expected(conn, ids, table, where)[0]
     for fact in facts:
-        fact_id = fact["fact_id"]
-        found = intervals.get(fact_id)
-        if not found:
-            raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
-        interval = _served_interval(fact, found, at, history)
-        if interval is None:
-            raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"],
-                                     "the log does not hold it in that state at that time")
-        _compare(table, fact, interval)
-        checked[fact_id] = interval
+        checked[fact["fact_id"]] = _checked(table, fact, intervals, at, history)
     if history:
         served = {(f["fact_id"], f.get("recorded_from")) for f in facts}
         for fact_id in ids:
@@ -81,6 +72,34 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
                     raise ProjectionMismatch(table, fact_id, interval["from_seq"],
                                              "an interval the log holds is missing")
     return checked
+
+
+def _checked(table: str, fact: dict, intervals: dict[str, list[dict]], at: str | None = None,
+             history: bool = False) -> dict:
+    """`check` of one fact against its intervals as the log gives them (only its open ones will
+    do for an open fact's row); the interval it was checked against."""
+    fact_id = fact["fact_id"]
+    found = intervals.get(fact_id)
+    if found is None or (not found and at is not None):
+        raise ProjectionMismatch(table, fact_id, fact.get("observed_seq"), "no event of the log establishes it")
+    interval = _served_interval(fact, found, at, history)
+    if interval is None:
+        raise ProjectionMismatch(table, fact_id, found[-1]["from_seq"] if found else None,
+                                 "the log does not hold it in that state at that time")
+    _compare(table, fact, interval)
+    return interval
+
+
+def _check_rows(conn, facts: list[dict], table: str, folds) -> None:
+    """`check` of stored open rows (a key's open facts, or the open intervals of its closed
+    ones), with the kept folds' open intervals when there are kept folds."""
+    facts = [{name: value for name, value in fact.items() if name in _KEPT} for fact in facts]
+    if not facts or folds is None:
+        check(conn, facts, table=table)
+        return
+    intervals = folds.intervals(conn, list(dict.fromkeys(f["fact_id"] for f in facts)), table, open_only=True)
+    for fact in facts:
+        _checked(table, fact, intervals)
 
 
 def check_open(conn, app: str, user: str, served_ids: set[str], *, subject: str | None = None,
@@ -173,33 +192,125 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
     """`check_key_rows` for many keys (a batch's, read up front), and `check_key_past` for those in
     `past`: every key's stored facts folded from the log in one `check`, and the keys' intervals
     read from `fact_history` in one statement per `CHUNK` keys, so a batch pays a few statements,
-    not a few per key.  `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`)."""
-    kept = (*_COMPARED, "fact_id", "recorded_from")
-    if folds is not None:
-        folds.guard(conn, dict.fromkeys(key[0] for key, *_rest in [*items, *past]))
-    check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids in items for fact in facts], table="facts_current", folds=folds)
+    not a few per key.  `folds`: the ledger's kept folds of the facts (`checkfolds.CheckFolds`),
+    which also keep each key's last check: a key checked before is checked on from it, its rows
+    compared only where the log or the row moved since (`checkfolds.plan_keys`)."""
+    current_ids = {key: open_ids for key, _facts, open_ids in items}
+    if folds is None:
+        _check_keys_rows(conn, items, past, current_ids, None)
+        return
+    folds.guard(conn, dict.fromkeys(key[0] for key, *_rest in [*items, *past]))
+    plan = folds.plan_keys(conn, items, past)
+    if not plan.keep:
+        _check_keys_rows(conn, items, past, current_ids, folds)
+        return
+    folds.links = {}
+    try:
+        past_of = {key: (facts, ids) for key, facts, ids, _changed in past}
+        digests = {key: {f["fact_id"]: row_digest(f) for f in [*facts, *past_of[key][0]]}
+                   for key, facts, _ids in items}
+        deps = _check_keys_rows(conn, [i for i in items if i[0] not in plan.kept],
+                                [i for i in past if i[0] not in plan.kept], current_ids, folds)
+        carried = _carry_keys(conn, plan, [i for i in items if i[0] in plan.kept], past_of, digests, folds)
+        links = folds.links
+    finally:
+        folds.links = None
+    for key, _facts, open_ids in items:
+        if key[:2] not in plan.marks:
+            continue                          # a partition with no event: nothing to keep
+        if key in plan.kept:
+            state = plan.kept[key]
+            open_now, past_now, folded = carried[key]
+            found = set(state.deps) | plan.touched[key] | folded
+            linked = state.links
+        else:
+            open_now, past_now, found, linked = open_ids, past_of[key][1], deps.get(key, set()), {}
+            folded = found
+        new = {f: tuple(links[f]) for f in folded if f in links}
+        linked.update(new)
+        found = found.union(*new.values())
+        folds.keep_key(key, plan.marks[key[:2]], tuple(open_now), tuple(past_now), tuple(found), linked,
+                       digests[key])
+
+
+_KEPT = (*_COMPARED, "fact_id", "recorded_from")
+
+
+def row_digest(fact: dict) -> bytes:
+    """A digest of a stored row as read (every column, in column order): what a kept key check
+    compares the row read by a later batch with (`checkfolds`)."""
+    return hashlib.blake2b(repr(tuple(fact.items())).encode(), digest_size=16).digest()
+
+
+def _carry_keys(conn, plan, items, past_of, digests, folds) -> dict[tuple, tuple[set[str], set[str], set[str]]]:
+    """The keys a kept check carries on (`plan.kept`): the rows whose fact the log touched since,
+    or whose digest moved, compared with their folds; the touched facts folded and the key's open
+    and closed sets made what the log says now, which the rows' ids must be.  key -> (open set,
+    closed set, the facts compared or folded)."""
+    open_rows, past_rows, touched_all = [], [], set()
+    for key, facts, _open_ids in items:
+        state, touched, now = plan.kept[key], plan.touched[key], digests[key]
+        touched_all |= touched
+        open_rows += [f for f in facts if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != now[f["fact_id"]]]
+        past_rows += [f for f in past_of[key][0]
+                      if f["fact_id"] in touched or state.rows.get(f["fact_id"]) != now[f["fact_id"]]]
+    compared = {f["fact_id"] for f in [*open_rows, *past_rows]}
+    wanted = sorted(touched_all | compared)
+    intervals = folds.intervals(conn, wanted, "fact_history", open_only=True) if wanted else {}
+    for table, rows in (("facts_current", open_rows), ("fact_history", past_rows)):
+        for fact in rows:
+            _checked(table, {name: value for name, value in fact.items() if name in _KEPT}, intervals)
+    out: dict[tuple, tuple[set[str], set[str], set[str]]] = {}
+    for key, facts, open_ids in items:
+        state, touched = plan.kept[key], plan.touched[key]
+        past_facts, past_ids = past_of[key]
+        _app, _user, subject, predicate = key
+        on_key = {f: [i for i in intervals.get(f, ()) if i["subject"] == subject and i["predicate"] == predicate]
+                  for f in touched}
+        open_now = (set(state.open) - touched) | {f for f, found in on_key.items()
+                                                   if any(i["state"] in OPEN_STATUSES for i in found)}
+        past_now = (set(state.past) - touched) | {f for f, found in on_key.items()
+                                                   if any(i["state"] in PAST_STATES for i in found)}
+        for fact_id in sorted(open_now - open_ids):
+            raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
+        for fact_id in sorted(open_ids - open_now):
+            raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+        for fact_id in sorted(open_now - {f["fact_id"] for f in facts}):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the open fact's interval is missing")
+        for fact_id in sorted(past_now - past_ids):
+            raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
+        for fact_id in sorted(past_ids - past_now):
+            raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+        mine = {f["fact_id"] for f in [*facts, *past_facts]}
+        out[key] = (open_now, past_now, touched | (compared & mine))
+    return out
+
+
+def _check_keys_rows(conn, items, past, current_ids, folds) -> dict[tuple, set[str]]:
+    """`check_keys_rows`'s comparisons in full; key -> the facts whose events can change it."""
+    deps: dict[tuple, set[str]] = {}
+    _check_rows(conn, [fact for _key, facts, _ids in items for fact in facts], "facts_current", folds)
     held, filed = _intervals_of_keys(conn, [key for key, _facts, _ids in items] +
                                      [key for key, *_rest in past])
-    for key, _facts, open_ids in items:
+    for key, facts, open_ids in items:
         found = held.get(key, set())
         for fact_id in sorted(found - open_ids):
             raise ProjectionMismatch("facts_current", fact_id, None, "an open fact of the log is missing")
         for fact_id in sorted(open_ids - found):
             raise ProjectionMismatch("facts_current", fact_id, None, "the fact is not open in the log")
+        deps.setdefault(key, set()).update(open_ids, filed.get(key, ()), (f["fact_id"] for f in facts))
     if not past:
-        return
-    check(conn, [{name: value for name, value in fact.items() if name in kept}
-                 for _key, facts, _ids, _changed in past for fact in facts], table="fact_history", folds=folds)
-    current_ids = {key: open_ids for key, _facts, open_ids in items}
+        return deps
+    _check_rows(conn, [fact for _key, facts, _ids, _changed in past for fact in facts], "fact_history", folds)
     unfiled = _unfiled_many(conn, list(dict.fromkeys((key[0], key[1]) for key, *_rest in past)))
     wanted: dict[tuple, list[str]] = {}
-    for key, _facts, past_ids, _changed in past:
+    for key, facts, past_ids, _changed in past:
         on_key = [f for f in filed.get(key, ()) if f not in current_ids.get(key, ())]
         wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
+        deps.setdefault(key, set()).update(wanted[key], filed.get(key, ()), (f["fact_id"] for f in facts))
     ids = list(dict.fromkeys(f for ids in wanted.values() for f in ids))
-    intervals = folds.intervals(conn, ids, "fact_history") if folds is not None else _expected(conn, ids,
-                                                                                               "fact_history")[0]
+    intervals = folds.intervals(conn, ids, "fact_history", open_only=True) if folds is not None else _expected(
+        conn, ids, "fact_history")[0]
     for key, _facts, past_ids, changed in past:
         _app, _user, subject, predicate = key
         logged = {fact_id for fact_id in wanted[key]
@@ -209,6 +320,7 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
             raise ProjectionMismatch("fact_history", fact_id, None, "a closed fact of the key in the log is missing")
         for fact_id in sorted((past_ids - logged) - changed):
             raise ProjectionMismatch("fact_history", fact_id, None, "the log does not close the fact on the key")
+    return deps
 
 
 def _intervals_of_keys(conn, keys: list[tuple]) -> tuple[dict[tuple, set[str]], dict[tuple, list[str]]]:
@@ -562,20 +674,32 @@ def _fold(conn, ids: list[str], table: str, where: dict[str, tuple[str, str]] | 
             # other's events); a split fact starts as a copy of the fact it was cut from
             if body is None:
                 continue
-            linked = len(wanted)
-            if event.type == EVENT.FactDisputed:
-                wanted += [f for f in (body.get("fact_id"), body.get("disputes"))
-                           if isinstance(f, str) and f not in seen]
-            elif event.type == EVENT.MeaningChecked:    # a rewording's statements count towards the other
-                wanted += [f for f in (body.get("fact_id"), body.get("by_fact_id"))
-                           if isinstance(f, str) and f not in seen]
-            elif event.type == EVENT.FactSplit and body.get("split_id") in seen and body.get("fact_id") not in seen:
-                wanted.append(body["fact_id"])
-            for other in wanted[linked:]:
+            for other in links_in(event, seen):
+                wanted.append(other)
                 where.setdefault(other, (event.app, event.user))
     batch = FactBatch()
     batch.fold(events[seq] for seq in sorted(events))
     return batch, established
+
+
+def links_in(event: Event, seen) -> list[str]:
+    """The facts, not in `seen`, that a fold of the facts in `seen` links in for this event: a
+    dispute's two sides change each other's rows (`disputes`, closed by the other's events), a
+    rewording's statements count towards the other (`MeaningChecked`), a split fact starts as a
+    copy of the fact it was cut from.  `_fold` and the write path's kept folds
+    (`checkfolds`) both follow it."""
+    body = event.body
+    if body is None:
+        return []
+    if event.type == EVENT.FactSplit:
+        return [body["fact_id"]] if body.get("split_id") in seen and body.get("fact_id") not in seen else []
+    names = _LINKS.get(event.type)
+    if names is None:
+        return []
+    return [f for f in (body.get(n) for n in names) if isinstance(f, str) and f not in seen]
+
+
+_LINKS = {EVENT.FactDisputed: ("fact_id", "disputes"), EVENT.MeaningChecked: ("fact_id", "by_fact_id")}
 
 
 def _named(body: dict) -> list[str]:

@@ -361,6 +361,24 @@ def partition_marks(conn: sqlite3.Connection,
     return out
 
 
+def partitions_bodies_from(conn: sqlite3.Connection, wanted: list[tuple[tuple[str, str], int]],
+                           ) -> dict[tuple[str, str], list[tuple[int, str, dict | None]]]:
+    """Each (partition, from seq): partition -> (seq, chain hash, body or None once redacted) of
+    its events from that seq on (the event at it included), in seq order; one statement per
+    `MARKS` partitions.  What the write path's kept key checks read to see which keys the log
+    touched since they were kept (`ledger.audit.checkfolds`)."""
+    out: dict[tuple[str, str], list[tuple[int, str, dict | None]]] = {}
+    for start in range(0, len(wanted), MARKS):
+        chunk = wanted[start:start + MARKS]
+        keys = ", ".join("(?,?,?)" for _ in chunk)
+        for app, user, seq, hash_, body in conn.execute(
+                f"WITH k(a, u, s) AS (VALUES {keys}) SELECT e.app, e.user, e.seq, e.hash, e.body FROM k"
+                " JOIN events e ON e.app = k.a AND e.user = k.u AND e.seq >= k.s ORDER BY e.seq",
+                [v for (a, u), after in chunk for v in (a, u, after)]):
+            out.setdefault((app, user), []).append((seq, hash_, body_of(body)))
+    return out
+
+
 def partitions_events_after(conn: sqlite3.Connection, wanted: list[tuple[tuple[str, str], int]], type_: str,
                             table: str) -> dict[tuple[str, str], list[Event]]:
     """`partition_events_after` of each (partition, after), in a few statements: partition ->
