@@ -421,7 +421,7 @@ class PgConnection:
 
     def _unnested(self, text: str, rows: list[tuple]) -> tuple[str, tuple] | None:
         """An `INSERT ... VALUES (%s, ...) ON CONFLICT ...` for many rows as one statement over
-        arrays (each sent as text and cast to its column's type), or None where that would not
+        arrays (each a text array, sent in binary, cast to its column's type), or None where that would not
         do what the rows one by one do: a `DO UPDATE` whose rows repeat a conflict key (one
         statement may not update a row twice)."""
         found = _UPSERT.match(text)
@@ -442,10 +442,10 @@ class PgConnection:
                     if c.strip().strip('"') in columns]
             if len({tuple(r[i] for i in keys) for r in rows}) != len(rows):
                 return None
-        arrays = tuple([_as_text(r[i]) for r in rows] for i in range(count))
+        values = tuple(arrays.Binary([_as_text(r[i]) for r in rows]) for i in range(count))
         casts = ", ".join(f"%s::text[]::{types[c]}[]" for c in columns)
         names = f" ({listed})" if listed else f" ({', '.join(_quote_name(c) for c in columns)})"
-        return f"INSERT INTO {table}{names} SELECT * FROM unnest({casts}){rest}", arrays
+        return f"INSERT INTO {table}{names} SELECT * FROM unnest({casts}){rest}", values
 
     def types_of(self, table: str) -> dict[str, str]:
         """column -> its type, as SQL names it, of a table of the ledger's schema."""
@@ -701,6 +701,7 @@ def _adapt(raw) -> None:
     NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
+    from psycopg.types.array import ListBinaryDumper
 
     class BoolAsInt(Dumper):
         oid = psycopg.adapters.types["int8"].oid
@@ -715,6 +716,8 @@ def _adapt(raw) -> None:
 
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", Numeric)
+    # the arrays of `arrays.rewrite` and `_unnested`: binary, no per-element quoting in Python
+    raw.adapters.register_dumper(arrays.Binary, ListBinaryDumper)
 
 
 def open_postgres(location: str, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
