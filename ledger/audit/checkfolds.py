@@ -21,9 +21,7 @@ from __future__ import annotations
 import threading
 from itertools import islice
 
-from factledger.ledger.audit.served import _EVENTS_HASHED as _EVENTS
-from factledger.ledger.audit.served import _TOUCHED_ALL as _TOUCHED
-from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks
+from factledger.ledger.audit.served import _EVENTS, _TOUCHED, MAX_LINKED, _by_leaf, _event, _lookup
 from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.reads import hash_at, partition_marks
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
@@ -33,6 +31,8 @@ from factledger.projections.history import HISTORY_COLUMNS
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
+# each event with its chain hash (what the kept folds are checked against)
+_EVENTS_HASHED = _EVENTS.replace(" FROM {table}", ", hash FROM {table}")
 _LINKING = (EVENT.FactDisputed, EVENT.MeaningChecked, EVENT.FactSplit)
 
 
@@ -103,18 +103,21 @@ class CheckFolds:
             for p in wanted:
                 self.guards[p] = marks.get(p)
 
-    def intervals(self, conn, ids: list[str], table: str) -> dict[str, list[dict]]:
+    def intervals(self, conn, ids: list[str], table: str,
+                  where: dict[str, tuple[str, str]] | None = None) -> dict[str, list[dict]]:
         """fact id -> its intervals as the log gives them (`served._expected`'s), from the kept
         folds where the log has not moved under them, else folded (and kept).  Only after
-        `guard` in the same transaction."""
+        `guard` in the same transaction.  `where`: fact id -> its (app, user), which names its
+        leaf on a partitioned PostgreSQL ledger (`_Reads`)."""
         with self.lock:                               # taken out while in use; put back when done
             kept = {f: self.folds.pop(f) for f in ids if f in self.folds}
         afresh = [f for f in ids if f not in kept]
         hashes: dict[int, str] = {}
+        reads = _Reads(conn, where or {})
         if kept:
-            afresh += _carry_on(conn, kept, table, hashes)
+            afresh += _carry_on(reads, kept, table, hashes)
         if afresh:
-            kept.update(_fold_each(conn, afresh, table, hashes))
+            kept.update(_fold_each(reads, afresh, table, hashes))
         with self.lock:
             for fact_id, fold in kept.items():
                 self.folds[fact_id] = fold
@@ -129,15 +132,54 @@ class CheckFolds:
         return {f: fold.intervals(f) for f, fold in kept.items()}
 
 
-def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) -> list[str]:
+class _Reads:
+    """The folds' two lookups: which seqs touch some facts (`fact_events`), and those events with
+    their chain hashes.  On a partitioned PostgreSQL ledger, facts of at most `served.LEAF_LOOKUPS`
+    known partitions are read from their leaves by name (`fact_events_p3`, then `events_p3` for
+    the seqs found there), as the served-fact check reads them: one table planned and probed, not
+    eight; a fact with no row in its leaf and a seq its leaf's log lacks are looked up again in
+    the whole table, so what is found is what the whole tables give.  Elsewhere, the whole tables."""
+
+    def __init__(self, conn, where: dict[str, tuple[str, str]]) -> None:
+        self.conn, self.where = conn, where
+        self.leaf_of_seq: dict[int, str] = {}
+
+    def touching(self, facts: list[str]) -> list[tuple[str, int]]:
+        pairs: list[tuple[str, int]] = []
+        for leaf, ids in _by_leaf(self.conn, facts, self.where).items():
+            found = _lookup(self.conn, _TOUCHED, "fact_events", leaf, ids)
+            if leaf is not None:
+                for _fact_id, seq in found:
+                    self.leaf_of_seq[seq] = leaf
+                named = {fact_id for fact_id, _seq in found}
+                rest = [f for f in ids if f not in named]
+                if rest:
+                    found = found + _lookup(self.conn, _TOUCHED, "fact_events", None, rest)
+            pairs += found
+        return [(fact_id, seq) for fact_id, seq in pairs]
+
+    def events(self, seqs: list[int]) -> list[tuple]:
+        """(seq, *columns, hash) of each event of `seqs` the log holds."""
+        by_leaf: dict[str | None, list[int]] = {}
+        for seq in seqs:
+            by_leaf.setdefault(self.leaf_of_seq.get(seq), []).append(seq)
+        rows: list[tuple] = []
+        for leaf, wanted in by_leaf.items():
+            found = _lookup(self.conn, _EVENTS_HASHED, "events", leaf, wanted)
+            if leaf is not None and len(found) < len(wanted):
+                have = {row[0] for row in found}
+                found += _lookup(self.conn, _EVENTS_HASHED, "events", None, [s for s in wanted if s not in have])
+            rows += found
+        return rows
+
+
+def _carry_on(reads: _Reads, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) -> list[str]:
     """Bring the kept folds up to the log (in place); the fact ids that must be folded afresh
     (taken out of `kept`).  `hashes` hears the chain hash of each event read."""
     facts = list(dict.fromkeys(f for fold in kept.values() for f in fold.ids))
     touching: dict[str, list[int]] = {}
-    for start in range(0, len(facts), CHUNK):
-        chunk = facts[start:start + CHUNK]
-        for fact_id, seq in conn.execute(_TOUCHED + _marks(chunk), chunk):
-            touching.setdefault(fact_id, []).append(seq)
+    for fact_id, seq in reads.touching(facts):
+        touching.setdefault(fact_id, []).append(seq)
     afresh: list[str] = []
     new_of: dict[str, list[int]] = {}
     for fact_id, fold in kept.items():
@@ -153,10 +195,8 @@ def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) 
     if new_of:
         wanted = sorted({seq for seqs in new_of.values() for seq in seqs})
         events = {}
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start:start + CHUNK]
-            for seq, *row, hash_ in conn.execute(_EVENTS + _marks(chunk), chunk):
-                events[seq], hashes[seq] = _event(seq, row, table), hash_
+        for seq, *row, hash_ in reads.events(wanted):
+            events[seq], hashes[seq] = _event(seq, row, table), hash_
         for fact_id, new in new_of.items():
             fold = kept[fact_id]
             if any(seq not in events for seq in new):
@@ -182,7 +222,7 @@ def _links_out(event, ids: set[str]) -> bool:
     return any(isinstance(body.get(n), str) and body[n] not in ids for n in names)
 
 
-def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict[str, _Fold]:
+def _fold_each(reads: _Reads, ids: list[str], table: str, hashes: dict[int, str]) -> dict[str, _Fold]:
     """`served._fold` of each fact on its own (its events and those of the facts linked in), in
     the same few statements for all of them; a fact the log gives no event is left out."""
     events: dict[int, object] = {}
@@ -191,19 +231,14 @@ def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict
     wanted = {root: [root] for root in ids}
     while wanted:
         reading = [f for f in dict.fromkeys(f for fs in wanted.values() for f in fs) if f not in touching]
-        pairs: list[tuple[str, int]] = []
-        for start in range(0, len(reading), CHUNK):
-            chunk = reading[start:start + CHUNK]
-            pairs += conn.execute(_TOUCHED + _marks(chunk), chunk).fetchall()
+        pairs = reads.touching(reading)
         for fact_id in reading:
             touching[fact_id] = []
         for fact_id, seq in pairs:
             touching[fact_id].append(seq)
         seqs = sorted({seq for _f, seq in pairs if seq not in events})
-        for start in range(0, len(seqs), CHUNK):
-            chunk = seqs[start:start + CHUNK]
-            for seq, *row, hash_ in conn.execute(_EVENTS + _marks(chunk), chunk):
-                events[seq], hashes[seq] = _event(seq, row, table), hash_
+        for seq, *row, hash_ in reads.events(seqs):
+            events[seq], hashes[seq] = _event(seq, row, table), hash_
         for seq in seqs:
             if seq not in events:
                 _event(seq, [None] * 9, table)       # fact_events names an event the log does not hold

@@ -61,7 +61,7 @@ def check(conn, facts: Iterable[dict], *, table: str, at: str | None = None,
     ids = list(dict.fromkeys(f["fact_id"] for f in facts))
     where = {f["fact_id"]: (f["app"], f["user"]) for f in facts
              if isinstance(f.get("app"), str) and isinstance(f.get("user"), str)}
-    intervals = folds.intervals(conn, ids, table) if folds is not None else _expected(conn, ids, table, where)[0]
+    intervals = folds.intervals(conn, ids, table, where) if folds is not None else _expected(conn, ids, table, where)[0]
     for fact in facts:
         fact_id = fact["fact_id"]
         found = intervals.get(fact_id)
@@ -198,8 +198,9 @@ def check_keys_rows(conn, items: list[tuple[tuple, list[dict], set[str]]],
         on_key = [f for f in filed.get(key, ()) if f not in current_ids.get(key, ())]
         wanted[key] = list(dict.fromkeys([*on_key, *sorted(past_ids), *unfiled.get((key[0], key[1]), ())]))
     ids = list(dict.fromkeys(f for ids in wanted.values() for f in ids))
-    intervals = folds.intervals(conn, ids, "fact_history") if folds is not None else _expected(conn, ids,
-                                                                                               "fact_history")[0]
+    where = {f: (key[0], key[1]) for key, *_rest in past for f in wanted[key]}
+    intervals = folds.intervals(conn, ids, "fact_history", where) if folds is not None else _expected(
+        conn, ids, "fact_history")[0]
     for key, _facts, past_ids, changed in past:
         _app, _user, subject, predicate = key
         logged = {fact_id for fact_id in wanted[key]
@@ -601,10 +602,6 @@ _TOUCHED = "SELECT fact_id, seq FROM {table} WHERE fact_id IN "
 _EVENTS = ("SELECT seq, event_id, type, app, user, recorded_at, body, salt, commitment, redacted_by"
            " FROM {table} WHERE seq IN ")
 _INDEXED = "SELECT seq, fact_id, terms FROM {table} WHERE seq IN "
-# the whole tables' forms, each event with its chain hash (`checkfolds`: what its kept folds are
-# checked against; they read the whole tables, not a leaf)
-_TOUCHED_ALL = _TOUCHED.format(table="fact_events")
-_EVENTS_HASHED = _EVENTS.format(table="events").replace(" FROM events", ", hash FROM events")
 _ABSENT = (None,) * 9
 LEAF_LOOKUPS = 2
 

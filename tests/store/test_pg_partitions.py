@@ -410,3 +410,32 @@ def test_the_recall_checks_lookups_probe_the_users_leaf_by_key_whatever_its_stat
             if "LATERAL" in text:   # facts by id: each id an index probe (the others' leaves: a page each)
                 assert f"Seq Scan on facts_current_p{r} " not in plan, plan
                 assert re.search(rf"Index Scan on facts_current_p{r}_pkey|using facts_current_p{r}_pkey", plan), plan
+
+
+def test_the_write_paths_kept_check_folds_read_the_users_leaf_by_name(postgres, clock, monkeypatch):
+    """A single observe checks its key's stored facts against the log through the ledger's kept
+    folds (`ledger/audit/checkfolds.py`): on a partitioned ledger their lookups (`fact_events` by
+    fact id, `events` by seq) read the user's leaf by name, not all eight leaves; the decision is
+    the same and the chain verifies."""
+    from factledger.ledger.store.postgres import backend
+
+    with Ledger(postgres.location(), clock=clock, create=True) as ledger:
+        _fill(ledger, users=12)
+        r = _remainder(ledger._conn, "u3")
+        sent: list[str] = []
+        run = backend.PgConnection._run
+
+        def recorded(self, text, args, then=None):
+            sent.append(text)
+            return run(self, text, args, then)
+
+        monkeypatch.setattr(backend.PgConnection, "_run", recorded)
+        first = ledger.observe(cand(user="u3", predicate="diet", value="vegetarian", event="e-later"))
+        again = ledger.observe(cand(user="u3", predicate="home_city", value="Town3", session="s2", event="e-again"))
+        monkeypatch.setattr(backend.PgConnection, "_run", run)
+        assert first.decision == "supersede" and again.decision == "reinforce", (first, again)
+        # the folds' two lookups (the guards' and the tail's reads of a hash by seq are others)
+        lookups = [re.match(r"SELECT (fact_id, seq|seq, event_id, .*, hash) FROM (\w+) WHERE ", text) for text in sent]
+        tables = {m.group(2) for m in lookups if m}
+        assert tables and tables <= {f"fact_events_p{r}", f"events_p{r}"}, tables
+        assert ledger.verify()["ok"]

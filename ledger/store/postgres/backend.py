@@ -41,7 +41,7 @@ def _psycopg():
     return psycopg
 
 
-_IDLE = None                        # psycopg's TransactionStatus.IDLE, once psycopg is imported
+_IDLE = None                        # libpq's TransactionStatus.IDLE (an int), once psycopg is imported
 DEFAULT_SCHEMA = "factledger"
 # `executemany` of a plain `INSERT INTO t (columns) VALUES (?, ...)` (no conflict clause) with at
 # least COPY_ROWS rows runs as one COPY (a batch's log rows and opened intervals).
@@ -292,7 +292,9 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != _IDLE
+        # libpq's status as a plain int: `info.transaction_status` builds an enum member on each
+        # call, and the store asks this several times an append
+        return self.raw.pgconn.transaction_status != _IDLE
 
     def begin_partitions(self, partitions) -> bool:
         """BEGIN a write transaction of these (app, user) partitions only: the ledger's lock
@@ -613,7 +615,7 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     global _IDLE
     from psycopg.pq import TransactionStatus
 
-    _IDLE = TransactionStatus.IDLE
+    _IDLE = int(TransactionStatus.IDLE)
     conn = PgConnection(raw, schema, str(location))
     if exists:
         conn.leaves = partitions.recorded_leaves(conn)
