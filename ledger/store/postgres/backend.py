@@ -364,8 +364,8 @@ class PgConnection:
                     return None
         elif self._chain_wanted and _WRITES.match(sql):
             self.take_chain()
-        if command == "BEGIN IMMEDIATE":
-            return self._run("BEGIN", None, then=("SELECT pg_advisory_xact_lock(%s)", (self.lock,)))
+        if command == "BEGIN IMMEDIATE":       # the BEGIN and the ledger's lock in one round trip
+            return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({self.lock:d})", None)
         if command in ("BEGIN", "BEGIN DEFERRED"):
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         if command.startswith("PRAGMA"):
