@@ -9,7 +9,7 @@ list `= ANY(?::text[])`: one text whatever the length, a handful of parameters. 
 order are the same (unnest keeps both); a list whose values are not all of one plain type (str,
 int, float, bytes) is sent as written.  Each array goes in PostgreSQL's binary array format
 (`Binary`): psycopg writes a text array in Python, a regular expression run on every element to
-decide its quoting (a batch's arrays hold some 60,000 elements), and a binary one with none.
+decide its quoting (a batch's arrays hold some 70,000 elements), and a binary one with none.
 """
 
 from __future__ import annotations
