@@ -45,3 +45,48 @@ def test_the_rows_come_back_the_same_on_postgresql(postgres):
         assert rows == [("x", 1), ("x", 3)]
     finally:
         conn.close()
+
+
+# Values a text array must quote or escape, and the word NULL: sent in binary, they come back as sent.
+AWKWARD = ["", "NULL", "null", 'say "hi"', "{a,b}", "back\\slash", "tab\there", "line\nbreak", " lead",
+           "a,b", "é\u3000ü", "\\x00ff"]
+
+
+def test_the_arrays_go_in_binary_and_awkward_values_come_back_as_sent(postgres):
+    from factledger.ledger.store.postgres.arrays import Binary
+    from factledger.ledger.store.postgres.backend import connect
+
+    values = AWKWARD + [f"pad{i}" for i in range(ARRAY_FROM)]
+    text, args = rewrite(f"SELECT x FROM t WHERE x IN ({', '.join('?' for _ in values)})", tuple(values))
+    assert all(type(a) is Binary for a in args)
+    conn = connect(postgres.location())
+    try:
+        sql = f"WITH k(a, n) AS (VALUES {', '.join('(?,?)' for _ in values)}) SELECT a, n FROM k"
+        rows = conn.execute(sql, tuple(v for i, a in enumerate(values) for v in (a, i))).fetchall()
+        assert [tuple(r) for r in rows] == [(a, i) for i, a in enumerate(values)]
+        found = conn.execute(f"SELECT v FROM unnest(?::text[]) AS v WHERE v IN ({', '.join('?' for _ in values)})",
+                             (Binary(values), *values)).fetchall()
+        assert sorted(r[0] for r in found) == sorted(values)
+    finally:
+        conn.close()
+
+
+def test_an_upsert_of_many_rows_writes_awkward_values_and_nulls_as_the_rows_one_by_one(postgres):
+    from factledger.ledger.store.postgres.backend import COPY_ROWS, connect
+
+    conn = connect(postgres.location())
+    try:
+        conn.execute("CREATE TABLE up (k TEXT PRIMARY KEY, t TEXT, n BIGINT, f DOUBLE PRECISION, b BYTEA, e TEXT)")
+        rows = [(f"k{i}", AWKWARD[i % len(AWKWARD)], i if i % 3 else None, i / 4, bytes([i % 256, 0]), None)
+                for i in range(COPY_ROWS + 10)]
+        unnested, made = conn._unnested, []
+        conn._unnested = lambda *a: made.append(unnested(*a)) or made[-1]     # the one-statement path
+        conn.execute("BEGIN")
+        conn.executemany("INSERT OR REPLACE INTO up (k, t, n, f, b, e) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        conn.execute("COMMIT")
+        assert len(made) == 1 and made[0] is not None
+        got = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r)
+               for r in conn.execute("SELECT k, t, n, f, b, e FROM up ORDER BY n NULLS FIRST, k").fetchall()]
+        assert sorted(got, key=repr) == sorted(rows, key=repr)
+    finally:
+        conn.close()

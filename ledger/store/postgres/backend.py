@@ -41,7 +41,7 @@ def _psycopg():
     return psycopg
 
 
-_IDLE = None                        # psycopg's TransactionStatus.IDLE, once psycopg is imported
+_IDLE = None                        # libpq's TransactionStatus.IDLE (an int), once psycopg is imported
 DEFAULT_SCHEMA = "factledger"
 # `executemany` of a plain `INSERT INTO t (columns) VALUES (?, ...)` (no conflict clause) with at
 # least COPY_ROWS rows runs as one COPY (a batch's log rows and opened intervals).
@@ -292,7 +292,9 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != _IDLE
+        # libpq's status as a plain int: `info.transaction_status` builds an enum member on each
+        # call, and the store asks this several times an append
+        return self.raw.pgconn.transaction_status != _IDLE
 
     def begin_partitions(self, partitions) -> bool:
         """BEGIN a write transaction of these (app, user) partitions only: the ledger's lock
@@ -362,8 +364,8 @@ class PgConnection:
                     return None
         elif self._chain_wanted and _WRITES.match(sql):
             self.take_chain()
-        if command == "BEGIN IMMEDIATE":
-            return self._run("BEGIN", None, then=("SELECT pg_advisory_xact_lock(%s)", (self.lock,)))
+        if command == "BEGIN IMMEDIATE":       # the BEGIN and the ledger's lock in one round trip
+            return self._run(f"BEGIN; SELECT pg_advisory_xact_lock({self.lock:d})", None)
         if command in ("BEGIN", "BEGIN DEFERRED"):
             return self._run("BEGIN ISOLATION LEVEL REPEATABLE READ", None)
         if command.startswith("PRAGMA"):
@@ -421,7 +423,7 @@ class PgConnection:
 
     def _unnested(self, text: str, rows: list[tuple]) -> tuple[str, tuple] | None:
         """An `INSERT ... VALUES (%s, ...) ON CONFLICT ...` for many rows as one statement over
-        arrays (each sent as text and cast to its column's type), or None where that would not
+        arrays (each a text array, sent in binary, cast to its column's type), or None where that would not
         do what the rows one by one do: a `DO UPDATE` whose rows repeat a conflict key (one
         statement may not update a row twice)."""
         found = _UPSERT.match(text)
@@ -442,10 +444,10 @@ class PgConnection:
                     if c.strip().strip('"') in columns]
             if len({tuple(r[i] for i in keys) for r in rows}) != len(rows):
                 return None
-        arrays = tuple([_as_text(r[i]) for r in rows] for i in range(count))
+        values = tuple(arrays.Binary([_as_text(r[i]) for r in rows]) for i in range(count))
         casts = ", ".join(f"%s::text[]::{types[c]}[]" for c in columns)
         names = f" ({listed})" if listed else f" ({', '.join(_quote_name(c) for c in columns)})"
-        return f"INSERT INTO {table}{names} SELECT * FROM unnest({casts}){rest}", arrays
+        return f"INSERT INTO {table}{names} SELECT * FROM unnest({casts}){rest}", values
 
     def types_of(self, table: str) -> dict[str, str]:
         """column -> its type, as SQL names it, of a table of the ledger's schema."""
@@ -613,7 +615,7 @@ def connect(location: str, busy_timeout: float = 5.0, create: bool = True,
     global _IDLE
     from psycopg.pq import TransactionStatus
 
-    _IDLE = TransactionStatus.IDLE
+    _IDLE = int(TransactionStatus.IDLE)
     conn = PgConnection(raw, schema, str(location))
     if exists:
         conn.leaves = partitions.recorded_leaves(conn)
@@ -701,6 +703,7 @@ def _adapt(raw) -> None:
     NUMERIC result (SUM of integers) is an int, or a float when it has a fraction."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
+    from psycopg.types.array import ListBinaryDumper
 
     class BoolAsInt(Dumper):
         oid = psycopg.adapters.types["int8"].oid
@@ -715,6 +718,8 @@ def _adapt(raw) -> None:
 
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", Numeric)
+    # the arrays of `arrays.rewrite` and `_unnested`: binary, no per-element quoting in Python
+    raw.adapters.register_dumper(arrays.Binary, ListBinaryDumper)
 
 
 def open_postgres(location: str, clock: Clock, busy_timeout: float = 5.0, synchronous: str = "FULL",
