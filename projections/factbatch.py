@@ -186,14 +186,7 @@ class FactBatch:
                     self.rewritten.add(fact_id)
                     self.more_reason.append((reason, fact_id, recorded_at, reason))
             else:
-                if open_row is not None:             # close the open interval
-                    open_row[_RECORDED_TO] = recorded_at
-                    open_row[_ENDED_BY] = seq
-                    open_row[_REASON] = reason
-                    self.closed[fact_id] = open_row
-                row = values + [seq, snap["said_at"], recorded_at, None, None, None]
-                self.rows.append(row)
-                self.open_rows[fact_id] = row
+                _reopen(self, fact_id, open_row, values, seq, snap["said_at"], recorded_at, reason)
             if fact_id not in self.snaps:
                 self._index(snap)
             elif self.snaps[fact_id]["quote"] != snap["quote"]:
@@ -241,6 +234,23 @@ class FactBatch:
     def _where(self, fact_id: str) -> tuple[str, str]:
         snap = self.snaps[fact_id]
         return snap["app"], snap["user"]
+
+
+def _reopen(fold, fact_id: str, open_row: list | None, values: list, seq: int, said_at: str,
+            recorded_at: str, reason: str) -> list:
+    """A change that lasted into a later transaction: close the fact's open interval (if any) at
+    `recorded_at`, ended by `seq` for `reason`, and open a new one holding `values`.  One rule for
+    the live fold (`FactBatch`) and the rebuild's (`WholeFold`), which hold `rows`, `open_rows`
+    and `closed` alike."""
+    if open_row is not None:
+        open_row[_RECORDED_TO] = recorded_at
+        open_row[_ENDED_BY] = seq
+        open_row[_REASON] = reason
+        fold.closed[fact_id] = open_row
+    row = values + [seq, said_at, recorded_at, None, None, None]
+    fold.rows.append(row)
+    fold.open_rows[fact_id] = row
+    return row
 
 
 def _key(snap: Snapshot) -> tuple:
@@ -379,14 +389,7 @@ class WholeFold:
             if closed is not None and closed[_RECORDED_TO] == recorded_at and reason not in closed[_REASON]:
                 closed[_REASON] = closed[_REASON] + ", " + reason
         else:
-            if open_row is not None:                 # close the open interval
-                open_row[_RECORDED_TO] = recorded_at
-                open_row[_ENDED_BY] = seq
-                open_row[_REASON] = reason
-                self.closed[fact_id] = open_row
-            open_row = values + [seq, values[_SAID_AT], recorded_at, None, None, None]
-            self.rows.append(open_row)
-            self.open_rows[fact_id] = open_row
+            open_row = _reopen(self, fact_id, open_row, values, seq, values[_SAID_AT], recorded_at, reason)
         # a dict keeps a key's place when updated, moves it to the end when removed and added again
         if values[_STATUS] in OPEN_STATES:
             self.current[fact_id] = open_row

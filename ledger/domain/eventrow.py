@@ -7,7 +7,7 @@ decode through `decode` so a stored row means the same thing to every reader.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import orjson
@@ -46,17 +46,9 @@ def body_of(stored: str | bytes | None) -> dict | None:
     return orjson.loads(stored) if stored is not None else None
 
 
-class EventTuple(NamedTuple):
-    """An `Event` as a plain tuple, for a rebuild that decodes every row of the log (a frozen
-    dataclass costs a `__setattr__` a field to build): the same fields, read the same way."""
-
-    seq: int
-    event_id: str
-    type: str
-    app: str
-    user: str
-    recorded_at: str
-    body: dict | None
+# An `Event` as a plain tuple, for a rebuild that decodes every row of the log (a frozen dataclass
+# costs a `__setattr__` a field to build): the same fields, read the same way.
+EventTuple = NamedTuple("EventTuple", [(f.name, f.type) for f in fields(Event)])
 
 
 def partitions_of(rows) -> Iterator[list[EventTuple]]:
