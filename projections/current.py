@@ -17,12 +17,17 @@ CREATE TABLE IF NOT EXISTS facts_current (
 CREATE INDEX IF NOT EXISTS facts_current_key ON facts_current (app, user, subject, predicate);
 """
 
+# An open fact's open interval, joined to its row: the interval must lie on the row's own key, so
+# an interval moved to another key in `fact_history` drops the row out of the read (which the key
+# checks then call damage) rather than passing under a check that compares only the row.
+_OPEN_INTERVAL = ("JOIN fact_history h ON h.app = f.app AND h.user = f.user AND h.fact_id = f.fact_id"
+                  " AND h.recorded_to IS NULL AND h.subject = f.subject AND h.predicate = f.predicate")
+
 # A key's open facts, whole, with when each one's open interval began: what `decide` needs and
 # what the facts fold needs to carry on from them, in one read (rowid order within the key).
 KEY_SNAPSHOTS = (
     f"SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from"
-    " FROM facts_current f JOIN fact_history h ON h.app = f.app AND h.user = f.user"
-    " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL"
+    f" FROM facts_current f {_OPEN_INTERVAL}"
     " WHERE f.app = ? AND f.user = ? AND f.subject = ? AND f.predicate = ? ORDER BY f.rowid")
 
 
@@ -39,9 +44,7 @@ def keys_snapshots(count: int) -> str:
             f" SELECT {', '.join('f.' + c for c in SNAPSHOT_COLUMNS)}, h.recorded_from,"
             " f.app, f.user, f.subject, f.predicate"
             " FROM k JOIN facts_current f ON f.app = k.a AND f.user = k.u"
-            " AND f.subject = k.s AND f.predicate = k.p"
-            " JOIN fact_history h ON h.app = f.app AND h.user = f.user"
-            " AND h.fact_id = f.fact_id AND h.recorded_to IS NULL ORDER BY f.rowid")
+            f" AND f.subject = k.s AND f.predicate = k.p {_OPEN_INTERVAL} ORDER BY f.rowid")
 
 
 def keys_open_ids(count: int) -> str:

@@ -37,6 +37,8 @@ FORGERIES = {
                     ("UPDATE fact_history SET value = 'Lima' WHERE value = 'Pune' AND recorded_to IS NULL",)],
     # the current value's open interval deleted: the row drops out of the key's read
     "interval": [("DELETE FROM fact_history WHERE value = 'Pune' AND recorded_to IS NULL",)],
+    # the current value's open interval moved to another key: the row's key no longer holds it
+    "moved": [("UPDATE fact_history SET subject = 'zz' WHERE value = 'Pune' AND recorded_to IS NULL",)],
     # a made-up dispute on the current value
     "disputed": [("UPDATE facts_current SET status = 'disputed' WHERE value = 'Pune'",)],
 }
