@@ -8,6 +8,8 @@ projection table exactly, and the key-level invariants must hold.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -34,6 +36,16 @@ resolution = st.fixed_dictionaries({
     "op": st.just("resolve"), "pick": st.integers(0, 50), "accept": st.booleans()})
 operations = st.lists(st.one_of(observation, observation, observation, resolution),
                       min_size=8, max_size=40)
+
+
+@contextmanager
+def ledger_after(ops: list[dict]) -> Iterator[Ledger]:
+    """A new ledger in a temporary folder, with `ops` run on it (`run`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clock = MovableClock()
+        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
+            run(ledger, clock, ops)
+            yield ledger
 
 
 def run(ledger: Ledger, clock: MovableClock, ops: list[dict]) -> None:
@@ -81,19 +93,16 @@ def check_invariants(ledger: Ledger) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations)
 def test_rebuild_equals_live(ops):
-    with tempfile.TemporaryDirectory() as tmp:
-        clock = MovableClock()
-        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
-            run(ledger, clock, ops)
-            check_invariants(ledger)
-            assert ledger.replay_differences() == []
-            before = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-                      for t in ledger.projector.tables}
-            ledger.replay()
-            after = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-                     for t in ledger.projector.tables}
-            assert before == after
-            assert ledger.verify()["ok"]
+    with ledger_after(ops) as ledger:
+        check_invariants(ledger)
+        assert ledger.replay_differences() == []
+        before = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                  for t in ledger.projector.tables}
+        ledger.replay()
+        after = {t: sorted(ledger._conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                 for t in ledger.projector.tables}
+        assert before == after
+        assert ledger.verify()["ok"]
 
 
 def test_resolve_refuses_a_fact_not_in_dispute(ledger):

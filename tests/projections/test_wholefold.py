@@ -6,13 +6,9 @@ for the partitions of generated ledgers."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factledger.ledger import Ledger
 from factledger.ledger.domain.eventrow import Event, EventTuple
 from factledger.ledger.domain.events import EVENT
 from factledger.ledger.store.eventlog import iter_events
@@ -22,8 +18,7 @@ from factledger.projections import recall
 from factledger.projections.base import OPEN_FACTS
 from factledger.projections.factbatch import FactBatch, OpenFacts, WholeFold, recall_terms
 from factledger.projections.facts import FactsProjection
-from tests.conftest import MovableClock
-from tests.projections.test_fold_rebuild import operations, run
+from tests.projections.test_fold_rebuild import ledger_after, operations
 
 
 class Recorder:
@@ -121,13 +116,10 @@ def test_the_row_fold_writes_what_the_batch_fold_writes(steps, as_tuples):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations)
 def test_every_partition_of_a_ledger_folds_alike(ops):
-    with tempfile.TemporaryDirectory() as tmp:
-        clock = MovableClock()
-        with Ledger(Path(tmp) / "l.db", clock=clock, create=True) as ledger:
-            run(ledger, clock, ops)
-            partitions = list(iter_partitioned(ledger._conn))
-            for events in partitions:
-                same_fold(events)
-                app, user = events[0].app, events[0].user
-                assert [tuple(e) for e in events] == \
-                    [tuple(vars(e).values()) for e in iter_events(ledger._conn, app, user)]
+    with ledger_after(ops) as ledger:
+        partitions = list(iter_partitioned(ledger._conn))
+        for events in partitions:
+            same_fold(events)
+            app, user = events[0].app, events[0].user
+            assert [tuple(e) for e in events] == \
+                [tuple(vars(e).values()) for e in iter_events(ledger._conn, app, user)]
