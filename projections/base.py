@@ -24,8 +24,10 @@ REBUILD = "rebuild"
 @runtime_checkable
 class Projection(Protocol):
     """What the projector calls on every projection.  One applied event by event may also name
-    the event types its `apply` acts on (`event_types`, a frozenset): a rebuild then skips it
-    for a partition that holds none of them (tests/projections/test_projection_protocol.py)."""
+    the event types its `apply` acts on (`event_types`, a frozenset): the live fold then hands
+    it only events of those types, and a rebuild skips it for a partition that holds none of
+    them, so the set must name every type `apply` acts on
+    (tests/projections/test_projection_protocol.py)."""
 
     name: str
     tables: tuple[str, ...]        # tables this projection owns, each with app and user columns
