@@ -27,7 +27,7 @@ from factledger.ledger.audit.served import _TOUCHED_ALL as _TOUCHED
 from factledger.ledger.audit.served import CHUNK, MAX_LINKED, _event, _marks, _named, links_in
 from factledger.ledger.store.reads import hash_at, partition_marks, partitions_bodies_from
 from factledger.ledger.vocabulary.words import ALL_APPS, ERASURES_USER
-from factledger.projections.factbatch import FactBatch
+from factledger.projections.factbatch import _RECORDED_TO, FactBatch
 from factledger.projections.history import HISTORY_COLUMNS
 
 MAX_CHECK_KEPT = 32_768     # facts whose folds one ledger keeps (the least recently checked go first)
@@ -35,7 +35,6 @@ MAX_KEYS_KEPT = 32_768      # keys whose last check one ledger keeps (the least 
 KEEP_KEYS = True            # whether keys' checks are kept at all (docs/performance.md measures both)
 
 _FACT_ID = HISTORY_COLUMNS.index("fact_id")
-_RECORDED_TO = HISTORY_COLUMNS.index("recorded_to")
 
 
 class _Fold:
@@ -188,18 +187,13 @@ def _carry_on(conn, kept: dict[str, _Fold], table: str, hashes: dict[int, str]) 
             fold = kept[fact_id]
             if any(seq not in events for seq in new):
                 _event(new[0], [None] * 9, table)    # fact_events names an event the log does not hold
-            if any(_links_out(events[seq], fold.ids) for seq in new):
+            if any(links_in(events[seq], fold.ids) for seq in new):   # a new fact linked in
                 afresh.append(fact_id)
                 continue
             fold.fold_on([events[seq] for seq in new])
     for fact_id in afresh:
         del kept[fact_id]
     return afresh
-
-
-def _links_out(event, ids: set[str]) -> bool:
-    """Whether `served._fold` would link another fact in for this event (`served.links_in`)."""
-    return bool(links_in(event, ids))
 
 
 def _fold_each(conn, ids: list[str], table: str, hashes: dict[int, str]) -> dict[str, _Fold]:
